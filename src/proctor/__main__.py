@@ -1,0 +1,3 @@
+from proctor.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The load generator: settings -> schedule -> issue -> records -> results -> logs."""

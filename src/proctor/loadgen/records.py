@@ -1,0 +1,69 @@
+"""The two arrays-of-record containers that cross module boundaries inside the engine.
+
+`Schedule` is what query generation produces before the clock starts; `Records` is what the
+issuer fills while it runs. Both are plain numpy arrays indexed by integer ids so the hot path
+does array writes only, and the results code works on whole arrays.
+
+Ids: query q covers samples `query_offsets[q]:query_offsets[q+1]`; a sample's position in
+`sample_index` is its sequence number and the response id handed to the SUT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NOT_SET = -1  # timestamp / count not recorded
+
+
+@dataclass(slots=True)
+class Schedule:
+    scheduled_ns: np.ndarray          # int64[n_queries]: offset from test start (SS/MS: nominal)
+    query_offsets: np.ndarray         # int64[n_queries + 1]
+    sample_index: np.ndarray          # int64[n_samples]: QSL index of each sample
+    accuracy_log_mask: np.ndarray | None = None  # bool[n_samples]: log this sample's data (perf mode)
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.scheduled_ns.shape[0])
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.sample_index.shape[0])
+
+    def samples_of(self, q: int) -> np.ndarray:
+        return self.sample_index[self.query_offsets[q]:self.query_offsets[q + 1]]
+
+
+@dataclass(slots=True)
+class Records:
+    """Raw integer-nanosecond timestamps on the engine's monotonic clock; NOT_SET when absent."""
+
+    start_ns: int
+    query_scheduled_ns: np.ndarray    # int64[n_queries]: absolute; SS/MS = the actual issue time
+    query_issued_ns: np.ndarray       # int64[n_queries]
+    query_done_ns: np.ndarray         # int64[n_queries]: when its last sample completed
+    sample_done_ns: np.ndarray        # int64[n_samples]
+    sample_first_token_ns: np.ndarray  # int64[n_samples]
+    sample_n_tokens: np.ndarray       # int64[n_samples]
+    n_queries_issued: int = 0
+    n_samples_issued: int = 0
+    end_ns: int = NOT_SET             # when the test ended (all issued samples done, or aborted)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    incomplete: bool = False          # interrupted, timed out or the SUT raised
+    incomplete_reason: str = ""
+
+    @classmethod
+    def allocate(cls, schedule: Schedule, start_ns: int = 0) -> Records:
+        nq, ns = schedule.n_queries, schedule.n_samples
+        return cls(
+            start_ns=start_ns,
+            query_scheduled_ns=np.full(nq, NOT_SET, np.int64),
+            query_issued_ns=np.full(nq, NOT_SET, np.int64),
+            query_done_ns=np.full(nq, NOT_SET, np.int64),
+            sample_done_ns=np.full(ns, NOT_SET, np.int64),
+            sample_first_token_ns=np.full(ns, NOT_SET, np.int64),
+            sample_n_tokens=np.zeros(ns, np.int64),
+        )

@@ -1,0 +1,80 @@
+"""The vocabulary shared by the engine and every system under test.
+
+Response ids are plain integers: the engine's sample sequence number, which indexes its
+preallocated record arrays, so completing a sample is an array write and never a lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+class Scenario(StrEnum):
+    SINGLE_STREAM = "SingleStream"
+    MULTI_STREAM = "MultiStream"
+    SERVER = "Server"
+    OFFLINE = "Offline"
+
+
+class TestMode(StrEnum):
+    SUBMISSION_RUN = "SubmissionRun"
+    ACCURACY_ONLY = "AccuracyOnly"
+    PERFORMANCE_ONLY = "PerformanceOnly"
+    FIND_PEAK_PERFORMANCE = "FindPeakPerformance"
+
+
+# The official conf files give `mode` as an integer in this order (test_settings.h).
+MODE_BY_NUMBER = (TestMode.SUBMISSION_RUN, TestMode.ACCURACY_ONLY, TestMode.PERFORMANCE_ONLY,
+                  TestMode.FIND_PEAK_PERFORMANCE)
+
+
+@dataclass(frozen=True, slots=True)
+class QuerySample:
+    id: int      # response id: pass it back in QuerySampleResponse
+    index: int   # sample index in the QSL
+
+
+@dataclass(slots=True)
+class QuerySampleResponse:
+    id: int
+    data: bytes | bytearray | memoryview | np.ndarray | None = None
+    n_tokens: int = 0
+
+
+@runtime_checkable
+class SystemUnderTest(Protocol):
+    """What the engine drives. `issue_query` may complete inline or later, from any thread.
+
+    A SUT may also define `issue_query_arrays(ids: np.ndarray, indices: np.ndarray)`; the engine
+    then calls it instead of `issue_query` and builds no Python object per sample.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def issue_query(self, samples: list[QuerySample]) -> None: ...
+
+    def flush_queries(self) -> None: ...
+
+
+@runtime_checkable
+class QuerySampleLibrary(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def total_sample_count(self) -> int: ...
+
+    @property
+    def performance_sample_count(self) -> int: ...
+
+    def load_samples(self, indices: list[int]) -> None: ...
+
+    def unload_samples(self, indices: list[int]) -> None: ...
+
+
+ResponseCallback = Any  # called with each QuerySampleResponse right before its data is copied
