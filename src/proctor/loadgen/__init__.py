@@ -1,1 +1,45 @@
-"""The load generator: settings -> schedule -> issue -> records -> results -> logs."""
+"""The load generator: settings -> schedule -> issue -> records -> results -> logs.
+
+The public API, resolved lazily (PEP 562) so importing one submodule, such as `settings` from a
+checker, does not pull in the engine and every stage behind it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "run_test": "proctor.loadgen.engine",
+    "RunOutcome": "proctor.loadgen.engine",
+    "TestSettings": "proctor.loadgen.settings",
+    "LogSettings": "proctor.loadgen.settings",
+    "LogOutputSettings": "proctor.loadgen.settings",
+    "Scenario": "proctor.loadgen.types",
+    "TestMode": "proctor.loadgen.types",
+    "QuerySample": "proctor.loadgen.types",
+    "QuerySampleResponse": "proctor.loadgen.types",
+    "query_samples_complete": "proctor.loadgen.completion",
+    "first_token_complete": "proctor.loadgen.completion",
+    "complete_arrays": "proctor.loadgen.completion",
+}
+
+__all__ = [
+    "LogOutputSettings", "LogSettings", "QuerySample", "QuerySampleResponse", "RunOutcome", "Scenario",
+    "TestMode", "TestSettings", "complete_arrays", "first_token_complete", "query_samples_complete", "run_test",
+]
+
+if TYPE_CHECKING:
+    from proctor.loadgen.completion import complete_arrays, first_token_complete, query_samples_complete
+    from proctor.loadgen.engine import RunOutcome, run_test
+    from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+    from proctor.loadgen.types import QuerySample, QuerySampleResponse, Scenario, TestMode
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.loadgen' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

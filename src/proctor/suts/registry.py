@@ -13,6 +13,7 @@ from proctor.errors import ConfigError
 
 SUTS: dict[str, str] = {
     "synthetic": "proctor.suts.synthetic:from_params",
+    "digits": "proctor.workloads.digits.sut:from_params",
 }
 
 

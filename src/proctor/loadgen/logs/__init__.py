@@ -1,1 +1,24 @@
-"""loadgen/logs"""
+"""Writers and readers of the four official LoadGen output files."""
+
+from proctor.loadgen.logs.accuracy import AccuracyLog
+from proctor.loadgen.logs.detail import DetailLog, log_effective_settings, log_requested_settings, log_results
+from proctor.loadgen.logs.reader import DetailLogData, read_detail, read_summary
+from proctor.loadgen.logs.recompute import Recomputed, recompute
+from proctor.loadgen.logs.summary import render_summary, write_summary
+from proctor.loadgen.logs.trace import TraceLog
+
+__all__ = [
+    "AccuracyLog",
+    "DetailLog",
+    "DetailLogData",
+    "Recomputed",
+    "TraceLog",
+    "log_effective_settings",
+    "log_requested_settings",
+    "log_results",
+    "read_detail",
+    "read_summary",
+    "recompute",
+    "render_summary",
+    "write_summary",
+]

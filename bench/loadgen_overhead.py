@@ -1,0 +1,332 @@
+"""Engine overhead: proctor against the official mlperf_loadgen, same settings, same SUTs, one table.
+
+Each figure is the median of REPEATS runs of each engine, interleaved (official, proctor, official,
+...) so both see the same machine load. SUTs:
+- instant: completes every sample inside the issue call;
+- worker: one thread completes queued samples in batches of up to 64.
+Official SUTs use `ConstructFastSUT` (the fastest Python path the official offers) and
+`QuerySamplesComplete`; proctor's use `issue_query_arrays` and `complete_arrays`.
+Offline "summary" is each engine's own figure (the official stops its clock when the last completion
+call starts); "end to end" is samples / wall time of the whole StartTest / run_test call.
+Server: the highest rate on LADDER valid in 3 of 3 runs (10 ms bound); issue lateness is
+proctor's own record and, for the official (which does not record it), the instant SUT's median
+sample latency, which is lateness plus one callback.
+The 1M-sample Offline row runs each engine in a fresh child process (peak RSS, CPU seconds).
+
+    python bench/loadgen_overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+REPEATS = 3
+SERVER_LADDER = (20_000, 40_000, 60_000, 80_000, 100_000, 120_000, 150_000, 200_000, 250_000, 300_000)
+BATCH = 64
+TOTAL, PERF = 1024, 1024
+
+
+# --- the SUTs --------------------------------------------------------------------------------------
+
+class _Queue:
+    """One worker thread completing queued ids in batches of up to BATCH via `complete(chunk)`."""
+
+    def __init__(self, complete: Callable[[Any], None]) -> None:
+        self.q: deque[Any] = deque()
+        self.cv = threading.Condition()
+        self.closed = False
+        self.complete = complete
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def put(self, ids: Any) -> None:
+        with self.cv:
+            self.q.append(ids)
+            self.cv.notify()
+
+    def loop(self) -> None:
+        while True:
+            with self.cv:
+                while not self.q:
+                    if self.closed:
+                        return
+                    self.cv.wait()
+                ids = self.q.popleft()
+            for a in range(0, len(ids), BATCH):
+                self.complete(ids[a:a + BATCH])
+
+    def close(self) -> None:
+        with self.cv:
+            self.closed = True
+            self.cv.notify()
+        self.t.join()
+
+
+class ProctorSUT:
+    def __init__(self, worker: bool) -> None:
+        from proctor.loadgen.completion import complete_arrays
+
+        self.worker = _Queue(complete_arrays) if worker else None
+        if self.worker is None:
+            self.issue_query_arrays = lambda ids, idx: complete_arrays(ids)
+        else:
+            put = self.worker.put
+            self.issue_query_arrays = lambda ids, idx: put(ids)
+
+    name = "bench"
+
+    def issue_query(self, samples: Any) -> None:  # unused: the engine prefers issue_query_arrays
+        raise AssertionError
+
+    def flush_queries(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+
+class ProctorQSL:
+    name = "bench-qsl"
+    total_sample_count = TOTAL
+    performance_sample_count = PERF
+
+    def load_samples(self, indices: Any) -> None:
+        pass
+
+    def unload_samples(self, indices: Any) -> None:
+        pass
+
+
+def official_sut(lg: Any, worker: bool) -> tuple[Any, Any]:
+    R, done = lg.QuerySampleResponse, lg.QuerySamplesComplete
+    if not worker:
+        def issue(ids: list[int], idx: list[int]) -> None:
+            done([R(i, 0, 0) for i in ids])
+        return lg.ConstructFastSUT(issue, lambda: None), None
+    w = _Queue(lambda chunk: done([R(i, 0, 0) for i in chunk]))
+    return lg.ConstructFastSUT(lambda ids, idx: w.put(ids), lambda: None), w
+
+
+# --- one run of each engine --------------------------------------------------------------------------
+
+def settings_for(kind: str, **kw: Any) -> dict[str, Any]:
+    base: dict[str, Any] = dict(min_duration_ms=kw.get("duration_ms", 1000), min_query_count=1,
+                                performance_sample_count_override=PERF)
+    if kind == "Offline":
+        base.update(scenario="Offline", min_query_count=kw["samples"], min_duration_ms=0,
+                    offline_expected_qps=1.0)
+    elif kind == "SingleStream":
+        base.update(scenario="SingleStream", single_stream_expected_latency_ns=2_000.0, min_query_count=100)
+    elif kind == "MultiStream":
+        base.update(scenario="MultiStream", multi_stream_expected_latency_ns=10_000.0,
+                    multi_stream_samples_per_query=8, min_query_count=100)
+    elif kind == "Server":
+        base.update(scenario="Server", server_target_qps=float(kw["qps"]), server_target_latency_ns=10_000_000,
+                    min_query_count=100)
+    return base
+
+
+def read_detail(path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for line in path.read_bytes().splitlines():
+        if line.startswith(b":::MLLOG"):
+            rec = orjson.loads(line[9:])
+            out.setdefault(rec["key"], rec["value"])
+    return out
+
+
+def run_official(fields: dict[str, Any], worker: bool, outdir: Path) -> tuple[dict[str, Any], float]:
+    import mlperf_loadgen as lg
+
+    ts = lg.TestSettings()
+    for k, v in fields.items():
+        if k == "scenario":
+            v = getattr(lg.TestScenario, v)
+        setattr(ts, k, v)
+    ts.mode = lg.TestMode.PerformanceOnly
+    ls = lg.LogSettings()
+    ls.log_output.outdir = str(outdir)
+    ls.enable_trace = False
+    sut, w = official_sut(lg, worker)
+    qsl = lg.ConstructQSL(TOTAL, PERF, lambda s: None, lambda s: None)
+    t0 = time.perf_counter()
+    lg.StartTestWithLogSettings(sut, qsl, ts, ls, "")
+    wall = time.perf_counter() - t0
+    if w is not None:
+        w.close()
+    lg.DestroyQSL(qsl)
+    lg.DestroyFastSUT(sut)
+    return read_detail(outdir / "mlperf_log_detail.txt"), wall
+
+
+def run_proctor(fields: dict[str, Any], worker: bool, outdir: Path) -> tuple[dict[str, Any], float]:
+    from proctor.loadgen.engine import run_test
+    from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+    from proctor.loadgen.types import Scenario, TestMode
+
+    ts = TestSettings(mode=TestMode.PERFORMANCE_ONLY)
+    for k, v in fields.items():
+        setattr(ts, k, Scenario(v) if k == "scenario" else v)
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False)
+    sut = ProctorSUT(worker)
+    t0 = time.perf_counter()
+    run_test(sut, ProctorQSL(), ts, ls, audit_config=None)
+    wall = time.perf_counter() - t0
+    sut.close()
+    return read_detail(outdir / "mlperf_log_detail.txt"), wall
+
+
+ENGINES = {"official": run_official, "proctor": run_proctor}
+
+
+def measure(fields: dict[str, Any], worker: bool, pick: Callable[[dict[str, Any], float], float],
+            repeats: int = REPEATS) -> dict[str, float]:
+    vals: dict[str, list[float]] = {e: [] for e in ENGINES}
+    for _ in range(repeats):
+        for name, fn in ENGINES.items():
+            with tempfile.TemporaryDirectory() as d:
+                detail, wall = fn(fields, worker, Path(d))
+                vals[name].append(pick(detail, wall))
+    return {e: statistics.median(v) for e, v in vals.items()}
+
+
+def server_peak(worker: bool, quick: bool) -> tuple[dict[str, float], dict[str, float]]:
+    """Highest LADDER rate valid in REPEATS of REPEATS runs, per engine; and the median lateness there."""
+    peak: dict[str, float] = {}
+    late: dict[str, float] = {}
+    for name, fn in ENGINES.items():
+        best, best_late = 0.0, float("nan")
+        for qps in SERVER_LADDER:
+            fields = settings_for("Server", qps=qps, duration_ms=300 if quick else 500)
+            lates: list[float] = []
+            ok = True
+            for _ in range(REPEATS):
+                with tempfile.TemporaryDirectory() as d:
+                    detail, _ = fn(fields, worker, Path(d))
+                if detail.get("result_validity") != "VALID":
+                    ok = False
+                    break
+                lates.append(detail.get("proctor_issue_lateness_p50_ns", detail["result_50.00_percentile_latency_ns"]))
+            if not ok:
+                break
+            best, best_late = float(qps), statistics.median(lates)
+        peak[name], late[name] = best, best_late
+    return peak, late
+
+
+# --- the 1M-sample child ----------------------------------------------------------------------------
+
+def child(engine: str, samples: int) -> None:
+    fields = settings_for("Offline", samples=samples)
+    with tempfile.TemporaryDirectory() as d:
+        c0 = time.process_time()
+        ENGINES[engine](fields, False, Path(d))
+        cpu = time.process_time() - c0
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"cpu_s": cpu, "rss_mib": rss_mib}))
+
+
+def million(samples: int) -> dict[str, tuple[float, float]]:
+    out: dict[str, list[tuple[float, float]]] = {e: [] for e in ENGINES}
+    for _ in range(REPEATS):
+        for e in ENGINES:
+            res = subprocess.run([sys.executable, __file__, "--child", e, "--samples", str(samples)],
+                                 capture_output=True, text=True, check=True, env=os.environ)
+            d = json.loads(res.stdout.strip().splitlines()[-1])
+            out[e].append((d["rss_mib"], d["cpu_s"]))
+    return {e: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for e, v in out.items()}
+
+
+# --- the table --------------------------------------------------------------------------------------
+
+def row(label: str, unit: str, official: float, proctor: float, higher_better: bool) -> tuple[str, ...]:
+    ratio = (proctor / official if higher_better else official / proctor) if official and proctor else float("nan")
+    fmt = (lambda v: f"{v:,.0f}") if abs(official) >= 100 else (lambda v: f"{v:,.1f}")
+    return (label, unit, fmt(official), fmt(proctor), f"{ratio:.2f}x", "ok" if ratio >= 1 else "BEHIND")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
+    ap.add_argument("--only", default="", help="comma list: offline,ss,ms,server,million")
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.samples)
+        return
+    only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million"}
+    t_start = time.perf_counter()
+    rows: list[tuple[str, ...]] = []
+    n_off = 100_000 if args.quick else 300_000
+    dur = 300 if args.quick else 1000
+    if "offline" in only:
+        for worker in (False, True):
+            label = "one-worker-thread, batches of 64" if worker else "instant"
+            f = settings_for("Offline", samples=n_off)
+            summ = measure(f, worker, lambda d, w: float(d["result_samples_per_second"]))
+            e2e = measure(f, worker, lambda d, w: n_off / w)
+            rows.append(row(f"Offline samples/s, summary ({label})", "samples/s", summ["official"], summ["proctor"], True))
+            rows.append(row(f"Offline samples/s, end to end ({label})", "samples/s", e2e["official"], e2e["proctor"], True))
+    if "ss" in only:
+        for worker in (False, True):
+            label = "one-worker-thread" if worker else "instant"
+            f = settings_for("SingleStream", duration_ms=dur)
+            got = measure(f, worker, lambda d, w: d["result_90.00_percentile_latency_ns"] / 1e3)
+            rows.append(row(f"SingleStream p90 latency ({label})", "us", got["official"], got["proctor"], False))
+            qps = measure(f, worker, lambda d, w: float(d["result_qps_with_loadgen_overhead"]), repeats=1)
+            rows.append(row(f"SingleStream queries/s w/ loadgen overhead ({label}, 1 run)", "queries/s",
+                            qps["official"], qps["proctor"], True))
+    if "ms" in only:
+        for worker in (False, True):
+            label = "one-worker-thread" if worker else "instant"
+            f = settings_for("MultiStream", duration_ms=dur)
+            got = measure(f, worker, lambda d, w: d["result_99.00_percentile_per_query_latency_ns"] / 1e3)
+            rows.append(row(f"MultiStream p99 query latency, 8 samples/query ({label})", "us",
+                            got["official"], got["proctor"], False))
+    if "server" in only:
+        for worker in (False, True):
+            label = "one-worker-thread" if worker else "instant"
+            peak, late = server_peak(worker, args.quick)
+            rows.append(row(f"Server highest QPS valid 3/3, 10 ms ({label})", "QPS", peak["official"], peak["proctor"], True))
+            rows.append(row(f"Server issue lateness p50 at that QPS ({label})", "us", late["official"] / 1e3,
+                            late["proctor"] / 1e3, False))
+    if "million" in only:
+        m = million(args.samples)
+        rows.append(row(f"Offline {args.samples:,} samples: peak RSS (child process)", "MiB",
+                        m["official"][0], m["proctor"][0], False))
+        rows.append(row(f"Offline {args.samples:,} samples: CPU time (child process)", "s",
+                        m["official"][1], m["proctor"][1], False))
+    header = ("figure", "unit", "official", "proctor", "ratio", "")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    import mlperf_loadgen  # noqa: F401  (version line only)
+    from importlib.metadata import version
+
+    print(f"medians of {REPEATS} runs; mlcommons-loadgen {version('mlcommons-loadgen')}; Python "
+          f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; trace off")
+    print("ratio: proctor / official for rates, official / proctor for times and sizes (>= 1 is proctor ahead)")
+    for r in [header, tuple("-" * w for w in widths), *rows]:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    print(f"total bench time {time.perf_counter() - t_start:.0f} s")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()

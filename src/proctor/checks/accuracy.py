@@ -1,0 +1,247 @@
+"""Accuracy against the rules' quality targets, after the rules' rounding.
+
+The rules: "Accuracy results must be reported to five significant figures with round to even. For
+example, 98.9995% should be recorded as 99.000%." So a reported value is rounded first (in decimal,
+from its shortest repr, so 98.9995 is not 98.99949999...), then compared with the target. LLMs also
+have output-length bounds (tokens per sample, or total generated length) relative to the reference.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from proctor.findings import Finding, Severity
+from proctor.rules.inference import (
+    ACCURACY_SIGNIFICANT_FIGURES,
+    DC_TABLE,
+    Benchmark,
+    QualityLevel,
+    QualityTarget,
+)
+
+# Names an accuracy script prints for each of the table's metrics (lower-cased).
+METRIC_KEYS: dict[str, tuple[str, ...]] = {
+    "accuracy": ("accuracy", "acc", "dlrm_acc"),
+    "f1": ("f1",),
+    "dice": ("dice", "mean", "accuracy"),
+    "map": ("map",),
+    "rouge1": ("rouge1",),
+    "rouge2": ("rouge2",),
+    "rougel": ("rougel",),
+    "exact_match": ("exact_match", "exact match"),
+    "gsm8k": ("gsm8k", "gsm8k_accuracy"),
+    "mbxp": ("mbxp", "mbxp_accuracy"),
+    "wer": ("wer", "word error rate"),
+    "ne": ("ne", "dlrm_ne"),
+    "auc": ("auc", "dlrm_auc"),
+    "f1_hierarchical": ("f1_hierarchical", "hierarchical_f1", "f1 hierarchical"),
+    "vbench_score": ("vbench_score", "vbench"),
+    "tokens_per_sample": ("tokens_per_sample",),
+    "gen_len": ("gen_len",),
+}
+
+_PAIR = re.compile(
+    r"""['"]?(?P<key>[A-Za-z][\w .-]*?)['"]?\s*[:=]\s*(?:mean\s*=\s*)?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?"""
+)
+
+
+def round_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES) -> float:
+    """Round half to even at `figures` significant figures: 98.9995 -> 99.0 (printed 99.000)."""
+    if value == 0 or value != value:
+        return value
+    d = Decimal(repr(float(value)))
+    exponent = d.adjusted() - figures + 1
+    return float(d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN))
+
+
+def format_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES) -> str:
+    """The reported string: five significant figures, trailing zeros kept ("99.000")."""
+    if value == 0:
+        return "0." + "0" * (figures - 1)
+    d = Decimal(repr(float(value)))
+    exponent = d.adjusted() - figures + 1
+    q = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN)
+    if q.adjusted() != d.adjusted():  # rounding carried into a new digit: drop one decimal
+        q = q.quantize(Decimal(1).scaleb(exponent + 1), rounding=ROUND_HALF_EVEN)
+    return f"{q:f}"
+
+
+def parse_accuracy_text(text: str) -> dict[str, float]:
+    """Every `key: number` / `key=number` pair of an accuracy script's output, keys lower-cased.
+
+    Covers the official scripts' shapes: `accuracy=75.912%, good=..`, `{'rouge1': 44.8, ...}`,
+    `{"exact_match": 88.1, "f1": 90.9}`, `mAP=37.6%`, `Accuracy: mean = 0.8633`.
+    """
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.strip().lower().startswith("hash="):
+            continue
+        for m in _PAIR.finditer(line):
+            key = m["key"].strip().lower()
+            out[key] = float(m["num"])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyResult:
+    metric: str
+    reported: float | None  # as found (scaled into the table's unit)
+    rounded: float | None  # after five-significant-figure rounding
+    threshold: float | None
+    passed: bool
+    bound: str  # ">=", "<=", "> low", "< high"
+
+
+def _lookup(metric: str, reported: Mapping[str, float]) -> float | None:
+    lowered = {k.lower(): v for k, v in reported.items()}
+    for key in METRIC_KEYS.get(metric.lower(), (metric.lower(),)):
+        if key in lowered:
+            return lowered[key]
+    return None
+
+
+def _to_table_unit(target: QualityTarget, value: float, threshold: float) -> float:
+    """Scripts print some metrics as fractions and others as percents; align with the table."""
+    if threshold > 1.5 and value <= 1.0:
+        return value * 100.0
+    if threshold <= 1.0 and value > 1.5:
+        return value / 100.0
+    return value
+
+
+def check_level(
+    benchmark: Benchmark, level: QualityLevel, reported: Mapping[str, float], path: str | None = None
+) -> tuple[list[Finding], list[AccuracyResult]]:
+    """Each target metric of `level` against the reported values (rounded as the rules say)."""
+    findings: list[Finding] = []
+    results: list[AccuracyResult] = []
+    src = f"{benchmark.source} ({benchmark.display}: {level.suffix}% of {level.precision})"
+    for target in level.targets:
+        threshold = level.threshold(target)
+        if threshold is None:
+            findings.append(
+                Finding(
+                    rule="accuracy_target",
+                    severity=Severity.WARNING,
+                    path=path,
+                    key=target.metric,
+                    source=src,
+                    message=f"{benchmark.display}: the rules give no numeric {target.metric} target; "
+                    "the accuracy cannot be checked automatically, report it for review",
+                )
+            )
+            continue
+        value = _lookup(target.metric, reported)
+        if value is None:
+            findings.append(
+                Finding(
+                    rule="accuracy_metric_missing",
+                    path=path,
+                    key=target.metric,
+                    expected=threshold,
+                    source=src,
+                    message=f"{benchmark.display}: no '{target.metric}' value in the accuracy output; "
+                    f"run the reference accuracy script and keep its output",
+                )
+            )
+            results.append(AccuracyResult(target.metric, None, None, threshold, False, ">="))
+            continue
+        if target.higher_is_better:
+            value = _to_table_unit(target, value, threshold)
+            rounded = round_significant(value)
+            ok, bound = rounded >= threshold, ">="
+        else:  # an error rate: the 99 % bound applies to the complement (100 - WER)
+            rounded = round_significant(value)
+            ok = (100.0 - rounded) >= level.fraction * (100.0 - target.reference)  # type: ignore[operator]
+            threshold = 100.0 - level.fraction * (100.0 - target.reference)  # type: ignore[operator]
+            bound = "<="
+        results.append(AccuracyResult(target.metric, value, rounded, threshold, ok, bound))
+        if not ok:
+            findings.append(
+                Finding(
+                    rule="accuracy_target",
+                    path=path,
+                    key=target.metric,
+                    value=format_significant(rounded),
+                    expected=f"{bound} {threshold:.6g}",
+                    source=src,
+                    message=f"{benchmark.display}: {target.metric} {format_significant(rounded)} (five significant "
+                    f"figures) misses the {level.suffix}% target {bound} {threshold:.6g}; fix the "
+                    "implementation or submit at a lower accuracy level",
+                )
+            )
+    return findings, results
+
+
+def check_generation_length(
+    benchmark: Benchmark, reported: Mapping[str, float], path: str | None = None
+) -> tuple[list[Finding], list[AccuracyResult]]:
+    """The LLM output-length bounds: more than low x reference (and below high x reference)."""
+    findings: list[Finding] = []
+    results: list[AccuracyResult] = []
+    for gb in benchmark.generation:
+        value = _lookup(gb.metric, reported)
+        low = gb.low * gb.reference
+        if value is None:
+            findings.append(
+                Finding(
+                    rule="generation_length_missing",
+                    path=path,
+                    key=gb.metric,
+                    source=DC_TABLE,
+                    message=f"{benchmark.display}: no '{gb.metric}' in the accuracy output; the rules bound the "
+                    f"generation length ({gb.low:.0%} of {gb.reference:g})",
+                )
+            )
+            results.append(AccuracyResult(gb.metric, None, None, low, False, "> low"))
+            continue
+        ok = value > low
+        results.append(AccuracyResult(gb.metric, value, value, low, ok, "> low"))
+        if not ok:
+            findings.append(
+                Finding(
+                    rule="generation_length",
+                    path=path,
+                    key=gb.metric,
+                    value=value,
+                    expected=f"> {low:.6g}",
+                    source=DC_TABLE,
+                    message=f"{benchmark.display}: {gb.metric} {value:g} is not more than {gb.low:.0%} of the "
+                    f"reference {gb.reference:g} (> {low:.6g}); outputs must not be truncated",
+                )
+            )
+        if gb.high is not None:
+            high = gb.high * gb.reference
+            ok_hi = value < high
+            results.append(AccuracyResult(gb.metric, value, value, high, ok_hi, "< high"))
+            if not ok_hi:
+                findings.append(
+                    Finding(
+                        rule="generation_length",
+                        path=path,
+                        key=gb.metric,
+                        value=value,
+                        expected=f"< {high:.6g}",
+                        source=DC_TABLE,
+                        message=f"{benchmark.display}: {gb.metric} {value:g} is not below {gb.high:.0%} of the "
+                        f"reference {gb.reference:g} (< {high:.6g})",
+                    )
+                )
+    return findings, results
+
+
+def check_accuracy(
+    benchmark: Benchmark, level: QualityLevel | None, reported: Mapping[str, float], path: str | None = None
+) -> tuple[list[Finding], list[AccuracyResult]]:
+    """Quality targets of one level plus the generation-length bounds."""
+    findings: list[Finding] = []
+    results: list[AccuracyResult] = []
+    if level is not None:
+        f, r = check_level(benchmark, level, reported, path)
+        findings += f
+        results += r
+    f, r = check_generation_length(benchmark, reported, path)
+    return findings + f, results + r

@@ -1,0 +1,253 @@
+"""One performance run's detail log against the rules: what LoadGen measured must be a valid result.
+
+Checked (closed/network unless noted): LoadGen errors, test mode, the round's seeds (all divisions),
+the 600 s minimum duration (all), minimum queries (all), the performance sample count >= QSL size,
+early stopping for the percentile scenarios (all), the target percentile, the Server/Interactive
+latency or TTFT/TPOT bounds (p99 strictly below), and the Offline query size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from proctor.checks.detail_log import DetailLog
+from proctor.findings import Finding, Severity
+from proctor.rules.inference import MIN_DURATION_MS, RULES, SEED_KEYS, Benchmark, Category
+
+SCENARIOS_SRC = f"{RULES} §Scenarios table"
+EARLY_STOPPING_SRC = f"{RULES} [[appendix-early_stopping]]"
+# Target tail-latency percentile per scenario (§Scenarios table); PointPainting SS uses 99.9 %.
+PERCENTILE = {
+    Category.SINGLE_STREAM: 0.90,
+    Category.MULTI_STREAM: 0.99,
+    Category.SERVER: 0.99,
+    Category.INTERACTIVE: 0.99,
+}
+PERFORMANCE_MODES = ("PerformanceOnly", "SubmissionRun")
+NS_PER_MS = 1_000_000
+MAX_ERRORS_LISTED = 5
+
+
+@dataclass(frozen=True, slots=True)
+class RunRules:
+    """What one run is held to: the benchmark, its result category, the round's seeds, the division."""
+
+    benchmark: Benchmark
+    category: Category  # the folder's scenario (Interactive is a Server run)
+    run_category: Category  # the scenario the log was measured in (differs for inferred copies)
+    seeds: tuple[int, int, int]
+    version: str
+    closed: bool
+    min_performance_samples: int
+
+
+class _Log:
+    """Collects findings about one log, each pointing at the key's line."""
+
+    def __init__(self, log: DetailLog) -> None:
+        self.log, self.out = log, []  # type: ignore[var-annotated]
+
+    def need(self, key: str) -> Any:
+        if key not in self.log:
+            self.out.append(
+                Finding(
+                    rule="detail_log_key",
+                    path=self.log.path,
+                    key=key,
+                    message=f"key '{key}' is missing from the detail log; the run did not finish or the log was cut",
+                )
+            )
+        return self.log.get(key)
+
+    def bad(self, rule: str, key: str, message: str, **kw: Any) -> None:
+        self.out.append(
+            Finding(
+                rule=rule,
+                path=self.log.path,
+                message=message,
+                key=key,
+                line=self.log.line_of(key),
+                value=self.log.get(key),
+                **kw,
+            )
+        )
+
+
+def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
+    c = _Log(log)
+    bench, run_cat = rules.benchmark, rules.run_category
+    for line, key, value in log.errors[:MAX_ERRORS_LISTED]:
+        c.out.append(
+            Finding(
+                rule="loadgen_error",
+                path=log.path,
+                line=line,
+                key=key,
+                message=f"LoadGen logged an error at line {line}: {key} = {value!r}; fix its cause and rerun",
+            )
+        )
+    if len(log.errors) > MAX_ERRORS_LISTED:
+        c.out.append(
+            Finding(
+                rule="loadgen_error",
+                path=log.path,
+                message=f"{len(log.errors) - MAX_ERRORS_LISTED} more LoadGen errors in this log",
+            )
+        )
+    mode = log.get("effective_test_mode")
+    if mode is not None and mode not in PERFORMANCE_MODES:
+        c.bad("test_mode", "effective_test_mode", f"test mode {mode} is not a performance run")
+    # Seeds: the round's official values from its mlperf.conf (§Non-determinism is restricted).
+    for key, want in zip(SEED_KEYS, rules.seeds, strict=True):
+        got = c.need(f"effective_{key}")
+        if got is not None and int(got) != want:
+            c.bad(
+                "seeds",
+                f"effective_{key}",
+                f"{key} is {got}, the {rules.version} official value is {want}; "
+                "do not override seeds in user.conf or code",
+                expected=want,
+                source=f"{RULES} §Non-determinism is restricted",
+            )
+    dur = c.need("effective_min_duration_ms")
+    if dur is not None and int(dur) < MIN_DURATION_MS:
+        c.bad(
+            "min_duration",
+            "effective_min_duration_ms",
+            f"min duration {dur} ms is below the rules' 600 s; remove the min_duration override",
+            expected=MIN_DURATION_MS,
+            source=SCENARIOS_SRC,
+        )
+    if log.get("result_min_duration_met") is False:
+        c.bad(
+            "min_duration",
+            "result_min_duration_met",
+            "LoadGen reports the minimum duration was not met",
+            source=SCENARIOS_SRC,
+        )
+    if log.get("result_min_queries_met") is False:
+        c.bad(
+            "min_queries",
+            "result_min_queries_met",
+            "LoadGen reports the minimum query count was not met; "
+            "raise the expected QPS / lower the expected latency so it generates enough queries",
+        )
+    if rules.closed:
+        psc = c.need("effective_performance_sample_count")
+        if psc is not None and int(psc) < rules.min_performance_samples:
+            c.bad(
+                "performance_sample_count",
+                "effective_performance_sample_count",
+                f"performance sample count {psc} is below {bench.display}'s QSL size "
+                f"{rules.min_performance_samples}",
+                expected=rules.min_performance_samples,
+                source=f"{bench.source} 'QSL Size'",
+            )
+    if run_cat in PERCENTILE:  # the scenarios with a tail-latency percentile use early stopping
+        _percentile_rules(c, rules)
+    if run_cat in (Category.SERVER, Category.INTERACTIVE) and rules.closed:
+        _server_limits(c, rules)
+    if run_cat is Category.OFFLINE and rules.closed:
+        spq = c.need("effective_samples_per_query")
+        want = bench.offline_min_samples()
+        if spq is not None and int(spq) < want:
+            c.bad(
+                "offline_samples_per_query",
+                "effective_samples_per_query",
+                f"the Offline query has {spq} samples; the rules require at least {want}",
+                expected=want,
+                source=SCENARIOS_SRC,
+            )
+    return c.out
+
+
+def _percentile_rules(c: _Log, rules: RunRules) -> None:
+    if c.log.get("early_stopping_met") is not True:
+        c.bad(
+            "early_stopping",
+            "early_stopping_met",
+            "early stopping is not met; run longer (more queries) or at a lower load",
+            source=EARLY_STOPPING_SRC,
+        )
+    pointpainting_ss = (
+        rules.benchmark.name == "pointpainting" and rules.run_category is Category.SINGLE_STREAM
+    )
+    want = 0.999 if pointpainting_ss else PERCENTILE[rules.run_category]
+    pct = c.log.get("effective_target_latency_percentile")
+    if rules.closed and pct is not None and abs(float(pct) - want) > 1e-9:
+        c.bad(
+            "latency_percentile",
+            "effective_target_latency_percentile",
+            f"target latency percentile {pct} must be {want} for {rules.run_category.value}",
+            source=SCENARIOS_SRC,
+        )
+
+
+def _server_limits(c: _Log, rules: RunRules) -> None:
+    bench, cat, log = rules.benchmark, rules.category, c.log
+    limit = bench.latency.get(cat)
+    if limit is None:
+        c.out.append(
+            Finding(
+                rule="latency_limit",
+                path=log.path,
+                severity=Severity.WARNING,
+                message=f"the rules give {bench.display} no {cat.value} latency bound; nothing to check",
+            )
+        )
+        return
+    if limit.uses_tokens:
+        if log.get("requested_use_token_latencies") is not True:
+            c.bad(
+                "token_latencies",
+                "requested_use_token_latencies",
+                "token latencies were not measured; set use_token_latencies=1 and report first tokens",
+                source=limit.source,
+            )
+        for key, bound, what in (
+            ("result_first_token_99.00_percentile_latency_ns", limit.ttft_ns, "TTFT"),
+            ("result_time_per_output_token_99.00_percentile_ns", limit.tpot_ns, "TPOT"),
+        ):
+            got = log.get(key)
+            if got is None:
+                c.bad("detail_log_key", key, f"{key} is missing: the {what} p99 cannot be checked")
+            elif not int(got) < int(bound):  # type: ignore[arg-type]
+                c.bad(
+                    "latency_limit",
+                    key,
+                    f"{what} p99 {int(got) / NS_PER_MS:.3f} ms is not below the "
+                    f"{cat.value} limit {int(bound) / NS_PER_MS:g} ms",  # type: ignore[arg-type]
+                    expected=bound,
+                    source=limit.source,
+                )
+        return
+    bound = int(limit.latency_ns)  # type: ignore[arg-type]
+    target = log.get("effective_target_latency_ns")
+    if target is not None and (int(target) == 0 or int(target) > bound):
+        c.bad(
+            "latency_limit",
+            "effective_target_latency_ns",
+            f"the run's latency bound {int(target) / NS_PER_MS:g} ms is not the rules' "
+            f"{bound / NS_PER_MS:g} ms; keep the mlperf.conf target_latency",
+            expected=bound,
+            source=limit.source,
+        )
+    p99 = log.get("result_99.00_percentile_latency_ns")
+    if p99 is None:
+        c.bad("detail_log_key", "result_99.00_percentile_latency_ns", "the p99 latency is missing")
+    elif not int(p99) < bound:
+        c.bad(
+            "latency_limit",
+            "result_99.00_percentile_latency_ns",
+            f"p99 latency {int(p99) / NS_PER_MS:.3f} ms is not below {bound / NS_PER_MS:g} ms; lower the target QPS",
+            expected=bound,
+            source=limit.source,
+        )
+    if log.get("result_perf_constraints_met") is False:
+        c.bad(
+            "latency_limit",
+            "result_perf_constraints_met",
+            "LoadGen reports the latency constraint was not met",
+            source=limit.source,
+        )

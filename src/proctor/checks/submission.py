@@ -1,0 +1,448 @@
+"""The submission checker: an official-layout tree in, findings and per-result metrics out.
+
+Layout (the official one): `<division>/<submitter>/{systems,results,measurements,code,compliance}`,
+with `results/<system>/<benchmark>/<Scenario>/performance/run_1/mlperf_log_{detail,summary}.txt` and
+`results/<system>/<benchmark>/<Scenario>/accuracy/{accuracy.txt,mlperf_log_accuracy.json,
+mlperf_log_detail.txt}`. Only the detail logs are parsed (as the official checker does), so logs
+from proctor and from the official LoadGen are read alike. Every finding names the file to fix.
+This module walks the tree and decides what applies; the rules live in `performance`,
+`accuracy`, `inferred` and `system_description`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
+from proctor.checks.detail_log import DetailLog, read_detail_log
+from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
+from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
+from proctor.checks.metrics import Metric, result_metric
+from proctor.checks.performance import RunRules, check_performance_log
+from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
+from proctor.findings import Finding, Severity, is_valid
+from proctor.rules.inference import (
+    CURRENT_ROUND,
+    DC_REQUIRED,
+    EDGE_REQUIRED,
+    RULES,
+    SEEDS,
+    Benchmark,
+    Category,
+    Suite,
+    Variant,
+    resolve,
+)
+
+__all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
+
+DIVISIONS = ("closed", "network", "open")
+PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
+ACC_FILES = ("accuracy.txt", "mlperf_log_accuracy.json", "mlperf_log_detail.txt")
+ACCURACY_MODES = ("AccuracyOnly", "SubmissionRun")
+SCENARIO_DIRS = {c.value.lower(): c for c in Category}
+ACCURACY_RUN_SRC = (
+    f"{RULES} §LoadGen Operation ('One LoadGen validation run is required for each ... result')"
+)
+DATASET_SRC = f"{RULES} §Benchmarks ('the accuracy test must be run with one copy of the ... dataset')"
+
+
+@dataclass(slots=True)
+class ResultRow:
+    division: str
+    submitter: str
+    system: str
+    benchmark: str
+    scenario: str
+    metric: str
+    value: float | None
+    units: str
+    valid: bool
+    inferred_from: str | None = None
+    path: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "division": self.division,
+            "submitter": self.submitter,
+            "system": self.system,
+            "benchmark": self.benchmark,
+            "scenario": self.scenario,
+            "metric": self.metric,
+            "value": self.value,
+            "units": self.units,
+            "valid": self.valid,
+            "inferred_from": self.inferred_from,
+            "path": self.path,
+        }
+
+
+@dataclass(slots=True)
+class SubmissionReport:
+    findings: list[Finding] = field(default_factory=list)
+    results: list[ResultRow] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return is_valid(self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        def finding(f: Finding) -> dict[str, Any]:
+            d: dict[str, Any] = {
+                "path": f.path,
+                "rule": f.rule,
+                "message": f.message,
+                "severity": f.severity.value,
+            }
+            for k in ("line", "key", "source"):
+                if getattr(f, k) is not None:
+                    d[k] = getattr(f, k)
+            return d
+
+        return {
+            "valid": self.valid,
+            "findings": [finding(f) for f in self.findings],
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+def _dirs(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
+    return Finding(rule=rule, path=str(path), message=message, **kw)
+
+
+@dataclass(frozen=True, slots=True)
+class _Submitter:
+    root: Path
+    division: str
+    name: str
+    version: str
+
+    @property
+    def closed(self) -> bool:
+        return self.division in ("closed", "network")
+
+
+def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> SubmissionReport:
+    """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder."""
+    root = Path(root)
+    if version not in SEEDS:
+        raise ValueError(f"unknown round {version!r}; known: {', '.join(SEEDS)}")
+    report = SubmissionReport()
+    if not root.is_dir():
+        report.findings.append(_err("layout", root, "not a directory"))
+        return report
+    if (root / "results").is_dir() or (root / "systems").is_dir():
+        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version), report)
+        return report
+    found = False
+    for div in _dirs(root):
+        if div.name.lower() not in DIVISIONS:
+            report.findings.append(
+                _err("layout", div, f"'{div.name}' is not a division; use one of {', '.join(DIVISIONS)}")
+            )
+            continue
+        for sub in _dirs(div):
+            found = True
+            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version), report)
+    if not found:
+        report.findings.append(
+            _err(
+                "layout",
+                root,
+                "no <division>/<submitter> folders found; expected closed|open|network/<submitter>/{systems,results,...}",
+            )
+        )
+    return report
+
+
+def _check_submitter(sub: _Submitter, report: SubmissionReport) -> None:
+    f = report.findings
+    for name in ("systems", "results"):
+        if not (sub.root / name).is_dir():
+            f.append(_err("layout", sub.root / name, f"missing '{name}' folder"))
+    for name in ("measurements", "code") + (("compliance",) if sub.closed else ()):
+        if not (sub.root / name).is_dir():
+            f.append(
+                _err(
+                    "layout",
+                    sub.root / name,
+                    f"missing '{name}' folder (not checked further)",
+                    severity=Severity.WARNING,
+                )
+            )
+    if not (sub.root / "results").is_dir():
+        return
+    mapping = _model_mapping(sub.root / "model_mapping.json", f)
+    for sysdir in _dirs(sub.root / "results"):
+        desc, found = check_system_description(
+            sub.root / "systems" / f"{sysdir.name}.json", sub.division, sub.name
+        )
+        f.extend(found)
+        for benchdir in _dirs(sysdir):
+            _check_benchmark(sub, sysdir.name, system_suites(desc), benchdir, mapping, report)
+
+
+def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
+    """Open division: `model_mapping.json` maps a submitter's model names to benchmark names."""
+    if not path.is_file():
+        return {}
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        findings.append(_err("model_mapping", path, f"not valid JSON: {exc}"))
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _scenario_of(name: str) -> Category | None:
+    return SCENARIO_DIRS.get(name.replace("-", "").replace("_", "").lower())
+
+
+def _check_benchmark(
+    sub: _Submitter,
+    system: str,
+    suites: tuple[Suite, ...],
+    benchdir: Path,
+    mapping: dict[str, str],
+    report: SubmissionReport,
+) -> None:
+    f = report.findings
+    try:
+        variant = resolve(mapping.get(benchdir.name, benchdir.name))
+    except KeyError as exc:
+        f.append(
+            _err(
+                "benchmark_name",
+                benchdir,
+                f"{exc.args[0]}; name the folder as the submission layout does "
+                "(e.g. resnet, llama2-70b-99.9, llama2-70b-interactive-99.9)",
+            )
+        )
+        return
+    bench = variant.benchmark
+    in_suites = tuple(s for s in suites if s in bench.qsl_size)
+    if sub.closed and suites and not in_suites:
+        f.append(
+            _err(
+                "suite",
+                benchdir,
+                f"{bench.display} is not a benchmark of the {'/'.join(s.value for s in suites)} suite "
+                "in the rules; move it to open or drop it",
+                source=f"{RULES} §Benchmarks",
+            )
+        )
+    present: set[Category] = set()
+    for scendir in _dirs(benchdir):
+        cat = _scenario_of(scendir.name)
+        if cat is None:
+            f.append(
+                _err(
+                    "scenario_name",
+                    scendir,
+                    f"'{scendir.name}' is not a scenario; use SingleStream, MultiStream, Server, Interactive or Offline",
+                )
+            )
+            continue
+        if variant.interactive and cat is Category.SERVER:
+            cat = Category.INTERACTIVE
+        present.add(cat)
+        _check_result(sub, system, suites, in_suites, variant, cat, scendir, report)
+    if not sub.closed:
+        return  # open: "Scenario constraints are not applicable"
+    for suite in in_suites:
+        for group in bench.required.get(suite, ()):
+            if not present.intersection(group):
+                want = " or ".join(c.value for c in group)
+                f.append(
+                    _err(
+                        "required_scenario",
+                        benchdir,
+                        f"{bench.display} in the {suite.value} suite requires a {want} result; "
+                        f"add results/{system}/{benchdir.name}/{group[0].value}",
+                        source=DC_REQUIRED if suite is Suite.DATACENTER else EDGE_REQUIRED,
+                    )
+                )
+
+
+def _required_psc(bench: Benchmark, in_suites: tuple[Suite, ...], folder: str) -> int:
+    """The QSL size the performance sample count must reach (the edge size for `*-edge` folders)."""
+    if folder.endswith("-edge") and Suite.EDGE in bench.qsl_size:
+        return bench.qsl_size[Suite.EDGE]
+    sizes = [bench.qsl_size[s] for s in in_suites] or list(bench.qsl_size.values())
+    return min(sizes, default=0)
+
+
+def _check_result(
+    sub: _Submitter,
+    system: str,
+    suites: tuple[Suite, ...],
+    in_suites: tuple[Suite, ...],
+    variant: Variant,
+    cat: Category,
+    scendir: Path,
+    report: SubmissionReport,
+) -> None:
+    bench = variant.benchmark
+    local: list[Finding] = []
+    perf = scendir / "performance" / "run_1"
+    detail: DetailLog | None = None
+    inferred_from: Category | None = None
+    if not bench.accuracy_only:
+        for name in PERF_FILES:
+            if not (perf / name).is_file():
+                local.append(
+                    _err(
+                        "performance_log",
+                        perf / name,
+                        f"missing {name}; copy the performance run's LoadGen output here",
+                    )
+                )
+        if (perf / "mlperf_log_detail.txt").is_file():
+            detail = read_detail_log(perf / "mlperf_log_detail.txt")
+            local += detail.problems
+            logged = _scenario_of(str(detail.get("effective_scenario", "")))
+            base = Category.SERVER if cat is Category.INTERACTIVE else cat
+            if logged is not None and logged is not base:
+                if (base, logged) in INFERRED_ALLOWED and Suite.EDGE in suites:
+                    inferred_from = logged
+                else:
+                    local.append(
+                        _err(
+                            "scenario_mismatch",
+                            detail.path,
+                            f"the log is a {logged.value} run but sits under {scendir.name}"
+                            + ("" if Suite.EDGE in suites else "; only edge systems may infer results"),
+                            line=detail.line_of("effective_scenario"),
+                            key="effective_scenario",
+                            source=INFERRED_SOURCE,
+                        )
+                    )
+                    detail = None  # a misplaced log says nothing about this result
+            if detail is not None and not detail.problems:
+                rules = RunRules(
+                    benchmark=bench,
+                    category=cat,
+                    run_category=inferred_from or cat,
+                    seeds=SEEDS[sub.version],
+                    version=sub.version,
+                    closed=sub.closed,
+                    min_performance_samples=_required_psc(bench, in_suites, scendir.parent.name),
+                )
+                local += check_performance_log(detail, rules)
+    local += _check_accuracy_dir(sub, variant, scendir)
+    metric = _metric(bench, cat, inferred_from, detail, local)
+    report.findings.extend(local)
+    report.results.append(
+        ResultRow(
+            division=sub.division,
+            submitter=sub.name,
+            system=system,
+            benchmark=scendir.parent.name,
+            scenario=cat.value,
+            metric=metric.name,
+            value=metric.value,
+            units=metric.units,
+            valid=is_valid(local),
+            inferred_from=inferred_from.value if inferred_from else None,
+            path=str(scendir),
+        )
+    )
+
+
+def _metric(
+    bench: Benchmark,
+    cat: Category,
+    inferred_from: Category | None,
+    log: DetailLog | None,
+    findings: list[Finding],
+) -> Metric:
+    if log is None or log.problems:
+        return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
+    try:
+        return result_metric(bench, cat, log.values, inferred_from)
+    except (KeyError, ValueError) as exc:
+        findings.append(
+            _err(
+                "inferred_result",
+                log.path,
+                f"cannot infer {cat.value} from {inferred_from}: {exc}",
+                source=INFERRED_SOURCE,
+            )
+        )
+        return Metric("inferred", None, "")
+
+
+def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> list[Finding]:
+    """The accuracy run of a result: its files, its log, its dataset coverage and its score."""
+    out: list[Finding] = []
+    accdir = scendir / "accuracy"
+    for name in ACC_FILES:
+        if not (accdir / name).is_file():
+            out.append(
+                _err(
+                    "accuracy_log",
+                    accdir / name,
+                    f"missing {name}; every performance result needs its accuracy run (mode AccuracyOnly) "
+                    "and the accuracy script's output",
+                    source=ACCURACY_RUN_SRC,
+                )
+            )
+    if (accdir / "mlperf_log_detail.txt").is_file():
+        out += _check_accuracy_log(read_detail_log(accdir / "mlperf_log_detail.txt"), variant.benchmark)
+    acc = accdir / "accuracy.txt"
+    if acc.is_file():
+        values = parse_accuracy_text(acc.read_text(errors="replace"))
+        if not values:
+            out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))
+        elif sub.closed:  # open: "the submission must report the accuracy obtained"
+            out += check_accuracy(variant.benchmark, variant.level, values, str(acc))[0]
+    return out
+
+
+def _check_accuracy_log(log: DetailLog, bench: Benchmark) -> list[Finding]:
+    out = list(log.problems)
+    mode = log.get("effective_test_mode")
+    if mode is not None and mode not in ACCURACY_MODES:
+        out.append(
+            _err(
+                "test_mode",
+                log.path,
+                f"test mode {mode} is not an accuracy run",
+                key="effective_test_mode",
+                line=log.line_of("effective_test_mode"),
+            )
+        )
+    size = bench.accuracy_dataset_size
+    key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
+    if size is not None and key is not None and int(log.get(key)) != size:
+        out.append(
+            _err(
+                "accuracy_dataset",
+                log.path,
+                f"the accuracy run covered {log.get(key)} samples; it must use one copy of the "
+                f"{bench.dataset} validation set ({size} samples)",
+                key=key,
+                line=log.line_of(key),
+                expected=size,
+                source=DATASET_SRC,
+            )
+        )
+    for line, k, value in log.errors[:5]:
+        out.append(
+            _err(
+                "loadgen_error",
+                log.path,
+                f"LoadGen logged an error at line {line}: {k} = {value!r}",
+                line=line,
+                key=k,
+            )
+        )
+    return out

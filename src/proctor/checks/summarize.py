@@ -1,0 +1,52 @@
+"""One row per system, benchmark and scenario: the metric the rules name, its value and units.
+
+Metrics (§Scenarios table and FAQ): SingleStream / MultiStream the 90th / 99th percentile
+early-stopping latency (ms), Server "Scheduled samples per second", Offline samples per second;
+LLMs (TTFT/TPOT benchmarks) report tokens per second. Inferred edge results carry their formula.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import orjson
+
+from proctor.checks.submission import ResultRow, check_submission
+from proctor.rules.inference import CURRENT_ROUND
+
+COLUMNS = (
+    "division",
+    "submitter",
+    "system",
+    "benchmark",
+    "scenario",
+    "metric",
+    "value",
+    "units",
+    "valid",
+    "inferred_from",
+)
+
+
+def summarize(root: str | Path, version: str = CURRENT_ROUND) -> list[ResultRow]:
+    """The rows of every result in the tree, sorted; validity is the submission checker's verdict."""
+    rows = check_submission(root, version).results
+    return sorted(rows, key=lambda r: (r.division, r.submitter, r.system, r.benchmark, r.scenario))
+
+
+def to_csv(rows: list[ResultRow]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for r in rows:
+        d = r.to_dict()
+        writer.writerow(
+            ["" if d[c] is None else (repr(d[c]) if isinstance(d[c], float) else d[c]) for c in COLUMNS]
+        )
+    return buf.getvalue()
+
+
+def to_json(rows: list[ResultRow]) -> bytes:
+    return orjson.dumps([{c: r.to_dict()[c] for c in COLUMNS} for r in rows], option=orjson.OPT_INDENT_2)

@@ -1,0 +1,137 @@
+"""`proctor demo`, `proctor training train` and `proctor training reference-rcps`: the reference workloads.
+
+The commands only parse options and call the workload modules; the work (and its checks) lives in
+`proctor.workloads`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from proctor.cli.apps import app, training_app
+from proctor.errors import ProctorError
+
+_out = Console(highlight=False, soft_wrap=True)
+
+
+def _register_reference_benchmarks() -> None:
+    """Make every training checker of this CLI (check-log, check-package, ...) know `digits_train`."""
+    from proctor.workloads.digits_train.spec import register
+
+    register()
+
+
+_register_reference_benchmarks()
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
+    if not values or any(v <= 0 for v in values):
+        raise typer.BadParameter(f"expected positive integers, got {text!r}")
+    return values
+
+
+@app.command("demo")
+def demo_cmd(
+    output: Annotated[Path, typer.Option("--output", "-o", help="folder for every log, check and table")] = Path(
+        "proctor-demo"),
+    full: Annotated[bool, typer.Option("--full", help="the rules' minimum durations (10 min per "
+                                       "performance run): every check passes")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="a much shorter demo (tests, smoke checks)")] = False,
+    training_runs: Annotated[int | None, typer.Option(help="training runs (default: the benchmark's N)")] = None,
+    backend: Annotated[str, typer.Option(help="digits_train backend: sklearn or torch")] = "sklearn",
+    json_out: Annotated[bool, typer.Option("--json", help="print the final table as JSON")] = False,
+) -> None:
+    """One benchmark round on the reference workloads: inference digits (Offline, Server, SingleStream
+    and accuracy), the submission checker, digits_train runs with their compliance, seed, RCP checks and
+    olympic score; ends with one table of every result, its validity and why."""
+    from proctor.workloads.demo import DemoOptions, render_table, run_demo
+
+    if full and quick:
+        raise typer.BadParameter("--full and --quick exclude each other")
+    try:
+        report = run_demo(DemoOptions(output=output, full=full, quick=quick, training_runs=training_runs,
+                                      backend=backend), echo=None if json_out else _out.print)
+    except ProctorError as exc:
+        _out.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if json_out:
+        import orjson
+
+        typer.echo(orjson.dumps(report.to_dict(), default=str).decode())
+    else:
+        _out.print(render_table(report))
+    raise typer.Exit(0 if report.as_expected else 1)
+
+
+@training_app.command("train")
+def train_cmd(
+    output: Annotated[Path, typer.Argument(help="benchmark folder: result_<i>.txt are written here")],
+    runs: Annotated[int | None, typer.Option(help="number of runs (default: the benchmark's N)")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="global batch size")] = None,
+    backend: Annotated[str, typer.Option(help="sklearn (default) or torch")] = "sklearn",
+    nproc: Annotated[int, typer.Option(help="processes per run; >1 runs torch DDP under torchrun (gloo)")] = 1,
+    base_seed: Annotated[int, typer.Option(help="the seeds of the runs are drawn from it")] = 1,
+    division: Annotated[str, typer.Option(help="closed or open")] = "closed",
+    benchmark: Annotated[str, typer.Option(help="reference workload")] = "digits_train",
+) -> None:
+    """Run N training runs of a reference workload into a results folder (results/<system>/<benchmark>)."""
+    from proctor.workloads.digits_train import BENCHMARK, DEFAULT_BATCH_SIZE, RUNS_PER_SUBMISSION
+    from proctor.workloads.digits_train.train import run_seeds, train_run
+
+    if benchmark != BENCHMARK:
+        raise typer.BadParameter(f"unknown reference workload {benchmark!r}; known: {BENCHMARK}")
+    n = runs or RUNS_PER_SUBMISSION
+    bs = batch_size or DEFAULT_BATCH_SIZE
+    output.mkdir(parents=True, exist_ok=True)
+    for i, seed in enumerate(run_seeds(n, base_seed)):
+        path = output / f"result_{i}.txt"
+        try:
+            if nproc > 1:
+                from proctor.workloads.digits_train.distributed import run_distributed
+
+                line = run_distributed(path, seed=seed, nproc=nproc, batch_size=bs, division=division)
+                _out.print(f"{path}: seed {seed}: {line}")
+            else:
+                r = train_run(path, seed=seed, batch_size=bs, backend=backend, division=division)
+                _out.print(f"{path}: seed {seed}: {r.status}, {r.samples_to_converge} samples to converge, "
+                           f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s")
+        except (ProctorError, ValueError, ImportError) as exc:
+            _out.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+
+
+@training_app.command("reference-rcps")
+def reference_rcps_cmd(
+    output: Annotated[Path, typer.Option("--output", "-o", help="RCP JSON to write")] = Path(
+        "rcps_digits_train.json"),
+    batch_sizes: Annotated[str, typer.Option(help="comma-separated global batch sizes")] = "32,64,128",
+    runs: Annotated[int | None, typer.Option(help="runs per batch size (default 2N)")] = None,
+    backend: Annotated[str, typer.Option(help="sklearn or torch")] = "sklearn",
+    base_seed: Annotated[int | None, typer.Option(help="seed stream of the reference runs")] = None,
+) -> None:
+    """Run the digits_train reference 2N times per batch size and write RCPs in the official JSON format."""
+    from proctor.workloads.digits_train import RUNS_PER_SUBMISSION
+    from proctor.workloads.digits_train.reference_rcps import REFERENCE_BASE_SEED, generate, write
+
+    sizes = _int_list(batch_sizes)
+    try:
+        table = generate(sizes, runs or 2 * RUNS_PER_SUBMISSION, backend=backend,
+                         base_seed=REFERENCE_BASE_SEED if base_seed is None else base_seed,
+                         on_run=lambda r: _out.print(f"bs {r.batch_size} seed {r.seed}: "
+                                                     f"{r.samples_to_converge} samples ({r.seconds:.2f} s)"))
+    except (RuntimeError, ValueError, ImportError) as exc:
+        _out.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    path = write(table, output)
+    for name, rec in table.items():
+        pts = rec["Epochs to converge"]
+        _out.print(f"{name}: BS {rec['BS']}, {len(pts)} runs, samples to converge {min(pts)}..{max(pts)}")
+    _out.print(f"wrote {path}")

@@ -1,0 +1,332 @@
+"""The completion path: SUT threads report finished samples here, the engine's records fill up.
+
+A response id is the sample's sequence number, so a completion is a few array writes and a
+per-query countdown under one lock, with one clock read per call (as the official
+QuerySamplesComplete does). Protocol errors (unknown id, double completion, a first token after
+completion, a bad token count) are counted and reported like the official `error_runtime`; the
+run goes on.
+
+`query_samples_complete`, `first_token_complete` and `complete_arrays` are module functions because
+the official API is: a SUT calls them without a handle to the run. They route to the one run in
+progress through `_active`, the only module-level state; `run_test` sets and clears it, and two
+runs at once in one process are refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from proctor.errors import RunError
+from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.types import QuerySampleResponse
+
+SMALL_BATCH = 16  # complete_arrays batches up to this size take the scalar path
+
+# (seq_id, qsl_idx, data, n_tokens, token_data) for each sample whose output is logged.
+AccuracySink = Callable[[int, int, bytes, int, bytes | None], None]
+ErrorSink = Callable[[str], None]
+
+
+def as_bytes(data: Any) -> bytes:
+    """A private copy of a response payload (the SUT may reuse its buffer once we return)."""
+    if data is None:
+        return b""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).tobytes()
+    return bytes(memoryview(data).cast("B")) if isinstance(data, memoryview) else bytes(data)
+
+
+class CompletionTracker:
+    """The state one run's completions write into; thread-safe, every method callable from any thread."""
+
+    def __init__(self, schedule: Schedule, records: Records, now_ns: Callable[[], int], *,
+                 log_all_data: bool, use_tokens: bool, needs_first_token: bool,
+                 accuracy_sink: AccuracySink | None = None, error_sink: ErrorSink | None = None) -> None:
+        ns = schedule.n_samples
+        counts = np.diff(schedule.query_offsets)
+        # array('q') gives fast scalar indexing for the per-response path and shares its buffer
+        # with a numpy view for the array path; 8 bytes per entry, no Python int per sample.
+        self._sample_query = array("q", np.repeat(np.arange(schedule.n_queries, dtype=np.int64), counts).tobytes())
+        self._sample_query_np = np.frombuffer(self._sample_query, np.int64)
+        self._sample_index = schedule.sample_index
+        self._remaining = array("q", counts.astype(np.int64).tobytes())
+        self._multi = (counts > 1).astype(np.uint8).tobytes()  # queries of more than one sample
+        self._offsets = array("q", np.asarray(schedule.query_offsets, np.int64).tobytes())
+        self._records = records
+        self._sample_done = records.sample_done_ns
+        self._first_token = records.sample_first_token_ns
+        self._n_tokens = records.sample_n_tokens
+        self._query_done = records.query_done_ns
+        self._done = bytearray(ns)                       # 1 once a sample completed (fast scalar test)
+        self._done_np = np.frombuffer(self._done, np.uint8)
+        self._has_ft = bytearray(ns)                     # 1 once its first token arrived
+        self._has_ft_np = np.frombuffer(self._has_ft, np.uint8)
+        mask = schedule.accuracy_log_mask
+        self._log_all = log_all_data
+        self._log_mask: bytes = (np.asarray(mask, np.uint8).tobytes() if mask is not None and not log_all_data
+                                 else bytes(ns) if not log_all_data else b"")
+        self._any_logged = log_all_data or (mask is not None and bool(np.any(mask)))
+        self._token_data: dict[int, bytes] = {}
+        self._use_tokens = use_tokens
+        self._needs_ft = needs_first_token and use_tokens
+        self._now = now_ns
+        self._lock = threading.Lock()
+        self._accuracy_sink = accuracy_sink
+        self._error_sink = error_sink
+        self.issued_end = 0          # samples [0, issued_end) have been handed to the SUT
+        self.completed_samples = 0
+        self.completed_queries = 0
+        self.error_count = 0
+        self._awaited = -1           # query the closed-loop issuer waits for (-1: none)
+        self.gate = threading.Lock()  # held; released when the awaited query completes
+        self.gate.acquire()
+        self._target = -1            # samples to wait for once issuing has ended
+        self.all_done = threading.Event()
+
+    # --- issuer side --------------------------------------------------------------------------
+
+    def await_query(self, q: int) -> None:
+        """Arm the gate for query `q` (called before issuing it) so its completion releases the issuer."""
+        self._awaited = q
+
+    def finish_issuing(self, n_samples_issued: int) -> None:
+        with self._lock:
+            self._target = n_samples_issued
+            if self.completed_samples >= n_samples_issued:
+                self.all_done.set()
+
+    def outstanding_ids(self, limit: int = 5) -> tuple[int, list[int]]:
+        """How many issued samples have not completed, and the first few of their ids."""
+        with self._lock:
+            pending = np.flatnonzero(self._done_np[: self.issued_end] == 0)
+        return int(pending.size), pending[:limit].tolist()
+
+    # --- SUT side -----------------------------------------------------------------------------
+
+    def _error(self, message: str) -> None:
+        self.error_count += 1
+        self._records.errors.append(message)
+        if self._error_sink is not None:
+            self._error_sink(message)
+
+    def _query_finished(self, q: int, t: int) -> None:
+        if self._multi[q]:
+            # the clock is read before the lock: a sample stamped later may have finished first
+            a, b = self._offsets[q], self._offsets[q + 1]
+            t = max(t, int(self._sample_done[a:b].max()))
+        self._query_done[q] = t
+        self.completed_queries += 1
+        if q == self._awaited:
+            self._awaited = -1
+            self.gate.release()
+
+    def _complete_loop(self, t: int, ids: list[int], ntoks: list[int] | None, who: str) -> list[int]:
+        """The scalar path (caller holds the lock); returns the positions whose output is logged."""
+        issued, done, rem, sq = self.issued_end, self._done, self._remaining, self._sample_query
+        logged: list[int] = []
+        n_ok = 0
+        for k, i in enumerate(ids):
+            if not 0 <= i < issued:
+                self._error(f"{who}: unknown response id {i}")
+                continue
+            if done[i]:
+                self._error(f"{who}: sample {i} completed twice")
+                continue
+            if self._use_tokens:
+                n = 0 if ntoks is None else ntoks[k]
+                if n <= 1:
+                    self._error(f"{who}: sample {i} reported n_tokens={n}; token latencies need at least 2")
+                if self._needs_ft and not self._has_ft[i]:
+                    self._error(f"{who}: sample {i} completed before its first token")
+                self._n_tokens[i] = n
+            done[i] = 1
+            self._sample_done[i] = t
+            n_ok += 1
+            q = sq[i]
+            rem[q] -= 1
+            if rem[q] == 0:
+                self._query_finished(q, t)
+            if self._any_logged and (self._log_all or self._log_mask[i]):
+                logged.append(k)
+        self.completed_samples += n_ok
+        if self.completed_samples == self._target:
+            self.all_done.set()
+        return logged
+
+    def complete(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+        t = self._now()
+        ids = [r.id for r in responses]
+        ntoks = [r.n_tokens for r in responses] if self._use_tokens else None
+        with self._lock:
+            logged = self._complete_loop(t, ids, ntoks, "QuerySamplesComplete")
+        if logged:
+            self._log_outputs([(ids[k], responses[k]) for k in logged], response_cb)
+
+    def complete_arrays(self, ids: np.ndarray, n_tokens: np.ndarray | None = None,
+                        data: np.ndarray | None = None) -> None:
+        """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
+        t = self._now()
+        if len(ids) <= SMALL_BATCH:  # a few numpy calls cost more than a short Python loop
+            id_list = ids.tolist() if isinstance(ids, np.ndarray) else [int(i) for i in ids]
+            ntoks = None if n_tokens is None else np.asarray(n_tokens, np.int64).tolist()
+            with self._lock:
+                logged = self._complete_loop(t, id_list, ntoks, "complete_arrays")
+            if logged:
+                self._log_outputs([(id_list[k], QuerySampleResponse(
+                    id_list[k], None if data is None else data[k], 0 if ntoks is None else ntoks[k]))
+                    for k in logged], None)
+            return
+        ids = np.asarray(ids, np.int64)
+        with self._lock:
+            issued = self.issued_end
+            keep = (ids >= 0) & (ids < issued)
+            for i in ids[~keep][:10].tolist():
+                self._error(f"complete_arrays: unknown response id {i}")
+            dup = np.zeros(ids.size, bool)
+            dup[keep] = self._done_np[ids[keep]] != 0
+            if ids.size > 1:
+                _, first = np.unique(ids, return_index=True)
+                again = np.ones(ids.size, bool)
+                again[first] = False
+                dup |= again & keep
+            for i in ids[dup][:10].tolist():
+                self._error(f"complete_arrays: sample {i} completed twice")
+            keep &= ~dup
+            n_bad = ids.size - int(np.count_nonzero(keep))
+            if n_bad > 20:
+                self._error(f"complete_arrays: {n_bad} responses rejected in one call (first ones listed above)")
+            if n_bad:
+                ids = ids[keep]
+                n_tokens = None if n_tokens is None else np.asarray(n_tokens)[keep]
+                data = None if data is None else np.asarray(data)[keep]
+            if self._use_tokens:
+                nt = np.zeros(ids.size, np.int64) if n_tokens is None else np.asarray(n_tokens, np.int64)
+                for i in ids[nt <= 1][:10].tolist():
+                    self._error(f"complete_arrays: sample {i} reported fewer than 2 tokens")
+                if self._needs_ft:
+                    for i in ids[self._has_ft_np[ids] == 0][:10].tolist():
+                        self._error(f"complete_arrays: sample {i} completed before its first token")
+                self._n_tokens[ids] = nt
+            self._done_np[ids] = 1
+            self._sample_done[ids] = t
+            if ids.size == 1:
+                qs, counts = [self._sample_query[int(ids[0])]], [1]
+            else:
+                uq, cnt = np.unique(self._sample_query_np[ids], return_counts=True)
+                qs, counts = uq.tolist(), cnt.tolist()
+            rem = self._remaining
+            for q, c in zip(qs, counts, strict=True):
+                rem[q] -= c
+                if rem[q] == 0:
+                    self._query_finished(q, t)
+            self.completed_samples += int(ids.size)
+            if self.completed_samples == self._target:
+                self.all_done.set()
+        if self._any_logged and ids.size:
+            pick = (np.ones(ids.size, bool) if self._log_all
+                    else np.frombuffer(self._log_mask, np.uint8)[ids] != 0)
+            if pick.any():
+                rows = None if data is None else np.asarray(data)[pick]
+                self._log_outputs([(i, QuerySampleResponse(i, None if rows is None else rows[k], int(self._n_tokens[i])))
+                                   for k, i in enumerate(ids[pick].tolist())], None)
+
+    def first_token(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+        t = self._now()
+        keep: list[tuple[int, bytes]] = []
+        with self._lock:
+            issued, done, has_ft = self.issued_end, self._done, self._has_ft
+            for r in responses:
+                i = r.id
+                if not 0 <= i < issued:
+                    self._error(f"FirstTokenComplete: unknown response id {i}")
+                    continue
+                if done[i]:
+                    self._error(f"FirstTokenComplete: sample {i} reported its first token after completion")
+                    continue
+                if has_ft[i]:
+                    self._error(f"FirstTokenComplete: sample {i} reported its first token twice")
+                    continue
+                has_ft[i] = 1
+                self._first_token[i] = t
+                if self._any_logged and (self._log_all or self._log_mask[i]):
+                    if response_cb is not None:
+                        response_cb(r)
+                    keep.append((i, as_bytes(r.data)))
+            for i, b in keep:
+                self._token_data[i] = b
+
+    def _log_outputs(self, logged: list[tuple[int, QuerySampleResponse]], response_cb: Callable[[Any], None] | None) -> None:
+        sink = self._accuracy_sink
+        for i, r in logged:
+            if response_cb is not None:
+                response_cb(r)
+            data = as_bytes(r.data)
+            if sink is not None:
+                with self._lock:
+                    token_data = self._token_data.pop(i, None)
+                sink(i, int(self._sample_index[i]), data, int(r.n_tokens), token_data)
+
+
+# --- the module-level routing --------------------------------------------------------------------
+
+_active: CompletionTracker | None = None
+_slot_lock = threading.Lock()
+late_completions = 0  # completions that arrived with no run in progress (dropped)
+
+
+def attach(tracker: CompletionTracker) -> None:
+    global _active
+    with _slot_lock:
+        if _active is not None:
+            raise RunError("another run is already in progress in this process")
+        _active = tracker
+
+
+def detach(tracker: CompletionTracker) -> None:
+    global _active
+    with _slot_lock:
+        if _active is tracker:
+            _active = None
+
+
+def _drop(n: int) -> None:
+    global late_completions
+    late_completions += n
+
+
+def query_samples_complete(responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+    """Report finished samples (any thread). `response_cb` runs right before a logged payload is copied."""
+    tracker = _active
+    if tracker is None:
+        _drop(len(responses))
+        return
+    tracker.complete(responses, response_cb)
+
+
+def first_token_complete(responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+    """Report the first output token of samples (token-latency runs, any thread)."""
+    tracker = _active
+    if tracker is None:
+        _drop(len(responses))
+        return
+    tracker.first_token(responses, response_cb)
+
+
+def complete_arrays(ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None) -> None:
+    """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id)."""
+    tracker = _active
+    if tracker is None:
+        _drop(len(ids))
+        return
+    tracker.complete_arrays(ids, n_tokens, data)
+
+
+__all__ = ["NOT_SET", "CompletionTracker", "as_bytes", "attach", "complete_arrays", "detach",
+           "first_token_complete", "query_samples_complete"]

@@ -1,0 +1,521 @@
+"""One run of the load generator, in the official StartTest order (official-loadgen.md §1).
+
+open the four logs -> version, SUT and QSL info -> audit.config -> (test05) -> requested_* ->
+normalize -> effective_* -> per mode: loadable sets, load, generate the schedule (before the clock
+starts), issue, wait for completion, unload -> summarize -> detail results, summary, accuracy and
+trace files.
+
+Faults keep what was measured: a SUT that raises, never completes, or a Ctrl-C ends the run early,
+the logs written so far stay and the summary says the run is incomplete. A raising SUT surfaces as
+`RunError` chained to its exception; Ctrl-C is re-raised after the logs are written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import importlib.metadata
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.loadgen import completion as completion_mod
+from proctor.loadgen.clock import Clock, MonotonicClock
+from proctor.loadgen.completion import CompletionTracker
+from proctor.loadgen.issuer import IssueOutcome, Issuer
+from proctor.loadgen.logs.accuracy import AccuracyLog
+from proctor.loadgen.logs.detail import DetailLog, log_effective_settings, log_requested_settings, log_results
+from proctor.loadgen.logs.summary import INCOMPLETE_MARK, footer_lines, render_summary
+from proctor.loadgen.logs.trace import TraceLog
+from proctor.loadgen.normalize import normalize
+from proctor.loadgen.progress import ProgressHooks
+from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.results import PerformanceResult, summarize
+from proctor.loadgen.schedule import generate_schedule, loadable_sets, query_timeline
+from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+
+OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
+MIN_TIMEOUT_NS = 60_000_000_000   # a stuck SUT is given up on after max(60 s, 2 x min duration)
+MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """What `run_test` hands back: the performance result (None in accuracy-only runs) and status."""
+
+    result: PerformanceResult | None
+    valid: bool
+    incomplete: bool
+    incomplete_reason: str
+    log_paths: dict[str, Path]
+    errors: int
+    warnings: int
+    effective: EffectiveSettings | None = None
+    schedule: Schedule | None = None
+    records: Records | None = None
+    accuracy_samples: int = 0         # samples whose output went to the accuracy log
+    issue_stop_reason: str = ""
+
+
+def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dict[str, Path]:
+    """`<outdir>/<prefix>[<datetime>_]{summary,detail}<suffix>.txt`, `{accuracy,trace}<suffix>.json`."""
+    out = log_settings.log_output
+    prefix = out.prefix
+    if out.prefix_with_datetime:
+        prefix += (when or dt.datetime.now()).strftime("%Y-%m-%dT%H:%M:%S") + "_"
+    base = Path(out.outdir)
+    return {
+        "summary": base / f"{prefix}summary{out.suffix}.txt",
+        "detail": base / f"{prefix}detail{out.suffix}.txt",
+        "accuracy": base / f"{prefix}accuracy{out.suffix}.json",
+        "trace": base / f"{prefix}trace{out.suffix}.json",
+    }
+
+
+@dataclass(slots=True)
+class _Phase:
+    """One issue pass: a schedule over one loaded set, its records and completion tracker."""
+
+    mode: TestMode
+    schedule: Schedule
+    records: Records
+    tracker: CompletionTracker
+    seq_offset: int
+    outcome: IssueOutcome | None = None
+    loaded: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+class Run:
+    """Owns one run: its logs, its settings and the phases it issues."""
+
+    def __init__(self, sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSettings, *,
+                 audit_config: str | os.PathLike[str] | None, progress: ProgressHooks | None,
+                 clock: Clock | None, timeout_s: float | None) -> None:
+        self.sut, self.qsl = sut, qsl
+        self.requested = settings
+        self.settings = settings
+        self.log_settings = log_settings
+        self.audit_config = audit_config
+        self.progress = progress or ProgressHooks()
+        self.clock = clock or MonotonicClock()
+        self.timeout_ns = None if timeout_s is None else int(timeout_s * 1e9)
+        self.paths = log_paths(log_settings)
+        self.logs: _Logs | None = None
+        self.eff: EffectiveSettings | None = None
+        self.incomplete_reason = ""
+        self.errors = 0     # final counts, taken from the detail log when it closes
+        self.warnings = 0
+        self.accuracy_samples = 0
+        self.seq_next = 0
+        self.perf_phase: _Phase | None = None
+        self.result: PerformanceResult | None = None
+        self.stop_reason = ""
+        self._sut_failed = False  # the SUT or QSL raised during a phase: reported as RunError
+
+    # --- logging helpers ------------------------------------------------------------------------
+
+    def log(self, key: str, value: Any) -> None:
+        assert self.logs is not None
+        self.logs.detail.log(key, value)
+
+    def error(self, message: str) -> None:
+        assert self.logs is not None
+        self.logs.detail.error(message)
+
+    def warning(self, message: str) -> None:
+        assert self.logs is not None
+        self.logs.detail.warning(message)
+
+    def info(self, message: str) -> None:
+        self.log("generic_message", message)
+
+    # --- the run --------------------------------------------------------------------------------
+
+    def execute(self) -> RunOutcome:
+        self.logs = _open_logs(self.paths, self.log_settings, self.clock)
+        failure: BaseException | None = None
+        try:
+            self._prologue()
+            self._dispatch()
+        except KeyboardInterrupt as exc:
+            self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+            failure = exc
+        except Exception as exc:
+            self.incomplete_reason = self.incomplete_reason or f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, ConfigError):
+                self.logs.detail.error(str(exc), key="error_invalid_test_settings")
+            failure = exc
+        finally:
+            epilogue_failure: BaseException | None = None
+            try:
+                outcome = self._epilogue()
+            except BaseException as exc:  # never mask the first failure with one from closing
+                if failure is None:
+                    raise
+                epilogue_failure = exc
+        if failure is not None:
+            if self._sut_failed and not isinstance(failure, ProctorError | KeyboardInterrupt):
+                raise RunError(f"run incomplete: {self.incomplete_reason} "
+                               f"(logs in {self.paths['detail'].parent})") from failure
+            if epilogue_failure is not None:
+                failure.add_note(f"while writing the logs: {epilogue_failure!r}")
+            raise failure
+        return outcome
+
+    def _prologue(self) -> None:
+        for key, value in _version_items():
+            self.logs.detail.log(key, value, file="version.cc")
+        self.log("test_datetime", dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        t0 = time.perf_counter_ns()
+        sut_name = self.sut.name
+        name_ns = time.perf_counter_ns() - t0
+        self.log("sut_name", sut_name)
+        self.log("get_sut_name_duration_ns", name_ns)
+        self.log("qsl_name", self.qsl.name)
+        self.log("qsl_reported_total_count", int(self.qsl.total_sample_count))
+        self.log("qsl_reported_performance_count", int(self.qsl.performance_sample_count))
+        settings = self.requested
+        if self.audit_config is not None and Path(self.audit_config).is_file():
+            settings = _apply_audit_config(settings, Path(self.audit_config))
+        if settings.test05:  # StartTest: performance mode with the test05 seeds, before anything is logged
+            settings = dataclasses.replace(
+                settings, mode=TestMode.PERFORMANCE_ONLY, qsl_rng_seed=settings.test05_qsl_rng_seed,
+                sample_index_rng_seed=settings.test05_sample_index_rng_seed,
+                schedule_rng_seed=settings.test05_schedule_rng_seed)
+        self.settings = settings
+        log_requested_settings(self.logs.detail, _RequestedView(settings))
+        self.eff = normalize(settings, int(self.qsl.total_sample_count), int(self.qsl.performance_sample_count))
+        log_effective_settings(self.logs.detail, self.eff)
+
+    def _dispatch(self) -> None:
+        assert self.eff is not None
+        mode = self.eff.test_mode
+        if mode in (TestMode.ACCURACY_ONLY, TestMode.SUBMISSION_RUN):
+            self._run_accuracy()
+        if mode in (TestMode.PERFORMANCE_ONLY, TestMode.SUBMISSION_RUN) and not self.incomplete_reason:
+            self._run_performance()
+        if mode == TestMode.FIND_PEAK_PERFORMANCE:
+            self._find_peak()
+
+    def _find_peak(self) -> None:
+        """The hook for the Server peak-QPS search (official FindPeakPerformance, a later issue).
+
+        Today: one normal Server run at server_target_qps, and a warning saying so.
+        """
+        assert self.eff is not None
+        if self.eff.scenario != Scenario.SERVER:
+            self.error("FindPeakPerformance is only for the Server scenario")
+            return
+        self.warning("FindPeakPerformance: the peak-QPS search is not implemented yet; "
+                     "ran one Server run at server_target_qps")
+        self._run_performance()
+
+    # --- phases ---------------------------------------------------------------------------------
+
+    def _limits(self, accuracy: bool) -> tuple[int | None, int]:
+        """(overall limit from start, longest wait for one completion) in ns."""
+        assert self.eff is not None
+        if self.timeout_ns is not None:
+            return (None if accuracy else self.timeout_ns), self.timeout_ns
+        if accuracy:
+            return None, MIN_TIMEOUT_NS
+        if self.eff.max_duration_ms:
+            limit = self.eff.max_duration_ms * 1_000_000 + MAX_DURATION_GRACE_NS
+        else:
+            limit = max(MIN_TIMEOUT_NS, 2 * self.eff.min_duration_ms * 1_000_000)
+        return limit, limit
+
+    def _run_accuracy(self) -> None:
+        assert self.eff is not None
+        self.log("generic_message", "Starting accuracy mode")
+        total = int(self.qsl.total_sample_count)
+        for loaded in loadable_sets(self.eff, total, TestMode.ACCURACY_ONLY):
+            schedule = generate_schedule(self.eff, loaded, TestMode.ACCURACY_ONLY, first_sample_seq=self.seq_next)
+            phase = self._phase(TestMode.ACCURACY_ONLY, schedule, loaded)
+            self._issue_phase(phase)
+            if self.incomplete_reason:
+                return
+
+    def _run_performance(self) -> None:
+        assert self.eff is not None
+        self.log("generic_message", "Starting performance mode")
+        sets = loadable_sets(self.eff, int(self.qsl.total_sample_count), TestMode.PERFORMANCE_ONLY)
+        loaded = sets[0]
+        schedule = generate_schedule(self.eff, loaded, TestMode.PERFORMANCE_ONLY,
+                                     first_sample_seq=self.seq_next)
+        self.perf_phase = self._phase(TestMode.PERFORMANCE_ONLY, schedule, loaded)
+        self._issue_phase(self.perf_phase)
+
+    def _phase(self, mode: TestMode, schedule: Schedule, loaded: np.ndarray) -> _Phase:
+        assert self.eff is not None and self.logs is not None
+        accuracy = mode == TestMode.ACCURACY_ONLY
+        records = Records.allocate(schedule)
+        offset = self.seq_next
+        self.seq_next += schedule.n_samples
+        acc_log = self.logs.accuracy
+        tokens, offline = self.eff.use_token_latencies, self.eff.scenario == Scenario.OFFLINE
+
+        def sink(seq: int, qsl_idx: int, data: bytes, n_tokens: int, token_data: bytes | None) -> None:
+            self.accuracy_samples += 1
+            if not tokens:
+                acc_log.add(seq + offset, qsl_idx, data)
+            else:  # official: token runs add token_count; non-Offline ones also the first-token data
+                acc_log.add(seq + offset, qsl_idx, data, token_count=n_tokens,
+                            token_data=None if offline else (token_data or b""))
+
+        tracker = CompletionTracker(
+            schedule, records, self.clock.now_ns, log_all_data=accuracy,
+            use_tokens=self.eff.use_token_latencies,
+            needs_first_token=self.eff.scenario != Scenario.OFFLINE,
+            accuracy_sink=sink, error_sink=self.error)
+        return _Phase(mode, schedule, records, tracker, offset, loaded=loaded)
+
+    def _issue_phase(self, phase: _Phase) -> None:
+        """Load, issue, wait, unload: the timed part of one phase."""
+        assert self.eff is not None
+        loaded_list = phase.loaded.tolist()
+        self.qsl.load_samples(loaded_list)
+        self.log("loaded_qsl_set", loaded_list)
+        sched = phase.schedule
+        self.log("generated_query_count", sched.n_queries)
+        self.log("generated_samples_per_query", int(sched.query_offsets[1] - sched.query_offsets[0]) if sched.n_queries else 0)
+        # the official prints the timestamp after the last query, which only the timeline knows
+        self.log("generated_query_duration", int(query_timeline(self.eff, len(phase.loaded), phase.mode)[-1]))
+        accuracy = phase.mode == TestMode.ACCURACY_ONLY
+        limit, stall = self._limits(accuracy)
+        issuer = Issuer(self.sut, sched, phase.records, phase.tracker, self.eff, self.clock,
+                        accuracy=accuracy, limit_ns=limit, stall_ns=stall, error=self.error, info=self.info)
+        completion_mod.attach(phase.tracker)
+        self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
+        power_begin = dt.datetime.now(dt.UTC)
+        try:
+            phase.outcome = issuer.run()
+            self.stop_reason = phase.outcome.stop_reason
+            self.sut.flush_queries()
+            self._wait(phase, limit, stall)
+        except KeyboardInterrupt:
+            self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+            self.error(f"run interrupted: {self._progress_text(phase)}")
+            raise
+        except Exception as exc:
+            self._sut_failed = True
+            self.incomplete_reason = self.incomplete_reason or (
+                f"the SUT raised {type(exc).__name__} while queries were issued: {exc}")
+            self.error(f"{self.incomplete_reason} ({self._progress_text(phase)})")
+            raise
+        finally:
+            phase.records.end_ns = self.clock.now_ns()
+            completion_mod.detach(phase.tracker)
+            power_end = dt.datetime.now(dt.UTC)
+            self.progress.on_phase_end(phase.mode, phase.records)
+            if self.incomplete_reason:
+                phase.records.incomplete = True
+                phase.records.incomplete_reason = self.incomplete_reason
+        self.qsl.unload_samples(loaded_list)
+        self.log("power_begin", _power_time(power_begin))
+        self.log("power_end", _power_time(power_end))
+
+    @staticmethod
+    def _progress_text(phase: _Phase) -> str:
+        rec = phase.records
+        return (f"{rec.n_queries_issued} queries / {rec.n_samples_issued} samples issued, "
+                f"{phase.tracker.completed_samples} samples completed")
+
+    def _wait(self, phase: _Phase, limit: int | None, stall: int) -> None:
+        """Block until every issued sample completed, or give up after the limits (wall time)."""
+        rec, tracker = phase.records, phase.tracker
+        tracker.finish_issuing(rec.n_samples_issued)
+        ok = tracker.all_done.is_set()
+        if not ok and phase.outcome is not None and phase.outcome.stop_reason != "timeout":
+            wall_start = phase.outcome.wall_start_ns
+            last_done, last_change = -1, time.monotonic_ns()
+            while not ok:
+                now = time.monotonic_ns()
+                if tracker.completed_samples != last_done:
+                    last_done, last_change = tracker.completed_samples, now
+                left = stall - (now - last_change)
+                if limit is not None:
+                    left = min(left, wall_start + limit - now)
+                if left <= 0:
+                    break
+                ok = tracker.all_done.wait(timeout=min(left * 1e-9, 0.25))
+        if not ok:
+            n, first = tracker.outstanding_ids()
+            self.incomplete_reason = (f"the SUT did not complete {n} of {rec.n_samples_issued} issued samples "
+                                      f"in time (first outstanding ids: {first})")
+            self.error(self.incomplete_reason)
+
+    # --- the end --------------------------------------------------------------------------------
+
+    def _epilogue(self) -> RunOutcome:
+        logs = self.logs
+        assert logs is not None
+        phase = self.perf_phase
+        if phase is not None and phase.records.n_queries_issued and self.eff is not None:
+            try:
+                self.result = summarize(self.eff, phase.schedule, phase.records)
+            except Exception as exc:  # a partial run may not be summarisable; say so, keep the logs
+                self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
+                self.result = None
+        incomplete = bool(self.incomplete_reason)
+        if self.result is not None:
+            log_results(logs.detail, self.result)
+        else:
+            if incomplete:
+                logs.detail.log("proctor_run_incomplete", self.incomplete_reason)
+            if phase is not None:  # like the official, accuracy-only runs log no results block
+                logs.detail.log("num_errors", logs.detail.n_errors, file="results.cc", line_no=852)
+        if phase is not None:
+            _write_trace(logs.trace, phase.schedule, phase.records)
+        valid = bool(self.result is not None and self.result.valid and not incomplete)
+        self.errors, self.warnings = logs.detail.n_errors, logs.detail.n_warnings
+        if self.eff is not None:
+            text = render_summary(self.result, self.eff, self._sut_name(), n_warnings=self.warnings,
+                                  n_errors=self.errors)
+        else:  # the settings were refused: the footer alone, as the official writes for no result
+            text = "\n".join(footer_lines(self.warnings, self.errors)) + "\n"
+        if incomplete and (self.result is None or self.result.complete):
+            text += f"\nResult is : INVALID\n{INCOMPLETE_MARK} {self.incomplete_reason}\n"
+        _close_logs(logs, text, self.log_settings)
+        outcome = RunOutcome(
+            result=self.result, valid=valid, incomplete=incomplete, incomplete_reason=self.incomplete_reason,
+            log_paths=dict(self.paths), errors=self.errors, warnings=self.warnings, effective=self.eff,
+            schedule=None if phase is None else phase.schedule, records=None if phase is None else phase.records,
+            accuracy_samples=self.accuracy_samples, issue_stop_reason=self.stop_reason)
+        self.progress.on_end(outcome)
+        return outcome
+
+    def _sut_name(self) -> str:
+        try:
+            return str(self.sut.name)
+        except Exception:
+            return "?"
+
+
+# --- the stages' plumbing: logs, version info, audit.config, trace --------------------------------
+
+@dataclass(slots=True)
+class _Logs:
+    detail: DetailLog
+    accuracy: AccuracyLog
+    trace: TraceLog
+    summary: Path
+
+
+def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) -> _Logs:
+    """All four files open before anything runs; a file that cannot be opened stops the run."""
+    opened: list[Any] = []
+    try:
+        Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
+        copy = sys.stdout if log_settings.log_output.copy_detail_to_stdout else None
+        opened.append(DetailLog(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
+        opened.append(AccuracyLog(paths["accuracy"]))
+        opened.append(TraceLog(paths["trace"], enabled=log_settings.enable_trace, start_ns=clock.now_ns()))
+        with open(paths["summary"], "w", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        for log in opened:
+            log.close()
+        raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
+    return _Logs(opened[0], opened[1], opened[2], paths["summary"])
+
+
+def _close_logs(logs: _Logs, summary_text: str, log_settings: LogSettings) -> None:
+    logs.accuracy.close()
+    logs.trace.close()
+    logs.detail.close()
+    logs.summary.write_text(summary_text, encoding="utf-8")
+    if log_settings.log_output.copy_summary_to_stdout:
+        sys.stdout.write(summary_text)
+
+
+def _version_items() -> list[tuple[str, Any]]:
+    """The official loadgen_* version keys, filled with proctor's own identity."""
+    try:
+        version = importlib.metadata.version("proctor")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    here = Path(__file__).parent
+    sha1 = {f"/{p.relative_to(here).as_posix()}": hashlib.sha1(p.read_bytes()).hexdigest()
+            for p in sorted(here.rglob("*.py"))}
+    built = dt.datetime.fromtimestamp(Path(__file__).stat().st_mtime, dt.UTC)
+    return [
+        ("loadgen_version", f"proctor {version} (official LoadGen {OFFICIAL_LOADGEN_VERSION} compatible)"),
+        ("loadgen_build_date_local", built.astimezone().replace(tzinfo=None).isoformat()),
+        ("loadgen_build_date_utc", built.replace(tzinfo=None).isoformat()),
+        ("loadgen_git_commit_date", ""),
+        ("loadgen_git_log_message", ""),
+        ("loadgen_git_status_message", ""),
+        ("loadgen_file_sha1", sha1),
+    ]
+
+
+def _apply_audit_config(settings: TestSettings, path: Path) -> TestSettings:
+    """audit.config is read with model "*", so only `*.<scenario>.key` lines apply (spec §2)."""
+    from proctor.loadgen.conf import ConfType, apply_conf, parse_conf
+
+    return apply_conf(settings, parse_conf(path, ConfType.AUDIT), "*", settings.scenario, ConfType.AUDIT)
+
+
+def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
+    """Per-sample events from the arrays, after the run (never from the timed path)."""
+    if not trace.enabled:
+        return
+    nq = records.n_queries_issued
+    ns = int(schedule.query_offsets[nq]) if nq else 0
+    query_of = np.repeat(np.arange(nq, dtype=np.int64), np.diff(schedule.query_offsets[:nq + 1]))
+    done = records.sample_done_ns[:ns]
+    ok = np.flatnonzero(done != NOT_SET)
+    trace.samples(ok, query_of[ok], schedule.sample_index[:ns][ok],
+                  records.query_issued_ns[query_of[ok]], done[ok])
+
+
+class _RequestedView:
+    """The settings as `log_requested_settings` reads them: the official logs the `mode` field as
+    `requested_test_mode`, and the log writer looks the field up by that name."""
+
+    __slots__ = ("_settings",)
+
+    def __init__(self, settings: TestSettings) -> None:
+        self._settings = settings
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "test_mode" and not hasattr(self._settings, "test_mode"):
+            name = "mode"
+        return getattr(self._settings, name)
+
+
+def _power_time(t: dt.datetime) -> str:
+    return t.strftime("%m-%d-%Y %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+
+
+_run_lock = threading.Lock()
+
+
+def run_test(sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSettings | None = None, *,
+             audit_config: str | os.PathLike[str] | None = "audit.config", progress: ProgressHooks | None = None,
+             clock: Clock | None = None, timeout_s: float | None = None) -> RunOutcome:
+    """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
+
+    `timeout_s` bounds how long a stuck SUT is waited for (default: max_duration + 1 s when set,
+    else max(60 s, 2 x min duration); in accuracy mode, 60 s without any completion).
+    """
+    if not _run_lock.acquire(blocking=False):
+        raise RunError("another run is already in progress in this process")
+    try:
+        return Run(sut, qsl, settings, log_settings or LogSettings(), audit_config=audit_config,
+                   progress=progress, clock=clock, timeout_s=timeout_s).execute()
+    finally:
+        _run_lock.release()
+
+
+__all__ = ["RunOutcome", "log_paths", "run_test"]

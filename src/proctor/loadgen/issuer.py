@@ -1,0 +1,211 @@
+"""The issuer: the only timed code. It hands the pre-built schedule to the SUT and stamps records.
+
+Two loops, after the official IssueQueryController (spec official-loadgen.md §3 "Issue loop"):
+- closed loop (SingleStream, MultiStream): issue query q, then wait until it completes; its
+  scheduled time is its issue time (rules "Load Generator": "sends the next query as soon as the
+  previous query is processed").
+- open loop (Server, Offline): query q is due at start + its scheduled offset; sleep until shortly
+  before, then spin; late queries go at once; with coalescing, every further query already due is
+  added to the same call (each keeps its own scheduled time). Offline's queries are all due at start.
+
+Stop rules (not in accuracy mode, which issues everything): after an issue, non-Server scenarios stop
+once `issued >= min_query_count` and `issue time - start >= target duration`; every scenario stops
+with an error on max_query_count, on max_duration, and (Server) when more than
+server_max_async_queries queries are outstanding. Running out of generated queries before the
+minimum is an error. The loop builds no Python object per sample for array SUTs
+(`issue_query_arrays`); for the others the QuerySample objects are built before the clock starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from proctor.loadgen.clock import Clock
+from proctor.loadgen.completion import CompletionTracker
+from proctor.loadgen.records import Records, Schedule
+from proctor.loadgen.settings import EffectiveSettings
+from proctor.loadgen.types import QuerySample, Scenario
+
+# Above this many samples the QuerySample objects are built per query while issuing instead of
+# all up front (memory: ~100 bytes each).
+PREBUILD_LIMIT = 4_000_000
+
+RAN_OUT = ("Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
+           "were reached. Please update the relevant expected latency or target qps in the TestSettings "
+           "so they are more accurate.")
+
+
+@dataclass(slots=True)
+class IssueOutcome:
+    stop_reason: str   # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout"
+    start_ns: int
+    end_issue_ns: int
+    wall_start_ns: int  # time.monotonic_ns() at the start: timeouts are wall time whatever the clock
+
+
+def _issue_fn(sut: Any, schedule: Schedule) -> Callable[[int, int], None]:
+    """A function issuing samples [a, b) to the SUT, in the form the SUT prefers."""
+    arrays = getattr(sut, "issue_query_arrays", None)
+    if arrays is not None:
+        seq = np.arange(schedule.n_samples, dtype=np.int64)
+        idx = schedule.sample_index
+
+        def issue_arrays(a: int, b: int) -> None:
+            arrays(seq[a:b], idx[a:b])
+
+        return issue_arrays
+    issue_query = sut.issue_query
+    if schedule.n_samples <= PREBUILD_LIMIT:
+        samples = [QuerySample(i, x) for i, x in enumerate(schedule.sample_index.tolist())]
+
+        def issue_prebuilt(a: int, b: int) -> None:
+            issue_query(samples[a:b])
+
+        return issue_prebuilt
+    idx_arr = schedule.sample_index
+
+    def issue_built(a: int, b: int) -> None:
+        issue_query([QuerySample(i, x) for i, x in enumerate(idx_arr[a:b].tolist(), a)])
+
+    return issue_built
+
+
+class Issuer:
+    """Drives one schedule through the SUT. `run` returns when issuing ended (not when all completed)."""
+
+    def __init__(self, sut: Any, schedule: Schedule, records: Records, tracker: CompletionTracker,
+                 eff: EffectiveSettings, clock: Clock, *, accuracy: bool, limit_ns: int | None,
+                 stall_ns: int, error: Callable[[str], None], info: Callable[[str], None] | None = None) -> None:
+        self.sut, self.schedule, self.records, self.tracker = sut, schedule, records, tracker
+        self.eff, self.clock, self.accuracy = eff, clock, accuracy
+        self.limit_ns = limit_ns  # the whole run (issue + wait) may take at most this long (None: no limit)
+        self.stall_ns = stall_ns  # the longest wait for one closed-loop query
+        self.error = error
+        self.info = info or (lambda message: None)
+        self._issue = _issue_fn(sut, schedule)
+
+    def run(self) -> IssueOutcome:
+        if self.eff.scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
+            return self._closed_loop()
+        return self._open_loop()
+
+    def _stop_check(self, n_issued: int, t: int, start: int) -> str | None:
+        """The official after-issue checks, in their order; None means keep going."""
+        eff = self.eff
+        if self.accuracy:
+            return None
+        if eff.scenario != Scenario.SERVER and n_issued >= eff.min_query_count \
+                and t - start >= eff.target_duration_ms * 1_000_000:
+            self.info("Ending naturally: Minimum query count and test duration met.")
+            return "done"
+        if eff.max_query_count and n_issued >= eff.max_query_count:
+            self.error(f"Ending early: Max query count reached. query_count={n_issued}")
+            return "max_query_count"
+        if eff.max_duration_ms and t - start > eff.max_duration_ms * 1_000_000:
+            self.error(f"Ending early: Max test duration reached. duration_ns={t - start}")
+            return "max_duration"
+        if eff.scenario == Scenario.SERVER and eff.max_async_queries:
+            outstanding = n_issued - self.tracker.completed_queries
+            if outstanding > eff.max_async_queries:
+                self.error(f"Ending early: Too many outstanding queries. issued={n_issued} outstanding={outstanding}")
+                return "too_many_outstanding"
+        return None
+
+    def _exhausted(self) -> str:
+        if self.accuracy or self.eff.scenario == Scenario.SERVER:
+            return "exhausted"
+        self.error(RAN_OUT)
+        return "ran_out"
+
+    def _closed_loop(self) -> IssueOutcome:
+        rec, tracker, issue = self.records, self.tracker, self._issue
+        offs = self.schedule.query_offsets.tolist()
+        qsched, qissued = rec.query_scheduled_ns, rec.query_issued_ns
+        now = self.clock.now_ns
+        gate_acquire = tracker.gate.acquire
+        nq = self.schedule.n_queries
+        wall = time.monotonic_ns
+        start = now()
+        wall_start = wall()
+        rec.start_ns = start
+        deadline = None if self.limit_ns is None else wall_start + self.limit_ns
+        stall_s = self.stall_ns * 1e-9
+        reason = ""
+        q = 0
+        while q < nq:
+            b = offs[q + 1]
+            tracker.issued_end = b
+            tracker.await_query(q)
+            t = now()
+            qsched[q] = t
+            qissued[q] = t
+            issue(offs[q], b)
+            q += 1
+            rec.n_queries_issued = q
+            rec.n_samples_issued = b
+            stop = self._stop_check(q, t, start)
+            if stop is not None:
+                reason = stop
+                break
+            wait_s = stall_s if deadline is None else min(stall_s, (deadline - wall()) * 1e-9)
+            if wait_s <= 0 or not gate_acquire(timeout=wait_s):
+                reason = "timeout"
+                break
+        else:
+            reason = self._exhausted()
+        return IssueOutcome(reason, start, now(), wall_start)
+
+    def _open_loop(self) -> IssueOutcome:
+        rec, tracker, issue = self.records, self.tracker, self._issue
+        offs = self.schedule.query_offsets.tolist()
+        sched = self.schedule.scheduled_ns
+        if self.eff.scenario == Scenario.OFFLINE:
+            sched = np.zeros_like(sched)  # every Offline query is due at the start
+        rel = sched.tolist()
+        qsched, qissued = rec.query_scheduled_ns, rec.query_issued_ns
+        now, sleep_until = self.clock.now_ns, self.clock.sleep_until
+        coalesce = self.eff.server_coalesce_queries and self.eff.scenario == Scenario.SERVER
+        nq = len(rel)
+        eff = self.eff
+        checks = not self.accuracy and (eff.scenario != Scenario.SERVER or eff.max_query_count
+                                         or eff.max_duration_ms or eff.max_async_queries)
+        start = now()
+        wall_start = time.monotonic_ns()
+        rec.start_ns = start
+        reason = ""
+        q = 0
+        while q < nq:
+            due = start + rel[q]
+            t = now()
+            if t < due:
+                sleep_until(due)
+                t = now()
+            e = q + 1
+            if coalesce:
+                horizon = t - start
+                while e < nq and rel[e] <= horizon:
+                    e += 1
+            b = offs[e]
+            tracker.issued_end = b
+            if e == q + 1:
+                qsched[q] = due
+                qissued[q] = t
+            else:
+                qsched[q:e] = sched[q:e] + start
+                qissued[q:e] = t
+            issue(offs[q], b)
+            q = e
+            rec.n_queries_issued = q
+            rec.n_samples_issued = b
+            # the checks of _stop_check, inlined: none of them can fire unless its limit is set
+            if checks and (stop := self._stop_check(q, t, start)) is not None:
+                reason = stop
+                break
+        else:
+            reason = self._exhausted()
+        return IssueOutcome(reason, start, now(), wall_start)

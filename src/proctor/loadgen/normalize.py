@@ -1,0 +1,124 @@
+"""Requested settings -> the settings a run actually uses (official TestSettingsInternal).
+
+Kept pure and separate from the engine so the same numbers can be checked against a detail log's
+`effective_*` lines without running anything. Every conversion copies the official arithmetic,
+including its integer truncations (see /work/shared/spec/official-loadgen.md §1 "Effective
+settings"), because the submission checker compares these values exactly.
+"""
+
+from __future__ import annotations
+
+from proctor.errors import ConfigError
+from proctor.loadgen.settings import EffectiveSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+
+_NS_PER_S = 1_000_000_000
+_OFFLINE_SLACK = 1.1  # loadgen kSlack: generate 10% more samples than min duration needs
+_U64 = 1 << 64
+
+
+def _u64(x: float) -> int:
+    """C++ `uint64_t(double)`: truncation toward zero (the official casts never see negatives)."""
+    return int(x) % _U64 if x >= 0 else 0
+
+
+def normalize(settings: TestSettings, qsl_total: int, qsl_perf_count: int) -> EffectiveSettings:
+    """The official TestSettingsInternal for `settings` and a QSL of the given sizes.
+
+    test05 is applied here too (the official StartTest does it just before building the internal
+    settings): performance mode with the test05 seeds.
+    """
+    s = settings
+    scenario = Scenario(s.scenario)
+    mode = TestMode(s.mode)
+    qsl_seed, index_seed, schedule_seed = s.qsl_rng_seed, s.sample_index_rng_seed, s.schedule_rng_seed
+    if s.test05:
+        mode = TestMode.PERFORMANCE_ONLY
+        qsl_seed = s.test05_qsl_rng_seed
+        index_seed = s.test05_sample_index_rng_seed
+        schedule_seed = s.test05_schedule_rng_seed
+
+    target_latency_ns = 0
+    if scenario is Scenario.SINGLE_STREAM:
+        if s.single_stream_expected_latency_ns <= 0:
+            raise ConfigError(
+                "single_stream_expected_latency_ns must be > 0", key="single_stream_expected_latency_ns"
+            )
+        target_qps = _NS_PER_S / float(s.single_stream_expected_latency_ns)
+        max_async = 1
+        percentile = s.single_stream_target_latency_percentile
+    elif scenario is Scenario.MULTI_STREAM:
+        if s.multi_stream_expected_latency_ns <= 0:
+            raise ConfigError(
+                "multi_stream_expected_latency_ns must be > 0", key="multi_stream_expected_latency_ns"
+            )
+        target_qps = _NS_PER_S / float(s.multi_stream_expected_latency_ns)
+        max_async = 1
+        percentile = s.multi_stream_target_latency_percentile
+    elif scenario is Scenario.SERVER:
+        # A negative request is logged as an error by the official code, which keeps 1.0.
+        target_qps = float(s.server_target_qps) if s.server_target_qps >= 0.0 else 1.0
+        target_latency_ns = int(s.server_target_latency_ns)
+        percentile = s.server_target_latency_percentile
+        max_async = int(s.server_max_async_queries)
+    else:
+        percentile = 0.99  # unused in Offline; the official code sets it to avoid garbage
+        target_qps = float(s.offline_expected_qps) if s.offline_expected_qps >= 0.0 else 1.0
+        max_async = 1
+
+    psc = s.performance_sample_count_override or qsl_perf_count
+    accuracy_count = s.accuracy_sample_count_override or qsl_total
+    spq = int(s.multi_stream_samples_per_query) if scenario is Scenario.MULTI_STREAM else 1
+    min_query_count = int(s.min_query_count)
+    target_duration_ms = int(s.min_duration_ms)
+    min_duration_s = target_duration_ms / 1000.0
+
+    if scenario is Scenario.OFFLINE:
+        target_sample_count = _u64(_OFFLINE_SLACK * min_duration_s * target_qps)
+        spq = psc if s.performance_issue_unique else max(min_query_count, target_sample_count)
+        min_query_count = 1
+        target_duration_ms = 0
+
+    if scenario is Scenario.SINGLE_STREAM and s.sample_concatenate_permutation and qsl_perf_count > 0:
+        # Equal issue: at least the queries 2x the expected rate gives, rounded up past a multiple
+        # of the QSL-reported performance count (a full extra set when already a multiple).
+        min_query_count = max(min_query_count, _u64(2.0 * min_duration_s * target_qps))
+        min_query_count += qsl_perf_count - min_query_count % qsl_perf_count
+
+    return EffectiveSettings(
+        scenario=scenario,
+        test_mode=mode,
+        samples_per_query=spq,
+        target_qps=target_qps,
+        target_latency_ns=target_latency_ns,
+        target_latency_percentile=percentile,
+        max_async_queries=max_async,
+        target_duration_ms=target_duration_ms,
+        min_duration_ms=int(s.min_duration_ms),
+        max_duration_ms=int(s.max_duration_ms),
+        min_query_count=min_query_count,
+        max_query_count=int(s.max_query_count),
+        min_sample_count=min_query_count * spq,
+        qsl_rng_seed=int(qsl_seed),
+        sample_index_rng_seed=int(index_seed),
+        schedule_rng_seed=int(schedule_seed),
+        accuracy_log_rng_seed=int(s.accuracy_log_rng_seed),
+        accuracy_log_probability=float(s.accuracy_log_probability),
+        accuracy_log_sampling_target=int(s.accuracy_log_sampling_target),
+        print_timestamps=bool(s.print_timestamps),
+        performance_issue_unique=bool(s.performance_issue_unique),
+        performance_issue_same=bool(s.performance_issue_same),
+        performance_issue_same_index=int(s.performance_issue_same_index),
+        performance_sample_count=int(psc),
+        accuracy_sample_count=int(accuracy_count),
+        sample_concatenate_permutation=bool(s.sample_concatenate_permutation),
+        use_token_latencies=bool(s.use_token_latencies),
+        server_ttft_latency=int(s.server_ttft_latency),
+        server_tpot_latency=int(s.server_tpot_latency),
+        infer_token_latencies=bool(s.infer_token_latencies),
+        token_latency_scaling_factor=int(s.token_latency_scaling_factor),
+        server_coalesce_queries=bool(s.server_coalesce_queries),
+        server_num_issue_query_threads=int(s.server_num_issue_query_threads),
+        server_find_peak_qps_decimals_of_precision=int(s.server_find_peak_qps_decimals_of_precision),
+        server_find_peak_qps_boundary_step_size=float(s.server_find_peak_qps_boundary_step_size),
+    )

@@ -1,0 +1,400 @@
+"""Metrics and validity of one performance run, with the official LoadGen's definitions.
+
+Rules: MLPerf Inference rules §3 (scenarios and their metrics), §3.x "min duration / min query
+count", appendix "Early stopping". Definitions follow the official results.cc: exact order
+statistics `sorted[int(n * P)]`, integer means, the `(n - 1) / final_time` rates. Everything works on
+whole numpy arrays; a run that ended early is summarised from what completed and marked incomplete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from proctor.loadgen import early_stopping as es
+from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.settings import EffectiveSettings
+
+# The official `latency_percentiles` (results.h); the target percentile is reported besides.
+PERCENTILES: tuple[float, ...] = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)
+
+REC_PERF = "Reduce target QPS to improve latency."
+REC_TTFT = "TTFT constrain not met: Reduce target QPS to improve latency."
+REC_TPOT = "TPOT constrain not met: Reduce target QPS to improve latency."
+REC_MIN_DURATION = {
+    "SingleStream": "Decrease the expected latency so the loadgen pre-generates more queries.",
+    "MultiStream": "Decrease the expected latency so the loadgen pre-generates more queries.",
+    "Server": "Increase the target QPS so the loadgen pre-generates more queries.",
+    "Offline": "Increase expected QPS so the loadgen pre-generates a larger (coalesced) query.",
+}
+REC_MIN_QUERIES = (
+    "The test exited early, before enough queries were issued.\n"
+    "   See the detailed log for why this may have occurred."
+)
+REASON_MIN_QUERIES = "The test exited early, before enough queries were issued."
+
+
+@dataclass(slots=True)
+class LatencyStats:
+    """Order statistics of one latency array (ns), the official way."""
+
+    count: int = 0
+    min: int = 0
+    max: int = 0
+    mean: int = 0
+    percentiles: dict[float, int] = field(default_factory=lambda: dict.fromkeys(PERCENTILES, 0))
+    target: int = 0  # at the target percentile
+
+    @classmethod
+    def of(cls, values: np.ndarray, target_percentile: float, count: int | None = None) -> LatencyStats:
+        """`values` is sorted in place; `count` is the official divisor/indexer (defaults to len)."""
+        values.sort()
+        n = int(values.shape[0])
+        if n == 0:
+            return cls(percentiles=dict.fromkeys(PERCENTILES, 0))
+        k = n if count is None else int(count)
+
+        def at(p: float) -> int:
+            return int(values[min(int(k * p), n - 1)])
+
+        return cls(
+            count=n,
+            min=int(values[0]),
+            max=int(values[-1]),
+            mean=int(values.sum(dtype=np.int64) // k),
+            percentiles={p: at(p) for p in PERCENTILES},
+            target=at(target_percentile),
+        )
+
+
+@dataclass(slots=True)
+class PerformanceResult:
+    scenario: str
+    mode: str
+    target_percentile: float
+    use_token_latencies: bool = False
+    complete: bool = True
+    incomplete_reason: str = ""
+    query_count: int = 0  # queries issued (official result_query_count)
+    sample_count: int = 0  # samples completed
+    samples: LatencyStats = field(default_factory=LatencyStats)
+    queries: LatencyStats = field(default_factory=LatencyStats)  # MultiStream per-query
+    final_query_scheduled_s: float = 0.0
+    final_query_issued_s: float = 0.0
+    final_query_done_s: float = 0.0
+    max_latency_s: float = 0.0
+    # scenario metrics
+    qps_with_loadgen_overhead: float = 0.0  # SingleStream
+    qps_without_loadgen_overhead: float = 0.0  # SingleStream
+    scheduled_samples_per_sec: float = 0.0  # Server
+    completed_samples_per_sec: float = 0.0  # Server
+    samples_per_second: float = 0.0  # Offline
+    overlatency_count: int = 0  # Server: latency > target
+    # tokens
+    token_count: int = 0
+    ttft: LatencyStats = field(default_factory=LatencyStats)
+    tpot: LatencyStats = field(default_factory=LatencyStats)
+    tokens_per_second: float = 0.0  # Offline
+    completed_tokens_per_second: float = 0.0  # non-Offline: count / final done
+    token_throughput_with_loadgen_overhead: float = 0.0  # count / final issued
+    token_throughput: float = 0.0  # official quirk: count / (mean_ns * n)
+    tps_without_loadgen_overhead: float = 0.0  # summary SS: count / (mean_s * n)
+    inferred_tokens_per_second: float = 0.0  # infer_token_latencies only
+    # early stopping
+    early_stopping_text: str = ""
+    early_stopping_ttft_text: str = ""
+    early_stopping_tpot_text: str = ""
+    early_stopping_latency_ss: int = 0
+    early_stopping_latency_ms: int = 0
+    early_stopping_t: int = 0
+    # validity
+    min_duration_met: bool = False
+    min_queries_met: bool = False
+    perf_constraints_met: bool = True
+    early_stopping_met: bool = True
+    valid: bool = False
+    perf_constraints_recommendation: str = ""
+    min_duration_recommendation: str = ""
+    recommendations: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    # issue lateness (actual issue - scheduled), ns
+    issue_lateness_p50_ns: int = 0
+    issue_lateness_p99_ns: int = 0
+    issue_lateness_max_ns: int = 0
+
+    @property
+    def has_perf_constraints(self) -> bool:
+        return self.scenario == "Server"
+
+    @property
+    def invalid_reason(self) -> str:
+        """The official `result_invalid_reason` text."""
+        text = ""
+        if not self.perf_constraints_met:
+            text += self.perf_constraints_recommendation + " "
+        if not self.min_duration_met:
+            text += self.min_duration_recommendation + " "
+        if not self.min_queries_met:
+            text += REASON_MIN_QUERIES
+        return text
+
+
+def _seconds(ns: int) -> float:
+    return ns / 1e9
+
+
+def _rate(count: float, seconds: float) -> float:
+    if seconds > 0:
+        return count / seconds
+    return float("nan") if count == 0 else float("inf")
+
+
+def _fmt_s(seconds: float) -> str:
+    return f"{seconds:.3g} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> PerformanceResult:
+    """Every metric and validity decision of the official PerformanceSummary, from raw records.
+
+    (`summarize(eff, records, schedule)`, the order docs/architecture.md shows, is accepted too.)
+    """
+    if isinstance(schedule, Records) and isinstance(records, Schedule):
+        schedule, records = records, schedule
+    scenario = str(eff.scenario)
+    pct = float(eff.target_latency_percentile)
+    res = PerformanceResult(
+        scenario=scenario,
+        mode=str(eff.test_mode),
+        target_percentile=pct,
+        use_token_latencies=bool(eff.use_token_latencies),
+        complete=not records.incomplete,
+        incomplete_reason=records.incomplete_reason,
+    )
+    start = int(records.start_ns)
+    nq = int(records.n_queries_issued)
+    res.query_count = nq
+    ns_issued = int(schedule.query_offsets[nq]) if nq > 0 else 0
+
+    # sample latencies from the scheduled time of each sample's query
+    counts = np.diff(schedule.query_offsets[: nq + 1])
+    query_of = np.repeat(np.arange(nq, dtype=np.int64), counts)
+    done = records.sample_done_ns[:ns_issued]
+    completed = done != NOT_SET
+    sched_of_sample = records.query_scheduled_ns[query_of]
+    lat = (done - sched_of_sample)[completed]
+    res.sample_count = int(lat.shape[0])
+    res.samples = LatencyStats.of(lat, pct)  # sorts `lat` in place: early stopping needs it sorted
+
+    if nq > 0:
+        last = nq - 1
+        res.final_query_scheduled_s = _seconds(int(records.query_scheduled_ns[last]) - start)
+        res.final_query_issued_s = _seconds(int(records.query_issued_ns[last]) - start)
+        last_done = int(records.query_done_ns[last])
+        if last_done == NOT_SET:  # incomplete: the last completion seen stands in
+            last_done = int(done[completed].max()) if res.sample_count else start
+        res.final_query_done_s = _seconds(last_done - start)
+    res.max_latency_s = _seconds(res.samples.max)
+
+    n = res.sample_count
+    if scenario == "Server":
+        res.overlatency_count = int(np.count_nonzero(lat > eff.target_latency_ns))
+        res.scheduled_samples_per_sec = _rate(max(n - 1, 0), res.final_query_scheduled_s)
+        res.completed_samples_per_sec = _rate(max(n - 1, 0), res.final_query_done_s)
+    elif scenario == "SingleStream":
+        res.qps_with_loadgen_overhead = _rate(max(n - 1, 0), res.final_query_issued_s)
+        res.qps_without_loadgen_overhead = _rate(1, _seconds(res.samples.mean))
+    elif scenario == "Offline":
+        res.samples_per_second = _rate(n, res.max_latency_s)
+
+    qlat = np.empty(0, np.int64)
+    if scenario == "MultiStream":
+        qdone = records.query_done_ns[:nq]
+        qok = qdone != NOT_SET
+        qlat = (qdone - records.query_scheduled_ns[:nq])[qok]
+        res.queries = LatencyStats.of(qlat, pct)  # sorted in place: reused by early stopping
+
+    ttft = tpot = np.empty(0, np.int64)
+    if res.use_token_latencies:
+        ntok = records.sample_n_tokens[:ns_issued]
+        res.token_count = int(ntok[completed].sum(dtype=np.int64))
+        if scenario != "Offline":
+            first = records.sample_first_token_ns[:ns_issued]
+            has_first = completed & (first != NOT_SET)
+            ttft = (first - sched_of_sample)[has_first]
+            full = (done - sched_of_sample)[has_first]
+            per = np.maximum(ntok[has_first] - 1, 1)
+            tpot = (full - ttft) // per
+            res.ttft = LatencyStats.of(ttft, pct, count=n)
+            res.tpot = LatencyStats.of(tpot, pct, count=n)
+            res.token_throughput_with_loadgen_overhead = _rate(res.token_count, res.final_query_issued_s)
+            res.completed_tokens_per_second = _rate(res.token_count, res.final_query_done_s)
+            res.token_throughput = _rate(res.token_count, float(res.samples.mean) * n)
+            res.tps_without_loadgen_overhead = _rate(res.token_count, _seconds(res.samples.mean) * n)
+        else:
+            res.tokens_per_second = _rate(res.token_count, res.max_latency_s)
+    if eff.infer_token_latencies:
+        factor = float(eff.token_latency_scaling_factor)
+        if scenario == "Offline":
+            res.inferred_tokens_per_second = factor * res.samples_per_second
+        elif scenario == "Server":
+            res.inferred_tokens_per_second = factor * res.completed_samples_per_sec
+        elif scenario == "SingleStream":
+            res.inferred_tokens_per_second = factor * res.qps_with_loadgen_overhead
+
+    # issue lateness (how late the issuer was against the schedule)
+    if nq > 0:
+        issued = records.query_issued_ns[:nq]
+        ok = issued != NOT_SET
+        late = issued[ok] - records.query_scheduled_ns[:nq][ok]
+        if late.shape[0]:
+            late.sort()
+            res.issue_lateness_p50_ns = int(late[int(late.shape[0] * 0.5)])
+            res.issue_lateness_p99_ns = int(late[int(late.shape[0] * 0.99)])
+            res.issue_lateness_max_ns = int(late[-1])
+
+    _validity(res, eff, lat, qlat, ttft, tpot)
+    return res
+
+
+def _validity(
+    res: PerformanceResult,
+    eff: EffectiveSettings,
+    lat: np.ndarray,
+    qlat: np.ndarray,
+    ttft: np.ndarray,
+    tpot: np.ndarray,
+) -> None:
+    scenario, pct = res.scenario, res.target_percentile
+    min_s = eff.min_duration_ms / 1000.0
+    measured = {"Offline": res.max_latency_s, "Server": res.final_query_scheduled_s}.get(
+        scenario, res.final_query_issued_s
+    )
+    res.min_duration_met = measured >= min_s
+    if not res.min_duration_met:
+        res.min_duration_recommendation = REC_MIN_DURATION[scenario]
+    res.min_queries_met = res.query_count >= eff.min_query_count and res.sample_count >= eff.min_sample_count
+
+    if scenario == "Server":
+        recs = []
+        if not res.use_token_latencies:
+            if res.samples.target > eff.target_latency_ns:
+                recs.append(REC_PERF)
+        else:
+            if res.ttft.target > eff.server_ttft_latency:
+                recs.append(REC_TTFT)
+            if res.tpot.target > eff.server_tpot_latency:
+                recs.append(REC_TPOT)
+        res.perf_constraints_met = not recs
+        res.perf_constraints_recommendation = "\n * ".join(recs)
+
+    if not res.use_token_latencies:
+        arr = qlat if scenario == "MultiStream" else lat  # both already sorted
+        ev = es.evaluate(scenario, arr, res.query_count, pct, eff.target_latency_ns)
+        res.early_stopping_met, res.early_stopping_text = ev.ok, ev.text
+        res.early_stopping_latency_ss, res.early_stopping_latency_ms = ev.latency_ss, ev.latency_ms
+        res.early_stopping_t = ev.t
+    elif scenario == "MultiStream":
+        # official: the token runs pass query latencies through untouched for MultiStream
+        ev = es.evaluate(scenario, qlat, res.query_count, pct)
+        res.early_stopping_met = ev.ok
+        res.early_stopping_ttft_text = res.early_stopping_tpot_text = ev.text
+        res.early_stopping_latency_ms = ev.latency_ms
+    else:
+        ok, ev_ttft, ev_tpot = es.evaluate_tokens(
+            scenario, res.query_count, ttft, tpot, pct, eff.server_ttft_latency, eff.server_tpot_latency
+        )
+        res.early_stopping_met = ok
+        res.early_stopping_ttft_text, res.early_stopping_tpot_text = ev_ttft.text, ev_tpot.text
+        last = ev_ttft if ev_ttft.text else ev_tpot
+        res.early_stopping_latency_ss, res.early_stopping_latency_ms = last.latency_ss, last.latency_ms
+        res.early_stopping_t = last.t
+
+    res.valid = (
+        res.min_duration_met
+        and res.min_queries_met
+        and res.perf_constraints_met
+        and res.early_stopping_met
+        and res.complete
+    )
+    if not res.perf_constraints_met:
+        res.recommendations.append(res.perf_constraints_recommendation)
+    if not res.min_duration_met:
+        res.recommendations.append(res.min_duration_recommendation)
+    if not res.min_queries_met:
+        res.recommendations.append(REC_MIN_QUERIES)
+    res.reasons = _reasons(res, eff, measured, min_s)
+
+
+def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, min_s: float) -> list[str]:
+    """proctor's plain-language account of each failed check: what, the numbers, what to change."""
+    out: list[str] = []
+    if not res.complete:
+        out.append(
+            f"the run did not finish ({res.incomplete_reason or 'interrupted'}): only what "
+            f"completed was measured ({res.sample_count} samples)"
+        )
+    if not res.min_duration_met:
+        what = {"Offline": "the Offline query took", "Server": "the last query was scheduled at"}.get(
+            res.scenario, "the last query was issued at"
+        )
+        fix = {
+            "SingleStream": "lower single_stream_expected_latency_ns (more queries are generated)",
+            "MultiStream": "lower multi_stream_expected_latency_ns (more queries are generated)",
+            "Server": "raise server_target_qps or min_duration (more queries are generated)",
+            "Offline": "raise offline_expected_qps so the single query holds more samples",
+        }[res.scenario]
+        out.append(
+            f"ran {_fmt_s(measured_s)} but min_duration is {_fmt_s(min_s)} ({what} "
+            f"{_fmt_s(measured_s)}): {fix}"
+        )
+    if not res.min_queries_met:
+        out.append(
+            f"issued {res.query_count} queries / {res.sample_count} samples but the minimum is "
+            f"{eff.min_query_count} queries / {eff.min_sample_count} samples: the run stopped "
+            "early (see the errors in the detail log) or max_query_count/max_duration is too low"
+        )
+    if not res.perf_constraints_met:
+        pc = f"{res.target_percentile * 100:g}th percentile"
+        if not res.use_token_latencies:
+            out.append(
+                f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns "
+                "target: lower server_target_qps"
+            )
+        else:
+            if res.ttft.target > eff.server_ttft_latency:
+                out.append(
+                    f"{pc} time to first token is {res.ttft.target} ns, above the "
+                    f"{eff.server_ttft_latency} ns target: lower server_target_qps"
+                )
+            if res.tpot.target > eff.server_tpot_latency:
+                out.append(
+                    f"{pc} time per output token is {res.tpot.target} ns, above the "
+                    f"{eff.server_tpot_latency} ns target: lower server_target_qps"
+                )
+    if not res.early_stopping_met:
+        if res.scenario == "Server":
+            need = (
+                es.server_required_queries(res.overlatency_count, res.target_percentile)
+                if not res.use_token_latencies
+                else None
+            )
+            if need is not None:
+                out.append(
+                    f"early stopping: {res.overlatency_count} of {res.query_count} queries were over "
+                    f"the latency target; with that many the run needs at least {need} queries: "
+                    "lower server_target_qps or run longer"
+                )
+            else:
+                out.append(
+                    "early stopping: too many tokens over the TTFT/TPOT targets for the number of "
+                    "queries: lower server_target_qps or run longer"
+                )
+        else:
+            need = es.min_queries(res.target_percentile)
+            out.append(
+                f"early stopping: processed {res.query_count} queries but a "
+                f"{res.target_percentile * 100:g}th percentile estimate needs at least {need}: "
+                "run longer or lower the expected latency"
+            )
+    return out

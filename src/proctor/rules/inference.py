@@ -1,0 +1,657 @@
+"""The MLPerf Inference benchmarks as data: one typed row per benchmark, each traceable to the rules.
+
+Every number here is copied from `shared/rules/000_*.txt` (the "Inference rules"), and `source`
+fields name the table or appendix it comes from. Where the rules text has no number and the
+shipped `mlperf.conf` does (e.g. the ResNet50 Server bound), the row says so in its `source`.
+
+Names are the official `mlperf.conf` model names (`llama3_1-8b`, `resnet50`); the rules' display
+names ("Llama3.1-8B") and the submission-layout names (`llama3.1-8b`, `resnet`, `llama2-70b-99.9`,
+`llama2-70b-interactive-99`) resolve through `resolve()`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+RULES = "Inference rules"
+DC_TABLE = f"{RULES} §Benchmarks, Datacenter suite table"
+EDGE_TABLE = f"{RULES} §Benchmarks, Edge suite table"
+DC_REQUIRED = f"{RULES} [[dc-required-scenarios]]"
+EDGE_REQUIRED = f"{RULES} [[edge-required-scenarios]]"
+PARAMS_TABLE = f"{RULES} §Additional inference parameters"
+SAMPLE_TABLE = f"{RULES} §Scenarios, 'definition of one sample' table"
+BW_INGRESS = f"{RULES} [[appendix-bw]] Ingress Bandwidth"
+BW_EGRESS = f"{RULES} [[appendix-bw]] Egress Bandwidth"
+SPEC_DECODING = f"{RULES} [[appendix-speculative-decoding]]"
+CONF = "shipped mlperf.conf (loadgen 6.0.17; shared/spec/official-loadgen.md §2)"
+
+# §Scenarios table: "Duration 600 seconds" for every scenario.
+MIN_DURATION_MS = 600_000
+# §Scenarios table: Offline "At least 24,576" samples per query, or N when the accuracy dataset is smaller.
+OFFLINE_MIN_SAMPLES = 24_576
+# §Inferred results (edge): multistream = 8 x SS p99; offline = 8000 / MS mean ms; offline = 1000 / SS mean ms.
+INFERRED_MS_FACTOR = 8
+INFERRED_OFFLINE_FROM_MS_NUMERATOR = 8000.0
+INFERRED_OFFLINE_FROM_SS_NUMERATOR = 1000.0
+# §Benchmarks: "Accuracy results must be reported to five significant figures with round to even."
+ACCURACY_SIGNIFICANT_FIGURES = 5
+
+
+class Suite(StrEnum):
+    DATACENTER = "datacenter"
+    EDGE = "edge"
+
+
+class Category(StrEnum):
+    """The scenario directory names of a submission; Interactive is Server with tighter limits."""
+
+    SINGLE_STREAM = "SingleStream"
+    MULTI_STREAM = "MultiStream"
+    SERVER = "Server"
+    INTERACTIVE = "Interactive"
+    OFFLINE = "Offline"
+
+
+@dataclass(frozen=True, slots=True)
+class QualityTarget:
+    """One metric's bound: `threshold` when the rules give it, else `fraction` x `reference`."""
+
+    metric: str
+    reference: float | None  # the FP32/FP16/BF16 reference value, in `unit`
+    unit: str = ""  # "%" or "" (a fraction or a plain score)
+    threshold: float | None = None  # a bound the rules state directly (e.g. Qwen3-VL ">= 0.7824")
+    higher_is_better: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class QualityLevel:
+    """One accuracy level (99 %, 99.9 %, ...) and the metrics it bounds."""
+
+    fraction: float
+    precision: str  # "FP32", "FP16", "BF16", ...
+    targets: tuple[QualityTarget, ...]
+
+    @property
+    def suffix(self) -> str:
+        """The submission-name suffix: 0.99 -> "99", 0.999 -> "99.9"."""
+        return f"{self.fraction * 100:g}"
+
+    def threshold(self, target: QualityTarget) -> float | None:
+        if target.threshold is not None:
+            return target.threshold
+        if target.reference is None:
+            return None
+        return target.reference * self.fraction
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationBound:
+    """LLM output-length bound: `low` (and `high`) fractions of the reference value, exclusive."""
+
+    metric: str  # "tokens_per_sample" or "gen_len" (total generated length)
+    reference: float
+    low: float = 0.9
+    high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyLimit:
+    """A Server or Interactive bound: one latency (ns) or TTFT and TPOT p99 limits (ns)."""
+
+    latency_ns: int | None = None
+    ttft_ns: int | None = None
+    tpot_ns: int | None = None
+    source: str = DC_TABLE
+
+    @property
+    def uses_tokens(self) -> bool:
+        return self.ttft_ns is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Bandwidth:
+    """Bytes per sample of one direction: `per_dtype` x dtype_size + `fixed`; None = "> 0"."""
+
+    per_dtype: int | None = None
+    fixed: int | None = None
+    formula: str = "negligible"
+    note: str = ""
+
+    @property
+    def negligible(self) -> bool:
+        return self.per_dtype is None and self.fixed is None
+
+    def bytes_per_second(self, throughput: float, dtype_size: int) -> float:
+        if self.negligible:
+            return 0.0
+        return throughput * ((self.per_dtype or 0) * dtype_size + (self.fixed or 0))
+
+
+@dataclass(frozen=True, slots=True)
+class SpeculativeDecoding:
+    scenario: str
+    algorithm: str
+    configuration: str
+    head: str
+
+
+@dataclass(frozen=True, slots=True)
+class Benchmark:
+    name: str  # mlperf.conf model name
+    display: str  # the rules' name
+    area: str
+    task: str
+    dataset: str
+    qsl_size: dict[Suite, int]  # one entry per suite the benchmark belongs to
+    quality: tuple[QualityLevel, ...]
+    sample: str  # definition of one sample
+    aliases: tuple[str, ...] = ()
+    generation: tuple[GenerationBound, ...] = ()
+    latency: dict[Category, LatencyLimit] = field(default_factory=dict)
+    # Per suite: each inner tuple is one requirement; any one scenario of it satisfies it.
+    required: dict[Suite, tuple[tuple[Category, ...], ...]] = field(default_factory=dict)
+    parameters: dict[str, int] = field(default_factory=dict)
+    ingress: Bandwidth | None = None  # None: the appendix has no row
+    egress: Bandwidth | None = None
+    speculative: tuple[SpeculativeDecoding, ...] = ()
+    accuracy_dataset_size: int | None = None  # the accuracy run's dataset, where the rules give it
+    accuracy_only: bool = False
+    source: str = DC_TABLE
+    notes: str = ""
+
+    @property
+    def suites(self) -> tuple[Suite, ...]:
+        return tuple(self.qsl_size)
+
+    @property
+    def is_llm(self) -> bool:
+        """Token-latency benchmarks: TTFT/TPOT limits, metric in tokens per second."""
+        return any(limit.uses_tokens for limit in self.latency.values())
+
+    def level(self, fraction: float | None = None) -> QualityLevel:
+        if fraction is None:
+            return self.quality[0]
+        for lvl in self.quality:
+            if abs(lvl.fraction - fraction) < 1e-12:
+                return lvl
+        raise KeyError(f"{self.name}: no {fraction * 100:g}% quality level in the rules")
+
+    def offline_min_samples(self) -> int:
+        """§Scenarios note **: at least 24,576 samples, or N if the accuracy dataset has N < 24,576."""
+        n = self.accuracy_dataset_size or min(self.qsl_size.values(), default=OFFLINE_MIN_SAMPLES)
+        return min(OFFLINE_MIN_SAMPLES, n)
+
+
+def _ms(value: float) -> int:
+    return round(value * 1_000_000)
+
+
+def _tok(ttft_ms: float, tpot_ms: float, source: str = DC_TABLE) -> LatencyLimit:
+    return LatencyLimit(ttft_ns=_ms(ttft_ms), tpot_ns=_ms(tpot_ms), source=source)
+
+
+def _lvl(fraction: float, precision: str, *targets: QualityTarget) -> QualityLevel:
+    return QualityLevel(fraction, precision, targets)
+
+
+def _t(metric: str, reference: float | None, unit: str = "", **kw: object) -> QualityTarget:
+    return QualityTarget(metric, reference, unit, **kw)  # type: ignore[arg-type]
+
+
+_SS, _MS, _SRV, _INT, _OFF = (
+    Category.SINGLE_STREAM,
+    Category.MULTI_STREAM,
+    Category.SERVER,
+    Category.INTERACTIVE,
+    Category.OFFLINE,
+)
+_DC, _EDGE = Suite.DATACENTER, Suite.EDGE
+_NEG = Bandwidth()
+_LLAMA8B_ROUGE = (_t("rouge1", 42.9865), _t("rouge2", 20.1235), _t("rougeL", 29.9881))
+_LLAMA70B_ROUGE = (_t("rouge1", 44.4312), _t("rouge2", 22.0352), _t("rougeL", 28.6162))
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        name="resnet50",
+        display="Resnet50-v1.5",
+        aliases=("resnet", "resnet50-v1.5"),
+        area="Vision",
+        task="Image classification",
+        dataset="ImageNet (224x224)",
+        qsl_size={_DC: 1024, _EDGE: 1024},
+        quality=(_lvl(0.99, "FP32", _t("accuracy", 76.46, "%")),),
+        sample="one image",
+        latency={_SRV: LatencyLimit(latency_ns=_ms(15), source=CONF)},
+        required={_DC: ((_SRV,), (_OFF,)), _EDGE: ((_SS,), (_MS,), (_OFF,))},
+        ingress=Bandwidth(150528, formula="C*H*W*dtype_size = 3*224*224*dtype_size"),
+        egress=_NEG,
+        accuracy_dataset_size=50_000,
+        source=EDGE_TABLE,
+        notes="No datacenter row in the rules' table; the datacenter required-scenarios table lists "
+        "Image classification (Server, Offline) and the bandwidth appendix lists it. Server bound "
+        "(15 ms) and the 50,000-image ImageNet validation set are from mlperf.conf / the dataset.",
+    ),
+    Benchmark(
+        name="retinanet",
+        display="Retinanet",
+        aliases=(),
+        area="Vision",
+        task="Object detection (large)",
+        dataset="OpenImages (800x800)",
+        qsl_size={},
+        quality=(),
+        sample="one image",
+        latency={_SRV: LatencyLimit(latency_ns=_ms(100), source=CONF)},
+        ingress=Bandwidth(1_920_000, formula="C*H*W*dtype_size = 3*800*800*dtype_size"),
+        egress=_NEG,
+        source=BW_INGRESS,
+        notes="Only in the bandwidth appendix and the network-division QSL table; in no suite table.",
+    ),
+    Benchmark(
+        name="yolo",
+        display="YOLO11l",
+        aliases=("yolo11l",),
+        area="Vision",
+        task="Object detection",
+        dataset="COCO 2017 MLPerf subset (1525 images, 80 classes)",
+        qsl_size={_EDGE: 64},
+        quality=(
+            _lvl(0.95, "FP32", _t("mAP", None, threshold=0.5073)),
+            _lvl(0.99, "FP32", _t("mAP", None, threshold=0.5287)),
+        ),
+        sample="one image",
+        required={_EDGE: ((_SS,), (_MS,), (_OFF,))},
+        accuracy_dataset_size=1525,
+        source=EDGE_TABLE,
+    ),
+    Benchmark(
+        name="3d-unet",
+        display="3D UNET",
+        aliases=("3dunet", "3d-unet-kits19"),
+        area="Vision",
+        task="Medical image segmentation",
+        dataset="KiTS 2019",
+        qsl_size={_DC: 42, _EDGE: 42},
+        quality=(_lvl(0.99, "FP32", _t("DICE", 0.86330)), _lvl(0.999, "FP32", _t("DICE", 0.86330))),
+        sample="one image",
+        required={_DC: ((_OFF,),), _EDGE: ((_SS,), (_OFF,))},
+        ingress=Bandwidth(32_944_795, formula="avg(C*D*H*W)*dtype_size = 32944795*dtype_size"),
+        egress=Bandwidth(32_944_795, formula="avg(C*D*H*W)*dtype_size = 32944795*dtype_size"),
+    ),
+    Benchmark(
+        name="bert",
+        display="BERT",
+        aliases=("bert-large",),
+        area="Language",
+        task="Language processing",
+        dataset="SQuAD v1.1 (max_seq_len=384)",
+        qsl_size={_EDGE: 10833},
+        quality=(_lvl(0.99, "FP32", _t("f1", 90.874, "%")), _lvl(0.999, "FP32", _t("f1", 90.874, "%"))),
+        sample="one sequence",
+        required={_EDGE: ((_SS,), (_OFF,))},
+        ingress=Bandwidth(1152, formula="num_inputs*max_seq_len*dtype_size = 3*384*dtype_size"),
+        egress=_NEG,
+        accuracy_dataset_size=10833,
+        source=EDGE_TABLE,
+    ),
+    Benchmark(
+        name="llama3_1-8b",
+        display="Llama3.1-8B",
+        aliases=("llama3.1-8b", "llama3_1-8b-edge", "llama3.1-8b-edge"),
+        area="Language",
+        task="Summarization",
+        dataset="CNN Dailymail (v3.0.0, max_seq_len=2048)",
+        qsl_size={_DC: 13368, _EDGE: 5000},
+        quality=(_lvl(0.99, "FP32", *_LLAMA8B_ROUGE), _lvl(0.999, "FP32", *_LLAMA8B_ROUGE)),
+        generation=(GenerationBound("gen_len", 8167644, low=0.9),),
+        sample="one sequence",
+        latency={_SRV: _tok(2000, 100), _INT: _tok(500, 30)},
+        required={_DC: ((_SRV, _INT), (_OFF,)), _EDGE: ((_SS,), (_OFF,))},
+        parameters={"min_new_tokens": 1, "max_new_tokens": 128},
+        ingress=Bandwidth(2048, formula="max_seq_len*dtype_size = 2048*dtype_size"),
+        egress=_NEG,
+    ),
+    Benchmark(
+        name="llama2-70b",
+        display="Llama2-70b",
+        aliases=(),
+        area="Language",
+        task="Question Answering",
+        dataset="OpenOrca (max_seq_len=1024)",
+        qsl_size={_DC: 24576},
+        quality=(_lvl(0.999, "FP32", *_LLAMA70B_ROUGE),),
+        generation=(GenerationBound("tokens_per_sample", 294.45, low=0.9),),
+        sample="one sequence",
+        latency={_SRV: _tok(2000, 200), _INT: _tok(450, 40)},
+        required={_DC: ((_SRV, _INT), (_OFF,))},
+        parameters={"max_new_tokens": 1024},
+        ingress=Bandwidth(1024, formula="max_seq_len*dtype_size = 1024*dtype_size"),
+        egress=Bandwidth(1024, formula="max_output_len*dtype_size = 1024*dtype_size"),
+        notes="The rules give only the 99.9% level; the official checker also knows llama2-70b-99.",
+    ),
+    Benchmark(
+        name="llama3_1-405b",
+        display="Llama3.1-405B",
+        aliases=("llama3.1-405b",),
+        area="Language",
+        task="Text Generation",
+        dataset="Subset of LongBench, LongDataCollections, Ruler, GovReport",
+        qsl_size={_DC: 8313},
+        quality=(_lvl(0.99, "FP16", _t("rougeL", 21.6666), _t("exact_match", 90.1335)),),
+        generation=(GenerationBound("tokens_per_sample", 684.68, low=0.9, high=1.1),),
+        sample="one sequence",
+        latency={_SRV: _tok(6000, 175), _INT: _tok(4500, 80)},
+        required={_DC: ((_SRV, _INT), (_OFF,))},
+        parameters={"min_new_tokens": 2, "max_new_tokens": 20000},
+        ingress=Bandwidth(20000, formula="max_seq_len*dtype_size = 20000*dtype_size"),
+        egress=Bandwidth(20000, formula="max_output_len*dtype_size = 20000*dtype_size"),
+    ),
+    Benchmark(
+        name="mixtral-8x7b",
+        display="Mixtral-8x7B",
+        aliases=(),
+        area="Language",
+        task="Text Generation (Question Answering, Math and Code Generation)",
+        dataset="OpenOrca, GSM8K, MBXP (5k samples each, max_seq_len=2048)",
+        qsl_size={_DC: 15000},
+        quality=(
+            _lvl(
+                0.99,
+                "FP16",
+                _t("rouge1", 45.5989),
+                _t("rouge2", 23.3526),
+                _t("rougeL", 30.4608),
+                _t("gsm8k", 73.66, "%"),
+                _t("mbxp", 60.16, "%"),
+            ),
+        ),
+        generation=(GenerationBound("tokens_per_sample", 144.84, low=0.9, high=1.1),),
+        sample="one sequence",
+        latency={_SRV: _tok(2000, 200)},
+        required={_DC: ((_SRV, _INT), (_OFF,))},
+        parameters={"min_new_tokens": 2, "max_new_tokens": 1024},
+        ingress=Bandwidth(2048, formula="max_seq_len*dtype_size = 2048*dtype_size"),
+        egress=Bandwidth(2048, formula="max_output_len*dtype_size = 2048*dtype_size"),
+        notes="Only one (Server) TTFT/TPOT pair in the rules: an Interactive result has no limit to meet.",
+    ),
+    Benchmark(
+        name="deepseek-r1",
+        display="DeepSeek-r1",
+        aliases=("deepseek",),
+        area="Language",
+        task="Reasoning",
+        dataset="mlperf_deepseek_r1",
+        qsl_size={_DC: 4388},
+        quality=(_lvl(0.99, "FP16", _t("exact_match", 81.9132, "%")),),
+        sample="one sequence",
+        latency={_SRV: _tok(2000, 80), _INT: _tok(1500, 15)},
+        required={_DC: ((_SRV,), (_OFF,))},
+        parameters={"min_new_tokens": 1, "max_new_tokens": 20000},
+        ingress=Bandwidth(3136, formula="max_seq_len*dtype_size = 3136*dtype_size"),
+        egress=Bandwidth(20000, formula="max_seq_len*dtype_size = 20000*dtype_size"),
+        speculative=(
+            SpeculativeDecoding(
+                "Interactive",
+                "EAGLE-style decoding with deepseek-ai/deepseek-r1 MTP head",
+                "speculative-num-steps=3, speculative-eagle-topk=1.0",
+                "https://huggingface.co/deepseek-ai/DeepSeek-R1",
+            ),
+        ),
+    ),
+    Benchmark(
+        name="gpt-oss-120b",
+        display="GPT-OSS-120B",
+        aliases=("gpt-oss",),
+        area="Language",
+        task="Text Generation (Question Answering, Math and Code Generation)",
+        dataset="AIME25, GPQA Diamond, LiveCodeBench v6",
+        qsl_size={_DC: 6396},
+        quality=(_lvl(0.99, "FP16", _t("exact_match", 83.13, "%")),),
+        sample="one sequence",
+        latency={_SRV: _tok(3000, 80), _INT: _tok(2000, 20)},
+        required={_DC: ((_SRV, _INT), (_OFF,))},
+        parameters={
+            "min_new_tokens": 1,
+            "max_new_tokens_accuracy": 32768,
+            "max_new_tokens_performance": 10000,
+        },
+        ingress=Bandwidth(15330, formula="max_seq_len*dtype_size = 15330*dtype_size"),
+        egress=Bandwidth(
+            10000,
+            formula="max_output_len*dtype_size = 10000*dtype_size (performance)",
+            note="accuracy mode: 32768*dtype_size",
+        ),
+        speculative=(
+            SpeculativeDecoding(
+                "Interactive",
+                "EAGLE3-style decoding with nvidia/gpt-oss-120b-Eagle3-long-context MTP head",
+                "speculative-num-steps=3, speculative-eagle-topk=1.0",
+                "https://huggingface.co/nvidia/gpt-oss-120b-Eagle3-long-context",
+            ),
+        ),
+        notes="Score = sum(dataset_correct / dataset_repeats) over AIME25 x8, GPQA x5, LiveCodeBench x3.",
+    ),
+    Benchmark(
+        name="qwen3-vl-235b-a22b",
+        display="Qwen3-VL-235B-A22B",
+        aliases=("qwen3-vl",),
+        area="Vision",
+        task="Visual Language Model",
+        dataset="Shopify Product Catalogue",
+        qsl_size={_DC: 48289},
+        quality=(_lvl(0.99, "BF16", _t("f1_hierarchical", None, threshold=0.7824)),),
+        sample="one prompt that contains some text and a base64-encoded image",
+        latency={_SRV: LatencyLimit(latency_ns=_ms(12000)), _INT: LatencyLimit(latency_ns=_ms(1500))},
+        required={_DC: ((_SRV, _INT), (_OFF,))},
+        ingress=Bandwidth(27051, formula="text+image+chat_template+http_header = 27051*dtype_size"),
+        egress=Bandwidth(500, formula="json_response_size = ~500*dtype_size"),
+    ),
+    Benchmark(
+        name="dlrm-v3",
+        display="DLRMv3",
+        aliases=("dlrmv3",),
+        area="Commerce",
+        task="Recommendation",
+        dataset="Synthetic Streaming 100B Dataset",
+        qsl_size={_DC: 34996},
+        quality=(
+            _lvl(0.999, "FP32", _t("NE", 86.687, "%"), _t("accuracy", 69.651, "%"), _t("AUC", 78.663, "%")),
+        ),
+        sample="one request (containing one user history sequence and 2048 candidates)",
+        latency={_SRV: LatencyLimit(latency_ns=_ms(80))},
+        required={_DC: ((_SRV,), (_OFF,))},
+        ingress=Bandwidth(
+            fixed=98368,
+            formula="(2 + 6*uih_seq_len + 6*num_candidates)*int64_size = 98368",
+            note="int64 inputs: dtype_size does not apply",
+        ),
+        egress=_NEG,
+    ),
+    Benchmark(
+        name="wan-2.2-t2v-a14b",
+        display="WAN-2.2-T2V-A14B",
+        aliases=("wan-2.2",),
+        area="Generative",
+        task="Text to video",
+        dataset="VBench prompts",
+        qsl_size={_DC: 248},
+        quality=(_lvl(0.99, "BF16", _t("vbench_score", None, threshold=69.7752)),),
+        sample="a pair of positive and negative prompts",
+        required={_DC: ((_SS,), (_OFF,))},
+        ingress=_NEG,
+        egress=Bandwidth(
+            224_870_400,
+            formula="video_frames*height*width*channels*dtype_size = 81*720*1280*3*dtype_size",
+            note="the rules' bandwidth column (224,870,400) is used; 81*720*1280*3 is 223,948,800",
+        ),
+        accuracy_dataset_size=248,
+    ),
+    Benchmark(
+        name="rgat",
+        display="RGAT",
+        aliases=(),
+        area="Graph",
+        task="Node classification",
+        dataset="IGBH",
+        qsl_size={_DC: 788379},
+        quality=(_lvl(0.99, "FP32", _t("accuracy", 72.86, "%")),),
+        sample="one node id",
+        required={_DC: ((_OFF,),)},
+        ingress=_NEG,
+        egress=_NEG,
+    ),
+    Benchmark(
+        name="whisper",
+        display="Whisper",
+        aliases=(),
+        area="Audio",
+        task="Speech to Text",
+        dataset="LibriSpeech",
+        qsl_size={_DC: 1633, _EDGE: 1633},
+        quality=(
+            _lvl(0.99, "FP32", _t("WER", 2.0671, "%", higher_is_better=False)),
+            _lvl(0.999, "FP32", _t("WER", 2.0671, "%", higher_is_better=False)),
+        ),
+        sample="one audio",
+        required={_DC: ((_OFF,),), _EDGE: ((_OFF,),)},
+        accuracy_dataset_size=1633,
+        notes="A WER bound at 99% of FP32 is read as word accuracy: (100 - WER) >= 0.99 x (100 - 2.0671).",
+    ),
+    Benchmark(
+        name="e2e-rag",
+        display="E2E-RAG",
+        aliases=("rag",),
+        area="Language",
+        task="Retrieval Augmented Generation",
+        dataset="FRAMES (multi-hop QA over Wikipedia)",
+        qsl_size={_DC: 824},
+        quality=(_lvl(0.97, "FP32", _t("llm_judge_score", None, "%")),),
+        sample="one multi-hop question",
+        required={_DC: ((_OFF,),)},
+        ingress=_NEG,
+        egress=_NEG,
+        notes="The rules give no fixed reference (LLM Judge score ~35% +/- ~3%): no automatic target.",
+    ),
+    Benchmark(
+        name="pointpainting",
+        display="PointPainting",
+        aliases=(),
+        area="Automotive",
+        task="3D Object Detection",
+        dataset="Waymo Open Dataset",
+        qsl_size={_EDGE: 1024},
+        quality=(_lvl(0.999, "FP32", _t("mAP", 0.5425)),),
+        sample="five images and one lidar point cloud",
+        required={_EDGE: ((_SS,),)},
+        source=EDGE_TABLE,
+        notes="Single Stream with 99.9% tail latency.",
+    ),
+    Benchmark(
+        name="qwen3.6-27b",
+        display="Qwen3.6-27B",
+        aliases=("qwen3_6-27b",),
+        area="Language",
+        task="Agentic Function Calling",
+        dataset="gorilla-llm/gorilla-eval-set (BFCL v4 single-turn)",
+        qsl_size={_EDGE: 995},
+        quality=(
+            _lvl(
+                0.97,
+                "Q4_K_M",
+                _t("single_turn_overall", 86.23, "%", threshold=83.64),
+                _t("non_live_normalized", 87.96, "%", threshold=85.32),
+            ),
+        ),
+        sample="one function-calling prompt",
+        required={_EDGE: ((_OFF,),)},
+        speculative=(
+            SpeculativeDecoding(
+                "SingleStream",
+                "Chain- or tree-based MTP using the reference Qwen3.6-27B MTP head",
+                "Lossless (greedy-equivalent); num-steps / tree size submitter-reported",
+                "https://huggingface.co/Qwen/Qwen3.6-27B",
+            ),
+        ),
+        accuracy_dataset_size=995,
+        accuracy_only=True,
+        source=EDGE_TABLE,
+    ),
+)
+
+BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}
+
+# Conf-model names of the Interactive category (mlperf.conf spells them "<model>-interactive").
+INTERACTIVE_SUFFIX = "-interactive"
+
+# Seeds come from the round's mlperf.conf ("announced four weeks before the submission deadline",
+# §Non-determinism is restricted); the checker compares effective_*_rng_seed against them.
+SEEDS: dict[str, tuple[int, int, int]] = {
+    "v4.1": (3066443479025735752, 10688027786191513374, 14962580496156340209),
+    "v6.0": (2465351861681999779, 14276810075590677512, 3936089224930324775),
+    "v6.1": (2085463073848966840, 2747215439041700203, 16159082839903944936),
+}
+CURRENT_ROUND = "v6.1"
+SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
+
+
+def _norm(text: str) -> str:
+    return text.strip().lower().replace("_", "-").replace(" ", "")
+
+
+def _index() -> dict[str, Benchmark]:
+    out: dict[str, Benchmark] = {}
+    for b in BENCHMARKS:
+        for key in (b.name, b.display, *b.aliases):
+            out[_norm(key)] = b
+    return out
+
+
+_INDEX = _index()
+_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<inter>-interactive)?(?:-(?P<level>\d+(?:\.\d+)?))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A benchmark as a submission names it: quality level and Server/Interactive category."""
+
+    benchmark: Benchmark
+    level: QualityLevel | None
+    interactive: bool
+    name: str
+
+    @property
+    def conf_model(self) -> str:
+        return self.benchmark.name + (INTERACTIVE_SUFFIX if self.interactive else "")
+
+
+def resolve(name: str) -> Variant:
+    """Map any spelling ("llama2-70b-interactive-99.9", "Llama3.1-8B", "resnet") to a Variant.
+
+    Raises KeyError naming the input when nothing matches.
+    """
+    key = _norm(name)
+    if key in _INDEX:
+        b = _INDEX[key]
+        return Variant(b, b.quality[0] if b.quality else None, False, name)
+    m = _SUFFIX.match(key)
+    if m:
+        base = _INDEX.get(m["base"]) or _INDEX.get(_norm(m["base"].replace(".", "-", 1)))
+        if base is not None:
+            level = None
+            if m["level"]:
+                fraction = float(m["level"]) / 100
+                level = base.level(fraction)  # KeyError when the rules have no such level
+            elif base.quality:
+                level = base.quality[0]
+            return Variant(base, level, bool(m["inter"]), name)
+    raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(sorted(BY_NAME))}")
+
+
+def required_scenarios(benchmark: Benchmark, suite: Suite) -> tuple[tuple[Category, ...], ...]:
+    return benchmark.required.get(suite, ())
+
+
+def latency_limit(benchmark: Benchmark, category: Category) -> LatencyLimit | None:
+    return benchmark.latency.get(category)

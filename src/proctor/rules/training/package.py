@@ -1,0 +1,119 @@
+"""What a training submission package must hold: system description fields, statuses, benchmarks.
+
+Sources: the official mlperf-logging 4.1.68 `system_desc_checker.py` (required fields, the status
+values for rulesets >= 4) and `benchmark_meta.py` (benchmarks per ruleset); the Training rules
+(002 §11) for the per-benchmark run counts, which live in `rules/training/scoring.py`.
+"""
+
+from __future__ import annotations
+
+SYSTEM_REQUIRED_FIELDS: tuple[str, ...] = (
+    "submitter",
+    "division",
+    "status",
+    "system_name",
+    "number_of_nodes",
+    "host_processors_per_node",
+    "host_processor_model_name",
+    "host_processor_core_count",
+    "host_processor_vcpu_count",
+    "host_processor_frequency",
+    "host_processor_caches",
+    "host_processor_interconnect",
+    "host_memory_capacity",
+    "host_storage_type",
+    "host_storage_capacity",
+    "host_networking",
+    "host_networking_topology",
+    "host_memory_configuration",
+    "accelerators_per_node",
+    "accelerator_model_name",
+    "accelerator_host_interconnect",
+    "accelerator_frequency",
+    "accelerator_on-chip_memories",
+    "accelerator_memory_configuration",
+    "accelerator_memory_capacity",
+    "accelerator_interconnect",
+    "accelerator_interconnect_topology",
+    "cooling",
+    "hw_notes",
+    "framework",
+    "other_software_stack",
+    "operating_system",
+    "sw_notes",
+)
+
+# system_desc_checker: enforced for ruleset major >= 4.
+SYSTEM_STATUS_VALUES: tuple[str, ...] = (
+    "Available on-premise",
+    "Available cloud",
+    "Research, Development, or Internal (RDI)",
+    "Preview",
+)
+STATUS_MIN_MAJOR = 4
+
+DIVISIONS = ("closed", "open")
+
+# benchmark_meta._ALL_ALLOWED_BENCHMARKS["training"], by ruleset major.minor.
+ALLOWED_BENCHMARKS: dict[str, tuple[str, ...]] = {
+    "4.0": (
+        "bert",
+        "dlrm_dcnv2",
+        "gpt3",
+        "resnet",
+        "ssd",
+        "unet3d",
+        "stable_diffusion",
+        "llama2_70b_lora",
+        "gnn",
+    ),
+    "4.1": ("bert", "dlrm_dcnv2", "gpt3", "ssd", "stable_diffusion", "llama2_70b_lora", "gnn"),
+    "5.0": ("bert", "dlrm_dcnv2", "retinanet", "stable_diffusion", "llama2_70b_lora", "rgat", "llama31_405b"),
+    "5.1": ("llama31_8b", "dlrm_dcnv2", "retinanet", "flux1", "llama2_70b_lora", "rgat", "llama31_405b"),
+    "6.0": (
+        "llama31_8b",
+        "dlrm_dcnv2",
+        "flux1",
+        "llama2_70b_lora",
+        "llama31_405b",
+        "gpt_oss_20b",
+        "deepseekv3_671b",
+    ),
+    "6.1": (
+        "llama31_8b",
+        "flux1",
+        "llama2_70b_lora",
+        "gpt_oss_20b",
+        "deepseekv3_671b",
+        "qwen35_397b_grpo",
+        "dlrmv4",
+    ),
+}
+
+# Rulesets the package checker runs seeds and RCPs for (closed division).
+RCP_RULESETS = frozenset(
+    {
+        "1.0.0",
+        "1.1.0",
+        "2.0.0",
+        "2.1.0",
+        "3.0.0",
+        "3.1.0",
+        "4.0.0",
+        "4.1.0",
+        "5.0.0",
+        "5.1.0",
+        "6.0.0",
+        "6.1.0",
+    }
+)
+
+# Params file lines (002 §13: "create a file called package_checker_params in the root directory /
+# system directory / benchmark results directory of your submission and put the flags ... there").
+PARAMS_FILE = "package_checker_params"
+PARAM_RCP_BYPASS = "rcp-bypass"
+PARAM_SEED_BYPASS = "seed-checker-bypass"
+
+
+def allowed_benchmarks(ruleset: str) -> tuple[str, ...]:
+    return ALLOWED_BENCHMARKS.get(".".join(ruleset.split(".")[:2]), ())

@@ -1,0 +1,148 @@
+"""Types of the training compliance tables: one `Ruleset` of `Config`s of `KeyRule`s.
+
+The shape follows the official checker's YAML (a config per division and benchmark, a rule per
+log key, a requirement on how often the key occurs, checks run on each line, and code that keeps a
+state across lines), so the verdicts line up with the official one; the difference is that each
+check is a Python function written in the table module (never text executed at run time) with the
+constraint in words for the finding, and each rule cites the rules-text section it comes from.
+
+Check functions take `(s, v, ll)`: `s` the config's `State` (a dict, fresh per config), `v` the
+line's `{"value": ..., "metadata": {...}}` and `ll` the `Line` (timestamp, key, line number).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Req(StrEnum):
+    EXACTLY_ONE = "EXACTLY_ONE"
+    AT_LEAST_ONE = "AT_LEAST_ONE"
+    AT_LEAST = "AT_LEAST"  # with KeyRule.at_least = n
+    AT_LEAST_ONE_OR = "AT_LEAST_ONE_OR"  # with KeyRule.alternatives
+    OPTIONAL = "OPTIONAL"
+    NONE = "NONE"  # no occurrence requirement
+
+
+class State(dict):
+    """The cross-line state `s` of one config; `enqueue` queues the next config to run."""
+
+    def __init__(self, enqueue: Callable[[str], None], benchmarks: frozenset[str]) -> None:
+        super().__init__()
+        self.enqueue = enqueue
+        self.benchmarks = benchmarks  # names accepted as submission_benchmark (tables + registered)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """What a check may read of a log line (the official `LogLine` fields)."""
+
+    lineno: int  # 1-based physical line number in the file
+    key: str
+    timestamp: float
+    value: dict[str, Any]  # {"value": ..., "metadata": {...}}
+
+
+CheckFn = Callable[[State, dict[str, Any], Line], Any]
+ActionFn = Callable[[State, dict[str, Any], Line], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    expr: str  # the constraint in words (the official expression where there is one)
+    fn: CheckFn
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRule:
+    name: str
+    req: Req = Req.NONE
+    checks: tuple[Check, ...] = ()
+    pre: ActionFn | None = None
+    post: ActionFn | None = None
+    first_check: tuple[Check, ...] = ()  # only on the key's first occurrence
+    atleast_one: Check | None = None  # must hold on at least one occurrence (quality target)
+    at_least: int = 1  # for Req.AT_LEAST
+    alternatives: tuple[str, ...] = ()  # for Req.AT_LEAST_ONE_OR
+    source: str = ""  # rules-text section
+
+
+@dataclass(frozen=True, slots=True)
+class EndRule:
+    pre: Callable[[State], None] | None = None
+    checks: tuple[tuple[str, Callable[[State], Any]], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    name: str  # e.g. "common", "closed_common", "closed_llama31_8b"
+    keys: tuple[KeyRule, ...]
+    begin: Callable[[State], None] | None = None
+    end: EndRule | None = None
+    source: str = ""
+
+    def by_key(self) -> dict[str, KeyRule]:
+        return {k.name: k for k in self.keys}
+
+
+@dataclass(slots=True)
+class Ruleset:
+    version: str  # "6.1.0"
+    configs: dict[str, Config]
+    benchmarks: tuple[str, ...]  # benchmarks of the rules' tables
+    root: str = "common"
+    extra_benchmarks: set[str] = field(default_factory=set)  # registered at run time
+
+    def allowed_benchmarks(self) -> frozenset[str]:
+        return frozenset(self.benchmarks) | frozenset(self.extra_benchmarks)
+
+
+def is_integer(value: Any) -> bool:
+    """The official checker's `is_integer`: within 1e-5 of an integer."""
+    return abs(round(value) - value) < 0.00001
+
+
+__all__ = ["Check", "Config", "EndRule", "KeyRule", "Line", "Req", "Ruleset", "State", "is_integer", "math"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cadence:
+    """When a benchmark evaluates, in training samples, as a function of the global batch size."""
+
+    first: Callable[[int], int]  # samples_count of the first evaluation
+    interval: Callable[[int], int]  # samples between later evaluations
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkSpec:
+    """A benchmark that is not in the official tables (e.g. proctor's `digits_train`).
+
+    Everything the harness and the checker need: the quality target (checked on at least one
+    `eval_key` line), the evaluation cadence, how evaluations are reported (`samples_count` or
+    `epoch_num`) and the hyperparameter rules. `config(division)` turns it into the table the
+    compliance engine runs after `<division>_common`.
+    """
+
+    name: str
+    target: Check
+    cadence: Cadence | None = None
+    reporting: str = "samples_count"
+    hyperparameters: tuple[KeyRule, ...] = ()
+    eval_key: str = "eval_accuracy"
+    source: str = ""
+
+    def config(self, division: str) -> Config:
+        meta = self.reporting
+        eval_rule = KeyRule(
+            self.eval_key,
+            Req.AT_LEAST_ONE,
+            checks=(Check(f"'{meta}' in v['metadata']", lambda s, v, ll: meta in v["metadata"]),),
+            atleast_one=self.target,
+            source=self.source,
+        )
+        return Config(f"{division}_{self.name}", (*self.hyperparameters, eval_rule), source=self.source)

@@ -1,0 +1,241 @@
+"""A synthetic system under test: a real, timed workload without a model.
+
+Worker threads take queued samples in batches of up to `batch`, "serve" each batch for a drawn
+service time (one draw per batch, as an accelerator whose batch cost does not depend on its size),
+then complete every sample with a deterministic payload: the sample's QSL index as 8 little-endian
+bytes, so accuracy runs have data to check. `workers=0` completes inline inside the issue call
+(the instant SUT used by the differential tests). With `tokens=N` each sample reports its first
+token after 1/N of the service time and completes with n_tokens=N.
+
+Samples travel as numpy arrays (`issue_query_arrays`) unless `api=objects`, which exercises the
+QuerySample path. The in-memory QSL records what is loaded so tests can check the engine loads
+every sample it issues.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from proctor.errors import ConfigError
+from proctor.loadgen import completion
+from proctor.loadgen.types import QuerySample, QuerySampleResponse
+
+DISTRIBUTIONS = ("const", "exp", "lognormal")
+MODES = ("sleep", "spin")
+
+
+class InMemoryQSL:
+    """A QSL of `total` samples of which `perf` fit in memory; remembers what is loaded."""
+
+    def __init__(self, total: int = 1024, perf: int = 256, name: str = "synthetic-qsl") -> None:
+        if total < 1 or not 1 <= perf <= total:
+            raise ConfigError(f"need 1 <= perf ({perf}) <= total ({total})", key="qsl")
+        self._total, self._perf, self._name = total, perf, name
+        self.loaded = np.zeros(total, np.int64)  # load count per index (MultiStream sets repeat entries)
+        self.load_calls: list[int] = []           # size of each load call
+        self.ever_loaded = np.zeros(total, bool)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def total_sample_count(self) -> int:
+        return self._total
+
+    @property
+    def performance_sample_count(self) -> int:
+        return self._perf
+
+    def load_samples(self, indices: list[int]) -> None:
+        idx = np.asarray(indices, np.int64)
+        np.add.at(self.loaded, idx, 1)
+        self.ever_loaded[idx] = True
+        self.load_calls.append(int(idx.size))
+
+    def unload_samples(self, indices: list[int]) -> None:
+        np.subtract.at(self.loaded, np.asarray(indices, np.int64), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticParams:
+    service_us: float = 100.0
+    dist: str = "const"
+    sigma: float = 0.5          # lognormal shape
+    workers: int = 2
+    batch: int = 1
+    mode: str = "sleep"
+    tokens: int = 0
+    seed: int = 0
+    api: str = "arrays"
+
+    def __post_init__(self) -> None:
+        if self.dist not in DISTRIBUTIONS:
+            raise ConfigError(f"dist must be one of {', '.join(DISTRIBUTIONS)}, not '{self.dist}'", key="dist")
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, not '{self.mode}'", key="mode")
+        if self.api not in ("arrays", "objects"):
+            raise ConfigError(f"api must be arrays or objects, not '{self.api}'", key="api")
+        for key in ("workers", "tokens", "seed"):
+            if getattr(self, key) < 0:
+                raise ConfigError("must be >= 0", key=key)
+        if self.batch < 1:
+            raise ConfigError("must be >= 1", key="batch")
+        if self.service_us < 0:
+            raise ConfigError("must be >= 0", key="service_us")
+        if self.tokens == 1:
+            raise ConfigError("token latencies need at least 2 tokens", key="tokens")
+
+
+class SyntheticSUT:
+    def __init__(self, params: SyntheticParams | None = None) -> None:
+        self.params = p = params or SyntheticParams()
+        self._rng = np.random.default_rng(p.seed)
+        self._rng_lock = threading.Lock()
+        self._queue: deque[tuple[np.ndarray, np.ndarray]] = deque()
+        self._cv = threading.Condition()
+        self._closed = False
+        self.issued_samples = 0
+        self.flushes = 0
+        self._threads = [threading.Thread(target=self._worker, name=f"synthetic-sut-{i}", daemon=True)
+                         for i in range(p.workers)]
+        for t in self._threads:
+            t.start()
+        if p.api == "objects":
+            self.issue_query_arrays = None  # type: ignore[assignment]  # the engine then uses issue_query
+
+    @property
+    def name(self) -> str:
+        p = self.params
+        return (f"synthetic(service_us={p.service_us:g},dist={p.dist},workers={p.workers},"
+                f"batch={p.batch},mode={p.mode},tokens={p.tokens})")
+
+    # --- the SUT interface ----------------------------------------------------------------------
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        self._submit(ids, indices)
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        n = len(samples)
+        ids = np.fromiter((s.id for s in samples), np.int64, n)
+        idx = np.fromiter((s.index for s in samples), np.int64, n)
+        self._submit(ids, idx)
+
+    def flush_queries(self) -> None:
+        self.flushes += 1
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+        for t in self._threads:
+            t.join(timeout=5)
+
+    def __enter__(self) -> SyntheticSUT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the workload ---------------------------------------------------------------------------
+
+    def _submit(self, ids: np.ndarray, idx: np.ndarray) -> None:
+        self.issued_samples += len(ids)
+        if not self._threads:
+            for a in range(0, len(ids), self.params.batch):
+                self._serve(ids[a:a + self.params.batch], idx[a:a + self.params.batch])
+            return
+        with self._cv:
+            self._queue.append((ids, idx))
+            self._cv.notify()
+
+    def _take(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Up to `batch` samples from the head of the queue; None when closed."""
+        batch = self.params.batch
+        with self._cv:
+            while not self._queue:
+                if self._closed:
+                    return None
+                self._cv.wait()
+            ids, idx = self._queue.popleft()
+            if len(ids) > batch:
+                self._queue.appendleft((ids[batch:], idx[batch:]))
+                ids, idx = ids[:batch], idx[:batch]
+            if self._queue:
+                self._cv.notify()
+            return ids, idx
+
+    def _worker(self) -> None:
+        while (item := self._take()) is not None:
+            self._serve(*item)
+
+    def _service_ns(self) -> int:
+        p = self.params
+        if p.service_us <= 0:
+            return 0
+        if p.dist == "const":
+            return int(p.service_us * 1000)
+        with self._rng_lock:
+            if p.dist == "exp":
+                draw = self._rng.exponential(p.service_us)
+            else:  # lognormal with the requested mean
+                draw = self._rng.lognormal(np.log(p.service_us) - p.sigma ** 2 / 2, p.sigma)
+        return int(draw * 1000)
+
+    def _busy(self, ns: int) -> None:
+        if ns <= 0:
+            return
+        if self.params.mode == "sleep":
+            time.sleep(ns * 1e-9)
+            return
+        end = time.perf_counter_ns() + ns
+        while time.perf_counter_ns() < end:
+            pass
+
+    def _serve(self, ids: np.ndarray, idx: np.ndarray) -> None:
+        p = self.params
+        service = self._service_ns()
+        payload = idx.astype("<i8").reshape(-1, 1)
+        if p.tokens:
+            first = service // p.tokens
+            self._busy(first)
+            completion.first_token_complete(
+                [QuerySampleResponse(i, row) for i, row in zip(ids.tolist(), payload, strict=True)])
+            self._busy(service - first)
+            completion.complete_arrays(ids, np.full(len(ids), p.tokens, np.int64), data=payload)
+        else:
+            self._busy(service)
+            completion.complete_arrays(ids, None, data=payload)
+
+
+def _parse(params: dict[str, str]) -> tuple[SyntheticParams, int, int]:
+    types: dict[str, Any] = {f: type(getattr(SyntheticParams(), f)) for f in SyntheticParams.__dataclass_fields__}
+    total, perf = 1024, 256
+    values: dict[str, Any] = {}
+    for key, raw in params.items():
+        try:
+            if key in ("total", "perf"):
+                n = int(raw)
+                total, perf = (n, perf) if key == "total" else (total, n)
+            elif key in types:
+                values[key] = types[key](raw)
+            else:
+                known = ", ".join([*types, "total", "perf"])
+                raise ConfigError(f"unknown synthetic SUT parameter; known: {known}", key=key)
+        except ValueError as exc:
+            raise ConfigError(f"cannot parse '{raw}' as {types.get(key, int).__name__}", key=key) from exc
+    if "perf" not in params:
+        perf = min(perf, total)
+    return SyntheticParams(**values), total, perf
+
+
+def from_params(**params: str) -> tuple[SyntheticSUT, InMemoryQSL]:
+    """`--sut synthetic:service_us=200,workers=4,total=1024,perf=256` -> (sut, qsl)."""
+    sp, total, perf = _parse(params)
+    return SyntheticSUT(sp), InMemoryQSL(total, perf)

@@ -1,0 +1,352 @@
+"""The training submission package checker: layout, system descriptions, compliance, seeds, RCPs.
+
+One pass over `DIR/systems/*.json` and `DIR/results/<system>/<benchmark>/result_*.txt` collects every
+finding into one report whose verdict is the exit status (the official package checker always exits
+0 and writes its verdict in a log line). Closed-division benchmark folders also get the seed check
+and the RCP check; bypass flags come from the options or from `package_checker_params` files in the
+package root, the system folder or the benchmark folder (002 §13).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from proctor.findings import Finding, Severity, is_valid
+from proctor.rules.training import package as layout
+from proctor.rules.training import scoring as table
+from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
+from proctor.training.runs import Unit, read_run_set, result_files
+
+SRC_RESULTS = "002 §11 Run Results / Benchmark Results"
+SRC_RCP = "002 §13 Reference Convergence Points"
+SRC_SYSTEM = "mlperf-logging 4.1.68 system_desc_checker"
+
+# path -> (valid, findings); None when no compliance checker can run for the ruleset.
+ComplianceFn = Callable[[Path, str, str | None], tuple[bool, list[Finding]]]
+SeedFn = Callable[[Path], list[Finding]]
+
+
+def default_compliance(ruleset: str) -> ComplianceFn | None:
+    """proctor's compliance checker for rulesets it has tables for, else None."""
+    try:
+        from proctor.training import compliance
+    except ImportError:
+        return None
+    if ruleset not in compliance.available_rulesets():
+        return None
+
+    def run(path: Path, rs: str, benchmark: str | None) -> tuple[bool, list[Finding]]:
+        rep = compliance.check_file(path, rs, benchmark=benchmark)
+        return rep.valid, list(rep.findings)
+
+    return run
+
+
+def default_seed_check() -> SeedFn | None:
+    try:
+        from proctor.training import seeds
+    except ImportError:
+        return None
+    return seeds.check_seeds
+
+
+@dataclass(slots=True)
+class PackageReport:
+    directory: str
+    ruleset: str
+    findings: list[Finding] = field(default_factory=list)
+    rcp: list[RcpCheck] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # benchmark folders checked
+
+    @property
+    def valid(self) -> bool:
+        return is_valid(self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "directory": self.directory,
+            "ruleset": self.ruleset,
+            "valid": self.valid,
+            "checked": self.checked,
+            "rcp": [r.to_dict() for r in self.rcp],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def read_params(*folders: Path) -> set[str]:
+    """Flags named in `package_checker_params` files, one a line (the rules' bypass mechanism)."""
+    flags: set[str] = set()
+    for folder in folders:
+        path = folder / layout.PARAMS_FILE
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.strip():
+                    flags.add(line.strip().removeprefix("--"))
+    return flags
+
+
+def read_system(path: Path) -> tuple[dict[str, Any] | None, list[Finding]]:
+    try:
+        obj = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        return None, [
+            Finding(
+                "system_json", f"system description cannot be read: {exc}", path=str(path), source=SRC_SYSTEM
+            )
+        ]
+    if not isinstance(obj, dict):
+        return None, [
+            Finding(
+                "system_json", "system description must be a JSON object", path=str(path), source=SRC_SYSTEM
+            )
+        ]
+    return obj, []
+
+
+def check_system(path: Path, ruleset: str) -> list[Finding]:
+    obj, out = read_system(path)
+    if obj is None:
+        return out
+    for key in layout.SYSTEM_REQUIRED_FIELDS:
+        if key not in obj:
+            out.append(
+                Finding("system_field", f"missing field '{key}'", path=str(path), key=key, source=SRC_SYSTEM)
+            )
+    major = int(ruleset.split(".")[0])
+    status = obj.get("status")
+    if status is not None and major >= layout.STATUS_MIN_MAJOR and status not in layout.SYSTEM_STATUS_VALUES:
+        out.append(
+            Finding(
+                "system_status",
+                f"status {status!r} is not an allowed value",
+                path=str(path),
+                key="status",
+                value=status,
+                expected=list(layout.SYSTEM_STATUS_VALUES),
+                source=SRC_SYSTEM,
+            )
+        )
+    div = obj.get("division")
+    if div is not None and div not in layout.DIVISIONS:
+        out.append(
+            Finding(
+                "system_division",
+                f"division {div!r} is neither closed nor open",
+                path=str(path),
+                key="division",
+                value=div,
+                expected=list(layout.DIVISIONS),
+            )
+        )
+    return out
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def check_package(
+    directory: str | os.PathLike[str],
+    ruleset: str = "6.1.0",
+    *,
+    rcp_bypass: bool = False,
+    seed_bypass: bool = False,
+    unit: Unit = "auto",
+    policy: Policy = "rules",
+    set_scaling: bool = False,
+    custom_rcps: CustomRcps | None = None,
+    compliance: ComplianceFn | None | str = "auto",
+    seed_check: SeedFn | None | str = "auto",
+    extra_benchmarks: dict[str, int] | None = None,
+) -> PackageReport:
+    """Check a whole package; `extra_benchmarks` maps proctor benchmarks (not in the ruleset) to N."""
+    root = Path(directory)
+    rep = PackageReport(str(root), ruleset)
+    comp = default_compliance(ruleset) if compliance == "auto" else compliance
+    seeds = default_seed_check() if seed_check == "auto" else seed_check
+    extra = extra_benchmarks or {}
+    allowed = set(layout.allowed_benchmarks(ruleset)) | set(extra)
+    if not allowed:
+        rep.findings.append(Finding("ruleset", f"unknown training ruleset {ruleset!r}", key="ruleset"))
+    if comp is None:
+        rep.findings.append(
+            Finding(
+                "compliance",
+                f"no compliance tables for ruleset {ruleset}: run logs were not checked for compliance",
+                Severity.WARNING,
+            )
+        )
+
+    systems_dir, results_dir = root / "systems", root / "results"
+    for d, what in ((systems_dir, "systems"), (results_dir, "results")):
+        if not d.is_dir():
+            rep.findings.append(Finding("layout", f"the package has no '{what}/' folder", path=str(d)))
+    for sys_json in sorted(systems_dir.glob("*.json")):
+        rep.findings.extend(check_system(sys_json, ruleset))
+    root_flags = read_params(root)
+
+    for sys_dir in _subdirs(results_dir):
+        desc_path = systems_dir / f"{sys_dir.name}.json"
+        desc, errs = (
+            read_system(desc_path)
+            if desc_path.is_file()
+            else (
+                None,
+                [
+                    Finding(
+                        "system_json",
+                        f"results/{sys_dir.name} has no systems/{sys_dir.name}.json",
+                        path=str(desc_path),
+                        source=SRC_SYSTEM,
+                    )
+                ],
+            )
+        )
+        rep.findings.extend(errs if not desc_path.is_file() else [])
+        division = (desc or {}).get("division", "")
+        sys_flags = read_params(sys_dir)
+        for bdir in _subdirs(sys_dir):
+            bench = bdir.name
+            if bench not in allowed:
+                rep.findings.append(
+                    Finding(
+                        "benchmark",
+                        f"'{bench}' is not a benchmark of ruleset {ruleset}: skipped",
+                        Severity.WARNING,
+                        path=str(bdir),
+                    )
+                )
+                continue
+            rep.checked.append(str(bdir))
+            _check_benchmark(
+                rep,
+                bdir,
+                bench,
+                ruleset,
+                division,
+                root_flags | sys_flags | read_params(bdir),
+                rcp_bypass=rcp_bypass,
+                seed_bypass=seed_bypass,
+                unit=unit,
+                policy=policy,
+                set_scaling=set_scaling,
+                custom_rcps=custom_rcps,
+                comp=comp,
+                seeds=seeds,
+                n_extra=extra.get(bench),
+            )
+    return rep
+
+
+def _check_benchmark(
+    rep: PackageReport,
+    bdir: Path,
+    bench: str,
+    ruleset: str,
+    division: str,
+    flags: set[str],
+    *,
+    rcp_bypass: bool,
+    seed_bypass: bool,
+    unit: Unit,
+    policy: Policy,
+    set_scaling: bool,
+    custom_rcps: CustomRcps | None,
+    comp: ComplianceFn | None,
+    seeds: SeedFn | None,
+    n_extra: int | None,
+) -> None:
+    files = result_files(bdir)
+    n = table.runs_required(bench, n_extra)
+    if n is not None and len(files) != n:
+        rep.findings.append(
+            Finding(
+                "run_count",
+                f"{len(files)} result_*.txt files, expected {n}",
+                path=str(bdir),
+                value=len(files),
+                expected=n,
+                source=SRC_RESULTS,
+            )
+        )
+    others = [
+        p.name
+        for p in bdir.iterdir()
+        if p.is_file() and p not in files and p.name not in (layout.PARAMS_FILE, "scaling.json")
+    ]
+    if others:
+        rep.findings.append(
+            Finding(
+                "file_names",
+                "files not named result_*.txt",
+                Severity.WARNING,
+                path=str(bdir),
+                value=sorted(others),
+            )
+        )
+    if comp is not None:
+        bad: list[str] = []
+        for f in files:
+            try:
+                ok, fnd = comp(f, ruleset, bench)
+            except Exception as exc:  # a checker crash is a finding on that file, not a crash of ours
+                ok, fnd = False, [Finding("compliance", f"compliance check failed: {exc}", path=str(f))]
+            if not ok:
+                bad.append(f.name)
+                rep.findings.extend(x if not x.failed else _as(x, Severity.WARNING) for x in fnd)
+        allowed_bad = table.max_non_converged(bench)
+        if bad and len(bad) <= allowed_bad:
+            rep.findings.append(
+                Finding(
+                    "compliance",
+                    f"{len(bad)} run(s) do not comply ({', '.join(bad)}): accepted under olympic scoring",
+                    Severity.WARNING,
+                    path=str(bdir),
+                    source=SRC_RESULTS,
+                )
+            )
+        elif bad:
+            rep.findings.append(
+                Finding(
+                    "compliance",
+                    f"{len(bad)} runs do not comply ({', '.join(bad)}); at most {allowed_bad} may be dropped",
+                    path=str(bdir),
+                    value=bad,
+                    source=SRC_RESULTS,
+                )
+            )
+    if division != "closed" or ruleset not in layout.RCP_RULESETS:
+        return
+    if seed_bypass or layout.PARAM_SEED_BYPASS in flags:
+        rep.findings.append(Finding("seeds", "seed check bypassed", Severity.WARNING, path=str(bdir)))
+    elif seeds is None:
+        rep.findings.append(
+            Finding("seeds", "no seed checker available: seeds not checked", Severity.WARNING, path=str(bdir))
+        )
+    else:
+        rep.findings.extend(seeds(bdir))
+    rs = read_run_set(bdir, unit=unit, ruleset=ruleset)
+    res = check_rcp(
+        rs,
+        ruleset,
+        custom_rcps,
+        bypass=rcp_bypass or layout.PARAM_RCP_BYPASS in flags,
+        unit=unit,
+        policy=policy,
+        set_scaling=set_scaling,
+        runs_required=n_extra,
+    )
+    rep.rcp.append(res)
+    rep.findings.extend(f for f in res.findings if f.rule.startswith("rcp") or f.rule.endswith("consistency"))
+
+
+def _as(f: Finding, sev: Severity) -> Finding:
+    from dataclasses import replace
+
+    return replace(f, severity=sev)

@@ -1,0 +1,304 @@
+"""A run set: the `result_*.txt` logs of one system and benchmark, read once into what scoring needs.
+
+Every checker downstream (RCP, scoring, package, summary) works from the same `RunInfo`s, so a log
+is streamed once (`mllog_lines.iter_log`) and the facts are taken by key, never by substring: time
+to train (run_start to run_stop), converged or not (run_stop status), samples or epochs to converge,
+global batch size and benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import orjson
+
+from proctor.errors import LogFormatError
+from proctor.findings import Finding, Severity
+from proctor.mllog_lines import BadLine, iter_log
+from proctor.rules.training.scoring import SAMPLE_CONVERGENCE_BENCHMARKS, STABLE_DIFFUSION_TARGET
+
+Unit = Literal["auto", "samples", "epochs", "train_samples"]
+NOT_CONVERGED = math.inf
+_RESULT_RE = re.compile(r"^result_(.*)\.txt$")
+EVAL_KEYS = ("eval_accuracy", "eval_error")
+
+
+@dataclass(slots=True)
+class RunInfo:
+    path: Path
+    benchmark: str | None = None
+    division: str | None = None
+    org: str | None = None
+    batch_size: float | None = None
+    run_start_ms: float | None = None
+    run_stop_ms: float | None = None
+    status: str | None = None  # run_stop metadata status
+    converged: bool = False  # run_stop status == "success"
+    samples_to_converge: float = NOT_CONVERGED  # epochs or samples, inf when not converged
+    unit: str | None = None  # "samples", "epochs", "train_samples"
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def time_to_train_ms(self) -> float | None:
+        if self.run_start_ms is None or self.run_stop_ms is None:
+            return None
+        return self.run_stop_ms - self.run_start_ms
+
+    @property
+    def minutes(self) -> float | None:
+        t = self.time_to_train_ms
+        return None if t is None else t / 60000.0
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = None) -> RunInfo:
+    """Stream one result log; problems become findings on the run, never exceptions."""
+    p = Path(path)
+    info = RunInfo(path=p)
+    last_eval_samples: float | None = None
+    last_eval_epoch: float | None = None
+    train_samples: float | None = None
+    sd_evals: dict[float, dict[str, float]] = {}
+    sd_step = "step_num" if ruleset == "3.1.0" else "samples_count"
+    try:
+        for rec in iter_log(p):
+            if isinstance(rec, BadLine):
+                info.findings.append(
+                    Finding(
+                        "log_line",
+                        f"unreadable MLLOG line: {rec.reason}",
+                        Severity.WARNING,
+                        path=str(p),
+                        line=rec.line,
+                    )
+                )
+                continue
+            key, md = rec.key, rec.metadata
+            if key == "submission_benchmark":
+                info.benchmark = str(rec.value)
+            elif key == "submission_division":
+                info.division = str(rec.value)
+            elif key == "submission_org":
+                info.org = str(rec.value)
+            elif key == "global_batch_size":
+                bs = _num(rec.value)
+                if bs is None:
+                    info.findings.append(
+                        Finding(
+                            "global_batch_size",
+                            "global_batch_size is not a number",
+                            path=str(p),
+                            line=rec.line,
+                            key=key,
+                            value=rec.value,
+                        )
+                    )
+                else:
+                    info.batch_size = bs
+            elif key == "train_samples":
+                train_samples = _num(rec.value)
+            elif key in EVAL_KEYS:
+                if (s := _num(md.get("samples_count"))) is not None:
+                    last_eval_samples = s
+                if (e := _num(md.get("epoch_num"))) is not None:
+                    last_eval_epoch = round(e, 3)
+                metric = md.get("metric")
+                step = _num(md.get(sd_step))
+                val = _num(rec.value)
+                if metric is not None and step is not None and val is not None:
+                    sd_evals.setdefault(step, {})[str(metric)] = val
+            elif key == "run_start":
+                if info.run_start_ms is None:
+                    info.run_start_ms = _num(rec.time_ms)
+            elif key == "run_stop":
+                if info.run_stop_ms is None:
+                    info.run_stop_ms = _num(rec.time_ms)
+                st = md.get("status")
+                info.status = None if st is None else str(st)
+    except OSError as exc:
+        raise LogFormatError(f"cannot read: {exc.strerror}", file=str(p)) from exc
+
+    info.converged = info.status == "success"
+    if info.run_start_ms is None:
+        info.findings.append(
+            Finding("run_start", "no run_start: time to train is unknown", path=str(p), key="run_start")
+        )
+    if info.run_stop_ms is None:
+        info.findings.append(
+            Finding("run_stop", "no run_stop: the run did not finish", path=str(p), key="run_stop")
+        )
+    if not info.converged:
+        return info
+
+    bench = info.benchmark or ""
+    if unit == "train_samples" and bench != "bert":  # the flag is for bert only (as the official)
+        unit = "auto"
+    chosen: float | None
+    if unit == "train_samples":
+        chosen, info.unit = train_samples, "train_samples"
+    elif bench == "stable_diffusion" and sd_evals:
+        passing = [
+            s
+            for s, m in sd_evals.items()
+            if all(
+                name in m and (m[name] <= lim if op == "<=" else m[name] >= lim)
+                for name, (lim, op) in STABLE_DIFFUSION_TARGET.items()
+            )
+        ]
+        chosen, info.unit = (min(passing) if passing else None), "samples"
+    elif unit == "samples" or (unit == "auto" and bench in SAMPLE_CONVERGENCE_BENCHMARKS):
+        chosen, info.unit = last_eval_samples, "samples"
+    elif unit == "epochs" or last_eval_epoch is not None:
+        chosen, info.unit = last_eval_epoch, "epochs"
+    else:  # a benchmark proctor does not know that logs samples only
+        chosen, info.unit = last_eval_samples, "samples"
+    if chosen is None:
+        info.findings.append(
+            Finding(
+                "convergence",
+                f"converged run logs no eval with {info.unit}",
+                path=str(p),
+                key="eval_accuracy",
+            )
+        )
+    else:
+        info.samples_to_converge = chosen
+    return info
+
+
+def _result_sort_key(p: Path) -> tuple[int, int | str]:
+    m = _RESULT_RE.match(p.name)
+    tail = m.group(1) if m else p.name
+    return (0, int(tail)) if tail.isdigit() else (1, tail)
+
+
+def result_files(directory: str | Path) -> list[Path]:
+    """`result_*.txt` in a benchmark folder, in run-number order (result_2 before result_10)."""
+    d = Path(directory)
+    return sorted((f for f in d.glob("result_*.txt") if f.is_file()), key=_result_sort_key)
+
+
+@dataclass(slots=True)
+class RunSet:
+    directory: Path
+    runs: list[RunInfo]
+    system: str | None = None
+    folder_benchmark: str | None = None  # the folder's name
+    scaling_factor: float = 1.0  # from scaling.json (002 §11), 1 when absent
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def benchmark(self) -> str | None:
+        names = [r.benchmark for r in self.runs if r.benchmark]
+        return names[0] if names else self.folder_benchmark
+
+    @property
+    def batch_size(self) -> float | None:
+        sizes = [r.batch_size for r in self.runs if r.batch_size is not None]
+        return sizes[0] if sizes else None
+
+    def minutes(self) -> np.ndarray:
+        """Time to train per run in minutes, NaN where unknown."""
+        return np.array([np.nan if r.minutes is None else r.minutes for r in self.runs], dtype=np.float64)
+
+    def converged(self) -> np.ndarray:
+        return np.array([r.converged and r.minutes is not None for r in self.runs], dtype=bool)
+
+    def samples(self) -> np.ndarray:
+        return np.array([r.samples_to_converge for r in self.runs], dtype=np.float64)
+
+    def consistency_findings(self) -> list[Finding]:
+        """Batch size and benchmark must be the same in every run (official rcp_checker, too)."""
+        out: list[Finding] = []
+        benches = {r.benchmark for r in self.runs if r.benchmark}
+        if len(benches) > 1:
+            out.append(
+                Finding(
+                    "benchmark_consistency",
+                    "runs log different submission_benchmark values",
+                    path=str(self.directory),
+                    key="submission_benchmark",
+                    value=sorted(benches),
+                )
+            )
+        sizes = {r.batch_size for r in self.runs}
+        if len(sizes) > 1:
+            out.append(
+                Finding(
+                    "batch_size_consistency",
+                    "runs log different global_batch_size values",
+                    path=str(self.directory),
+                    key="global_batch_size",
+                    value=sorted(s for s in sizes if s is not None),
+                )
+            )
+        return out
+
+
+def read_scaling(directory: str | Path) -> tuple[float, list[Finding]]:
+    path = Path(directory) / "scaling.json"
+    if not path.is_file():
+        return 1.0, []
+    try:
+        obj = orjson.loads(path.read_bytes())
+        factor = obj["scaling_factor"]
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or factor <= 0:
+            raise ValueError(f"scaling_factor must be a positive number, got {factor!r}")
+        return float(factor), []
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        return 1.0, [
+            Finding(
+                "scaling_json", f"scaling.json cannot be used: {exc}", path=str(path), key="scaling_factor"
+            )
+        ]
+
+
+def read_run_set(
+    directory: str | Path,
+    *,
+    unit: Unit = "auto",
+    ruleset: str | None = None,
+    files: Iterable[str | Path] | None = None,
+) -> RunSet:
+    d = Path(directory)
+    paths = [Path(f) for f in files] if files is not None else result_files(d)
+    runs = [read_run(f, unit=unit, ruleset=ruleset) for f in paths]
+    factor, findings = read_scaling(d)
+    rs = RunSet(
+        directory=d,
+        runs=runs,
+        system=d.parent.name,
+        folder_benchmark=d.name,
+        scaling_factor=factor,
+        findings=findings,
+    )
+    if not runs:
+        rs.findings.append(Finding("result_files", "no result_*.txt in the folder", path=str(d)))
+    return rs
+
+
+def find_benchmark_dirs(root: str | Path) -> list[Path]:
+    """Benchmark folders under a package (`results/<sys>/<b>`), a system folder, or one folder."""
+    r = Path(root)
+    if result_files(r):
+        return [r]
+    base = r / "results" if (r / "results").is_dir() else r
+    found: set[Path] = set()
+    for pattern in ("*/result_*.txt", "*/*/result_*.txt", "*/*/*/result_*.txt"):
+        found |= {p.parent for p in base.glob(pattern) if p.parent.name != "power"}
+    return sorted(found)

@@ -1,0 +1,109 @@
+"""`proctor demo` reduced (--quick, 3 training runs): the table's values, the layout, the verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from proctor.mllog_lines import iter_log
+from proctor.workloads.demo import SCENARIOS, DemoOptions, render_table, run_demo
+
+pytest.importorskip("proctor.workloads.digits.sut", reason="the digits inference workload is not installed")
+
+
+def _digits_in_rules() -> bool:
+    from proctor.rules.inference import resolve
+
+    try:
+        resolve("digits")
+    except KeyError:
+        return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(not _digits_in_rules(), reason="rules/inference.py has no 'digits' row yet: the "
+                                "submission checker cannot check the demo's tree")
+
+RUNS = 3
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "out"
+    return run_demo(DemoOptions(output=out, quick=True, training_runs=RUNS))
+
+
+def rows(report, part):
+    return [r for r in report.rows if r.part == part]
+
+
+def test_short_runs_break_exactly_min_duration(demo):
+    perf = [r for r in rows(demo, "inference") if r.item.startswith("digits ") and "accuracy" not in r.item]
+    assert sorted(r.item.split()[1] for r in perf) == sorted(SCENARIOS)
+    for r in perf:
+        assert not r.valid and r.rules == ("min_duration",), (r.item, r.why)
+        assert r.value is not None and r.value > 0
+        assert r.as_expected
+    layout = [r for r in rows(demo, "inference") if r.item.startswith("submission checker")]
+    assert len(layout) == 1 and layout[0].valid and layout[0].rules == ()
+
+
+def test_the_checker_agrees_when_run_again_on_the_tree(demo):
+    from proctor.checks.submission import check_submission
+
+    rep = check_submission(demo.output / "inference")
+    failed = [f for f in rep.findings if f.failed]
+    assert {f.rule for f in failed} == {"min_duration"}
+    assert len({f.path for f in failed}) == len(SCENARIOS)  # one performance log per scenario
+    assert not [f for f in rep.findings if not f.failed]  # and no warnings
+
+
+def test_accuracy_is_the_fp32_reference(demo):
+    from proctor.workloads.digits import REFERENCE_ACCURACY
+
+    acc = [r for r in rows(demo, "inference") if "accuracy vs" in r.item]
+    assert len(acc) == 2 and all(r.valid for r in acc)
+    assert all(r.value == pytest.approx(REFERENCE_ACCURACY, abs=5e-4) for r in acc)
+
+
+def _ttt_minutes(path: Path) -> float:
+    t = {r.key: r.time_ms for r in iter_log(path) if getattr(r, "key", None) in ("run_start", "run_stop")}
+    return (t["run_stop"] - t["run_start"]) / 60_000
+
+
+def test_training_rows_and_the_olympic_score(demo):
+    bdir = demo.output / "training" / "proctor" / "results" / "local-cpu" / "digits_train"
+    files = sorted(bdir.glob("result_*.txt"))
+    assert len(files) == RUNS
+    train = rows(demo, "training")
+    runs = [r for r in train if r.item.startswith("digits_train result_")]
+    assert len(runs) == RUNS and all(r.valid and "success" in r.why for r in runs)
+    by_item = {r.item.split(" (")[0]: r for r in train}
+    assert by_item["seed check"].valid
+    rcp = next(r for r in train if r.item.startswith("RCP check"))
+    assert rcp.valid and "RCP found" in rcp.why
+    score = by_item["digits_train olympic score"]
+    minutes = np.sort([_ttt_minutes(f) for f in files])
+    assert score.valid and score.value == pytest.approx(minutes[1:-1].mean(), rel=1e-9)
+
+
+def test_report_file_layout_and_table(demo):
+    assert demo.as_expected
+    saved = orjson.loads((demo.output / "demo_report.json").read_bytes())
+    assert saved["as_expected"] is True and len(saved["rows"]) == len(demo.rows)
+    sub = demo.output / "inference" / "closed" / "proctor"
+    for scen in SCENARIOS:
+        base = sub / "results" / "local-cpu" / "digits" / scen
+        assert (base / "performance" / "run_1" / "mlperf_log_summary.txt").is_file()
+        assert (base / "accuracy" / "accuracy.txt").is_file()
+        assert "min_duration" in (sub / "measurements" / "local-cpu" / "digits" / scen / "user.conf").read_text()
+    assert (demo.output / "training" / "proctor" / "systems" / "local-cpu.json").is_file()
+    from rich.console import Console
+
+    console = Console(width=240, record=True)
+    console.print(render_table(demo))
+    text = console.export_text()
+    assert "as expected" in text and text.count("INVALID") == len(SCENARIOS)
