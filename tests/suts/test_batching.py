@@ -66,7 +66,7 @@ def test_partial_batch_waits_for_flush_when_max_wait_is_long():
     sink = Sink(3)
     b = DynamicBatcher(double, sink, max_batch=8, max_wait_us=60e6, workers=2)
     b.submit([1, 2, 3], [10, 11, 12])
-    assert not sink.done.wait(0.05)          # nothing dispatched: not full, not waited out, no flush
+    assert not sink.done.wait(0.05)  # nothing dispatched: not full, not waited out, no flush
     assert b.pending == 3
     b.flush()
     sink.wait()
@@ -97,8 +97,8 @@ def test_greedy_batching_collects_what_queued_while_the_worker_was_busy():
     sink = Sink(11)
     b = DynamicBatcher(slow, sink, max_batch=4, max_wait_us=0, workers=1)
     b.submit([0], [0])
-    assert first.wait(WAIT_S)                 # the only worker is now busy with batch [0]
-    for i in range(1, 11):                    # single-sample issues, like Server queries
+    assert first.wait(WAIT_S)  # the only worker is now busy with batch [0]
+    for i in range(1, 11):  # single-sample issues, like Server queries
         b.submit([i], [i])
     release.set()
     sink.wait()
@@ -174,7 +174,9 @@ def test_default_completion_is_proctors_array_path(monkeypatch):
     from proctor.loadgen import completion
 
     calls = []
-    monkeypatch.setattr(completion, "complete_arrays", lambda ids, n_tokens, data: calls.append((ids, n_tokens, data)))
+    monkeypatch.setattr(
+        completion, "complete_arrays", lambda ids, n_tokens, data: calls.append((ids, n_tokens, data))
+    )
     done = threading.Event()
     b = DynamicBatcher(lambda idx: (done.set(), idx)[1], max_batch=4, workers=1)
     b.submit([7, 8], [1, 2])
@@ -186,8 +188,10 @@ def test_default_completion_is_proctors_array_path(monkeypatch):
     assert ids.tolist() == [7, 8] and n_tokens is None and data[:, 0].tolist() == [1, 2]
 
 
-@pytest.mark.parametrize(("kw", "key"), [({"max_batch": 0}, "max_batch"), ({"max_wait_us": -1}, "max_wait_us"),
-                                         ({"workers": 0}, "workers")])
+@pytest.mark.parametrize(
+    ("kw", "key"),
+    [({"max_batch": 0}, "max_batch"), ({"max_wait_us": -1}, "max_wait_us"), ({"workers": 0}, "workers")],
+)
 def test_bad_settings_name_their_key(kw, key):
     with pytest.raises(ConfigError, match=f"key '{key}'"):
         DynamicBatcher(double, lambda i, o: None, **kw)

@@ -62,7 +62,10 @@ def test_quantized_arithmetic_equals_integer_accumulation(precision, val):
 
 def test_int8_passes_both_targets_and_int4_only_the_99_percent_one(val):
     x, y = val
-    acc = {p: float(format_accuracy(int((model.build(p).predict(x) == y).sum()), len(y))) for p in ("int8", "int4")}
+    acc = {
+        p: float(format_accuracy(int((model.build(p).predict(x) == y).sum()), len(y)))
+        for p in ("int8", "int4")
+    }
     t99, t999 = digits.ACCURACY_TARGETS[0.99], digits.ACCURACY_TARGETS[0.999]
     assert acc["int8"] >= t999 and acc["int8"] >= t99
     assert t99 <= acc["int4"] < t999

@@ -19,8 +19,9 @@ lg = pytest.importorskip("mlperf_loadgen")
 def run_official(sut, qsl, outdir, scenario: str, mode: str, **fields) -> None:
     """A thin adapter: the official ConstructSUT/ConstructQSL around the digits SUT and QSL."""
     handle_sut = lg.ConstructSUT(sut.issue_query, sut.flush_queries)
-    handle_qsl = lg.ConstructQSL(qsl.total_sample_count, qsl.performance_sample_count, qsl.load_samples,
-                                 qsl.unload_samples)
+    handle_qsl = lg.ConstructQSL(
+        qsl.total_sample_count, qsl.performance_sample_count, qsl.load_samples, qsl.unload_samples
+    )
     settings = lg.TestSettings()
     settings.scenario = getattr(lg.TestScenario, scenario)
     settings.mode = getattr(lg.TestMode, mode)
@@ -39,10 +40,13 @@ def run_official(sut, qsl, outdir, scenario: str, mode: str, **fields) -> None:
         sut.close()
 
 
-@pytest.mark.parametrize(("precision", "scenario", "line"), [
-    ("fp32", "Offline", "accuracy=94.167%, good=565, total=600"),
-    ("int4", "SingleStream", "accuracy=93.500%, good=561, total=600"),
-])
+@pytest.mark.parametrize(
+    ("precision", "scenario", "line"),
+    [
+        ("fp32", "Offline", "accuracy=94.167%, good=565, total=600"),
+        ("int4", "SingleStream", "accuracy=93.500%, good=561, total=600"),
+    ],
+)
 def test_official_accuracy_run_gives_the_reference_line(tmp_path, precision, scenario, line):
     sut, qsl = build("numpy", precision, max_batch=16, complete=official_complete)
     run_official(sut, qsl, tmp_path, scenario, "AccuracyOnly")
@@ -61,9 +65,14 @@ def test_official_and_proctor_accuracy_logs_agree(tmp_path):
     run_official(sut, qsl, tmp_path / "official", "Offline", "AccuracyOnly")
     sut, qsl = build("numpy", "int8", max_batch=8)
     try:
-        run_test(sut, qsl, TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.ACCURACY_ONLY),
-                 LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path / "proctor")), enable_trace=False),
-                 audit_config=None, timeout_s=60)
+        run_test(
+            sut,
+            qsl,
+            TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.ACCURACY_ONLY),
+            LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path / "proctor")), enable_trace=False),
+            audit_config=None,
+            timeout_s=60,
+        )
     finally:
         sut.close()
     a = accuracy.read_predictions(tmp_path / "official" / "mlperf_log_accuracy.json")
@@ -80,5 +89,6 @@ def test_official_server_run_completes_every_query(tmp_path):
     detail = (tmp_path / "mlperf_log_detail.txt").read_text()
     assert "Scenario : Server" in summary
     assert re.search(r"Completed samples per second\s*:\s*[1-9]", summary)
+    assert re.search(r'"key": "num_errors", "value": 0\b', detail)
     assert '"key": "error' not in detail
     assert sut.batcher.samples >= 50

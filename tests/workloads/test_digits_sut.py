@@ -14,7 +14,7 @@ from proctor.suts import registry
 from proctor.workloads import digits
 from proctor.workloads.digits import accuracy, data, model
 from proctor.workloads.digits.qsl import DigitsQSL
-from proctor.workloads.digits.sut import DigitsSUT, NumpyBackend, build, from_params
+from proctor.workloads.digits.sut import NumpyBackend, build, from_params
 
 WAIT_S = 30.0
 
@@ -47,9 +47,11 @@ def test_qsl_loads_on_demand_and_refuses_unloaded_samples():
     with pytest.raises(RunError, match="not loaded"):
         qsl.batch(np.array([3]))
     qsl.load_samples([3, 5, 5])
-    np.testing.assert_array_equal(qsl.batch(np.array([5, 3])), data.preprocess(data.validation().images[[5, 3]]))
+    np.testing.assert_array_equal(
+        qsl.batch(np.array([5, 3])), data.preprocess(data.validation().images[[5, 3]])
+    )
     qsl.unload_samples([5])
-    assert qsl.loaded[5] == 1                 # loaded twice (MultiStream padding), unloaded once
+    assert qsl.loaded[5] == 1  # loaded twice (MultiStream padding), unloaded once
     qsl.unload_samples([3, 5])
     assert not qsl.loaded.any() and not qsl.features.any()
     with pytest.raises(RunError, match="out of range"):
@@ -76,7 +78,9 @@ def test_sut_answers_every_sample_with_the_models_prediction(precision, val):
 
 
 def test_registry_builds_digits_with_parameters():
-    sut, qsl = registry.build("digits:backend=numpy,precision=int4,max_batch=8,max_wait_us=100,workers=1,perf_count=64")
+    sut, qsl = registry.build(
+        "digits:backend=numpy,precision=int4,max_batch=8,max_wait_us=100,workers=1,perf_count=64"
+    )
     try:
         assert sut.name == "digits-numpy-int4" and qsl.performance_sample_count == 64
         assert sut.batcher.max_batch == 8 and sut.batcher.max_wait_ns == 100_000
@@ -84,10 +88,17 @@ def test_registry_builds_digits_with_parameters():
         sut.close()
 
 
-@pytest.mark.parametrize(("spec", "key"), [
-    ("max_batch=zero", "max_batch"), ("workers=0", "workers"), ("colour=red", "colour"),
-    ("backend=tpu", "backend"), ("precision=fp8", "precision"), ("perf_count=9999", "perf_count"),
-])
+@pytest.mark.parametrize(
+    ("spec", "key"),
+    [
+        ("max_batch=zero", "max_batch"),
+        ("workers=0", "workers"),
+        ("colour=red", "colour"),
+        ("backend=tpu", "backend"),
+        ("precision=fp8", "precision"),
+        ("perf_count=9999", "perf_count"),
+    ],
+)
 def test_bad_parameters_name_their_key(spec, key):
     params = dict(item.split("=") for item in spec.split(","))
     with pytest.raises(ConfigError, match=f"key '{key}'"):
@@ -133,10 +144,17 @@ def _run(tmp_path, sut, qsl, scenario, mode, **kw):
         sut.close()
 
 
-@pytest.mark.parametrize(("backend", "precision", "scenario"), [
-    ("numpy", "fp32", "Offline"), ("numpy", "int4", "SingleStream"), ("onnx", "int8", "Server"),
-])
-def test_accuracy_run_on_proctors_engine_gives_the_model_accuracy(tmp_path, val, backend, precision, scenario):
+@pytest.mark.parametrize(
+    ("backend", "precision", "scenario"),
+    [
+        ("numpy", "fp32", "Offline"),
+        ("numpy", "int4", "SingleStream"),
+        ("onnx", "int8", "Server"),
+    ],
+)
+def test_accuracy_run_on_proctors_engine_gives_the_model_accuracy(
+    tmp_path, val, backend, precision, scenario
+):
     if backend == "onnx":
         pytest.importorskip("onnxruntime")
         pytest.importorskip("onnx")
@@ -159,10 +177,12 @@ def test_performance_run_on_proctors_engine_completes_every_sample(tmp_path):
     from proctor.loadgen import Scenario, TestMode
 
     sut, qsl = from_params(max_batch="32", workers="2")
-    outcome = _run(tmp_path, sut, qsl, Scenario.OFFLINE, TestMode.PERFORMANCE_ONLY, offline_expected_qps=2000.0)
+    outcome = _run(
+        tmp_path, sut, qsl, Scenario.OFFLINE, TestMode.PERFORMANCE_ONLY, offline_expected_qps=2000.0
+    )
     assert not outcome.incomplete and outcome.errors == 0
     issued = outcome.records.n_samples_issued
-    assert issued == outcome.schedule.n_samples >= 220        # 1.1 x 0.1 s x 2000/s
+    assert issued == outcome.schedule.n_samples >= 220  # 1.1 x 0.1 s x 2000/s
     assert (outcome.records.sample_done_ns[:issued] >= 0).all()
     assert sut.batcher.samples == issued and sut.batcher.batch_sizes[33:].sum() == 0
-    assert not qsl.loaded.any()                                 # the engine unloaded what it loaded
+    assert not qsl.loaded.any()  # the engine unloaded what it loaded

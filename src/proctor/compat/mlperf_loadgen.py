@@ -1,0 +1,366 @@
+"""The official `mlperf_loadgen` Python API over proctor's engine, so harnesses switch in one line:
+
+    import proctor.compat.mlperf_loadgen as lg
+
+Names, argument orders, defaults and enum values follow the official binding
+(bindings/python_api.cc; /work/shared/spec/official-loadgen.md §1). Handles are integers, as there.
+`QuerySampleResponse(id, data, size, n_tokens)` keeps the official meaning of `data`: the ADDRESS of
+`size` bytes (e.g. `arr.ctypes.data`, `array.buffer_info()[0]`), read only if the sample's output is
+logged, during the QuerySamplesComplete call, right after `response_cb` ran; the caller may reuse
+the buffer once the call returns.
+
+Differences, listed in docs/deviations.md: `StartTest` runs on the calling thread; conf-file errors
+that the official silently ignores make `FromConfig` return -EINVAL (with the reason on stderr);
+`last_outcome()` is an addition that hands back proctor's RunOutcome of the latest test.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import errno
+import itertools
+import sys
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from proctor.errors import ConfigError
+from proctor.loadgen import completion as _completion
+from proctor.loadgen import settings as _settings
+from proctor.loadgen import types as _types
+
+__all__ = [
+    "ConstructFastSUT", "ConstructQDL", "ConstructQSL", "ConstructSUT", "DestroyFastSUT", "DestroyQDL",
+    "DestroyQSL", "DestroySUT", "FirstTokenComplete", "LogOutputSettings", "LogSettings", "LoggingMode",
+    "QuerySample", "QuerySampleResponse", "QuerySamplesComplete", "StartTest", "StartTestWithLogSettings",
+    "TestMode", "TestScenario", "TestSettings", "VectorQuerySample", "VectorQuerySampleResponse", "last_outcome",
+]
+
+
+# --- enums (test_settings.h: same names, same values) -------------------------------------------
+
+class _Enum(IntEnum):
+    def __str__(self) -> str:  # the official (pybind11) prints "TestScenario.Server"
+        return f"{type(self).__name__}.{self.name}"
+
+
+class TestScenario(_Enum):
+    SingleStream = 0
+    MultiStream = 1
+    Server = 2
+    Offline = 3
+
+
+class TestMode(_Enum):
+    SubmissionRun = 0
+    AccuracyOnly = 1
+    PerformanceOnly = 2
+    FindPeakPerformance = 3
+
+
+class LoggingMode(_Enum):
+    AsyncPoll = 0
+    EndOfTestOnly = 1
+    Synchronous = 2
+
+
+# --- samples and responses -----------------------------------------------------------------------
+
+QuerySample = _types.QuerySample  # .id, .index: what issue callbacks receive
+VectorQuerySample = list
+VectorQuerySampleResponse = list
+
+
+class QuerySampleResponse:
+    """`(id, data, size[, n_tokens])`; `data` is an address, `size` a byte count (official semantics)."""
+
+    __slots__ = ("data", "id", "n_tokens", "size")
+
+    def __init__(self, id: int = 0, data: int = 0, size: int = 0, n_tokens: int = 0) -> None:  # noqa: A002
+        self.id = id
+        self.data = data
+        self.size = size
+        self.n_tokens = n_tokens
+
+    def __repr__(self) -> str:
+        return f"QuerySampleResponse(id={self.id}, data={self.data:#x}, size={self.size}, n_tokens={self.n_tokens})"
+
+
+class _Payload:
+    """What the engine sees of a logged response: the harness's object, with `data` read from its
+    address when the engine copies it (after `response_cb` ran, as the official orders it)."""
+
+    __slots__ = ("original",)
+
+    def __init__(self, r: QuerySampleResponse) -> None:
+        self.original = r
+
+    @property
+    def id(self) -> int:
+        return self.original.id
+
+    @property
+    def n_tokens(self) -> int:
+        return self.original.n_tokens
+
+    @property
+    def data(self) -> bytes:
+        r = self.original
+        return ctypes.string_at(r.data, r.size) if r.size > 0 and r.data else b""
+
+
+class _Responses:
+    """A read-only view of the harness's list in which each item the engine touches for its data is
+    copied from its address; ids and token counts are read straight from the harness's objects."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[QuerySampleResponse]) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+    def __getitem__(self, k: int) -> _Payload:
+        return _Payload(self._items[k])
+
+
+def QuerySamplesComplete(responses: list[QuerySampleResponse], response_cb: Any = None) -> None:  # noqa: N802
+    """Report finished samples, from any thread; `response_cb(response)` runs before a logged copy."""
+    tracker = _completion._active
+    if tracker is None:
+        _completion.query_samples_complete(responses)
+        return
+    tracker.complete(_Responses(responses), _cb_on_original(response_cb))
+
+
+def FirstTokenComplete(responses: list[QuerySampleResponse], response_cb: Any = None) -> None:  # noqa: N802
+    """Report the first token of samples (token-latency runs), from any thread."""
+    _completion.first_token_complete([_Payload(r) for r in responses], _cb_on_original(response_cb))
+
+
+def _cb_on_original(response_cb: Any) -> Any:
+    """The harness's callback receives its own response object, as the official passes it."""
+    if response_cb is None:
+        return None
+    return lambda payload: response_cb(payload.original)
+
+
+# --- settings -------------------------------------------------------------------------------------
+
+# The binding spells two TestSettings fields differently from the C++ struct.
+_RENAMED = {"ttft_latency": "server_ttft_latency", "tpot_latency": "server_tpot_latency"}
+_FIELDS = tuple({v: k for k, v in _RENAMED.items()}.get(f, f) for f in _settings.TestSettings.field_names())
+_DEFAULTS = _settings.TestSettings()
+
+
+class TestSettings:
+    """Every field of the official binding's TestSettings, same names and defaults; unknown names raise."""
+
+    __slots__ = (*_FIELDS, "_mlperf_conf_applied")
+
+    def __init__(self) -> None:
+        for name in _FIELDS:
+            value = getattr(_DEFAULTS, _RENAMED.get(name, name))
+            if name == "scenario":
+                value = TestScenario[value.value]
+            elif name == "mode":
+                value = TestMode[value.value]
+            setattr(self, name, value)
+        self._mlperf_conf_applied = False
+
+    def to_proctor(self) -> _settings.TestSettings:
+        """proctor's TestSettings holding the same values."""
+        values = {_RENAMED.get(n, n): getattr(self, n) for n in _FIELDS}
+        values["scenario"] = _types.Scenario(_enum_name(values["scenario"], TestScenario))
+        values["mode"] = _types.TestMode(_enum_name(values["mode"], TestMode))
+        return _settings.TestSettings(**values)
+
+    def _take(self, s: _settings.TestSettings) -> None:
+        for name in _FIELDS:
+            value = getattr(s, _RENAMED.get(name, name))
+            if name == "scenario":
+                value = TestScenario[str(value)]
+            elif name == "mode":
+                value = TestMode[str(value)]
+            setattr(self, name, value)
+
+    def FromConfig(self, path: str, model: str, scenario: str, conf_type: int = 1) -> int:  # noqa: N802
+        """Apply a conf file as the official does (0 mlperf.conf, 1 user.conf, 2 audit.config): 0 on
+        success, a negative errno and nothing applied from that file on failure."""
+        from proctor.loadgen import conf
+
+        current = self.to_proctor()
+        try:
+            if conf_type in (0, 1) and not self._mlperf_conf_applied:
+                entries = conf.parse_conf(conf.shipped_mlperf_conf(), conf.ConfType.MLPERF)
+                current = conf.apply_conf(current, entries, model, scenario, conf.ConfType.MLPERF)
+                self._mlperf_conf_applied = True
+                self._take(current)
+            elif conf_type == 1:
+                print(f"FromConfig: {path}: Multiple conf files are used. This is not valid for official "
+                      "submission.", file=sys.stderr)
+            if conf_type in (1, 2):
+                if not Path(path).is_file():
+                    print(f"FromConfig: cannot open {path}", file=sys.stderr)
+                    return -errno.ENOENT
+                ctype = conf.ConfType.USER if conf_type == 1 else conf.ConfType.AUDIT
+                current = conf.apply_conf(current, conf.parse_conf(Path(path), ctype), model, scenario, ctype)
+            elif conf_type != 0:
+                print(f"FromConfig: unknown conf_type {conf_type}", file=sys.stderr)
+                return -errno.EINVAL
+        except (ConfigError, ValueError) as exc:
+            print(f"FromConfig: {exc}", file=sys.stderr)
+            return -errno.EINVAL
+        self._take(current)
+        return 0
+
+
+def _enum_name(value: Any, enum: type[_Enum]) -> str:
+    if isinstance(value, enum):
+        return value.name
+    if isinstance(value, int):
+        return enum(value).name
+    return str(value)
+
+
+class LogOutputSettings:
+    __slots__ = ("copy_detail_to_stdout", "copy_summary_to_stdout", "outdir", "prefix", "prefix_with_datetime",
+                 "suffix")
+
+    def __init__(self) -> None:
+        d = _settings.LogOutputSettings()
+        for name in self.__slots__:
+            setattr(self, name, getattr(d, name))
+
+
+class LogSettings:
+    __slots__ = ("enable_trace", "log_mode", "log_mode_async_poll_interval_ms", "log_output")
+
+    def __init__(self) -> None:
+        d = _settings.LogSettings()
+        self.log_output = LogOutputSettings()
+        self.log_mode = LoggingMode.AsyncPoll
+        self.log_mode_async_poll_interval_ms = d.log_mode_async_poll_interval_ms
+        self.enable_trace = d.enable_trace
+
+    def to_proctor(self) -> _settings.LogSettings:
+        out = _settings.LogOutputSettings(**{n: getattr(self.log_output, n) for n in LogOutputSettings.__slots__})
+        return _settings.LogSettings(log_output=out, log_mode=_enum_name(self.log_mode, LoggingMode),
+                                     log_mode_async_poll_interval_ms=self.log_mode_async_poll_interval_ms,
+                                     enable_trace=self.enable_trace)
+
+
+# --- SUT, QSL, QDL handles ------------------------------------------------------------------------
+
+class _PySUT:
+    name = "PySUT"
+
+    def __init__(self, issue_cb: Any, flush_cb: Any) -> None:
+        self.issue_query, self.flush_queries = issue_cb, flush_cb
+
+
+class _PyFastSUT:
+    """Receives (ids, indices) as lists, as the official's fast SUT does."""
+
+    name = "PyFastSUT"
+
+    def __init__(self, issue_cb: Any, flush_cb: Any) -> None:
+        self._cb, self.flush_queries = issue_cb, flush_cb
+
+    def issue_query_arrays(self, ids: Any, indices: Any) -> None:
+        self._cb(ids.tolist(), indices.tolist())
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        self._cb([s.id for s in samples], [s.index for s in samples])
+
+
+class _PyQDL(_PySUT):
+    def __init__(self, issue_cb: Any, flush_cb: Any, name_cb: Any) -> None:
+        super().__init__(issue_cb, flush_cb)
+        self._name_cb = name_cb
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return str(self._name_cb())
+
+
+@dataclasses.dataclass(slots=True)
+class _PyQSL:
+    total_sample_count: int
+    performance_sample_count: int
+    load_cb: Any
+    unload_cb: Any
+    name: str = "PyQSL"
+
+    def load_samples(self, indices: list[int]) -> None:
+        self.load_cb(indices)
+
+    def unload_samples(self, indices: list[int]) -> None:
+        self.unload_cb(indices)
+
+
+_handles: dict[int, Any] = {}
+_next_handle = itertools.count(0x1000, 0x10)
+_last_outcome: Any = None
+
+
+def _new(obj: Any) -> int:
+    h = next(_next_handle)
+    _handles[h] = obj
+    return h
+
+
+def _get(handle: int, kind: tuple[type, ...], what: str) -> Any:
+    obj = _handles.get(handle)
+    if not isinstance(obj, kind):
+        raise ValueError(f"{handle!r} is not a live {what} handle (Construct* it first, do not Destroy* it)")
+    return obj
+
+
+def ConstructSUT(issue_cb: Any, flush_cb: Any) -> int:  # noqa: N802
+    return _new(_PySUT(issue_cb, flush_cb))
+
+
+def ConstructFastSUT(issue_cb: Any, flush_cb: Any) -> int:  # noqa: N802
+    return _new(_PyFastSUT(issue_cb, flush_cb))
+
+
+def ConstructQDL(issue_cb: Any, flush_cb: Any, name_cb: Any) -> int:  # noqa: N802
+    return _new(_PyQDL(issue_cb, flush_cb, name_cb))
+
+
+def ConstructQSL(total_sample_count: int, performance_sample_count: int, load_cb: Any, unload_cb: Any) -> int:  # noqa: N802
+    return _new(_PyQSL(int(total_sample_count), int(performance_sample_count), load_cb, unload_cb))
+
+
+def _destroy(handle: int) -> None:
+    _handles.pop(handle, None)
+
+
+DestroySUT = DestroyFastSUT = DestroyQDL = DestroyQSL = _destroy
+
+
+def StartTest(sut: int, qsl: int, test_settings: TestSettings, audit_config_filename: str = "audit.config") -> None:  # noqa: N802
+    """Run one test with the default log settings (logs in the current directory)."""
+    StartTestWithLogSettings(sut, qsl, test_settings, LogSettings(), audit_config_filename)
+
+
+def StartTestWithLogSettings(sut: int, qsl: int, test_settings: TestSettings, log_settings: LogSettings,  # noqa: N802
+                             audit_config_filename: str = "audit.config") -> None:
+    global _last_outcome
+    from proctor.loadgen.engine import run_test
+
+    the_sut = _get(sut, (_PySUT, _PyFastSUT), "SUT")
+    the_qsl = _get(qsl, (_PyQSL,), "QSL")
+    _last_outcome = run_test(the_sut, the_qsl, test_settings.to_proctor(), log_settings.to_proctor(),
+                             audit_config=audit_config_filename or None)
+
+
+def last_outcome() -> Any:
+    """proctor's RunOutcome of the latest StartTest (not in the official API)."""
+    return _last_outcome
