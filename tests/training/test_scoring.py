@@ -185,7 +185,7 @@ def test_cli_score_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.official
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_scores_match_official_summarizer(tmp_path: Path, seed: int) -> None:
     rsum = pytest.importorskip("mlperf_logging.result_summarizer.result_summarizer")
     rng = np.random.default_rng(seed)

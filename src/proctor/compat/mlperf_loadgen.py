@@ -195,12 +195,12 @@ class TestSettings:
         from proctor.loadgen import conf
 
         current = self.to_proctor()
+        mlperf_applied = self._mlperf_conf_applied
         try:
-            if conf_type in (0, 1) and not self._mlperf_conf_applied:
+            if conf_type in (0, 1) and not mlperf_applied:
                 entries = conf.parse_conf(conf.shipped_mlperf_conf(), conf.ConfType.MLPERF)
                 current = conf.apply_conf(current, entries, model, scenario, conf.ConfType.MLPERF)
-                self._mlperf_conf_applied = True
-                self._take(current)
+                mlperf_applied = True
             elif conf_type == 1:
                 print(f"FromConfig: {path}: Multiple conf files are used. This is not valid for official "
                       "submission.", file=sys.stderr)
@@ -213,9 +213,10 @@ class TestSettings:
             elif conf_type != 0:
                 print(f"FromConfig: unknown conf_type {conf_type}", file=sys.stderr)
                 return -errno.EINVAL
-        except (ConfigError, ValueError) as exc:
+        except (ConfigError, ValueError) as exc:  # like the official: nothing applied, not even mlperf.conf
             print(f"FromConfig: {exc}", file=sys.stderr)
             return -errno.EINVAL
+        self._mlperf_conf_applied = mlperf_applied
         self._take(current)
         return 0
 
