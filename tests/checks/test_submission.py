@@ -235,7 +235,7 @@ def _app():
 
 
 def test_cli_json_and_exit_status(corpus_tree: Path) -> None:
-    res = CliRunner().invoke(_app(), ["check", "submission", str(corpus_tree), "--version", "v4.1", "--json"])
+    res = CliRunner().invoke(_app(), ["check", "submission", str(corpus_tree), "--round", "v4.1", "--json"])
     assert res.exit_code == 1
     data = orjson.loads(res.stdout)
     assert data["valid"] is False
@@ -244,3 +244,11 @@ def test_cli_json_and_exit_status(corpus_tree: Path) -> None:
     assert len(data["results"]) == 5
     res = CliRunner().invoke(_app(), ["check", "submission", str(corpus_tree / "nope")])
     assert res.exit_code == 2
+
+
+def test_non_numeric_values_are_findings_not_crashes(corpus_tree: Path) -> None:
+    log = corpus_tree / UT / UT_EDGE / "resnet50/singlestream" / PERF / "mlperf_log_detail.txt"
+    edit_detail(log, "effective_min_duration_ms", '"ten minutes"')
+    found = [f for f in check_submission(corpus_tree, "v4.1").findings if f.rule == "detail_log_value"]
+    assert [(f.key, f.path) for f in found] == [("effective_min_duration_ms", str(log))]
+    assert found[0].line is not None

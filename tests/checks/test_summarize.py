@@ -33,13 +33,13 @@ def test_rows_and_units(corpus_tree: Path) -> None:
 
 
 def test_csv_and_json(corpus_tree: Path) -> None:
-    res = CliRunner().invoke(_app(), ["summarize", str(corpus_tree), "--csv", "--version", "v4.1"])
+    res = CliRunner().invoke(_app(), ["summarize", str(corpus_tree), "--csv", "--round", "v4.1"])
     assert res.exit_code == 0, res.output
     table = list(csv.DictReader(io.StringIO(res.stdout)))
     assert tuple(table[0]) == COLUMNS and len(table) == 5
     off = next(r for r in table if r["scenario"] == "Offline")
     assert (off["metric"], float(off["value"]), off["units"]) == ("samples per second", 140625.0, "samples/s")
-    res = CliRunner().invoke(_app(), ["summarize", str(corpus_tree), "--json", "--version", "v4.1"])
+    res = CliRunner().invoke(_app(), ["summarize", str(corpus_tree), "--json", "--round", "v4.1"])
     data = orjson.loads(res.stdout)
     ss = next(r for r in data if r["scenario"] == "SingleStream")
     assert ss["metric"] == "90th percentile early-stopping latency" and ss["value"] == 0.118879

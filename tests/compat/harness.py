@@ -69,7 +69,8 @@ def settings(scenario: str, mode: str, conf_path: str) -> tuple["lg.TestSettings
     ts = lg.TestSettings()
     ts.scenario = getattr(lg.TestScenario, scenario)
     ts.mode = getattr(lg.TestMode, mode)
-    rc = ts.FromConfig(conf_path, "resnet50", scenario)
+    rc0 = ts.FromConfig("", "resnet50", scenario, 0)  # the shipped mlperf.conf
+    rc = ts.FromConfig(conf_path, "resnet50", scenario) + rc0
     ts.min_duration_ms = 50 if scenario == "Server" else 0
     ts.min_query_count = 300 if scenario != "Server" else 50
     ts.server_target_latency_ns = 50_000_000

@@ -38,7 +38,8 @@ class RecordingSUT:
         if self.clock is not None:
             self.clock.advance(self.service_ns)
         completion.query_samples_complete(
-            [QuerySampleResponse(s.id, np.int64(s.index).tobytes()) for s in samples])
+            [QuerySampleResponse(s.id, np.int64(s.index).tobytes()) for s in samples]
+        )
 
     def _arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
         self.calls.append((ids.tolist(), indices.tolist()))
@@ -51,10 +52,17 @@ class RecordingSUT:
 
 
 def settings(scenario: Scenario, mode: TestMode = TestMode.PERFORMANCE_ONLY, **kw: object) -> TestSettings:
-    base: dict[str, object] = dict(scenario=scenario, mode=mode, min_duration_ms=50, min_query_count=10,
-                                   server_target_qps=2000.0, offline_expected_qps=1000.0,
-                                   single_stream_expected_latency_ns=1e6, multi_stream_expected_latency_ns=1e6,
-                                   multi_stream_samples_per_query=4)
+    base: dict[str, object] = dict(
+        scenario=scenario,
+        mode=mode,
+        min_duration_ms=50,
+        min_query_count=10,
+        server_target_qps=2000.0,
+        offline_expected_qps=1000.0,
+        single_stream_expected_latency_ns=1e6,
+        multi_stream_expected_latency_ns=1e6,
+        multi_stream_samples_per_query=4,
+    )
     base.update(kw)
     return TestSettings(**base)  # type: ignore[arg-type]
 
@@ -73,11 +81,17 @@ def accuracy_entries(path) -> list[dict]:
 
 # --- the issue loops on a manual clock --------------------------------------------------------------
 
+
 def test_single_stream_closed_loop_stops_at_min_queries_and_duration(tmp_path):
     clock = ManualClock()
     sut = RecordingSUT(clock, service_ns=1 * MS)
-    out = run(tmp_path, sut, InMemoryQSL(64, 16), settings(Scenario.SINGLE_STREAM, min_duration_ms=50,
-                                                           min_query_count=10), clock=clock)
+    out = run(
+        tmp_path,
+        sut,
+        InMemoryQSL(64, 16),
+        settings(Scenario.SINGLE_STREAM, min_duration_ms=50, min_query_count=10),
+        clock=clock,
+    )
     rec = out.records
     # query q is issued at start + q ms; the run stops after the first issue at >= 50 ms
     assert rec.n_queries_issued == 51
@@ -94,12 +108,17 @@ def test_single_stream_closed_loop_stops_at_min_queries_and_duration(tmp_path):
 def test_multi_stream_issues_contiguous_samples_per_query(tmp_path):
     clock = ManualClock()
     sut = RecordingSUT(clock, service_ns=2 * MS, arrays=True)
-    out = run(tmp_path, sut, InMemoryQSL(64, 16), settings(Scenario.MULTI_STREAM, min_duration_ms=20,
-                                                           min_query_count=5), clock=clock)
-    assert out.records.n_queries_issued == 11           # issued at 0, 2, ..., 20 ms
+    out = run(
+        tmp_path,
+        sut,
+        InMemoryQSL(64, 16),
+        settings(Scenario.MULTI_STREAM, min_duration_ms=20, min_query_count=5),
+        clock=clock,
+    )
+    assert out.records.n_queries_issued == 11  # issued at 0, 2, ..., 20 ms
     assert all(len(ids) == 4 for ids, _ in sut.calls)
     ids = [i for call, _ in sut.calls for i in call]
-    assert ids == list(range(44))                       # response ids are sample sequence numbers
+    assert ids == list(range(44))  # response ids are sample sequence numbers
     assert out.result.queries.max == 2 * MS
 
 
@@ -109,7 +128,7 @@ def test_server_queries_leave_at_their_scheduled_time(tmp_path):
     out = run(tmp_path, sut, InMemoryQSL(64, 16), settings(Scenario.SERVER, min_duration_ms=50), clock=clock)
     rec, sched = out.records, out.schedule
     n = rec.n_queries_issued
-    assert n == sched.n_queries and n > 50              # Server issues every generated query
+    assert n == sched.n_queries and n > 50  # Server issues every generated query
     assert np.array_equal(rec.query_scheduled_ns[:n] - rec.start_ns, sched.scheduled_ns)
     assert np.array_equal(rec.query_issued_ns[:n], rec.query_scheduled_ns[:n])
     assert out.result.issue_lateness_max_ns == 0
@@ -118,9 +137,14 @@ def test_server_queries_leave_at_their_scheduled_time(tmp_path):
 @pytest.mark.parametrize("coalesce", [False, True])
 def test_server_late_queries_go_at_once_and_coalesce(tmp_path, coalesce):
     clock = ManualClock()
-    sut = RecordingSUT(clock, service_ns=3 * MS)        # 6 mean intervals per call at 2000 qps
-    out = run(tmp_path, sut, InMemoryQSL(64, 16),
-              settings(Scenario.SERVER, min_duration_ms=50, server_coalesce_queries=coalesce), clock=clock)
+    sut = RecordingSUT(clock, service_ns=3 * MS)  # 6 mean intervals per call at 2000 qps
+    out = run(
+        tmp_path,
+        sut,
+        InMemoryQSL(64, 16),
+        settings(Scenario.SERVER, min_duration_ms=50, server_coalesce_queries=coalesce),
+        clock=clock,
+    )
     rec, sched = out.records, out.schedule
     n = rec.n_queries_issued
     assert n == sched.n_queries
@@ -136,8 +160,8 @@ def test_server_late_queries_go_at_once_and_coalesce(tmp_path, coalesce):
         first = 0
         for size in sizes:
             issued = rec.query_issued_ns[first]
-            assert np.all(rec.query_issued_ns[first:first + size] == issued)
-            assert np.all(rec.query_scheduled_ns[first:first + size] <= issued)
+            assert np.all(rec.query_issued_ns[first : first + size] == issued)
+            assert np.all(rec.query_scheduled_ns[first : first + size] <= issued)
             first += size
     else:
         assert sizes == [1] * n
@@ -145,17 +169,25 @@ def test_server_late_queries_go_at_once_and_coalesce(tmp_path, coalesce):
 
 def test_offline_is_one_query_with_every_sample(tmp_path):
     sut = RecordingSUT(arrays=True)
-    out = run(tmp_path, sut, InMemoryQSL(64, 16), settings(Scenario.OFFLINE, min_duration_ms=100,
-                                                           offline_expected_qps=1000.0))
+    out = run(
+        tmp_path,
+        sut,
+        InMemoryQSL(64, 16),
+        settings(Scenario.OFFLINE, min_duration_ms=100, offline_expected_qps=1000.0),
+    )
     assert len(sut.calls) == 1
-    assert len(sut.calls[0][0]) == 110                  # max(min_query_count, 1.1 * 0.1 s * 1000)
+    assert len(sut.calls[0][0]) == 110  # max(min_query_count, 1.1 * 0.1 s * 1000)
     assert out.records.n_samples_issued == 110
     assert set(sut.calls[0][1]) <= set(range(64))
 
 
 def test_max_query_count_ends_early_with_an_error(tmp_path):
-    out = run(tmp_path, RecordingSUT(), InMemoryQSL(64, 16),
-              settings(Scenario.SINGLE_STREAM, min_query_count=100, max_query_count=7))
+    out = run(
+        tmp_path,
+        RecordingSUT(),
+        InMemoryQSL(64, 16),
+        settings(Scenario.SINGLE_STREAM, min_query_count=100, max_query_count=7),
+    )
     assert out.records.n_queries_issued == 7
     assert out.issue_stop_reason == "max_query_count"
     assert out.errors == 1
@@ -167,11 +199,18 @@ def test_max_query_count_ends_early_with_an_error(tmp_path):
 def test_running_out_of_generated_queries_is_an_error(tmp_path):
     # 2 x 50 ms of 1 ms queries are generated; an instant SUT issues them all well before 50 ms
     clock = ManualClock()
-    out = run(tmp_path, RecordingSUT(clock, service_ns=1000), InMemoryQSL(64, 16),
-              settings(Scenario.SINGLE_STREAM, min_duration_ms=50, min_query_count=10), clock=clock)
+    out = run(
+        tmp_path,
+        RecordingSUT(clock, service_ns=1000),
+        InMemoryQSL(64, 16),
+        settings(Scenario.SINGLE_STREAM, min_duration_ms=50, min_query_count=10),
+        clock=clock,
+    )
     assert out.issue_stop_reason == "ran_out"
     assert out.records.n_queries_issued == out.schedule.n_queries == 101
-    assert any("Ran out of generated queries" in str(e.value) for e in read_detail(out.log_paths["detail"]).errors)
+    assert any(
+        "Ran out of generated queries" in str(e.value) for e in read_detail(out.log_paths["detail"]).errors
+    )
 
 
 def test_server_max_async_queries_stops_when_too_many_outstanding(tmp_path):
@@ -180,14 +219,21 @@ def test_server_max_async_queries_stops_when_too_many_outstanding(tmp_path):
             self.calls.append(([s.id for s in samples], []))
 
     sut = Hoarder()
-    out = run(tmp_path, sut, InMemoryQSL(64, 16),
-              settings(Scenario.SERVER, server_max_async_queries=3), clock=ManualClock(), timeout_s=0.2)
+    out = run(
+        tmp_path,
+        sut,
+        InMemoryQSL(64, 16),
+        settings(Scenario.SERVER, server_max_async_queries=3),
+        clock=ManualClock(),
+        timeout_s=0.2,
+    )
     assert out.issue_stop_reason == "too_many_outstanding"
-    assert out.records.n_queries_issued == 4            # stops once issued - completed > 3
+    assert out.records.n_queries_issued == 4  # stops once issued - completed > 3
     assert out.incomplete and "did not complete 4 of 4" in out.incomplete_reason
 
 
 # --- modes ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("scenario", list(Scenario))
 def test_accuracy_mode_issues_every_sample_once_and_logs_its_data(tmp_path, scenario):
@@ -209,7 +255,7 @@ def test_accuracy_mode_issues_every_sample_once_and_logs_its_data(tmp_path, scen
     assert len(qsl.load_calls) == 4
     if scenario != Scenario.MULTI_STREAM:
         assert qsl.load_calls == [16, 16, 16, 2]
-    assert np.all(qsl.loaded == 0)                      # every set was unloaded again
+    assert np.all(qsl.loaded == 0)  # every set was unloaded again
     assert "No errors encountered during test." in out.log_paths["summary"].read_text()
 
 
@@ -217,7 +263,7 @@ def test_submission_run_does_accuracy_then_performance(tmp_path):
     sut = RecordingSUT(arrays=True)
     out = run(tmp_path, sut, InMemoryQSL(40, 16), settings(Scenario.OFFLINE, TestMode.SUBMISSION_RUN))
     assert out.accuracy_samples == 40
-    assert out.result is not None and out.records.n_samples_issued == 55   # 1.1 x 0.05 s x 1000 qps
+    assert out.result is not None and out.records.n_samples_issued == 55  # 1.1 x 0.05 s x 1000 qps
     assert [len(ids) for ids, _ in sut.calls] == [16, 16, 8, 55]
     detail = read_detail(out.log_paths["detail"])
     messages = [e.value for e in detail.entries if e.key == "generic_message"]
@@ -225,8 +271,13 @@ def test_submission_run_does_accuracy_then_performance(tmp_path):
 
 
 def test_find_peak_performance_runs_one_server_run_and_says_so(tmp_path):
-    out = run(tmp_path, RecordingSUT(), InMemoryQSL(64, 16),
-              settings(Scenario.SERVER, TestMode.FIND_PEAK_PERFORMANCE), clock=ManualClock())
+    out = run(
+        tmp_path,
+        RecordingSUT(),
+        InMemoryQSL(64, 16),
+        settings(Scenario.SERVER, TestMode.FIND_PEAK_PERFORMANCE),
+        clock=ManualClock(),
+    )
     assert out.result is not None and out.result.scenario == "Server"
     assert out.warnings == 1
     detail = read_detail(out.log_paths["detail"])
@@ -234,7 +285,12 @@ def test_find_peak_performance_runs_one_server_run_and_says_so(tmp_path):
 
 
 def test_find_peak_performance_needs_server(tmp_path):
-    out = run(tmp_path, RecordingSUT(), InMemoryQSL(64, 16), settings(Scenario.OFFLINE, TestMode.FIND_PEAK_PERFORMANCE))
+    out = run(
+        tmp_path,
+        RecordingSUT(),
+        InMemoryQSL(64, 16),
+        settings(Scenario.OFFLINE, TestMode.FIND_PEAK_PERFORMANCE),
+    )
     assert out.result is None and out.errors == 1
 
 
@@ -247,8 +303,12 @@ def test_object_and_array_suts_get_the_same_samples(tmp_path):
 
 
 def test_performance_mode_logs_only_the_sampled_accuracy_entries(tmp_path):
-    out = run(tmp_path, RecordingSUT(arrays=True), InMemoryQSL(64, 16),
-              settings(Scenario.OFFLINE, accuracy_log_probability=0.25))
+    out = run(
+        tmp_path,
+        RecordingSUT(arrays=True),
+        InMemoryQSL(64, 16),
+        settings(Scenario.OFFLINE, accuracy_log_probability=0.25),
+    )
     mask = out.schedule.accuracy_log_mask
     entries = accuracy_entries(out.log_paths["accuracy"])
     assert 0 < len(entries) == int(mask.sum()) < out.schedule.n_samples
@@ -257,15 +317,29 @@ def test_performance_mode_logs_only_the_sampled_accuracy_entries(tmp_path):
 
 # --- logs and settings ------------------------------------------------------------------------------
 
+
 def test_detail_log_is_strict_json_in_official_order(tmp_path):
     out = run(tmp_path, RecordingSUT(), InMemoryQSL(64, 16), settings(Scenario.SINGLE_STREAM))
     lines = out.log_paths["detail"].read_text().splitlines()
     keys = [orjson.loads(line.removeprefix(":::MLLOG "))["key"] for line in lines]
     assert all(line.startswith(":::MLLOG {") for line in lines)
     assert keys[0] == "loadgen_version"
-    order = ["test_datetime", "sut_name", "get_sut_name_duration_ns", "qsl_name", "qsl_reported_total_count",
-             "qsl_reported_performance_count", "requested_scenario", "effective_scenario", "loaded_qsl_set",
-             "generated_query_count", "power_begin", "power_end", "result_validity", "num_errors"]
+    order = [
+        "test_datetime",
+        "sut_name",
+        "get_sut_name_duration_ns",
+        "qsl_name",
+        "qsl_reported_total_count",
+        "qsl_reported_performance_count",
+        "requested_scenario",
+        "effective_scenario",
+        "loaded_qsl_set",
+        "generated_query_count",
+        "power_begin",
+        "power_end",
+        "result_validity",
+        "num_errors",
+    ]
     assert [keys.index(k) for k in order] == sorted(keys.index(k) for k in order)
     detail = read_detail(out.log_paths["detail"])
     assert detail.require("sut_name") == "recording-sut"
@@ -281,23 +355,41 @@ def test_log_file_names_follow_log_settings(tmp_path):
     assert paths["summary"].name == "p_summary_s.txt" and paths["trace"].name == "p_trace_s.json"
     ls.log_output.prefix_with_datetime = True
     import datetime as dt
+
     when = dt.datetime(2026, 1, 2, 3, 4, 5)
     assert log_paths(ls, when)["detail"].name == "p_2026-01-02T03:04:05_detail_s.txt"
-    out = run_test(RecordingSUT(), InMemoryQSL(64, 16), settings(Scenario.OFFLINE),
-                   LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path / "x"), prefix="p_", suffix="_s"),
-                               enable_trace=False), audit_config=None)
+    out = run_test(
+        RecordingSUT(),
+        InMemoryQSL(64, 16),
+        settings(Scenario.OFFLINE),
+        LogSettings(
+            log_output=LogOutputSettings(outdir=str(tmp_path / "x"), prefix="p_", suffix="_s"),
+            enable_trace=False,
+        ),
+        audit_config=None,
+    )
     assert sorted(p.name for p in (tmp_path / "x").iterdir()) == [
-        "p_accuracy_s.json", "p_detail_s.txt", "p_summary_s.txt", "p_trace_s.json"]
-    assert out.log_paths["trace"].read_text() == ""     # tracing off: empty file, as the official
+        "p_accuracy_s.json",
+        "p_detail_s.txt",
+        "p_summary_s.txt",
+        "p_trace_s.json",
+    ]
+    assert out.log_paths["trace"].read_text() == ""  # tracing off: empty file, as the official
 
 
 def test_audit_config_overrides_settings(tmp_path):
     audit = tmp_path / "audit.config"
     audit.write_text("*.Server.target_qps = 1234\nresnet50.Server.target_qps = 99\n")
-    out = run_test(RecordingSUT(), InMemoryQSL(64, 16), settings(Scenario.SERVER), logs_in(tmp_path / "l"),
-                   audit_config=audit, clock=ManualClock())
+    out = run_test(
+        RecordingSUT(),
+        InMemoryQSL(64, 16),
+        settings(Scenario.SERVER),
+        logs_in(tmp_path / "l"),
+        audit_config=audit,
+        clock=ManualClock(),
+    )
     detail = read_detail(out.log_paths["detail"])
-    assert detail.require("requested_server_target_qps") == 1234   # model lines never match in audit.config
+    assert detail.require("requested_server_target_qps") == 1234  # model lines never match in audit.config
     assert out.effective.target_qps == 1234.0
 
 
@@ -311,8 +403,12 @@ def test_trace_has_one_begin_end_pair_per_sample(tmp_path):
 def test_token_latencies_are_recorded(tmp_path):
     sut = SyntheticSUT(SyntheticParams(service_us=200, workers=2, tokens=4))
     try:
-        out = run(tmp_path, sut, InMemoryQSL(64, 16),
-                  settings(Scenario.SERVER, use_token_latencies=True, server_target_qps=500.0))
+        out = run(
+            tmp_path,
+            sut,
+            InMemoryQSL(64, 16),
+            settings(Scenario.SERVER, use_token_latencies=True, server_target_qps=500.0),
+        )
     finally:
         sut.close()
     rec, n = out.records, out.records.n_samples_issued
@@ -326,6 +422,7 @@ def test_token_latencies_are_recorded(tmp_path):
 
 # --- the completion path ----------------------------------------------------------------------------
 
+
 class BadSUT(RecordingSUT):
     """Breaks the completion protocol in each way the official reports as error_runtime."""
 
@@ -334,14 +431,18 @@ class BadSUT(RecordingSUT):
         self.calls.append((ids, [s.index for s in samples]))
         completion.first_token_complete([QuerySampleResponse(i) for i in ids])
         completion.query_samples_complete([QuerySampleResponse(i, b"x", 1) for i in ids])  # n_tokens 1
-        completion.query_samples_complete([QuerySampleResponse(ids[0], b"x", 5)])            # twice
-        completion.first_token_complete([QuerySampleResponse(ids[0])])                       # after completion
-        completion.query_samples_complete([QuerySampleResponse(10**9, b"x", 5)])             # unknown id
+        completion.query_samples_complete([QuerySampleResponse(ids[0], b"x", 5)])  # twice
+        completion.first_token_complete([QuerySampleResponse(ids[0])])  # after completion
+        completion.query_samples_complete([QuerySampleResponse(10**9, b"x", 5)])  # unknown id
 
 
 def test_protocol_errors_are_counted_and_the_run_goes_on(tmp_path):
-    out = run(tmp_path, BadSUT(), InMemoryQSL(64, 16),
-              settings(Scenario.SINGLE_STREAM, use_token_latencies=True, min_query_count=3, min_duration_ms=0))
+    out = run(
+        tmp_path,
+        BadSUT(),
+        InMemoryQSL(64, 16),
+        settings(Scenario.SINGLE_STREAM, use_token_latencies=True, min_query_count=3, min_duration_ms=0),
+    )
     n = out.records.n_queries_issued
     assert n == 3 and not out.incomplete
     assert out.errors == 4 * n
@@ -365,8 +466,12 @@ def test_completion_outside_a_run_is_dropped():
 def test_completions_from_many_threads_all_count(tmp_path):
     sut = SyntheticSUT(SyntheticParams(service_us=0, workers=4, batch=3))
     try:
-        out = run(tmp_path, sut, InMemoryQSL(64, 16), settings(Scenario.OFFLINE, offline_expected_qps=20000.0,
-                                                               min_duration_ms=100))
+        out = run(
+            tmp_path,
+            sut,
+            InMemoryQSL(64, 16),
+            settings(Scenario.OFFLINE, offline_expected_qps=20000.0, min_duration_ms=100),
+        )
     finally:
         sut.close()
     rec = out.records
@@ -385,12 +490,14 @@ def test_one_run_at_a_time(tmp_path):
             release.wait(5)
             super().issue_query(samples)
 
-    t = threading.Thread(target=run, args=(tmp_path / "a", Blocking(), InMemoryQSL(64, 16),
-                                           settings(Scenario.OFFLINE)))
+    t = threading.Thread(
+        target=run, args=(tmp_path / "a", Blocking(), InMemoryQSL(64, 16), settings(Scenario.OFFLINE))
+    )
     t.start()
     try:
         assert started.wait(5)
         from proctor.errors import RunError
+
         with pytest.raises(RunError, match="already in progress"):
             run(tmp_path / "b", RecordingSUT(), InMemoryQSL(64, 16), settings(Scenario.OFFLINE))
     finally:
@@ -399,6 +506,7 @@ def test_one_run_at_a_time(tmp_path):
 
 
 # --- progress ---------------------------------------------------------------------------------------
+
 
 class Hooks(ProgressHooks):
     def __init__(self) -> None:
@@ -420,10 +528,23 @@ class Hooks(ProgressHooks):
 def test_progress_hooks_see_each_phase(tmp_path):
     hooks = Hooks()
     clock = ManualClock()
-    run(tmp_path, RecordingSUT(clock, service_ns=MS), InMemoryQSL(20, 16),
-        settings(Scenario.SINGLE_STREAM, TestMode.SUBMISSION_RUN), progress=hooks, clock=clock)
-    assert hooks.events == ["phase:AccuracyOnly", "end:AccuracyOnly", "phase:AccuracyOnly", "end:AccuracyOnly",
-                            "phase:PerformanceOnly", "end:PerformanceOnly", "done"]
+    run(
+        tmp_path,
+        RecordingSUT(clock, service_ns=MS),
+        InMemoryQSL(20, 16),
+        settings(Scenario.SINGLE_STREAM, TestMode.SUBMISSION_RUN),
+        progress=hooks,
+        clock=clock,
+    )
+    assert hooks.events == [
+        "phase:AccuracyOnly",
+        "end:AccuracyOnly",
+        "phase:AccuracyOnly",
+        "end:AccuracyOnly",
+        "phase:PerformanceOnly",
+        "end:PerformanceOnly",
+        "done",
+    ]
     snap = hooks.snaps[-1]
     assert snap.samples_issued == snap.samples_completed == 51
     assert snap.latency_ms[0.5] == pytest.approx(1.0)
@@ -432,10 +553,42 @@ def test_progress_hooks_see_each_phase(tmp_path):
 
 def test_test05_forces_performance_mode_with_its_seeds(tmp_path):
     sut = RecordingSUT()
-    ts = settings(Scenario.OFFLINE, TestMode.SUBMISSION_RUN, test05=True, test05_qsl_rng_seed=11,
-                  test05_sample_index_rng_seed=22, test05_schedule_rng_seed=33)
+    ts = settings(
+        Scenario.OFFLINE,
+        TestMode.SUBMISSION_RUN,
+        test05=True,
+        test05_qsl_rng_seed=11,
+        test05_sample_index_rng_seed=22,
+        test05_schedule_rng_seed=33,
+    )
     out = run(tmp_path, sut, InMemoryQSL(64, 16), ts)
-    assert out.accuracy_samples == 0 and len(sut.calls) == 1     # no accuracy phase
+    assert out.accuracy_samples == 0 and len(sut.calls) == 1  # no accuracy phase
     detail = read_detail(out.log_paths["detail"])
     assert detail.require("requested_test_mode") == "PerformanceOnly"
-    assert [detail.require(f"effective_{k}_rng_seed") for k in ("qsl", "sample_index", "schedule")] == [11, 22, 33]
+    assert [detail.require(f"effective_{k}_rng_seed") for k in ("qsl", "sample_index", "schedule")] == [
+        11,
+        22,
+        33,
+    ]
+
+
+def test_live_progress_prints_the_final_line(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from proctor.loadgen.progress import LiveProgress
+
+    buf = io.StringIO()
+    live = LiveProgress(Console(file=buf, width=200), interval_s=0.01)
+    clock = ManualClock()
+    run(
+        tmp_path,
+        RecordingSUT(clock, service_ns=MS),
+        InMemoryQSL(64, 16),
+        settings(Scenario.SINGLE_STREAM),
+        progress=live,
+        clock=clock,
+    )
+    text = buf.getvalue()
+    assert "PerformanceOnly" in text and "samples 51 issued / 51 done" in text

@@ -38,27 +38,39 @@ class FaultySUT:
 
 
 def go(tmp_path, sut, scenario=Scenario.SINGLE_STREAM, mode=TestMode.PERFORMANCE_ONLY, **kw):
-    ts = TestSettings(scenario=scenario, mode=mode, min_duration_ms=20, min_query_count=50,
-                      single_stream_expected_latency_ns=1e5, server_target_qps=2000.0)
-    return run_test(sut, InMemoryQSL(64, 16), ts,
-                    LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None, **kw)
+    ts = TestSettings(
+        scenario=scenario,
+        mode=mode,
+        min_duration_ms=20,
+        min_query_count=50,
+        single_stream_expected_latency_ns=1e5,
+        server_target_qps=2000.0,
+    )
+    return run_test(
+        sut,
+        InMemoryQSL(64, 16),
+        ts,
+        LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))),
+        audit_config=None,
+        **kw,
+    )
 
 
 def test_sut_exception_stops_the_run_and_keeps_the_logs(tmp_path):
     boom = ValueError("model exploded")
     with pytest.raises(RunError, match="model exploded") as info:
         go(tmp_path, FaultySUT(fail_at=5, exc=boom))
-    assert info.value.__cause__ is boom                     # the SUT's traceback is chained
+    assert info.value.__cause__ is boom  # the SUT's traceback is chained
     detail = read_detail(tmp_path / "mlperf_log_detail.txt")
     assert any("model exploded" in str(e.value) and "5 queries" in str(e.value) for e in detail.errors)
-    assert detail.require("result_query_count") == 5        # what ran before the fault is measured
+    assert detail.require("result_query_count") == 5  # what ran before the fault is measured
     assert detail.require("proctor_run_incomplete").startswith("the SUT raised ValueError")
     summary = (tmp_path / "mlperf_log_summary.txt").read_text()
     assert INCOMPLETE_MARK in summary and "Result is : INVALID" in summary
     assert orjson.loads((tmp_path / "mlperf_log_accuracy.json").read_bytes()) == []
-    trace = orjson.loads((tmp_path / "mlperf_log_trace.json").read_bytes())   # still valid JSON
+    trace = orjson.loads((tmp_path / "mlperf_log_trace.json").read_bytes())  # still valid JSON
     assert trace["traceEvents"][-1] == {"name": "LastTrace"}
-    assert completion._active is None                       # the slot is free for the next run
+    assert completion._active is None  # the slot is free for the next run
 
 
 def test_closed_loop_sut_that_never_completes_times_out(tmp_path):
@@ -73,8 +85,13 @@ def test_closed_loop_sut_that_never_completes_times_out(tmp_path):
 
 
 def test_server_sut_that_never_completes_names_the_outstanding_queries(tmp_path):
-    out = go(tmp_path, FaultySUT(fail_at=10, exc=None), scenario=Scenario.SERVER, clock=ManualClock(),
-             timeout_s=0.2)
+    out = go(
+        tmp_path,
+        FaultySUT(fail_at=10, exc=None),
+        scenario=Scenario.SERVER,
+        clock=ManualClock(),
+        timeout_s=0.2,
+    )
     n = out.records.n_samples_issued
     assert out.incomplete and n == out.schedule.n_queries
     assert f"did not complete {n - 10} of {n} issued samples" in out.incomplete_reason
@@ -88,7 +105,7 @@ def test_accuracy_run_that_stalls_times_out(tmp_path):
     out = go(tmp_path, FaultySUT(fail_at=20, exc=None), mode=TestMode.ACCURACY_ONLY, timeout_s=0.2)
     assert out.incomplete and "did not complete" in out.incomplete_reason
     entries = orjson.loads(out.log_paths["accuracy"].read_bytes())
-    assert len(entries) == 16 + 4                           # the first set, then 4 of the second
+    assert len(entries) == 16 + 4  # the first set, then 4 of the second
 
 
 def test_ctrl_c_writes_a_partial_summary_then_reraises(tmp_path):
@@ -127,8 +144,13 @@ def test_unwritable_output_directory_is_a_clear_error(tmp_path):
     blocker.write_text("")
     ts = TestSettings(scenario=Scenario.OFFLINE)
     with pytest.raises(RunError, match="cannot open log file"):
-        run_test(FaultySUT(1, None), InMemoryQSL(8, 8), ts,
-                 LogSettings(log_output=LogOutputSettings(outdir=str(blocker / "sub"))), audit_config=None)
+        run_test(
+            FaultySUT(1, None),
+            InMemoryQSL(8, 8),
+            ts,
+            LogSettings(log_output=LogOutputSettings(outdir=str(blocker / "sub"))),
+            audit_config=None,
+        )
 
 
 def test_refused_settings_are_logged_and_raised(tmp_path):
@@ -136,8 +158,13 @@ def test_refused_settings_are_logged_and_raised(tmp_path):
 
     ts = TestSettings(scenario=Scenario.SINGLE_STREAM, single_stream_expected_latency_ns=0)
     with pytest.raises(ConfigError, match="single_stream_expected_latency_ns"):
-        run_test(FaultySUT(1, None), InMemoryQSL(8, 8), ts,
-                 LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None)
+        run_test(
+            FaultySUT(1, None),
+            InMemoryQSL(8, 8),
+            ts,
+            LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))),
+            audit_config=None,
+        )
     detail = read_detail(tmp_path / "mlperf_log_detail.txt")
     assert [e.key for e in detail.errors] == ["error_invalid_test_settings"]
     assert "1 ERROR encountered. See detailed log." in (tmp_path / "mlperf_log_summary.txt").read_text()
@@ -147,4 +174,4 @@ def test_submission_run_stops_when_its_accuracy_phase_fails(tmp_path):
     sut = FaultySUT(fail_at=2, exc=None)
     out = go(tmp_path, sut, scenario=Scenario.OFFLINE, mode=TestMode.SUBMISSION_RUN, timeout_s=0.1)
     assert out.incomplete and out.result is None and out.records is None
-    assert sut.issued == 3                                  # 2 accuracy sets done, the third stalls
+    assert sut.issued == 3  # 2 accuracy sets done, the third stalls

@@ -30,8 +30,12 @@ SETTINGS: dict[Scenario, dict[str, object]] = {
     Scenario.SERVER: dict(min_duration_ms=50, min_query_count=10, server_target_qps=2000.0),
     Scenario.OFFLINE: dict(min_duration_ms=0, min_query_count=500),
 }
-OFFICIAL_SCENARIO = {Scenario.SINGLE_STREAM: "SingleStream", Scenario.MULTI_STREAM: "MultiStream",
-                     Scenario.SERVER: "Server", Scenario.OFFLINE: "Offline"}
+OFFICIAL_SCENARIO = {
+    Scenario.SINGLE_STREAM: "SingleStream",
+    Scenario.MULTI_STREAM: "MultiStream",
+    Scenario.SERVER: "Server",
+    Scenario.OFFLINE: "Offline",
+}
 # Keys only the official writes: its logger's internal counters and allocation warnings.
 OFFICIAL_ONLY = ("logger_", "warning_generic_message")
 
@@ -43,7 +47,9 @@ def run_official(scenario: Scenario, mode: TestMode, outdir: Path) -> list[list[
         idx = np.array([s.index for s in samples], dtype="<i8")
         calls.append(idx.tolist())
         base = idx.ctypes.data
-        lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, base + 8 * k, 8) for k, s in enumerate(samples)])
+        lg.QuerySamplesComplete(
+            [lg.QuerySampleResponse(s.id, base + 8 * k, 8) for k, s in enumerate(samples)]
+        )
 
     sut = lg.ConstructSUT(issue, lambda: None)
     qsl = lg.ConstructQSL(TOTAL, PERF, lambda s: None, lambda s: None)
@@ -72,7 +78,9 @@ class InstantSUT:
 
     def issue_query(self, samples):
         self.calls.append([s.index for s in samples])
-        completion.query_samples_complete([QuerySampleResponse(s.id, np.int64(s.index).tobytes()) for s in samples])
+        completion.query_samples_complete(
+            [QuerySampleResponse(s.id, np.int64(s.index).tobytes()) for s in samples]
+        )
 
     def flush_queries(self) -> None:
         pass
@@ -93,8 +101,13 @@ class InstantQSL:
 def run_proctor(scenario: Scenario, mode: TestMode, outdir: Path) -> list[list[int]]:
     sut = InstantSUT()
     ts = TestSettings(scenario=scenario, mode=mode, **SETTINGS[scenario])  # type: ignore[arg-type]
-    run_test(sut, InstantQSL(), ts, LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False),
-             audit_config=None)
+    run_test(
+        sut,
+        InstantQSL(),
+        ts,
+        LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False),
+        audit_config=None,
+    )
     return sut.calls
 
 
@@ -134,14 +147,25 @@ def test_same_settings_queries_and_samples(runs, scenario, mode):
     effective = sorted(k for k in off if k.startswith(("effective_", "requested_")))
     assert len(effective) > 40
     assert {k: mine.get(k) for k in effective} == {k: off[k] for k in effective}
-    for key in ("generated_query_count", "generated_samples_per_query", "generated_query_duration",
-                "loaded_qsl_set", "qsl_reported_total_count", "qsl_reported_performance_count"):
+    for key in (
+        "generated_query_count",
+        "generated_samples_per_query",
+        "generated_query_duration",
+        "loaded_qsl_set",
+        "qsl_reported_total_count",
+        "qsl_reported_performance_count",
+    ):
         assert mine[key] == off[key], key
     assert [len(c) for c in my_calls] == [len(c) for c in off_calls]
-    assert my_calls == off_calls                             # the very same sample indices, in order
+    assert my_calls == off_calls  # the very same sample indices, in order
     if mode == TestMode.PERFORMANCE_ONLY:
-        for key in ("result_query_count", "result_validity", "result_min_duration_met", "result_min_queries_met",
-                    "early_stopping_met"):
+        for key in (
+            "result_query_count",
+            "result_validity",
+            "result_min_duration_met",
+            "result_min_queries_met",
+            "early_stopping_met",
+        ):
             assert mine[key] == off[key], key
 
 
@@ -161,7 +185,7 @@ def test_same_detail_keys_and_strict_json(runs, scenario, mode):
     mine_path = base / "proctor" / "mlperf_log_detail.txt"
     for line in mine_path.read_text().splitlines():
         assert line.startswith(":::MLLOG ")
-        record = orjson.loads(line[len(":::MLLOG "):])
+        record = orjson.loads(line[len(":::MLLOG ") :])
         assert set(record) == {"key", "value", "time_ms", "namespace", "event_type", "metadata"}
     assert comparable_keys(mine_path) == comparable_keys(base / "official" / "mlperf_log_detail.txt")
 
@@ -175,5 +199,10 @@ def test_official_reader_parses_proctor_detail_log(runs, scenario):
     official_lines, _ = parser.parse_file(str(base / "official" / "mlperf_log_detail.txt"))
     mine = {ll.key: ll.value["value"] for ll in lines}
     theirs = {ll.key: ll.value["value"] for ll in official_lines}
-    for key in ("effective_scenario", "effective_samples_per_query", "effective_target_qps", "result_query_count"):
+    for key in (
+        "effective_scenario",
+        "effective_samples_per_query",
+        "effective_target_qps",
+        "result_query_count",
+    ):
         assert mine[key] == theirs[key], key

@@ -152,6 +152,17 @@ def test_rows_carry_the_rules_numbers() -> None:
             assert b.required.get(suite), (b.name, suite)
 
 
+def test_digits_row_matches_the_workload() -> None:
+    digits = pytest.importorskip("proctor.workloads.digits")
+    row = BY_NAME[digits.MODEL_NAME]
+    assert row.qsl_size == {Suite.EDGE: digits.PERFORMANCE_SAMPLE_COUNT}
+    assert row.accuracy_dataset_size == digits.TOTAL_SAMPLE_COUNT
+    assert tuple(lvl.fraction for lvl in row.quality) == digits.QUALITY_FRACTIONS
+    for lvl in row.quality:
+        assert lvl.threshold(lvl.targets[0]) == pytest.approx(digits.ACCURACY_TARGETS[lvl.fraction])
+    assert row.latency[Category.SERVER].latency_ns == digits.SERVER_TARGET_LATENCY_NS
+
+
 # ---- the shipped mlperf.conf agrees with the tables ----------------------------------------------
 
 _ORACLE = r"""

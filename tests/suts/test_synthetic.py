@@ -17,11 +17,21 @@ from proctor.suts.synthetic import InMemoryQSL, SyntheticParams, SyntheticSUT, f
 
 
 def test_from_params_parses_strings():
-    sut, qsl = from_params(service_us="250", dist="exp", workers="3", batch="8", mode="spin", tokens="4",
-                           seed="7", total="100", perf="20")
+    sut, qsl = from_params(
+        service_us="250",
+        dist="exp",
+        workers="3",
+        batch="8",
+        mode="spin",
+        tokens="4",
+        seed="7",
+        total="100",
+        perf="20",
+    )
     try:
-        assert sut.params == SyntheticParams(service_us=250.0, dist="exp", workers=3, batch=8, mode="spin",
-                                             tokens=4, seed=7)
+        assert sut.params == SyntheticParams(
+            service_us=250.0, dist="exp", workers=3, batch=8, mode="spin", tokens=4, seed=7
+        )
         assert (qsl.total_sample_count, qsl.performance_sample_count) == (100, 20)
         assert "service_us=250" in sut.name and "workers=3" in sut.name
     finally:
@@ -30,14 +40,24 @@ def test_from_params_parses_strings():
 
 def test_registry_builds_the_synthetic_sut():
     sut, qsl = registry.build("synthetic:workers=0,total=10")
-    assert isinstance(sut, SyntheticSUT) and qsl.total_sample_count == 10 and qsl.performance_sample_count == 10
+    assert (
+        isinstance(sut, SyntheticSUT) and qsl.total_sample_count == 10 and qsl.performance_sample_count == 10
+    )
 
 
-@pytest.mark.parametrize(("params", "key"), [
-    ({"dist": "gamma"}, "dist"), ({"mode": "busy"}, "mode"), ({"workers": "x"}, "workers"),
-    ({"batch": "0"}, "batch"), ({"tokens": "1"}, "tokens"), ({"colour": "red"}, "colour"),
-    ({"service_us": "-1"}, "service_us"), ({"api": "grpc"}, "api"),
-])
+@pytest.mark.parametrize(
+    ("params", "key"),
+    [
+        ({"dist": "gamma"}, "dist"),
+        ({"mode": "busy"}, "mode"),
+        ({"workers": "x"}, "workers"),
+        ({"batch": "0"}, "batch"),
+        ({"tokens": "1"}, "tokens"),
+        ({"colour": "red"}, "colour"),
+        ({"service_us": "-1"}, "service_us"),
+        ({"api": "grpc"}, "api"),
+    ],
+)
 def test_bad_parameters_name_their_key(params, key):
     with pytest.raises(ConfigError) as info:
         from_params(**params)
@@ -59,22 +79,30 @@ def test_service_time_draws_have_the_requested_mean(dist):
     else:
         assert draws.std() > 10_000
         again = SyntheticSUT(SyntheticParams(service_us=100.0, dist=dist, workers=0, seed=3))
-        assert [again._service_ns() for _ in range(5)] == draws[:5].tolist()   # seeded
+        assert [again._service_ns() for _ in range(5)] == draws[:5].tolist()  # seeded
 
 
 def schedule_of(n_queries: int, per_query: int, total: int = 64) -> Schedule:
     n = n_queries * per_query
-    return Schedule(scheduled_ns=np.zeros(n_queries, np.int64),
-                    query_offsets=np.arange(0, n + 1, per_query, dtype=np.int64),
-                    sample_index=(np.arange(n, dtype=np.int64) * 7) % total)
+    return Schedule(
+        scheduled_ns=np.zeros(n_queries, np.int64),
+        query_offsets=np.arange(0, n + 1, per_query, dtype=np.int64),
+        sample_index=(np.arange(n, dtype=np.int64) * 7) % total,
+    )
 
 
 def attached(schedule: Schedule, *, tokens: bool = False, log_all: bool = True):
     records = Records.allocate(schedule)
     logged: list[tuple[int, int, bytes, int]] = []
-    tracker = CompletionTracker(schedule, records, time.perf_counter_ns, log_all_data=log_all,
-                                use_tokens=tokens, needs_first_token=tokens,
-                                accuracy_sink=lambda s, i, d, n, t: logged.append((s, i, d, n)))
+    tracker = CompletionTracker(
+        schedule,
+        records,
+        time.perf_counter_ns,
+        log_all_data=log_all,
+        use_tokens=tokens,
+        needs_first_token=tokens,
+        accuracy_sink=lambda s, i, d, n, t: logged.append((s, i, d, n)),
+    )
     tracker.issued_end = schedule.n_samples
     completion.attach(tracker)
     return tracker, records, logged

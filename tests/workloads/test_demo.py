@@ -24,23 +24,19 @@ def _digits_in_rules() -> bool:
     return True
 
 
-pytestmark = pytest.mark.skipif(not _digits_in_rules(), reason="rules/inference.py has no 'digits' row yet: the "
-                                "submission checker cannot check the demo's tree")
+pytestmark = pytest.mark.skipif(
+    not _digits_in_rules(),
+    reason="rules/inference.py has no 'digits' row yet: the submission checker cannot check the demo's tree",
+)
 
 RUNS = 3
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "out"
-    return run_demo(DemoOptions(output=out, quick=True, training_runs=RUNS))
 
 
 def rows(report, part):
     return [r for r in report.rows if r.part == part]
 
 
-def test_short_runs_break_exactly_min_duration(demo):
+def check_short_runs_break_exactly_min_duration(demo):
     perf = [r for r in rows(demo, "inference") if r.item.startswith("digits ") and "accuracy" not in r.item]
     assert sorted(r.item.split()[1] for r in perf) == sorted(SCENARIOS)
     for r in perf:
@@ -51,7 +47,7 @@ def test_short_runs_break_exactly_min_duration(demo):
     assert len(layout) == 1 and layout[0].valid and layout[0].rules == ()
 
 
-def test_the_checker_agrees_when_run_again_on_the_tree(demo):
+def check_the_checker_agrees_when_run_again_on_the_tree(demo):
     from proctor.checks.submission import check_submission
 
     rep = check_submission(demo.output / "inference")
@@ -61,7 +57,7 @@ def test_the_checker_agrees_when_run_again_on_the_tree(demo):
     assert not [f for f in rep.findings if not f.failed]  # and no warnings
 
 
-def test_accuracy_is_the_fp32_reference(demo):
+def check_accuracy_is_the_fp32_reference(demo):
     from proctor.workloads.digits import REFERENCE_ACCURACY
 
     acc = [r for r in rows(demo, "inference") if "accuracy vs" in r.item]
@@ -74,7 +70,7 @@ def _ttt_minutes(path: Path) -> float:
     return (t["run_stop"] - t["run_start"]) / 60_000
 
 
-def test_training_rows_and_the_olympic_score(demo):
+def check_training_rows_and_the_olympic_score(demo):
     bdir = demo.output / "training" / "proctor" / "results" / "local-cpu" / "digits_train"
     files = sorted(bdir.glob("result_*.txt"))
     assert len(files) == RUNS
@@ -90,7 +86,7 @@ def test_training_rows_and_the_olympic_score(demo):
     assert score.valid and score.value == pytest.approx(minutes[1:-1].mean(), rel=1e-9)
 
 
-def test_report_file_layout_and_table(demo):
+def check_report_file_layout_and_table(demo):
     assert demo.as_expected
     saved = orjson.loads((demo.output / "demo_report.json").read_bytes())
     assert saved["as_expected"] is True and len(saved["rows"]) == len(demo.rows)
@@ -99,7 +95,9 @@ def test_report_file_layout_and_table(demo):
         base = sub / "results" / "local-cpu" / "digits" / scen
         assert (base / "performance" / "run_1" / "mlperf_log_summary.txt").is_file()
         assert (base / "accuracy" / "accuracy.txt").is_file()
-        assert "min_duration" in (sub / "measurements" / "local-cpu" / "digits" / scen / "user.conf").read_text()
+        assert (
+            "min_duration" in (sub / "measurements" / "local-cpu" / "digits" / scen / "user.conf").read_text()
+        )
     assert (demo.output / "training" / "proctor" / "systems" / "local-cpu.json").is_file()
     from rich.console import Console
 
@@ -107,3 +105,13 @@ def test_report_file_layout_and_table(demo):
     console.print(render_table(demo))
     text = console.export_text()
     assert "as expected" in text and text.count("INVALID") == len(SCENARIOS)
+
+
+def test_quick_demo(tmp_path):
+    """One demo run (a test per check would run it once per xdist worker)."""
+    demo = run_demo(DemoOptions(output=tmp_path / "out", quick=True, training_runs=RUNS))
+    check_short_runs_break_exactly_min_duration(demo)
+    check_the_checker_agrees_when_run_again_on_the_tree(demo)
+    check_accuracy_is_the_fp32_reference(demo)
+    check_training_rows_and_the_olympic_score(demo)
+    check_report_file_layout_and_table(demo)

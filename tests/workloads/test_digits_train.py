@@ -150,9 +150,15 @@ def mutations(src: Path, d: Path) -> dict[str, Path]:
 
 
 def test_mutated_logs_fail_on_the_mutated_key(converged, tmp_path):
-    expect = {"lr": "opt_base_learning_rate", "optimizer": "opt_name", "no_grad_accum": "gradient_accumulation_steps",
-              "gbs_zero": "global_batch_size", "no_run_stop": "run_stop",
-              "bad_precision": "lowest_numerical_precision_in_linear", "off_cadence": "eval_accuracy"}
+    expect = {
+        "lr": "opt_base_learning_rate",
+        "optimizer": "opt_name",
+        "no_grad_accum": "gradient_accumulation_steps",
+        "gbs_zero": "global_batch_size",
+        "no_run_stop": "run_stop",
+        "bad_precision": "lowest_numerical_precision_in_linear",
+        "off_cadence": "eval_accuracy",
+    }
     for name, path in mutations(converged.path, tmp_path).items():
         rep = check_file(path)
         if name in ("valid", "no_seed_ok"):
@@ -168,8 +174,9 @@ def test_official_checker_agrees_with_a_yaml_of_the_same_table(converged, tmp_pa
     mlp = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
     ours = Path(__file__).parent / "data" / "official_closed_digits_train.yaml"
     original = mlp.enqueue_config
-    monkeypatch.setattr(mlp, "enqueue_config", lambda c: original(
-        str(ours) if c.endswith("closed_digits_train.yaml") else c))
+    monkeypatch.setattr(
+        mlp, "enqueue_config", lambda c: original(str(ours) if c.endswith("closed_digits_train.yaml") else c)
+    )
     for name, path in mutations(converged.path, tmp_path).items():
         checker = mlp.make_checker("training", "6.1.0", True, False)
         official = checker.check_file(str(path), "training_6.1.0/common.yaml")
@@ -223,12 +230,26 @@ def _cli():
 
 def test_cli_train_writes_a_run_set_that_checks(tmp_path):
     runner, app = _cli()
-    res = runner.invoke(app, ["training", "train", str(tmp_path / "digits_train"), "--runs", "2",
-                              "--batch-size", "128", "--base-seed", "3"])
+    res = runner.invoke(
+        app,
+        [
+            "training",
+            "train",
+            str(tmp_path / "digits_train"),
+            "--runs",
+            "2",
+            "--batch-size",
+            "128",
+            "--base-seed",
+            "3",
+        ],
+    )
     assert res.exit_code == 0, res.output
     files = sorted((tmp_path / "digits_train").glob("result_*.txt"))
     assert [f.name for f in files] == ["result_0.txt", "result_1.txt"]
-    assert values(files[0], "seed") == [run_seeds(2, 3)[0]] and values(files[1], "seed") == [run_seeds(2, 3)[1]]
+    assert values(files[0], "seed") == [run_seeds(2, 3)[0]] and values(files[1], "seed") == [
+        run_seeds(2, 3)[1]
+    ]
     assert res.output.count("success") == 2
     assert all(check_file(f).valid for f in files)
     res = runner.invoke(app, ["training", "check-log", str(files[0])])
@@ -238,8 +259,21 @@ def test_cli_train_writes_a_run_set_that_checks(tmp_path):
 def test_cli_reference_rcps_writes_official_json(tmp_path):
     runner, app = _cli()
     out = tmp_path / "rcps.json"
-    res = runner.invoke(app, ["training", "reference-rcps", "--output", str(out), "--batch-sizes", "128",
-                              "--runs", "3", "--base-seed", "20002"])
+    res = runner.invoke(
+        app,
+        [
+            "training",
+            "reference-rcps",
+            "--output",
+            str(out),
+            "--batch-sizes",
+            "128",
+            "--runs",
+            "3",
+            "--base-seed",
+            "20002",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rec = orjson.loads(out.read_bytes())[record_name(128)]
     shipped = orjson.loads(shipped_path().read_bytes())[record_name(128)]["Epochs to converge"]

@@ -14,13 +14,18 @@ torch = pytest.importorskip("torch")
 
 
 def _evals(path):
-    return [(r.metadata["samples_count"], r.value) for r in iter_log(path)
-            if getattr(r, "key", None) == "eval_accuracy"]
+    return [
+        (r.metadata["samples_count"], r.value)
+        for r in iter_log(path)
+        if getattr(r, "key", None) == "eval_accuracy"
+    ]
 
 
 @pytest.fixture(scope="module")
 def single(tmp_path_factory):
-    return train_run(tmp_path_factory.mktemp("single") / "result_0.txt", seed=5, batch_size=64, backend="torch")
+    return train_run(
+        tmp_path_factory.mktemp("single") / "result_0.txt", seed=5, batch_size=64, backend="torch"
+    )
 
 
 def test_torch_run_converges_and_complies(single):

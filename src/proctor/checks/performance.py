@@ -60,6 +60,16 @@ class _Log:
             )
         return self.log.get(key)
 
+    def num(self, key: str, *, required: bool = True) -> float | None:
+        """A numeric value, or None (with a finding when present but not a number)."""
+        value = self.need(key) if required else self.log.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.bad("detail_log_value", key, f"'{key}' should be a number, found {value!r}")
+            return None
+        return value
+
     def bad(self, rule: str, key: str, message: str, **kw: Any) -> None:
         self.out.append(
             Finding(
@@ -100,7 +110,7 @@ def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
         c.bad("test_mode", "effective_test_mode", f"test mode {mode} is not a performance run")
     # Seeds: the round's official values from its mlperf.conf (§Non-determinism is restricted).
     for key, want in zip(SEED_KEYS, rules.seeds, strict=True):
-        got = c.need(f"effective_{key}")
+        got = c.num(f"effective_{key}")
         if got is not None and int(got) != want:
             c.bad(
                 "seeds",
@@ -110,7 +120,7 @@ def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
                 expected=want,
                 source=f"{RULES} §Non-determinism is restricted",
             )
-    dur = c.need("effective_min_duration_ms")
+    dur = c.num("effective_min_duration_ms")
     if dur is not None and int(dur) < MIN_DURATION_MS:
         c.bad(
             "min_duration",
@@ -134,7 +144,7 @@ def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
             "raise the expected QPS / lower the expected latency so it generates enough queries",
         )
     if rules.closed:
-        psc = c.need("effective_performance_sample_count")
+        psc = c.num("effective_performance_sample_count")
         if psc is not None and int(psc) < rules.min_performance_samples:
             c.bad(
                 "performance_sample_count",
@@ -149,7 +159,7 @@ def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
     if run_cat in (Category.SERVER, Category.INTERACTIVE) and rules.closed:
         _server_limits(c, rules)
     if run_cat is Category.OFFLINE and rules.closed:
-        spq = c.need("effective_samples_per_query")
+        spq = c.num("effective_samples_per_query")
         want = bench.offline_min_samples()
         if spq is not None and int(spq) < want:
             c.bad(
@@ -174,7 +184,7 @@ def _percentile_rules(c: _Log, rules: RunRules) -> None:
         rules.benchmark.name == "pointpainting" and rules.run_category is Category.SINGLE_STREAM
     )
     want = 0.999 if pointpainting_ss else PERCENTILE[rules.run_category]
-    pct = c.log.get("effective_target_latency_percentile")
+    pct = c.num("effective_target_latency_percentile", required=False)
     if rules.closed and pct is not None and abs(float(pct) - want) > 1e-9:
         c.bad(
             "latency_percentile",
@@ -209,10 +219,10 @@ def _server_limits(c: _Log, rules: RunRules) -> None:
             ("result_first_token_99.00_percentile_latency_ns", limit.ttft_ns, "TTFT"),
             ("result_time_per_output_token_99.00_percentile_ns", limit.tpot_ns, "TPOT"),
         ):
-            got = log.get(key)
-            if got is None:
+            got = c.num(key, required=False)
+            if got is None and key not in log:
                 c.bad("detail_log_key", key, f"{key} is missing: the {what} p99 cannot be checked")
-            elif not int(got) < int(bound):  # type: ignore[arg-type]
+            elif got is not None and not int(got) < int(bound):  # type: ignore[arg-type]
                 c.bad(
                     "latency_limit",
                     key,
@@ -223,7 +233,7 @@ def _server_limits(c: _Log, rules: RunRules) -> None:
                 )
         return
     bound = int(limit.latency_ns)  # type: ignore[arg-type]
-    target = log.get("effective_target_latency_ns")
+    target = c.num("effective_target_latency_ns", required=False)
     if target is not None and (int(target) == 0 or int(target) > bound):
         c.bad(
             "latency_limit",
@@ -233,10 +243,10 @@ def _server_limits(c: _Log, rules: RunRules) -> None:
             expected=bound,
             source=limit.source,
         )
-    p99 = log.get("result_99.00_percentile_latency_ns")
-    if p99 is None:
+    p99 = c.num("result_99.00_percentile_latency_ns", required=False)
+    if p99 is None and "result_99.00_percentile_latency_ns" not in log:
         c.bad("detail_log_key", "result_99.00_percentile_latency_ns", "the p99 latency is missing")
-    elif not int(p99) < bound:
+    elif p99 is not None and not int(p99) < bound:
         c.bad(
             "latency_limit",
             "result_99.00_percentile_latency_ns",

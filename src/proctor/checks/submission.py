@@ -265,7 +265,7 @@ def _check_benchmark(
                     _err(
                         "required_scenario",
                         benchdir,
-                        f"{bench.display} in the {suite.value} suite requires a {want} result; "
+                        f"{bench.display} in the {suite.value} suite requires a result for {want}; "
                         f"add results/{system}/{benchdir.name}/{group[0].value}",
                         source=DC_REQUIRED if suite is Suite.DATACENTER else EDGE_REQUIRED,
                     )
@@ -368,7 +368,7 @@ def _metric(
         return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
     try:
         return result_metric(bench, cat, log.values, inferred_from)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, TypeError) as exc:
         findings.append(
             _err(
                 "inferred_result",
@@ -422,7 +422,8 @@ def _check_accuracy_log(log: DetailLog, bench: Benchmark) -> list[Finding]:
         )
     size = bench.accuracy_dataset_size
     key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
-    if size is not None and key is not None and int(log.get(key)) != size:
+    count = log.get(key) if key is not None else None
+    if size is not None and isinstance(count, int) and count != size:
         out.append(
             _err(
                 "accuracy_dataset",

@@ -19,7 +19,7 @@ _out = Console(highlight=False)
 _err = Console(stderr=True, highlight=False)
 
 VersionOpt = Annotated[
-    str, typer.Option("--version", help=f"Submission round whose seeds apply ({', '.join(SEEDS)}).")
+    str, typer.Option("--round", help=f"Submission round whose seeds apply ({', '.join(SEEDS)}).")
 ]
 
 

@@ -27,10 +27,19 @@ DEFAULT_DURATION_MS = 10_000  # the short default run; --full keeps mlperf.conf'
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def build_settings(scenario: Scenario, mode: TestMode | None, model: str, user_conf: Path | None, *,
-                   full: bool = False, duration_ms: int | None = None, target_qps: float | None = None,
-                   expected_latency_ms: float | None = None, min_queries: int | None = None,
-                   max_duration_ms: int | None = None) -> tuple[Any, bool]:
+def build_settings(
+    scenario: Scenario,
+    mode: TestMode | None,
+    model: str,
+    user_conf: Path | None,
+    *,
+    full: bool = False,
+    duration_ms: int | None = None,
+    target_qps: float | None = None,
+    expected_latency_ms: float | None = None,
+    min_queries: int | None = None,
+    max_duration_ms: int | None = None,
+) -> tuple[Any, bool]:
     """TestSettings from mlperf.conf + user.conf + overrides; also whether the duration was cut short."""
     from proctor.loadgen.conf import load_conf_files
     from proctor.loadgen.settings import TestSettings
@@ -55,16 +64,19 @@ def build_settings(scenario: Scenario, mode: TestMode | None, model: str, user_c
         elif scenario == Scenario.OFFLINE:
             settings.offline_expected_qps = target_qps
         else:
-            raise ConfigError("applies to Server and Offline; use --expected-latency-ms for "
-                              f"{scenario}", key="--target-qps")
+            raise ConfigError(
+                f"applies to Server and Offline; use --expected-latency-ms for {scenario}", key="--target-qps"
+            )
     if expected_latency_ms is not None:
         if scenario == Scenario.SINGLE_STREAM:
             settings.single_stream_expected_latency_ns = expected_latency_ms * 1e6
         elif scenario == Scenario.MULTI_STREAM:
             settings.multi_stream_expected_latency_ns = expected_latency_ms * 1e6
         else:
-            raise ConfigError(f"applies to SingleStream and MultiStream; use --target-qps for {scenario}",
-                              key="--expected-latency-ms")
+            raise ConfigError(
+                f"applies to SingleStream and MultiStream; use --target-qps for {scenario}",
+                key="--expected-latency-ms",
+            )
     return settings, short
 
 
@@ -76,11 +88,15 @@ def metric_of(result: Any) -> tuple[str, str]:
     """The scenario's headline metric, named as the rules name it."""
     sc = result.scenario
     if sc == "SingleStream":
-        return (f"{result.target_percentile * 100:g}th percentile latency (early stopping estimate)",
-                _ms(result.early_stopping_latency_ss))
+        return (
+            f"{result.target_percentile * 100:g}th percentile latency (early stopping estimate)",
+            _ms(result.early_stopping_latency_ss),
+        )
     if sc == "MultiStream":
-        return (f"{result.target_percentile * 100:g}th percentile per-query latency (early stopping estimate)",
-                _ms(result.early_stopping_latency_ms))
+        return (
+            f"{result.target_percentile * 100:g}th percentile per-query latency (early stopping estimate)",
+            _ms(result.early_stopping_latency_ms),
+        )
     if sc == "Server":
         return "completed samples per second", f"{result.completed_samples_per_sec:,.2f}"
     return "samples per second", f"{result.samples_per_second:,.2f}"
@@ -99,13 +115,19 @@ def outcome_table(outcome: Any, settings: Any) -> Table:
         table.add_row("queries / samples", f"{r.query_count} / {r.sample_count}")
         s = r.samples
         table.add_row("latency min / mean / max", f"{_ms(s.min)} / {_ms(s.mean)} / {_ms(s.max)}")
-        table.add_row("latency p50 / p90 / p99 / p99.9",
-                      " / ".join(_ms(s.percentiles[p]) for p in (0.5, 0.9, 0.99, 0.999)))
+        table.add_row(
+            "latency p50 / p90 / p99 / p99.9",
+            " / ".join(_ms(s.percentiles[p]) for p in (0.5, 0.9, 0.99, 0.999)),
+        )
         if r.use_token_latencies and r.scenario != "Offline":
-            table.add_row("TTFT p99 / TPOT p99", f"{_ms(r.ttft.percentiles[0.99])} / {_ms(r.tpot.percentiles[0.99])}")
-        table.add_row("issue lateness p50 / p99 / max",
-                      f"{r.issue_lateness_p50_ns / 1e3:.1f} / {r.issue_lateness_p99_ns / 1e3:.1f} / "
-                      f"{r.issue_lateness_max_ns / 1e3:.1f} us")
+            table.add_row(
+                "TTFT p99 / TPOT p99", f"{_ms(r.ttft.percentiles[0.99])} / {_ms(r.tpot.percentiles[0.99])}"
+            )
+        table.add_row(
+            "issue lateness p50 / p99 / max",
+            f"{r.issue_lateness_p50_ns / 1e3:.1f} / {r.issue_lateness_p99_ns / 1e3:.1f} / "
+            f"{r.issue_lateness_max_ns / 1e3:.1f} us",
+        )
     if outcome.accuracy_samples:
         table.add_row("accuracy log entries", str(outcome.accuracy_samples))
     table.add_row("errors / warnings", f"{outcome.errors} / {outcome.warnings}")
@@ -123,8 +145,10 @@ def verdict(outcome: Any, settings: Any, short: bool) -> tuple[bool, list[str]]:
     if accuracy_only:
         ok = not outcome.incomplete and outcome.errors == 0
         if ok:
-            lines.append(f"DONE: accuracy run finished; {outcome.accuracy_samples} outputs in "
-                         f"{outcome.log_paths['accuracy']}")
+            lines.append(
+                f"DONE: accuracy run finished; {outcome.accuracy_samples} outputs in "
+                f"{outcome.log_paths['accuracy']}"
+            )
     elif r is None:
         ok = False
         lines.append("INVALID: no performance result (nothing completed)")
@@ -142,30 +166,62 @@ def verdict(outcome: Any, settings: Any, short: bool) -> tuple[bool, list[str]]:
         ok = False
         lines.append(f"{outcome.errors} error(s) in {outcome.log_paths['detail']} (grep error_runtime)")
     if short:
-        lines.append(f"note: min_duration was cut to {settings.min_duration_ms} ms for a quick run; "
-                     "pass --full (or a user.conf) for a run by the full rules")
+        lines.append(
+            f"note: min_duration was cut to {settings.min_duration_ms} ms for a quick run; "
+            "pass --full (or a user.conf) for a run by the full rules"
+        )
     return ok, lines
 
 
 @app.command("run")
 def run_cmd(
-    scenario: Annotated[Scenario, typer.Option("--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")],
-    mode: Annotated[TestMode | None, typer.Option("--mode", "-m", help="Default: PerformanceOnly (or the conf's mode).")] = None,
-    model: Annotated[str, typer.Option("--model", help="Model name for the mlperf.conf lookup.")] = "resnet50",
-    user_conf: Annotated[Path | None, typer.Option("--user-conf", exists=True, dir_okay=False, help="user.conf to apply.")] = None,
-    audit_conf: Annotated[Path, typer.Option("--audit-conf", help="audit.config, applied if it exists.")] = Path("audit.config"),
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four log files.")] = Path("proctor-logs"),
-    sut: Annotated[str, typer.Option("--sut", help="NAME[:key=value,...], e.g. synthetic:service_us=200,workers=4.")] = "synthetic",
-    duration_ms: Annotated[int | None, typer.Option("--duration-ms", min=0, help="min_duration_ms override.")] = None,
-    max_duration_ms: Annotated[int | None, typer.Option("--max-duration-ms", min=0, help="max_duration_ms override.")] = None,
-    target_qps: Annotated[float | None, typer.Option("--target-qps", min=0, help="Server target / Offline expected QPS.")] = None,
-    expected_latency_ms: Annotated[float | None, typer.Option(
-        "--expected-latency-ms", min=0, help="SingleStream/MultiStream expected latency.")] = None,
-    min_queries: Annotated[int | None, typer.Option("--min-queries", min=0, help="min_query_count override.")] = None,
-    timeout_s: Annotated[float | None, typer.Option("--timeout-s", min=0, help="Give up on a stuck SUT after this.")] = None,
-    full: Annotated[bool, typer.Option("--full", help=f"Keep the conf's min duration (else {DEFAULT_DURATION_MS} ms).")] = False,
+    scenario: Annotated[
+        Scenario, typer.Option("--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")
+    ],
+    mode: Annotated[
+        TestMode | None, typer.Option("--mode", "-m", help="Default: PerformanceOnly (or the conf's mode).")
+    ] = None,
+    model: Annotated[
+        str, typer.Option("--model", help="Model name for the mlperf.conf lookup.")
+    ] = "resnet50",
+    user_conf: Annotated[
+        Path | None, typer.Option("--user-conf", exists=True, dir_okay=False, help="user.conf to apply.")
+    ] = None,
+    audit_conf: Annotated[
+        Path, typer.Option("--audit-conf", help="audit.config, applied if it exists.")
+    ] = Path("audit.config"),
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four log files.")] = Path(
+        "proctor-logs"
+    ),
+    sut: Annotated[
+        str, typer.Option("--sut", help="NAME[:key=value,...], e.g. synthetic:service_us=200,workers=4.")
+    ] = "synthetic",
+    duration_ms: Annotated[
+        int | None, typer.Option("--duration-ms", min=0, help="min_duration_ms override.")
+    ] = None,
+    max_duration_ms: Annotated[
+        int | None, typer.Option("--max-duration-ms", min=0, help="max_duration_ms override.")
+    ] = None,
+    target_qps: Annotated[
+        float | None, typer.Option("--target-qps", min=0, help="Server target / Offline expected QPS.")
+    ] = None,
+    expected_latency_ms: Annotated[
+        float | None,
+        typer.Option("--expected-latency-ms", min=0, help="SingleStream/MultiStream expected latency."),
+    ] = None,
+    min_queries: Annotated[
+        int | None, typer.Option("--min-queries", min=0, help="min_query_count override.")
+    ] = None,
+    timeout_s: Annotated[
+        float | None, typer.Option("--timeout-s", min=0, help="Give up on a stuck SUT after this.")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help=f"Keep the conf's min duration (else {DEFAULT_DURATION_MS} ms).")
+    ] = False,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live line, no table; verdict only.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No live line, no table; verdict only.")
+    ] = False,
 ) -> None:
     """Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it."""
     from proctor.loadgen.engine import run_test
@@ -176,9 +232,18 @@ def run_cmd(
     console = Console()
     err = Console(stderr=True)
     try:
-        settings, short = build_settings(scenario, mode, model, user_conf, full=full, duration_ms=duration_ms,
-                                         target_qps=target_qps, expected_latency_ms=expected_latency_ms,
-                                         min_queries=min_queries, max_duration_ms=max_duration_ms)
+        settings, short = build_settings(
+            scenario,
+            mode,
+            model,
+            user_conf,
+            full=full,
+            duration_ms=duration_ms,
+            target_qps=target_qps,
+            expected_latency_ms=expected_latency_ms,
+            min_queries=min_queries,
+            max_duration_ms=max_duration_ms,
+        )
         the_sut, qsl = registry.build(sut)
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
@@ -186,11 +251,20 @@ def run_cmd(
     log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(output)), enable_trace=not no_trace)
     progress = None if quiet else LiveProgress(err)
     try:
-        outcome = run_test(the_sut, qsl, settings, log_settings, audit_config=audit_conf, progress=progress,
-                           timeout_s=timeout_s)
+        outcome = run_test(
+            the_sut,
+            qsl,
+            settings,
+            log_settings,
+            audit_config=audit_conf,
+            progress=progress,
+            timeout_s=timeout_s,
+        )
     except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted[/yellow]: partial logs in {escape(str(output))} (summary marked incomplete)",
-                  soft_wrap=True)
+        err.print(
+            f"[yellow]interrupted[/yellow]: partial logs in {escape(str(output))} (summary marked incomplete)",
+            soft_wrap=True,
+        )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
@@ -200,7 +274,9 @@ def run_cmd(
         if exc.__cause__ is not None:
             import traceback
 
-            err.print("".join(traceback.format_exception(exc.__cause__)).rstrip(), markup=False, highlight=False)
+            err.print(
+                "".join(traceback.format_exception(exc.__cause__)).rstrip(), markup=False, highlight=False
+            )
         raise typer.Exit(EXIT_INVALID) from None
     except ProctorError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
@@ -210,6 +286,8 @@ def run_cmd(
         if close is not None:
             close()
     ok, lines = verdict(outcome, settings, short)
+    if audit_conf.is_file():
+        lines.append(f"note: {audit_conf} was applied (as the official LoadGen applies audit.config)")
     if not quiet:
         console.print(outcome_table(outcome, settings))
     for line in lines:

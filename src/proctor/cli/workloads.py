@@ -40,12 +40,19 @@ def _int_list(text: str) -> list[int]:
 
 @app.command("demo")
 def demo_cmd(
-    output: Annotated[Path, typer.Option("--output", "-o", help="folder for every log, check and table")] = Path(
-        "proctor-demo"),
-    full: Annotated[bool, typer.Option("--full", help="the rules' minimum durations (10 min per "
-                                       "performance run): every check passes")] = False,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="folder for every log, check and table")
+    ] = Path("proctor-demo"),
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full", help="the rules' minimum durations (10 min per performance run): every check passes"
+        ),
+    ] = False,
     quick: Annotated[bool, typer.Option("--quick", help="a much shorter demo (tests, smoke checks)")] = False,
-    training_runs: Annotated[int | None, typer.Option(help="training runs (default: the benchmark's N)")] = None,
+    training_runs: Annotated[
+        int | None, typer.Option(help="training runs (default: the benchmark's N)")
+    ] = None,
     backend: Annotated[str, typer.Option(help="digits_train backend: sklearn or torch")] = "sklearn",
     json_out: Annotated[bool, typer.Option("--json", help="print the final table as JSON")] = False,
 ) -> None:
@@ -57,8 +64,10 @@ def demo_cmd(
     if full and quick:
         raise typer.BadParameter("--full and --quick exclude each other")
     try:
-        report = run_demo(DemoOptions(output=output, full=full, quick=quick, training_runs=training_runs,
-                                      backend=backend), echo=None if json_out else _out.print)
+        report = run_demo(
+            DemoOptions(output=output, full=full, quick=quick, training_runs=training_runs, backend=backend),
+            echo=None if json_out else _out.print,
+        )
     except ProctorError as exc:
         _out.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
@@ -77,7 +86,9 @@ def train_cmd(
     runs: Annotated[int | None, typer.Option(help="number of runs (default: the benchmark's N)")] = None,
     batch_size: Annotated[int | None, typer.Option(help="global batch size")] = None,
     backend: Annotated[str, typer.Option(help="sklearn (default) or torch")] = "sklearn",
-    nproc: Annotated[int, typer.Option(help="processes per run; >1 runs torch DDP under torchrun (gloo)")] = 1,
+    nproc: Annotated[
+        int, typer.Option(help="processes per run; >1 runs torch DDP under torchrun (gloo)")
+    ] = 1,
     base_seed: Annotated[int, typer.Option(help="the seeds of the runs are drawn from it")] = 1,
     division: Annotated[str, typer.Option(help="closed or open")] = "closed",
     benchmark: Annotated[str, typer.Option(help="reference workload")] = "digits_train",
@@ -101,8 +112,10 @@ def train_cmd(
                 _out.print(f"{path}: seed {seed}: {line}")
             else:
                 r = train_run(path, seed=seed, batch_size=bs, backend=backend, division=division)
-                _out.print(f"{path}: seed {seed}: {r.status}, {r.samples_to_converge} samples to converge, "
-                           f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s")
+                _out.print(
+                    f"{path}: seed {seed}: {r.status}, {r.samples_to_converge} samples to converge, "
+                    f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s"
+                )
         except (ProctorError, ValueError, ImportError) as exc:
             _out.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
@@ -111,7 +124,8 @@ def train_cmd(
 @training_app.command("reference-rcps")
 def reference_rcps_cmd(
     output: Annotated[Path, typer.Option("--output", "-o", help="RCP JSON to write")] = Path(
-        "rcps_digits_train.json"),
+        "rcps_digits_train.json"
+    ),
     batch_sizes: Annotated[str, typer.Option(help="comma-separated global batch sizes")] = "32,64,128",
     runs: Annotated[int | None, typer.Option(help="runs per batch size (default 2N)")] = None,
     backend: Annotated[str, typer.Option(help="sklearn or torch")] = "sklearn",
@@ -123,10 +137,15 @@ def reference_rcps_cmd(
 
     sizes = _int_list(batch_sizes)
     try:
-        table = generate(sizes, runs or 2 * RUNS_PER_SUBMISSION, backend=backend,
-                         base_seed=REFERENCE_BASE_SEED if base_seed is None else base_seed,
-                         on_run=lambda r: _out.print(f"bs {r.batch_size} seed {r.seed}: "
-                                                     f"{r.samples_to_converge} samples ({r.seconds:.2f} s)"))
+        table = generate(
+            sizes,
+            runs or 2 * RUNS_PER_SUBMISSION,
+            backend=backend,
+            base_seed=REFERENCE_BASE_SEED if base_seed is None else base_seed,
+            on_run=lambda r: _out.print(
+                f"bs {r.batch_size} seed {r.seed}: {r.samples_to_converge} samples ({r.seconds:.2f} s)"
+            ),
+        )
     except (RuntimeError, ValueError, ImportError) as exc:
         _out.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc

@@ -25,8 +25,18 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "LogOutputSettings", "LogSettings", "QuerySample", "QuerySampleResponse", "RunOutcome", "Scenario",
-    "TestMode", "TestSettings", "complete_arrays", "first_token_complete", "query_samples_complete", "run_test",
+    "LogOutputSettings",
+    "LogSettings",
+    "QuerySample",
+    "QuerySampleResponse",
+    "RunOutcome",
+    "Scenario",
+    "TestMode",
+    "TestSettings",
+    "complete_arrays",
+    "first_token_complete",
+    "query_samples_complete",
+    "run_test",
 ]
 
 if TYPE_CHECKING:

@@ -46,14 +46,25 @@ def as_bytes(data: Any) -> bytes:
 class CompletionTracker:
     """The state one run's completions write into; thread-safe, every method callable from any thread."""
 
-    def __init__(self, schedule: Schedule, records: Records, now_ns: Callable[[], int], *,
-                 log_all_data: bool, use_tokens: bool, needs_first_token: bool,
-                 accuracy_sink: AccuracySink | None = None, error_sink: ErrorSink | None = None) -> None:
+    def __init__(
+        self,
+        schedule: Schedule,
+        records: Records,
+        now_ns: Callable[[], int],
+        *,
+        log_all_data: bool,
+        use_tokens: bool,
+        needs_first_token: bool,
+        accuracy_sink: AccuracySink | None = None,
+        error_sink: ErrorSink | None = None,
+    ) -> None:
         ns = schedule.n_samples
         counts = np.diff(schedule.query_offsets)
         # array('q') gives fast scalar indexing for the per-response path and shares its buffer
         # with a numpy view for the array path; 8 bytes per entry, no Python int per sample.
-        self._sample_query = array("q", np.repeat(np.arange(schedule.n_queries, dtype=np.int64), counts).tobytes())
+        self._sample_query = array(
+            "q", np.repeat(np.arange(schedule.n_queries, dtype=np.int64), counts).tobytes()
+        )
         self._sample_query_np = np.frombuffer(self._sample_query, np.int64)
         self._sample_index = schedule.sample_index
         self._remaining = array("q", counts.astype(np.int64).tobytes())
@@ -64,14 +75,19 @@ class CompletionTracker:
         self._first_token = records.sample_first_token_ns
         self._n_tokens = records.sample_n_tokens
         self._query_done = records.query_done_ns
-        self._done = bytearray(ns)                       # 1 once a sample completed (fast scalar test)
+        self._done = bytearray(ns)  # 1 once a sample completed (fast scalar test)
         self._done_np = np.frombuffer(self._done, np.uint8)
-        self._has_ft = bytearray(ns)                     # 1 once its first token arrived
+        self._has_ft = bytearray(ns)  # 1 once its first token arrived
         self._has_ft_np = np.frombuffer(self._has_ft, np.uint8)
         mask = schedule.accuracy_log_mask
         self._log_all = log_all_data
-        self._log_mask: bytes = (np.asarray(mask, np.uint8).tobytes() if mask is not None and not log_all_data
-                                 else bytes(ns) if not log_all_data else b"")
+        self._log_mask: bytes = (
+            np.asarray(mask, np.uint8).tobytes()
+            if mask is not None and not log_all_data
+            else bytes(ns)
+            if not log_all_data
+            else b""
+        )
         self._any_logged = log_all_data or (mask is not None and bool(np.any(mask)))
         self._token_data: dict[int, bytes] = {}
         self._use_tokens = use_tokens
@@ -80,14 +96,14 @@ class CompletionTracker:
         self._lock = threading.Lock()
         self._accuracy_sink = accuracy_sink
         self._error_sink = error_sink
-        self.issued_end = 0          # samples [0, issued_end) have been handed to the SUT
+        self.issued_end = 0  # samples [0, issued_end) have been handed to the SUT
         self.completed_samples = 0
         self.completed_queries = 0
         self.error_count = 0
-        self._awaited = -1           # query the closed-loop issuer waits for (-1: none)
+        self._awaited = -1  # query the closed-loop issuer waits for (-1: none)
         self.gate = threading.Lock()  # held; released when the awaited query completes
         self.gate.acquire()
-        self._target = -1            # samples to wait for once issuing has ended
+        self._target = -1  # samples to wait for once issuing has ended
         self.all_done = threading.Event()
 
     # --- issuer side --------------------------------------------------------------------------
@@ -160,7 +176,9 @@ class CompletionTracker:
             self.all_done.set()
         return logged
 
-    def complete(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+    def complete(
+        self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+    ) -> None:
         t = self._now()
         ids = [r.id for r in responses]
         ntoks = [r.n_tokens for r in responses] if self._use_tokens else None
@@ -169,8 +187,9 @@ class CompletionTracker:
         if logged:
             self._log_outputs([(ids[k], responses[k]) for k in logged], response_cb)
 
-    def complete_arrays(self, ids: np.ndarray, n_tokens: np.ndarray | None = None,
-                        data: np.ndarray | None = None) -> None:
+    def complete_arrays(
+        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+    ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
         t = self._now()
         if len(ids) <= SMALL_BATCH:  # a few numpy calls cost more than a short Python loop
@@ -179,9 +198,20 @@ class CompletionTracker:
             with self._lock:
                 logged = self._complete_loop(t, id_list, ntoks, "complete_arrays")
             if logged:
-                self._log_outputs([(id_list[k], QuerySampleResponse(
-                    id_list[k], None if data is None else data[k], 0 if ntoks is None else ntoks[k]))
-                    for k in logged], None)
+                self._log_outputs(
+                    [
+                        (
+                            id_list[k],
+                            QuerySampleResponse(
+                                id_list[k],
+                                None if data is None else data[k],
+                                0 if ntoks is None else ntoks[k],
+                            ),
+                        )
+                        for k in logged
+                    ],
+                    None,
+                )
             return
         ids = np.asarray(ids, np.int64)
         with self._lock:
@@ -201,7 +231,9 @@ class CompletionTracker:
             keep &= ~dup
             n_bad = ids.size - int(np.count_nonzero(keep))
             if n_bad > 20:
-                self._error(f"complete_arrays: {n_bad} responses rejected in one call (first ones listed above)")
+                self._error(
+                    f"complete_arrays: {n_bad} responses rejected in one call (first ones listed above)"
+                )
             if n_bad:
                 ids = ids[keep]
                 n_tokens = None if n_tokens is None else np.asarray(n_tokens)[keep]
@@ -230,14 +262,24 @@ class CompletionTracker:
             if self.completed_samples == self._target:
                 self.all_done.set()
         if self._any_logged and ids.size:
-            pick = (np.ones(ids.size, bool) if self._log_all
-                    else np.frombuffer(self._log_mask, np.uint8)[ids] != 0)
+            pick = (
+                np.ones(ids.size, bool)
+                if self._log_all
+                else np.frombuffer(self._log_mask, np.uint8)[ids] != 0
+            )
             if pick.any():
                 rows = None if data is None else np.asarray(data)[pick]
-                self._log_outputs([(i, QuerySampleResponse(i, None if rows is None else rows[k], int(self._n_tokens[i])))
-                                   for k, i in enumerate(ids[pick].tolist())], None)
+                self._log_outputs(
+                    [
+                        (i, QuerySampleResponse(i, None if rows is None else rows[k], int(self._n_tokens[i])))
+                        for k, i in enumerate(ids[pick].tolist())
+                    ],
+                    None,
+                )
 
-    def first_token(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+    def first_token(
+        self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+    ) -> None:
         t = self._now()
         keep: list[tuple[int, bytes]] = []
         with self._lock:
@@ -262,7 +304,9 @@ class CompletionTracker:
             for i, b in keep:
                 self._token_data[i] = b
 
-    def _log_outputs(self, logged: list[tuple[int, QuerySampleResponse]], response_cb: Callable[[Any], None] | None) -> None:
+    def _log_outputs(
+        self, logged: list[tuple[int, QuerySampleResponse]], response_cb: Callable[[Any], None] | None
+    ) -> None:
         sink = self._accuracy_sink
         for i, r in logged:
             if response_cb is not None:
@@ -301,7 +345,9 @@ def _drop(n: int) -> None:
     late_completions += n
 
 
-def query_samples_complete(responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+def query_samples_complete(
+    responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+) -> None:
     """Report finished samples (any thread). `response_cb` runs right before a logged payload is copied."""
     tracker = _active
     if tracker is None:
@@ -310,7 +356,9 @@ def query_samples_complete(responses: Sequence[QuerySampleResponse], response_cb
     tracker.complete(responses, response_cb)
 
 
-def first_token_complete(responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+def first_token_complete(
+    responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+) -> None:
     """Report the first output token of samples (token-latency runs, any thread)."""
     tracker = _active
     if tracker is None:
@@ -319,7 +367,9 @@ def first_token_complete(responses: Sequence[QuerySampleResponse], response_cb: 
     tracker.first_token(responses, response_cb)
 
 
-def complete_arrays(ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None) -> None:
+def complete_arrays(
+    ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+) -> None:
     """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id)."""
     tracker = _active
     if tracker is None:
@@ -328,5 +378,13 @@ def complete_arrays(ids: np.ndarray, n_tokens: np.ndarray | None = None, data: n
     tracker.complete_arrays(ids, n_tokens, data)
 
 
-__all__ = ["NOT_SET", "CompletionTracker", "as_bytes", "attach", "complete_arrays", "detach",
-           "first_token_complete", "query_samples_complete"]
+__all__ = [
+    "NOT_SET",
+    "CompletionTracker",
+    "as_bytes",
+    "attach",
+    "complete_arrays",
+    "detach",
+    "first_token_complete",
+    "query_samples_complete",
+]

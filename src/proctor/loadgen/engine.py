@@ -44,7 +44,7 @@ from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSetting
 from proctor.loadgen.types import Scenario, TestMode
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
-MIN_TIMEOUT_NS = 60_000_000_000   # a stuck SUT is given up on after max(60 s, 2 x min duration)
+MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 x min duration)
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
 
 
@@ -62,8 +62,9 @@ class RunOutcome:
     effective: EffectiveSettings | None = None
     schedule: Schedule | None = None
     records: Records | None = None
-    accuracy_samples: int = 0         # samples whose output went to the accuracy log
+    accuracy_samples: int = 0  # samples whose output went to the accuracy log
     issue_stop_reason: str = ""
+    find_peak: Any = None  # FindPeakPerformance: the search (probes, peak QPS), else None
 
 
 def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dict[str, Path]:
@@ -97,9 +98,18 @@ class _Phase:
 class Run:
     """Owns one run: its logs, its settings and the phases it issues."""
 
-    def __init__(self, sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSettings, *,
-                 audit_config: str | os.PathLike[str] | None, progress: ProgressHooks | None,
-                 clock: Clock | None, timeout_s: float | None) -> None:
+    def __init__(
+        self,
+        sut: Any,
+        qsl: Any,
+        settings: TestSettings,
+        log_settings: LogSettings,
+        *,
+        audit_config: str | os.PathLike[str] | None,
+        progress: ProgressHooks | None,
+        clock: Clock | None,
+        timeout_s: float | None,
+    ) -> None:
         self.sut, self.qsl = sut, qsl
         self.requested = settings
         self.settings = settings
@@ -112,11 +122,12 @@ class Run:
         self.logs: _Logs | None = None
         self.eff: EffectiveSettings | None = None
         self.incomplete_reason = ""
-        self.errors = 0     # final counts, taken from the detail log when it closes
+        self.errors = 0  # final counts, taken from the detail log when it closes
         self.warnings = 0
         self.accuracy_samples = 0
         self.seq_next = 0
         self.perf_phase: _Phase | None = None
+        self.find_peak: Any = None  # the PeakSearch of a FindPeakPerformance run
         self.result: PerformanceResult | None = None
         self.stop_reason = ""
         self._sut_failed = False  # the SUT or QSL raised during a phase: reported as RunError
@@ -164,8 +175,9 @@ class Run:
                 epilogue_failure = exc
         if failure is not None:
             if self._sut_failed and not isinstance(failure, ProctorError | KeyboardInterrupt):
-                raise RunError(f"run incomplete: {self.incomplete_reason} "
-                               f"(logs in {self.paths['detail'].parent})") from failure
+                raise RunError(
+                    f"run incomplete: {self.incomplete_reason} (logs in {self.paths['detail'].parent})"
+                ) from failure
             if epilogue_failure is not None:
                 failure.add_note(f"while writing the logs: {epilogue_failure!r}")
             raise failure
@@ -188,12 +200,17 @@ class Run:
             settings = _apply_audit_config(settings, Path(self.audit_config))
         if settings.test05:  # StartTest: performance mode with the test05 seeds, before anything is logged
             settings = dataclasses.replace(
-                settings, mode=TestMode.PERFORMANCE_ONLY, qsl_rng_seed=settings.test05_qsl_rng_seed,
+                settings,
+                mode=TestMode.PERFORMANCE_ONLY,
+                qsl_rng_seed=settings.test05_qsl_rng_seed,
                 sample_index_rng_seed=settings.test05_sample_index_rng_seed,
-                schedule_rng_seed=settings.test05_schedule_rng_seed)
+                schedule_rng_seed=settings.test05_schedule_rng_seed,
+            )
         self.settings = settings
         log_requested_settings(self.logs.detail, _RequestedView(settings))
-        self.eff = normalize(settings, int(self.qsl.total_sample_count), int(self.qsl.performance_sample_count))
+        self.eff = normalize(
+            settings, int(self.qsl.total_sample_count), int(self.qsl.performance_sample_count)
+        )
         log_effective_settings(self.logs.detail, self.eff)
 
     def _dispatch(self) -> None:
@@ -207,17 +224,55 @@ class Run:
             self._find_peak()
 
     def _find_peak(self) -> None:
-        """The hook for the Server peak-QPS search (official FindPeakPerformance, a later issue).
+        """Server FindPeakPerformance (loadgen/find_peak.py): every probe a full performance run; the
+        reported run is the last passing one, summarised with its own target QPS."""
+        from proctor.loadgen.find_peak import NOT_SUPPORTED, Probe, search
 
-        Today: one normal Server run at server_target_qps, and a warning saying so.
-        """
-        assert self.eff is not None
+        assert self.eff is not None and self.logs is not None
+        self.log("generic_message", "Starting FindPeakPerformance mode")
         if self.eff.scenario != Scenario.SERVER:
-            self.error("FindPeakPerformance is only for the Server scenario")
+            self.logs.detail.error(NOT_SUPPORTED, key="error_invalid_config")
             return
-        self.warning("FindPeakPerformance: the peak-QPS search is not implemented yet; "
-                     "ran one Server run at server_target_qps")
-        self._run_performance()
+        base = self.eff
+        on_probe = getattr(self.progress, "on_probe", None)
+
+        def run(qps: float, stage: str) -> tuple[bool, str, tuple[_Phase, EffectiveSettings]]:
+            self.eff = dataclasses.replace(base, target_qps=qps)
+            phase = self._performance_phase()
+            try:
+                result = summarize(self.eff, phase.schedule, phase.records)
+            except Exception as exc:  # a probe too broken to summarise fails, and says why
+                return False, f"could not summarize: {type(exc).__name__}: {exc}", (phase, self.eff)
+            passed = result.perf_constraints_met and not self.incomplete_reason
+            if self.incomplete_reason:
+                detail = self.incomplete_reason
+            elif not passed:
+                detail = result.perf_constraints_recommendation or "latency bound not met"
+            else:
+                detail = ""
+            pct = result.target_percentile
+            detail = (detail + "; " if detail else "") + (
+                f"{pct * 100:g}th percentile latency {result.samples.target} ns, "
+                f"bound {self.eff.target_latency_ns} ns, issue lateness p99 {result.issue_lateness_p99_ns} ns"
+            )
+            return passed, detail, (phase, self.eff)
+
+        def probe_seen(p: Probe) -> None:
+            if on_probe is not None:
+                on_probe(p)
+
+        found = search(
+            run,
+            base.target_qps,
+            base.server_find_peak_qps_boundary_step_size,
+            base.server_find_peak_qps_decimals_of_precision,
+            log=self.info,
+            error=self.error,
+            on_probe=probe_seen,
+            should_stop=lambda: bool(self.incomplete_reason),
+        )
+        self.perf_phase, self.eff = found.result
+        self.find_peak = found
 
     # --- phases ---------------------------------------------------------------------------------
 
@@ -239,7 +294,9 @@ class Run:
         self.log("generic_message", "Starting accuracy mode")
         total = int(self.qsl.total_sample_count)
         for loaded in loadable_sets(self.eff, total, TestMode.ACCURACY_ONLY):
-            schedule = generate_schedule(self.eff, loaded, TestMode.ACCURACY_ONLY, first_sample_seq=self.seq_next)
+            schedule = generate_schedule(
+                self.eff, loaded, TestMode.ACCURACY_ONLY, first_sample_seq=self.seq_next
+            )
             phase = self._phase(TestMode.ACCURACY_ONLY, schedule, loaded)
             self._issue_phase(phase)
             if self.incomplete_reason:
@@ -248,12 +305,19 @@ class Run:
     def _run_performance(self) -> None:
         assert self.eff is not None
         self.log("generic_message", "Starting performance mode")
+        self.perf_phase = self._performance_phase()
+
+    def _performance_phase(self) -> _Phase:
+        """Load the performance set, issue one performance run, unload: what every probe repeats."""
+        assert self.eff is not None
         sets = loadable_sets(self.eff, int(self.qsl.total_sample_count), TestMode.PERFORMANCE_ONLY)
         loaded = sets[0]
-        schedule = generate_schedule(self.eff, loaded, TestMode.PERFORMANCE_ONLY,
-                                     first_sample_seq=self.seq_next)
-        self.perf_phase = self._phase(TestMode.PERFORMANCE_ONLY, schedule, loaded)
-        self._issue_phase(self.perf_phase)
+        schedule = generate_schedule(
+            self.eff, loaded, TestMode.PERFORMANCE_ONLY, first_sample_seq=self.seq_next
+        )
+        phase = self._phase(TestMode.PERFORMANCE_ONLY, schedule, loaded)
+        self._issue_phase(phase)
+        return phase
 
     def _phase(self, mode: TestMode, schedule: Schedule, loaded: np.ndarray) -> _Phase:
         assert self.eff is not None and self.logs is not None
@@ -269,14 +333,24 @@ class Run:
             if not tokens:
                 acc_log.add(seq + offset, qsl_idx, data)
             else:  # official: token runs add token_count; non-Offline ones also the first-token data
-                acc_log.add(seq + offset, qsl_idx, data, token_count=n_tokens,
-                            token_data=None if offline else (token_data or b""))
+                acc_log.add(
+                    seq + offset,
+                    qsl_idx,
+                    data,
+                    token_count=n_tokens,
+                    token_data=None if offline else (token_data or b""),
+                )
 
         tracker = CompletionTracker(
-            schedule, records, self.clock.now_ns, log_all_data=accuracy,
+            schedule,
+            records,
+            self.clock.now_ns,
+            log_all_data=accuracy,
             use_tokens=self.eff.use_token_latencies,
             needs_first_token=self.eff.scenario != Scenario.OFFLINE,
-            accuracy_sink=sink, error_sink=self.error)
+            accuracy_sink=sink,
+            error_sink=self.error,
+        )
         return _Phase(mode, schedule, records, tracker, offset, loaded=loaded)
 
     def _issue_phase(self, phase: _Phase) -> None:
@@ -287,13 +361,27 @@ class Run:
         self.log("loaded_qsl_set", loaded_list)
         sched = phase.schedule
         self.log("generated_query_count", sched.n_queries)
-        self.log("generated_samples_per_query", int(sched.query_offsets[1] - sched.query_offsets[0]) if sched.n_queries else 0)
+        self.log(
+            "generated_samples_per_query",
+            int(sched.query_offsets[1] - sched.query_offsets[0]) if sched.n_queries else 0,
+        )
         # the official prints the timestamp after the last query, which only the timeline knows
         self.log("generated_query_duration", int(query_timeline(self.eff, len(phase.loaded), phase.mode)[-1]))
         accuracy = phase.mode == TestMode.ACCURACY_ONLY
         limit, stall = self._limits(accuracy)
-        issuer = Issuer(self.sut, sched, phase.records, phase.tracker, self.eff, self.clock,
-                        accuracy=accuracy, limit_ns=limit, stall_ns=stall, error=self.error, info=self.info)
+        issuer = Issuer(
+            self.sut,
+            sched,
+            phase.records,
+            phase.tracker,
+            self.eff,
+            self.clock,
+            accuracy=accuracy,
+            limit_ns=limit,
+            stall_ns=stall,
+            error=self.error,
+            info=self.info,
+        )
         completion_mod.attach(phase.tracker)
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
         power_begin = dt.datetime.now(dt.UTC)
@@ -309,7 +397,8 @@ class Run:
         except Exception as exc:
             self._sut_failed = True
             self.incomplete_reason = self.incomplete_reason or (
-                f"the SUT raised {type(exc).__name__} while queries were issued: {exc}")
+                f"the SUT raised {type(exc).__name__} while queries were issued: {exc}"
+            )
             self.error(f"{self.incomplete_reason} ({self._progress_text(phase)})")
             raise
         finally:
@@ -327,8 +416,10 @@ class Run:
     @staticmethod
     def _progress_text(phase: _Phase) -> str:
         rec = phase.records
-        return (f"{rec.n_queries_issued} queries / {rec.n_samples_issued} samples issued, "
-                f"{phase.tracker.completed_samples} samples completed")
+        return (
+            f"{rec.n_queries_issued} queries / {rec.n_samples_issued} samples issued, "
+            f"{phase.tracker.completed_samples} samples completed"
+        )
 
     def _wait(self, phase: _Phase, limit: int | None, stall: int) -> None:
         """Block until every issued sample completed, or give up after the limits (wall time)."""
@@ -350,8 +441,10 @@ class Run:
                 ok = tracker.all_done.wait(timeout=min(left * 1e-9, 0.25))
         if not ok:
             n, first = tracker.outstanding_ids()
-            self.incomplete_reason = (f"the SUT did not complete {n} of {rec.n_samples_issued} issued samples "
-                                      f"in time (first outstanding ids: {first})")
+            self.incomplete_reason = (
+                f"the SUT did not complete {n} of {rec.n_samples_issued} issued samples "
+                f"in time (first outstanding ids: {first})"
+            )
             self.error(self.incomplete_reason)
 
     # --- the end --------------------------------------------------------------------------------
@@ -379,18 +472,29 @@ class Run:
         valid = bool(self.result is not None and self.result.valid and not incomplete)
         self.errors, self.warnings = logs.detail.n_errors, logs.detail.n_warnings
         if self.eff is not None:
-            text = render_summary(self.result, self.eff, self._sut_name(), n_warnings=self.warnings,
-                                  n_errors=self.errors)
+            text = render_summary(
+                self.result, self.eff, self._sut_name(), n_warnings=self.warnings, n_errors=self.errors
+            )
         else:  # the settings were refused: the footer alone, as the official writes for no result
             text = "\n".join(footer_lines(self.warnings, self.errors)) + "\n"
         if incomplete and (self.result is None or self.result.complete):
             text += f"\nResult is : INVALID\n{INCOMPLETE_MARK} {self.incomplete_reason}\n"
         _close_logs(logs, text, self.log_settings)
         outcome = RunOutcome(
-            result=self.result, valid=valid, incomplete=incomplete, incomplete_reason=self.incomplete_reason,
-            log_paths=dict(self.paths), errors=self.errors, warnings=self.warnings, effective=self.eff,
-            schedule=None if phase is None else phase.schedule, records=None if phase is None else phase.records,
-            accuracy_samples=self.accuracy_samples, issue_stop_reason=self.stop_reason)
+            result=self.result,
+            valid=valid,
+            incomplete=incomplete,
+            incomplete_reason=self.incomplete_reason,
+            log_paths=dict(self.paths),
+            errors=self.errors,
+            warnings=self.warnings,
+            effective=self.eff,
+            schedule=None if phase is None else phase.schedule,
+            records=None if phase is None else phase.records,
+            accuracy_samples=self.accuracy_samples,
+            issue_stop_reason=self.stop_reason,
+            find_peak=self.find_peak,
+        )
         self.progress.on_end(outcome)
         return outcome
 
@@ -402,6 +506,7 @@ class Run:
 
 
 # --- the stages' plumbing: logs, version info, audit.config, trace --------------------------------
+
 
 @dataclass(slots=True)
 class _Logs:
@@ -445,8 +550,10 @@ def _version_items() -> list[tuple[str, Any]]:
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
     here = Path(__file__).parent
-    sha1 = {f"/{p.relative_to(here).as_posix()}": hashlib.sha1(p.read_bytes()).hexdigest()
-            for p in sorted(here.rglob("*.py"))}
+    sha1 = {
+        f"/{p.relative_to(here).as_posix()}": hashlib.sha1(p.read_bytes()).hexdigest()
+        for p in sorted(here.rglob("*.py"))
+    }
     built = dt.datetime.fromtimestamp(Path(__file__).stat().st_mtime, dt.UTC)
     return [
         ("loadgen_version", f"proctor {version} (official LoadGen {OFFICIAL_LOADGEN_VERSION} compatible)"),
@@ -472,11 +579,12 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
         return
     nq = records.n_queries_issued
     ns = int(schedule.query_offsets[nq]) if nq else 0
-    query_of = np.repeat(np.arange(nq, dtype=np.int64), np.diff(schedule.query_offsets[:nq + 1]))
+    query_of = np.repeat(np.arange(nq, dtype=np.int64), np.diff(schedule.query_offsets[: nq + 1]))
     done = records.sample_done_ns[:ns]
     ok = np.flatnonzero(done != NOT_SET)
-    trace.samples(ok, query_of[ok], schedule.sample_index[:ns][ok],
-                  records.query_issued_ns[query_of[ok]], done[ok])
+    trace.samples(
+        ok, query_of[ok], schedule.sample_index[:ns][ok], records.query_issued_ns[query_of[ok]], done[ok]
+    )
 
 
 class _RequestedView:
@@ -501,9 +609,17 @@ def _power_time(t: dt.datetime) -> str:
 _run_lock = threading.Lock()
 
 
-def run_test(sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSettings | None = None, *,
-             audit_config: str | os.PathLike[str] | None = "audit.config", progress: ProgressHooks | None = None,
-             clock: Clock | None = None, timeout_s: float | None = None) -> RunOutcome:
+def run_test(
+    sut: Any,
+    qsl: Any,
+    settings: TestSettings,
+    log_settings: LogSettings | None = None,
+    *,
+    audit_config: str | os.PathLike[str] | None = "audit.config",
+    progress: ProgressHooks | None = None,
+    clock: Clock | None = None,
+    timeout_s: float | None = None,
+) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
     `timeout_s` bounds how long a stuck SUT is waited for (default: max_duration + 1 s when set,
@@ -512,8 +628,16 @@ def run_test(sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSettin
     if not _run_lock.acquire(blocking=False):
         raise RunError("another run is already in progress in this process")
     try:
-        return Run(sut, qsl, settings, log_settings or LogSettings(), audit_config=audit_config,
-                   progress=progress, clock=clock, timeout_s=timeout_s).execute()
+        return Run(
+            sut,
+            qsl,
+            settings,
+            log_settings or LogSettings(),
+            audit_config=audit_config,
+            progress=progress,
+            clock=clock,
+            timeout_s=timeout_s,
+        ).execute()
     finally:
         _run_lock.release()
 

@@ -35,14 +35,16 @@ from proctor.loadgen.types import QuerySample, Scenario
 # all up front (memory: ~100 bytes each).
 PREBUILD_LIMIT = 4_000_000
 
-RAN_OUT = ("Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
-           "were reached. Please update the relevant expected latency or target qps in the TestSettings "
-           "so they are more accurate.")
+RAN_OUT = (
+    "Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
+    "were reached. Please update the relevant expected latency or target qps in the TestSettings "
+    "so they are more accurate."
+)
 
 
 @dataclass(slots=True)
 class IssueOutcome:
-    stop_reason: str   # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout"
+    stop_reason: str  # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout"
     start_ns: int
     end_issue_ns: int
     wall_start_ns: int  # time.monotonic_ns() at the start: timeouts are wall time whatever the clock
@@ -78,9 +80,21 @@ def _issue_fn(sut: Any, schedule: Schedule) -> Callable[[int, int], None]:
 class Issuer:
     """Drives one schedule through the SUT. `run` returns when issuing ended (not when all completed)."""
 
-    def __init__(self, sut: Any, schedule: Schedule, records: Records, tracker: CompletionTracker,
-                 eff: EffectiveSettings, clock: Clock, *, accuracy: bool, limit_ns: int | None,
-                 stall_ns: int, error: Callable[[str], None], info: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        sut: Any,
+        schedule: Schedule,
+        records: Records,
+        tracker: CompletionTracker,
+        eff: EffectiveSettings,
+        clock: Clock,
+        *,
+        accuracy: bool,
+        limit_ns: int | None,
+        stall_ns: int,
+        error: Callable[[str], None],
+        info: Callable[[str], None] | None = None,
+    ) -> None:
         self.sut, self.schedule, self.records, self.tracker = sut, schedule, records, tracker
         self.eff, self.clock, self.accuracy = eff, clock, accuracy
         self.limit_ns = limit_ns  # the whole run (issue + wait) may take at most this long (None: no limit)
@@ -99,8 +113,11 @@ class Issuer:
         eff = self.eff
         if self.accuracy:
             return None
-        if eff.scenario != Scenario.SERVER and n_issued >= eff.min_query_count \
-                and t - start >= eff.target_duration_ms * 1_000_000:
+        if (
+            eff.scenario != Scenario.SERVER
+            and n_issued >= eff.min_query_count
+            and t - start >= eff.target_duration_ms * 1_000_000
+        ):
             self.info("Ending naturally: Minimum query count and test duration met.")
             return "done"
         if eff.max_query_count and n_issued >= eff.max_query_count:
@@ -112,7 +129,9 @@ class Issuer:
         if eff.scenario == Scenario.SERVER and eff.max_async_queries:
             outstanding = n_issued - self.tracker.completed_queries
             if outstanding > eff.max_async_queries:
-                self.error(f"Ending early: Too many outstanding queries. issued={n_issued} outstanding={outstanding}")
+                self.error(
+                    f"Ending early: Too many outstanding queries. issued={n_issued} outstanding={outstanding}"
+                )
                 return "too_many_outstanding"
         return None
 
@@ -141,6 +160,7 @@ class Issuer:
             b = offs[q + 1]
             tracker.issued_end = b
             tracker.await_query(q)
+            wait_s = stall_s if deadline is None else min(stall_s, (deadline - wall()) * 1e-9)
             t = now()
             qsched[q] = t
             qissued[q] = t
@@ -148,13 +168,15 @@ class Issuer:
             q += 1
             rec.n_queries_issued = q
             rec.n_samples_issued = b
+            # Block at once, so a SUT thread gets the GIL without waiting for our bookkeeping; the
+            # official after-issue checks follow (same outcome: the run waits for this query anyway).
+            if wait_s <= 0 or not gate_acquire(True, wait_s):
+                stop = self._stop_check(q, t, start)
+                reason = "timeout" if stop in (None, "done") else stop
+                break
             stop = self._stop_check(q, t, start)
             if stop is not None:
                 reason = stop
-                break
-            wait_s = stall_s if deadline is None else min(stall_s, (deadline - wall()) * 1e-9)
-            if wait_s <= 0 or not gate_acquire(timeout=wait_s):
-                reason = "timeout"
                 break
         else:
             reason = self._exhausted()
@@ -172,8 +194,12 @@ class Issuer:
         coalesce = self.eff.server_coalesce_queries and self.eff.scenario == Scenario.SERVER
         nq = len(rel)
         eff = self.eff
-        checks = not self.accuracy and (eff.scenario != Scenario.SERVER or eff.max_query_count
-                                         or eff.max_duration_ms or eff.max_async_queries)
+        checks = not self.accuracy and (
+            eff.scenario != Scenario.SERVER
+            or eff.max_query_count
+            or eff.max_duration_ms
+            or eff.max_async_queries
+        )
         start = now()
         wall_start = time.monotonic_ns()
         rec.start_ns = start

@@ -38,8 +38,8 @@ class Snapshot:
     queries_issued: int
     samples_issued: int
     samples_completed: int
-    qps: float                       # completed samples per second so far
-    latency_ms: dict[float, float]   # running percentiles over the recent window
+    qps: float  # completed samples per second so far
+    latency_ms: dict[float, float]  # running percentiles over the recent window
 
 
 def snapshot(schedule: Schedule, records: Records, completed: int, now_ns: int) -> Snapshot:
@@ -57,14 +57,22 @@ def snapshot(schedule: Schedule, records: Records, completed: int, now_ns: int) 
             lat = (done[ok] - records.query_scheduled_ns[queries[ok]]) / 1e6
             for p in (0.5, 0.9, 0.99):
                 lat_ms[p] = float(np.quantile(lat, p))
-    return Snapshot(elapsed, records.n_queries_issued, issued, completed,
-                    completed / elapsed if elapsed > 0 else 0.0, lat_ms)
+    return Snapshot(
+        elapsed,
+        records.n_queries_issued,
+        issued,
+        completed,
+        completed / elapsed if elapsed > 0 else 0.0,
+        lat_ms,
+    )
 
 
 def format_snapshot(s: Snapshot, label: str) -> str:
     pct = "  ".join(f"p{int(p * 100)} {v:.3f} ms" for p, v in s.latency_ms.items())
-    return (f"{label}  {s.elapsed_s:6.1f} s  queries {s.queries_issued}  samples {s.samples_issued} issued / "
-            f"{s.samples_completed} done  {s.qps:,.0f}/s  {pct}")
+    return (
+        f"{label}  {s.elapsed_s:6.1f} s  queries {s.queries_issued}  samples {s.samples_issued} issued / "
+        f"{s.samples_completed} done  {s.qps:,.0f}/s  {pct}"
+    )
 
 
 class LiveProgress(ProgressHooks):
@@ -85,7 +93,9 @@ class LiveProgress(ProgressHooks):
         from rich.text import Text
 
         self._stop.clear()
-        self._live = Live(Text(f"{mode}: starting"), console=self.console, refresh_per_second=4, transient=False)
+        self._live = Live(
+            Text(f"{mode}: starting"), console=self.console, refresh_per_second=4, transient=False
+        )
         self._live.start()
         label = str(mode)
 
@@ -94,8 +104,12 @@ class LiveProgress(ProgressHooks):
                 snap = snapshot(schedule, records, tracker.completed_samples, time.perf_counter_ns())
                 self._live.update(Text(format_snapshot(snap, label)))
                 self.updates += 1
-            snap = snapshot(schedule, records, tracker.completed_samples, records.end_ns
-                            if records.end_ns != NOT_SET else time.perf_counter_ns())
+            snap = snapshot(
+                schedule,
+                records,
+                tracker.completed_samples,
+                records.end_ns if records.end_ns != NOT_SET else time.perf_counter_ns(),
+            )
             self._live.update(Text(format_snapshot(snap, label)))
 
         self._thread = threading.Thread(target=loop, name="proctor-progress", daemon=True)

@@ -38,7 +38,7 @@ class InMemoryQSL:
             raise ConfigError(f"need 1 <= perf ({perf}) <= total ({total})", key="qsl")
         self._total, self._perf, self._name = total, perf, name
         self.loaded = np.zeros(total, np.int64)  # load count per index (MultiStream sets repeat entries)
-        self.load_calls: list[int] = []           # size of each load call
+        self.load_calls: list[int] = []  # size of each load call
         self.ever_loaded = np.zeros(total, bool)
 
     @property
@@ -67,7 +67,7 @@ class InMemoryQSL:
 class SyntheticParams:
     service_us: float = 100.0
     dist: str = "const"
-    sigma: float = 0.5          # lognormal shape
+    sigma: float = 0.5  # lognormal shape
     workers: int = 2
     batch: int = 1
     mode: str = "sleep"
@@ -77,7 +77,9 @@ class SyntheticParams:
 
     def __post_init__(self) -> None:
         if self.dist not in DISTRIBUTIONS:
-            raise ConfigError(f"dist must be one of {', '.join(DISTRIBUTIONS)}, not '{self.dist}'", key="dist")
+            raise ConfigError(
+                f"dist must be one of {', '.join(DISTRIBUTIONS)}, not '{self.dist}'", key="dist"
+            )
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, not '{self.mode}'", key="mode")
         if self.api not in ("arrays", "objects"):
@@ -103,8 +105,10 @@ class SyntheticSUT:
         self._closed = False
         self.issued_samples = 0
         self.flushes = 0
-        self._threads = [threading.Thread(target=self._worker, name=f"synthetic-sut-{i}", daemon=True)
-                         for i in range(p.workers)]
+        self._threads = [
+            threading.Thread(target=self._worker, name=f"synthetic-sut-{i}", daemon=True)
+            for i in range(p.workers)
+        ]
         for t in self._threads:
             t.start()
         if p.api == "objects":
@@ -113,8 +117,10 @@ class SyntheticSUT:
     @property
     def name(self) -> str:
         p = self.params
-        return (f"synthetic(service_us={p.service_us:g},dist={p.dist},workers={p.workers},"
-                f"batch={p.batch},mode={p.mode},tokens={p.tokens})")
+        return (
+            f"synthetic(service_us={p.service_us:g},dist={p.dist},workers={p.workers},"
+            f"batch={p.batch},mode={p.mode},tokens={p.tokens})"
+        )
 
     # --- the SUT interface ----------------------------------------------------------------------
 
@@ -149,7 +155,7 @@ class SyntheticSUT:
         self.issued_samples += len(ids)
         if not self._threads:
             for a in range(0, len(ids), self.params.batch):
-                self._serve(ids[a:a + self.params.batch], idx[a:a + self.params.batch])
+                self._serve(ids[a : a + self.params.batch], idx[a : a + self.params.batch])
             return
         with self._cv:
             self._queue.append((ids, idx))
@@ -185,7 +191,7 @@ class SyntheticSUT:
             if p.dist == "exp":
                 draw = self._rng.exponential(p.service_us)
             else:  # lognormal with the requested mean
-                draw = self._rng.lognormal(np.log(p.service_us) - p.sigma ** 2 / 2, p.sigma)
+                draw = self._rng.lognormal(np.log(p.service_us) - p.sigma**2 / 2, p.sigma)
         return int(draw * 1000)
 
     def _busy(self, ns: int) -> None:
@@ -206,7 +212,8 @@ class SyntheticSUT:
             first = service // p.tokens
             self._busy(first)
             completion.first_token_complete(
-                [QuerySampleResponse(i, row) for i, row in zip(ids.tolist(), payload, strict=True)])
+                [QuerySampleResponse(i, row) for i, row in zip(ids.tolist(), payload, strict=True)]
+            )
             self._busy(service - first)
             completion.complete_arrays(ids, np.full(len(ids), p.tokens, np.int64), data=payload)
         else:
@@ -215,7 +222,9 @@ class SyntheticSUT:
 
 
 def _parse(params: dict[str, str]) -> tuple[SyntheticParams, int, int]:
-    types: dict[str, Any] = {f: type(getattr(SyntheticParams(), f)) for f in SyntheticParams.__dataclass_fields__}
+    types: dict[str, Any] = {
+        f: type(getattr(SyntheticParams(), f)) for f in SyntheticParams.__dataclass_fields__
+    }
     total, perf = 1024, 256
     values: dict[str, Any] = {}
     for key, raw in params.items():

@@ -8,14 +8,14 @@ The numbers below are the benchmark's rules; `reference_rcps.py` measured the sh
 from __future__ import annotations
 
 BENCHMARK = "digits_train"
-QUALITY_TARGET = 0.95           # eval_accuracy on the evaluation split; higher is better
-EVAL_EVERY_SAMPLES = 512        # evaluation cadence, in training samples (a multiple of every RCP batch size)
-MAX_TRAIN_SAMPLES = 200_000     # a run that has not reached the target by then stops with status aborted
-RUNS_PER_SUBMISSION = 5         # N: the olympic score drops the fastest and the slowest of the N runs
+QUALITY_TARGET = 0.95  # eval_accuracy on the evaluation split; higher is better
+EVAL_EVERY_SAMPLES = 512  # evaluation cadence, in training samples (a multiple of every RCP batch size)
+MAX_TRAIN_SAMPLES = 200_000  # a run that has not reached the target by then stops with status aborted
+RUNS_PER_SUBMISSION = 5  # N: the olympic score drops the fastest and the slowest of the N runs
 RCP_BATCH_SIZES = (32, 64, 128)
-DEFAULT_BATCH_SIZE = 128      # an RCP batch size that survives pruning (64 is pruned: slower than interpolated)
+DEFAULT_BATCH_SIZE = 128  # an RCP batch size that survives pruning (64 is pruned: slower than interpolated)
 HIDDEN_UNITS = 32
-LEARNING_RATE = 0.005           # Adam, constant: the reference hyperparameter every RCP was measured with
+LEARNING_RATE = 0.005  # Adam, constant: the reference hyperparameter every RCP was measured with
 
 __all__ = [
     "BENCHMARK",

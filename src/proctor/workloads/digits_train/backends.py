@@ -41,19 +41,34 @@ class SklearnBackend:
     world_size = 1
     precision = "fp32"  # float32 inputs keep scikit-learn's MLP in float32
 
-    def __init__(self, split: Split, *, seed: int, batch_size: int, learning_rate: float = LEARNING_RATE,
-                 hidden: int = HIDDEN_UNITS) -> None:
+    def __init__(
+        self,
+        split: Split,
+        *,
+        seed: int,
+        batch_size: int,
+        learning_rate: float = LEARNING_RATE,
+        hidden: int = HIDDEN_UNITS,
+    ) -> None:
         from sklearn.neural_network import MLPClassifier
 
         self._split = split
         self._classes = np.arange(NUM_CLASSES)
-        self._model = MLPClassifier(hidden_layer_sizes=(hidden,), solver="adam", learning_rate_init=learning_rate,
-                                    batch_size=batch_size, shuffle=False, random_state=seed)
+        self._model = MLPClassifier(
+            hidden_layer_sizes=(hidden,),
+            solver="adam",
+            learning_rate_init=learning_rate,
+            batch_size=batch_size,
+            shuffle=False,
+            random_state=seed,
+        )
 
     def train_step(self, batch: np.ndarray) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning has no meaning for one step
-            self._model.partial_fit(self._split.x_train[batch], self._split.y_train[batch], classes=self._classes)
+            self._model.partial_fit(
+                self._split.x_train[batch], self._split.y_train[batch], classes=self._classes
+            )
 
     def evaluate(self) -> float:
         return float(np.mean(self._model.predict(self._split.x_eval) == self._split.y_eval))
@@ -62,8 +77,9 @@ class SklearnBackend:
         pass
 
 
-def make_backend(name: str, split: Split, *, seed: int, batch_size: int,
-                 learning_rate: float = LEARNING_RATE) -> Backend:
+def make_backend(
+    name: str, split: Split, *, seed: int, batch_size: int, learning_rate: float = LEARNING_RATE
+) -> Backend:
     if name == "sklearn":
         return SklearnBackend(split, seed=seed, batch_size=batch_size, learning_rate=learning_rate)
     if name == "torch":

@@ -21,8 +21,8 @@ NUM_CLASSES = 10
 class Split:
     x_train: np.ndarray  # (1437, 64) float32
     y_train: np.ndarray  # (1437,) int64
-    x_eval: np.ndarray   # (360, 64) float32
-    y_eval: np.ndarray   # (360,) int64
+    x_eval: np.ndarray  # (360, 64) float32
+    y_eval: np.ndarray  # (360,) int64
 
 
 @cache
@@ -60,6 +60,6 @@ class BatchOrder:
             self._order = self._rng.permutation(self._n)
             self._pos = 0
             self.epoch += 1
-        batch = self._order[self._pos:self._pos + self._bs]
+        batch = self._order[self._pos : self._pos + self._bs]
         self._pos += self._bs
         return batch

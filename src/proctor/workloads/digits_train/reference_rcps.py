@@ -35,9 +35,14 @@ def record_name(batch_size: int) -> str:
     return f"{BENCHMARK}_ref_{batch_size}"
 
 
-def generate(batch_sizes: Sequence[int] = RCP_BATCH_SIZES, runs: int = 2 * RUNS_PER_SUBMISSION, *,
-             backend: str = "sklearn", base_seed: int = REFERENCE_BASE_SEED,
-             on_run: Callable[[RunResult], None] | None = None) -> dict[str, Any]:
+def generate(
+    batch_sizes: Sequence[int] = RCP_BATCH_SIZES,
+    runs: int = 2 * RUNS_PER_SUBMISSION,
+    *,
+    backend: str = "sklearn",
+    base_seed: int = REFERENCE_BASE_SEED,
+    on_run: Callable[[RunResult], None] | None = None,
+) -> dict[str, Any]:
     """Run the reference `runs` times per batch size; every run must converge (else RuntimeError)."""
     if runs < 3:
         raise ValueError("an RCP needs at least 3 convergence points (the rules ask for 2N)")
@@ -58,9 +63,14 @@ def generate(batch_sizes: Sequence[int] = RCP_BATCH_SIZES, runs: int = 2 * RUNS_
             "Platform": f"CPU ({backend} backend)",
             "Precision": "FP32",
             "BS": bs,
-            "Hyperparams": {"opt_name": OPT_NAME, "opt_base_learning_rate": LEARNING_RATE,
-                            "hidden_units": HIDDEN_UNITS, "eval_every_samples": EVAL_EVERY_SAMPLES,
-                            "gradient_accumulation_steps": 1, "base_seed": base_seed + i},
+            "Hyperparams": {
+                "opt_name": OPT_NAME,
+                "opt_base_learning_rate": LEARNING_RATE,
+                "hidden_units": HIDDEN_UNITS,
+                "eval_every_samples": EVAL_EVERY_SAMPLES,
+                "gradient_accumulation_steps": 1,
+                "base_seed": base_seed + i,
+            },
             "Epochs to converge": points,
         }
     return table

@@ -49,8 +49,13 @@ def _eval_rule(closed: bool) -> KeyRule:
     checks = [Check("'samples_count' in v['metadata']", lambda s, v, ll: "samples_count" in v["metadata"])]
     if closed:
         checks.append(Check("samples_count % (ceil(512 / s['gbs']) * s['gbs']) == 0", _on_cadence))
-    return KeyRule("eval_accuracy", Req.AT_LEAST_ONE, checks=tuple(checks), atleast_one=TARGET,
-                   source=f"{_SRC_EVAL}; {_SRC_TARGET}")
+    return KeyRule(
+        "eval_accuracy",
+        Req.AT_LEAST_ONE,
+        checks=tuple(checks),
+        atleast_one=TARGET,
+        source=f"{_SRC_EVAL}; {_SRC_TARGET}",
+    )
 
 
 def config(division: str) -> Config:
@@ -58,15 +63,25 @@ def config(division: str) -> Config:
     if division == "open":
         return Config(f"open_{BENCHMARK}", (_eval_rule(False),), source=_SRC_TARGET)
     keys = (
-        KeyRule("global_batch_size", Req.EXACTLY_ONE,
-                checks=(Check("is a positive integer", lambda s, v, ll: _is_pos_int(v["value"])),),
-                post=_gbs_post, source=_SRC_HP + ": global_batch_size is tunable"),
-        KeyRule("opt_name", Req.EXACTLY_ONE,
-                checks=(Check(f"v['value'] == '{OPT_NAME}'", lambda s, v, ll: v["value"] == OPT_NAME),),
-                source=_SRC_HP),
-        KeyRule("opt_base_learning_rate", Req.EXACTLY_ONE,
-                checks=(Check(f"v['value'] == {LEARNING_RATE}", lambda s, v, ll: v["value"] == LEARNING_RATE),),
-                source=_SRC_HP),
+        KeyRule(
+            "global_batch_size",
+            Req.EXACTLY_ONE,
+            checks=(Check("is a positive integer", lambda s, v, ll: _is_pos_int(v["value"])),),
+            post=_gbs_post,
+            source=_SRC_HP + ": global_batch_size is tunable",
+        ),
+        KeyRule(
+            "opt_name",
+            Req.EXACTLY_ONE,
+            checks=(Check(f"v['value'] == '{OPT_NAME}'", lambda s, v, ll: v["value"] == OPT_NAME),),
+            source=_SRC_HP,
+        ),
+        KeyRule(
+            "opt_base_learning_rate",
+            Req.EXACTLY_ONE,
+            checks=(Check(f"v['value'] == {LEARNING_RATE}", lambda s, v, ll: v["value"] == LEARNING_RATE),),
+            source=_SRC_HP,
+        ),
         _eval_rule(True),
     )
     return Config(f"closed_{BENCHMARK}", keys, source=_SRC_HP)

@@ -25,8 +25,15 @@ class TorchBackend:
     name = "torch"
     precision = "fp32"
 
-    def __init__(self, split: Split, *, seed: int, batch_size: int, learning_rate: float = LEARNING_RATE,
-                 hidden: int = HIDDEN_UNITS) -> None:
+    def __init__(
+        self,
+        split: Split,
+        *,
+        seed: int,
+        batch_size: int,
+        learning_rate: float = LEARNING_RATE,
+        hidden: int = HIDDEN_UNITS,
+    ) -> None:
         try:
             import torch
         except ImportError as exc:  # the extra is missing
@@ -46,7 +53,9 @@ class TorchBackend:
         self.micro_batch = batch_size // self.world_size
 
         torch.manual_seed(seed)  # same initial weights on every rank
-        net = torch.nn.Sequential(torch.nn.Linear(64, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, NUM_CLASSES))
+        net = torch.nn.Sequential(
+            torch.nn.Linear(64, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, NUM_CLASSES)
+        )
         self._net = net
         self._model = torch.nn.parallel.DistributedDataParallel(net) if self.world_size > 1 else net
         self._opt = torch.optim.Adam(self._model.parameters(), lr=learning_rate)
@@ -57,7 +66,9 @@ class TorchBackend:
         self._loss = torch.nn.CrossEntropyLoss()
 
     def train_step(self, batch: np.ndarray) -> None:
-        mine = self._torch.from_numpy(batch[self.rank * self.micro_batch:(self.rank + 1) * self.micro_batch])
+        mine = self._torch.from_numpy(
+            batch[self.rank * self.micro_batch : (self.rank + 1) * self.micro_batch]
+        )
         self._opt.zero_grad(set_to_none=True)
         loss = self._loss(self._model(self._x[mine]), self._y[mine])
         loss.backward()  # DDP all-reduces (averages) the gradients here
