@@ -45,6 +45,7 @@ TOTAL, PERF = 1024, 1024
 
 # --- the SUTs --------------------------------------------------------------------------------------
 
+
 class _Queue:
     """One worker thread completing queued ids in batches of up to BATCH via `complete(chunk)`."""
 
@@ -70,7 +71,7 @@ class _Queue:
                     self.cv.wait()
                 ids = self.q.popleft()
             for a in range(0, len(ids), BATCH):
-                self.complete(ids[a:a + BATCH])
+                self.complete(ids[a : a + BATCH])
 
     def close(self) -> None:
         with self.cv:
@@ -118,8 +119,10 @@ class ProctorQSL:
 def official_sut(lg: Any, worker: bool) -> tuple[Any, Any]:
     R, done = lg.QuerySampleResponse, lg.QuerySamplesComplete
     if not worker:
+
         def issue(ids: list[int], idx: list[int]) -> None:
             done([R(i, 0, 0) for i in ids])
+
         return lg.ConstructFastSUT(issue, lambda: None), None
     w = _Queue(lambda chunk: done([R(i, 0, 0) for i in chunk]))
     return lg.ConstructFastSUT(lambda ids, idx: w.put(ids), lambda: None), w
@@ -127,20 +130,31 @@ def official_sut(lg: Any, worker: bool) -> tuple[Any, Any]:
 
 # --- one run of each engine --------------------------------------------------------------------------
 
+
 def settings_for(kind: str, **kw: Any) -> dict[str, Any]:
-    base: dict[str, Any] = dict(min_duration_ms=kw.get("duration_ms", 1000), min_query_count=1,
-                                performance_sample_count_override=PERF)
+    base: dict[str, Any] = dict(
+        min_duration_ms=kw.get("duration_ms", 1000), min_query_count=1, performance_sample_count_override=PERF
+    )
     if kind == "Offline":
-        base.update(scenario="Offline", min_query_count=kw["samples"], min_duration_ms=0,
-                    offline_expected_qps=1.0)
+        base.update(
+            scenario="Offline", min_query_count=kw["samples"], min_duration_ms=0, offline_expected_qps=1.0
+        )
     elif kind == "SingleStream":
         base.update(scenario="SingleStream", single_stream_expected_latency_ns=2_000.0, min_query_count=100)
     elif kind == "MultiStream":
-        base.update(scenario="MultiStream", multi_stream_expected_latency_ns=10_000.0,
-                    multi_stream_samples_per_query=8, min_query_count=100)
+        base.update(
+            scenario="MultiStream",
+            multi_stream_expected_latency_ns=10_000.0,
+            multi_stream_samples_per_query=8,
+            min_query_count=100,
+        )
     elif kind == "Server":
-        base.update(scenario="Server", server_target_qps=float(kw["qps"]), server_target_latency_ns=10_000_000,
-                    min_query_count=100)
+        base.update(
+            scenario="Server",
+            server_target_qps=float(kw["qps"]),
+            server_target_latency_ns=10_000_000,
+            min_query_count=100,
+        )
     return base
 
 
@@ -197,7 +211,9 @@ def run_proctor(fields: dict[str, Any], worker: bool, outdir: Path) -> tuple[dic
 ENGINES = {"official": run_official, "proctor": run_proctor}
 
 
-def measure(fields: dict[str, Any], worker: bool, repeats: int = REPEATS) -> dict[str, list[tuple[dict[str, Any], float]]]:
+def measure(
+    fields: dict[str, Any], worker: bool, repeats: int = REPEATS
+) -> dict[str, list[tuple[dict[str, Any], float]]]:
     """(detail log values, wall seconds) of `repeats` runs per engine, interleaved."""
     runs: dict[str, list[tuple[dict[str, Any], float]]] = {e: [] for e in ENGINES}
     for _ in range(repeats):
@@ -207,8 +223,11 @@ def measure(fields: dict[str, Any], worker: bool, repeats: int = REPEATS) -> dic
     return runs
 
 
-def med(runs: dict[str, list[tuple[dict[str, Any], float]]], pick: Callable[[dict[str, Any], float], float],
-        engines: tuple[str, ...] = tuple(ENGINES)) -> dict[str, float]:
+def med(
+    runs: dict[str, list[tuple[dict[str, Any], float]]],
+    pick: Callable[[dict[str, Any], float], float],
+    engines: tuple[str, ...] = tuple(ENGINES),
+) -> dict[str, float]:
     return {e: statistics.median(pick(d, w) for d, w in runs[e]) for e in engines}
 
 
@@ -235,6 +254,7 @@ def server_peak(worker: bool, quick: bool) -> dict[str, float]:
 
 # --- the 1M-sample child ----------------------------------------------------------------------------
 
+
 def child(engine: str, samples: int) -> None:
     fields = settings_for("Offline", samples=samples)
     with tempfile.TemporaryDirectory() as d:
@@ -249,17 +269,29 @@ def million(samples: int) -> dict[str, tuple[float, float]]:
     out: dict[str, list[tuple[float, float]]] = {e: [] for e in ENGINES}
     for _ in range(REPEATS):
         for e in ENGINES:
-            res = subprocess.run([sys.executable, __file__, "--child", e, "--samples", str(samples)],
-                                 capture_output=True, text=True, check=True, env=os.environ)
+            res = subprocess.run(
+                [sys.executable, __file__, "--child", e, "--samples", str(samples)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=os.environ,
+            )
             d = json.loads(res.stdout.strip().splitlines()[-1])
             out[e].append((d["rss_mib"], d["cpu_s"]))
-    return {e: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for e, v in out.items()}
+    return {
+        e: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for e, v in out.items()
+    }
 
 
 # --- the table --------------------------------------------------------------------------------------
 
+
 def row(label: str, unit: str, official: float, proctor: float, higher_better: bool) -> tuple[str, ...]:
-    ratio = (proctor / official if higher_better else official / proctor) if official and proctor else float("nan")
+    ratio = (
+        (proctor / official if higher_better else official / proctor)
+        if official and proctor
+        else float("nan")
+    )
     fmt = (lambda v: f"{v:,.0f}") if abs(official) >= 100 else (lambda v: f"{v:,.1f}")
     return (label, unit, fmt(official), fmt(proctor), f"{ratio:.2f}x", "ok" if ratio >= 1 else "BEHIND")
 
@@ -285,53 +317,131 @@ def main() -> None:
             runs = measure(settings_for("Offline", samples=n_off), worker)
             summ = med(runs, lambda d, w: float(d["result_samples_per_second"]))
             e2e = med(runs, lambda d, w: n_off / w)
-            rows.append(row(f"Offline samples/s, summary ({label})", "samples/s", summ["official"], summ["proctor"], True))
-            rows.append(row(f"Offline samples/s, end to end ({label})", "samples/s", e2e["official"], e2e["proctor"], True))
+            rows.append(
+                row(
+                    f"Offline samples/s, summary ({label})",
+                    "samples/s",
+                    summ["official"],
+                    summ["proctor"],
+                    True,
+                )
+            )
+            rows.append(
+                row(
+                    f"Offline samples/s, end to end ({label})",
+                    "samples/s",
+                    e2e["official"],
+                    e2e["proctor"],
+                    True,
+                )
+            )
     if "ss" in only:
         for worker in (False, True):
             label = "one-worker-thread" if worker else "instant"
             runs = measure(settings_for("SingleStream", duration_ms=dur), worker)
             got = med(runs, lambda d, w: d["result_90.00_percentile_latency_ns"] / 1e3)
             qps = med(runs, lambda d, w: float(d["result_qps_with_loadgen_overhead"]))
-            rows.append(row(f"SingleStream p90 latency ({label})", "us", got["official"], got["proctor"], False))
-            rows.append(row(f"SingleStream queries/s w/ loadgen overhead ({label})", "queries/s",
-                            qps["official"], qps["proctor"], True))
+            rows.append(
+                row(f"SingleStream p90 latency ({label})", "us", got["official"], got["proctor"], False)
+            )
+            rows.append(
+                row(
+                    f"SingleStream queries/s w/ loadgen overhead ({label})",
+                    "queries/s",
+                    qps["official"],
+                    qps["proctor"],
+                    True,
+                )
+            )
     if "ms" in only:
         for worker in (False, True):
             label = "one-worker-thread" if worker else "instant"
             runs = measure(settings_for("MultiStream", duration_ms=dur), worker)
             got = med(runs, lambda d, w: d["result_99.00_percentile_per_query_latency_ns"] / 1e3)
-            rows.append(row(f"MultiStream p99 query latency, 8 samples/query ({label})", "us",
-                            got["official"], got["proctor"], False))
+            rows.append(
+                row(
+                    f"MultiStream p99 query latency, 8 samples/query ({label})",
+                    "us",
+                    got["official"],
+                    got["proctor"],
+                    False,
+                )
+            )
     if "server" in only:
         for worker in (False, True):
             label = "one-worker-thread" if worker else "instant"
             peak = server_peak(worker, args.quick)
-            rows.append(row(f"Server highest QPS valid 3/3, 10 ms ({label})", "QPS", peak["official"], peak["proctor"], True))
+            rows.append(
+                row(
+                    f"Server highest QPS valid 3/3, 10 ms ({label})",
+                    "QPS",
+                    peak["official"],
+                    peak["proctor"],
+                    True,
+                )
+            )
         runs = measure(settings_for("Server", qps=LATENESS_QPS, duration_ms=dur), False)
         p50 = med(runs, lambda d, w: d["result_50.00_percentile_latency_ns"] / 1e3)
-        rows.append(row(f"Server p50 latency at {LATENESS_QPS:,} QPS, instant SUT (= lateness + 1 call)", "us",
-                        p50["official"], p50["proctor"], False))
+        rows.append(
+            row(
+                f"Server p50 latency at {LATENESS_QPS:,} QPS, instant SUT (= lateness + 1 call)",
+                "us",
+                p50["official"],
+                p50["proctor"],
+                False,
+            )
+        )
         for key in ("p50", "p99", "max"):
             v = med(runs, lambda d, w, key=key: d[f"proctor_issue_lateness_{key}_ns"] / 1e3, ("proctor",))
-            rows.append((f"Server issue lateness {key} at {LATENESS_QPS:,} QPS (proctor's record)", "us", "n/a",
-                         f"{v['proctor']:,.1f}", "", ""))
+            rows.append(
+                (
+                    f"Server issue lateness {key} at {LATENESS_QPS:,} QPS (proctor's record)",
+                    "us",
+                    "n/a",
+                    f"{v['proctor']:,.1f}",
+                    "",
+                    "",
+                )
+            )
     if "million" in only:
         m = million(args.samples)
-        rows.append(row(f"Offline {args.samples:,} samples: peak RSS (child process)", "MiB",
-                        m["official"][0], m["proctor"][0], False))
-        rows.append(row(f"Offline {args.samples:,} samples: CPU time (child process)", "s",
-                        m["official"][1], m["proctor"][1], False))
+        rows.append(
+            row(
+                f"Offline {args.samples:,} samples: peak RSS (child process)",
+                "MiB",
+                m["official"][0],
+                m["proctor"][0],
+                False,
+            )
+        )
+        rows.append(
+            row(
+                f"Offline {args.samples:,} samples: CPU time (child process)",
+                "s",
+                m["official"][1],
+                m["proctor"][1],
+                False,
+            )
+        )
     header = ("figure", "unit", "official", "proctor", "ratio", "")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    import mlperf_loadgen  # noqa: F401  (version line only)
     from importlib.metadata import version
 
-    print(f"medians of {REPEATS} runs; mlcommons-loadgen {version('mlcommons-loadgen')}; Python "
-          f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; trace off")
-    print("ratio: proctor / official for rates, official / proctor for times and sizes (>= 1 is proctor ahead)")
+    import mlperf_loadgen  # noqa: F401  (version line only)
+
+    print(
+        f"medians of {REPEATS} runs; mlcommons-loadgen {version('mlcommons-loadgen')}; Python "
+        f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; trace off"
+    )
+    print(
+        "ratio: proctor / official for rates, official / proctor for times and sizes (>= 1 is proctor ahead)"
+    )
     for r in [header, tuple("-" * w for w in widths), *rows]:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        print(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
     print(f"total bench time {time.perf_counter() - t_start:.0f} s")
 
 

@@ -23,14 +23,18 @@ class Harness:
     """An SUT that answers inline with the QSL index as float32 payload; records what it was asked."""
 
     def __init__(self, fast: bool) -> None:
-        self.issued: list[int] = []      # QSL indices in issue order
-        self.queries: list[int] = []     # samples per IssueQuery call
+        self.issued: list[int] = []  # QSL indices in issue order
+        self.queries: list[int] = []  # samples per IssueQuery call
         self.loaded: list[list[int]] = []
         self.unloaded: list[list[int]] = []
         self.flushes = 0
-        self.cb_ids: list[int] = []      # ids the response callback saw
+        self.cb_ids: list[int] = []  # ids the response callback saw
         self.buffers: list[object] = []
-        self.sut = lg.ConstructFastSUT(self.issue_fast, self.flush) if fast else lg.ConstructSUT(self.issue, self.flush)
+        self.sut = (
+            lg.ConstructFastSUT(self.issue_fast, self.flush)
+            if fast
+            else lg.ConstructSUT(self.issue, self.flush)
+        )
         self.qsl = lg.ConstructQSL(200, 64, self.loaded.append, self.unloaded.append)
 
     def respond(self, ids, indices) -> None:
@@ -40,7 +44,7 @@ class Harness:
         responses = []
         for k, i in enumerate(ids):
             if k % 2:  # half through numpy, half through array.array, as harnesses do
-                ptr, size = out[k:k + 1].ctypes.data, out[k:k + 1].nbytes
+                ptr, size = out[k : k + 1].ctypes.data, out[k : k + 1].nbytes
             else:
                 buf = array.array("f", [float(out[k])])
                 self.buffers.append(buf)
@@ -98,10 +102,20 @@ def run(outdir: str, scenario: str, mode: str, fast: bool = False) -> dict:
     lg.StartTestWithLogSettings(h.sut, h.qsl, ts, log_settings, "")
     h.close()
     return {
-        "from_config": rc, "from_config_bad": rc_bad, "bad_min_query_count": ts_bad.min_query_count,
-        "conf_psc": ts.performance_sample_count_override, "conf_seed": ts.qsl_rng_seed,
-        "conf_target_qps": ts.server_target_qps, "conf_ss_latency": ts.single_stream_expected_latency_ns,
-        "scenario": str(ts.scenario), "mode": int(ts.mode), "ttft": ts.ttft_latency,
-        "issued": h.issued, "queries": h.queries, "loaded": h.loaded, "unloaded": h.unloaded,
-        "flushes": h.flushes, "cb_count": len(h.cb_ids),
+        "from_config": rc,
+        "from_config_bad": rc_bad,
+        "bad_min_query_count": ts_bad.min_query_count,
+        "conf_psc": ts.performance_sample_count_override,
+        "conf_seed": ts.qsl_rng_seed,
+        "conf_target_qps": ts.server_target_qps,
+        "conf_ss_latency": ts.single_stream_expected_latency_ns,
+        "scenario": str(ts.scenario),
+        "mode": int(ts.mode),
+        "ttft": ts.ttft_latency,
+        "issued": h.issued,
+        "queries": h.queries,
+        "loaded": h.loaded,
+        "unloaded": h.unloaded,
+        "flushes": h.flushes,
+        "cb_count": len(h.cb_ids),
     }

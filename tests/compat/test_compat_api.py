@@ -31,7 +31,12 @@ def test_settings_have_the_official_fields_and_defaults():
     with pytest.raises(AttributeError):
         mine.min_duration = 5  # a typo fails loudly, as on the official binding
     ls = lg.LogSettings()
-    assert (ls.log_output.outdir, ls.log_output.prefix, ls.enable_trace, int(ls.log_mode)) == (".", "mlperf_log_", True, 0)
+    assert (ls.log_output.outdir, ls.log_output.prefix, ls.enable_trace, int(ls.log_mode)) == (
+        ".",
+        "mlperf_log_",
+        True,
+        0,
+    )
 
 
 def test_response_fields_and_defaults():

@@ -13,9 +13,14 @@ import pytest
 import proctor.compat.mlperf_loadgen as compat
 
 HARNESS = Path(__file__).with_name("harness.py")
-CASES = [("Offline", "AccuracyOnly", False), ("Offline", "PerformanceOnly", True),
-         ("SingleStream", "PerformanceOnly", False), ("SingleStream", "AccuracyOnly", True),
-         ("MultiStream", "PerformanceOnly", True), ("Server", "PerformanceOnly", False)]
+CASES = [
+    ("Offline", "AccuracyOnly", False),
+    ("Offline", "PerformanceOnly", True),
+    ("SingleStream", "PerformanceOnly", False),
+    ("SingleStream", "AccuracyOnly", True),
+    ("MultiStream", "PerformanceOnly", True),
+    ("Server", "PerformanceOnly", False),
+]
 
 
 def load_harness(module: ModuleType) -> dict:
@@ -34,7 +39,7 @@ def load_harness(module: ModuleType) -> dict:
 def detail(path: Path) -> dict:
     out: dict = {}
     for line in path.read_bytes().splitlines():
-        rec = orjson.loads(line[len(b":::MLLOG "):])
+        rec = orjson.loads(line[len(b":::MLLOG ") :])
         out.setdefault(rec["key"], rec["value"])
     return out
 
@@ -58,8 +63,21 @@ def test_same_calls_into_the_harness(both, scenario, mode, fast):
     off, off_dir = both[("official", scenario, mode)]
     mine, mine_dir = both[("proctor", scenario, mode)]
     assert mine["issued"], "the SUT was never called"
-    for key in ("from_config", "from_config_bad", "bad_min_query_count", "conf_psc", "conf_seed", "conf_target_qps",
-                "conf_ss_latency", "scenario", "mode", "ttft", "loaded", "unloaded", "flushes"):
+    for key in (
+        "from_config",
+        "from_config_bad",
+        "bad_min_query_count",
+        "conf_psc",
+        "conf_seed",
+        "conf_target_qps",
+        "conf_ss_latency",
+        "scenario",
+        "mode",
+        "ttft",
+        "loaded",
+        "unloaded",
+        "flushes",
+    ):
         assert mine[key] == off[key], key
     assert mine["issued"] == off["issued"]  # same samples, same order
     assert mine["queries"] == off["queries"]
@@ -78,12 +96,18 @@ def test_same_logs(both, scenario, mode, fast):
     assert mine["sut_name"] == off["sut_name"] == ("PyFastSUT" if fast else "PySUT")
     assert mine["qsl_name"] == off["qsl_name"] == "PyQSL"
     for key in off:
-        if key.startswith(("effective_", "requested_")) or key in ("result_query_count", "result_validity",
-                                                                    "generated_query_count", "loaded_qsl_set"):
+        if key.startswith(("effective_", "requested_")) or key in (
+            "result_query_count",
+            "result_validity",
+            "generated_query_count",
+            "loaded_qsl_set",
+        ):
             assert mine.get(key) == off[key], key
     acc_off = orjson.loads((off_dir / "h_accuracy_x.json").read_bytes())
     acc_mine = orjson.loads((mine_dir / "h_accuracy_x.json").read_bytes())
-    assert sorted((e["qsl_idx"], e["data"]) for e in acc_mine) == sorted((e["qsl_idx"], e["data"]) for e in acc_off)
+    assert sorted((e["qsl_idx"], e["data"]) for e in acc_mine) == sorted(
+        (e["qsl_idx"], e["data"]) for e in acc_off
+    )
     if mode == "AccuracyOnly":
         assert len(acc_mine) == 200  # every sample, payload = index * 0.5 as float32
         e = min(acc_mine, key=lambda e: e["qsl_idx"] if e["qsl_idx"] == 3 else 1e9)

@@ -270,20 +270,6 @@ def test_submission_run_does_accuracy_then_performance(tmp_path):
     assert messages.index("Starting accuracy mode") < messages.index("Starting performance mode")
 
 
-def test_find_peak_performance_runs_one_server_run_and_says_so(tmp_path):
-    out = run(
-        tmp_path,
-        RecordingSUT(),
-        InMemoryQSL(64, 16),
-        settings(Scenario.SERVER, TestMode.FIND_PEAK_PERFORMANCE),
-        clock=ManualClock(),
-    )
-    assert out.result is not None and out.result.scenario == "Server"
-    assert out.warnings == 1
-    detail = read_detail(out.log_paths["detail"])
-    assert "not implemented" in detail.warnings[0].value
-
-
 def test_find_peak_performance_needs_server(tmp_path):
     out = run(
         tmp_path,
@@ -592,3 +578,14 @@ def test_live_progress_prints_the_final_line(tmp_path):
     )
     text = buf.getvalue()
     assert "PerformanceOnly" in text and "samples 51 issued / 51 done" in text
+
+
+def test_accuracy_run_on_worker_threads_logs_every_output(tmp_path):
+    sut = SyntheticSUT(SyntheticParams(service_us=20, workers=3, batch=5))
+    try:
+        out = run(tmp_path, sut, InMemoryQSL(300, 64), settings(Scenario.OFFLINE, TestMode.ACCURACY_ONLY))
+    finally:
+        sut.close()
+    entries = accuracy_entries(out.log_paths["accuracy"])
+    assert out.accuracy_samples == len(entries) == 300
+    assert sorted(e["qsl_idx"] for e in entries) == list(range(300))

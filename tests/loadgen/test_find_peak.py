@@ -27,8 +27,10 @@ def fake(capacity: float):
     return run, calls
 
 
-@pytest.mark.parametrize(("start", "step", "decimals", "capacity"),
-                         [(100.0, 1.0, 1, 1234.5), (10.0, 0.5, 0, 77.0), (1.0, 1.0, 2, 3.3), (50.0, 1.0, -1, 49_999.0)])
+@pytest.mark.parametrize(
+    ("start", "step", "decimals", "capacity"),
+    [(100.0, 1.0, 1, 1234.5), (10.0, 0.5, 0, 77.0), (1.0, 1.0, 2, 3.3), (50.0, 1.0, -1, 49_999.0)],
+)
 def test_search_widens_then_bisects_to_the_precision(start, step, decimals, capacity):
     run, calls = fake(capacity)
     logs: list[str] = []
@@ -37,10 +39,10 @@ def test_search_widens_then_bisects_to_the_precision(start, step, decimals, capa
     stages = [s for _, s in calls]
     assert stages[0] == "base" and calls[0][0] == start
     n_boundary = stages.count("boundary")
-    assert stages[1:1 + n_boundary] == ["boundary"] * n_boundary
-    assert set(stages[1 + n_boundary:]) <= {"bisect"}
+    assert stages[1 : 1 + n_boundary] == ["boundary"] * n_boundary
+    assert set(stages[1 + n_boundary :]) <= {"bisect"}
     # widening multiplies by (1 + step) until the first failure
-    for k, (qps, _) in enumerate(calls[1:1 + n_boundary], start=1):
+    for k, (qps, _) in enumerate(calls[1 : 1 + n_boundary], start=1):
         assert qps == pytest.approx(start * (1 + step) ** k)
     assert calls[n_boundary][0] > capacity >= calls[n_boundary - 1][0]
     # the answer: the highest passing probe, below capacity, within the precision of the lowest failing one
@@ -48,7 +50,7 @@ def test_search_widens_then_bisects_to_the_precision(start, step, decimals, capa
     failing = [q for q, _ in calls if q > capacity]
     assert found.peak_qps == max(passing) <= capacity < min(failing) == found.upper_qps
     assert is_finished(found.peak_qps, found.upper_qps, decimals)
-    scale = 10.0 ** decimals
+    scale = 10.0**decimals
     assert math.floor(found.upper_qps * scale) - math.floor(found.peak_qps * scale) <= 1
     assert found.result == ("payload", found.peak_qps)
     assert [p.target_qps for p in found.probes] == [q for q, _ in calls]
@@ -104,9 +106,15 @@ class QSL:
 def test_engine_find_peak_on_a_virtual_queue(tmp_path):
     clock = ManualClock()
     sut = QueueSUT(clock, service_ns=1_000_000)  # capacity 1000 QPS
-    ts = TestSettings(scenario=Scenario.SERVER, mode=TestMode.FIND_PEAK_PERFORMANCE, server_target_qps=100.0,
-                      server_target_latency_ns=10_000_000, min_duration_ms=300, min_query_count=1,
-                      server_find_peak_qps_decimals_of_precision=-1)
+    ts = TestSettings(
+        scenario=Scenario.SERVER,
+        mode=TestMode.FIND_PEAK_PERFORMANCE,
+        server_target_qps=100.0,
+        server_target_latency_ns=10_000_000,
+        min_duration_ms=300,
+        min_query_count=1,
+        server_find_peak_qps_decimals_of_precision=-1,
+    )
     seen = []
 
     class Hooks:
@@ -122,8 +130,15 @@ def test_engine_find_peak_on_a_virtual_queue(tmp_path):
         def on_probe(self, probe):
             seen.append(probe)
 
-    out = run_test(sut, QSL(), ts, LogSettings(LogOutputSettings(outdir=str(tmp_path)), enable_trace=False),
-                   audit_config=None, clock=clock, progress=Hooks())
+    out = run_test(
+        sut,
+        QSL(),
+        ts,
+        LogSettings(LogOutputSettings(outdir=str(tmp_path)), enable_trace=False),
+        audit_config=None,
+        clock=clock,
+        progress=Hooks(),
+    )
     found = out.find_peak
     assert found is not None and found.found
     assert seen == found.probes and len(seen) >= 5
@@ -147,7 +162,44 @@ def test_engine_find_peak_on_a_virtual_queue(tmp_path):
 def test_engine_find_peak_refuses_other_scenarios(tmp_path):
     clock = ManualClock()
     ts = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.FIND_PEAK_PERFORMANCE, min_duration_ms=10)
-    out = run_test(QueueSUT(clock, 1000), QSL(), ts, LogSettings(LogOutputSettings(outdir=str(tmp_path)),
-                   enable_trace=False), audit_config=None, clock=clock)
+    out = run_test(
+        QueueSUT(clock, 1000),
+        QSL(),
+        ts,
+        LogSettings(LogOutputSettings(outdir=str(tmp_path)), enable_trace=False),
+        audit_config=None,
+        clock=clock,
+    )
     assert out.find_peak is None and out.result is None and out.errors == 1
     assert b"error_invalid_config" in (tmp_path / "mlperf_log_detail.txt").read_bytes()
+
+
+@pytest.mark.parametrize(("qps", "late"), [(200.0, False), (2000.0, True)])
+def test_server_run_that_falls_behind_says_what_it_offered(tmp_path, qps, late):
+    """Each probe's verdict rests on the rate really offered: an issuer held up by a slow SUT warns."""
+    clock = ManualClock()
+    ts = TestSettings(
+        scenario=Scenario.SERVER,
+        server_target_qps=qps,
+        server_target_latency_ns=10_000_000,
+        min_duration_ms=300,
+        min_query_count=1,
+    )
+    out = run_test(
+        QueueSUT(clock, 1_000_000),
+        QSL(),
+        ts,
+        LogSettings(LogOutputSettings(outdir=str(tmp_path)), enable_trace=False),
+        audit_config=None,
+        clock=clock,
+    )
+    lines = [orjson.loads(x[9:]) for x in (tmp_path / "mlperf_log_detail.txt").read_bytes().splitlines()]
+    warnings = [
+        r["value"] for r in lines if r["key"] == "warning_generic_message" and "fell behind" in r["value"]
+    ]
+    assert bool(warnings) == late
+    assert (out.result.issue_lateness_p99_ns > 1_000_000) == late
+    if late:  # the inline SUT serves 1000 queries/s, so that is what the issuer could offer
+        offered = float(re.search(r"it offered ([\d.]+) queries/s", warnings[0]).group(1))
+        assert 950 <= offered <= 1050
+        assert "1 warning encountered" in (tmp_path / "mlperf_log_summary.txt").read_text()

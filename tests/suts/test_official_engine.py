@@ -41,7 +41,9 @@ def test_accuracy_log_matches_proctor_engine(tmp_path, api):
     assert len(acc_off) == 100
     for e in acc_off:  # the synthetic payload: the QSL index as 8 little-endian bytes
         assert int.from_bytes(bytes.fromhex(e["data"]), "little") == e["qsl_idx"]
-    assert sorted((e["qsl_idx"], e["data"]) for e in acc_off) == sorted((e["qsl_idx"], e["data"]) for e in acc_mine)
+    assert sorted((e["qsl_idx"], e["data"]) for e in acc_off) == sorted(
+        (e["qsl_idx"], e["data"]) for e in acc_mine
+    )
     assert qsl.ever_loaded.all() and not qsl.loaded.any()  # every sample loaded, all unloaded at the end
 
 
@@ -49,8 +51,13 @@ def test_server_performance_run_with_worker_threads(tmp_path):
     pytest.importorskip("mlperf_loadgen")
     from proctor.suts.official_engine import run_official
 
-    ts = TestSettings(scenario=Scenario.SERVER, server_target_qps=500.0, server_target_latency_ns=100_000_000,
-                      min_duration_ms=200, min_query_count=50)
+    ts = TestSettings(
+        scenario=Scenario.SERVER,
+        server_target_qps=500.0,
+        server_target_latency_ns=100_000_000,
+        min_duration_ms=200,
+        min_query_count=50,
+    )
     sut, qsl = from_params(workers="2", service_us="100", total="64", perf="64")
     try:
         off = run_official(sut, qsl, ts, log_settings(tmp_path), audit_config=None)
@@ -69,9 +76,47 @@ def test_settings_translate_every_field():
     lg = pytest.importorskip("mlperf_loadgen")
     from proctor.suts.official_engine import official_settings
 
-    ts = TestSettings(scenario=Scenario.MULTI_STREAM, mode=TestMode.ACCURACY_ONLY, min_query_count=77,
-                      server_ttft_latency=123, multi_stream_samples_per_query=4, accuracy_log_probability=0.25)
+    ts = TestSettings(
+        scenario=Scenario.MULTI_STREAM,
+        mode=TestMode.ACCURACY_ONLY,
+        min_query_count=77,
+        server_ttft_latency=123,
+        multi_stream_samples_per_query=4,
+        accuracy_log_probability=0.25,
+    )
     off = official_settings(lg, ts)
     assert (off.scenario, off.mode) == (lg.TestScenario.MultiStream, lg.TestMode.AccuracyOnly)
     assert (off.min_query_count, off.ttft_latency, off.multi_stream_samples_per_query) == (77, 123, 4)
     assert np.isclose(off.accuracy_log_probability, 0.25)
+
+
+def test_cli_engine_official_writes_official_logs(tmp_path):
+    pytest.importorskip("mlperf_loadgen")
+    from typer.testing import CliRunner
+
+    from proctor.cli.main import app
+
+    out = tmp_path / "logs"
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "-s",
+            "Offline",
+            "-m",
+            "AccuracyOnly",
+            "--engine",
+            "official",
+            "-o",
+            str(out),
+            "--sut",
+            "synthetic:workers=1,service_us=0,batch=8,total=50,perf=50",
+            "--no-trace",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "engine: official mlperf_loadgen" in res.output and "DONE: accuracy run finished" in res.output
+    detail = (out / "mlperf_log_detail.txt").read_text()
+    assert '"key": "loadgen_version", "value": "6.0' in detail  # written by the official module, not proctor
+    entries = orjson.loads((out / "mlperf_log_accuracy.json").read_bytes())
+    assert sorted(e["qsl_idx"] for e in entries) == list(range(50))

@@ -30,6 +30,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 RUNS = 3
+# Server's latency bound is a timing result: on a loaded machine a p99 can miss 10 ms, which the
+# checker rightly reports. The test asserts what does not depend on timing; the demo's own
+# `as_expected` flags such a row as unexpected.
+TIMING_RULES = {"latency_limit", "early_stopping"}
 
 
 def rows(report, part):
@@ -40,11 +44,17 @@ def check_short_runs_break_exactly_min_duration(demo):
     perf = [r for r in rows(demo, "inference") if r.item.startswith("digits ") and "accuracy" not in r.item]
     assert sorted(r.item.split()[1] for r in perf) == sorted(SCENARIOS)
     for r in perf:
-        assert not r.valid and r.rules == ("min_duration",), (r.item, r.why)
+        assert not r.valid and r.expected_rules == ("min_duration",)
         assert r.value is not None and r.value > 0
-        assert r.as_expected
+        if r.item.startswith("digits Server"):
+            assert "min_duration" in r.rules and set(r.rules) <= {"min_duration"} | TIMING_RULES, r.why
+            assert r.as_expected == (r.rules == ("min_duration",))
+        else:
+            assert r.rules == ("min_duration",), (r.item, r.why)
+            assert r.as_expected
     layout = [r for r in rows(demo, "inference") if r.item.startswith("submission checker")]
     assert len(layout) == 1 and layout[0].valid and layout[0].rules == ()
+    assert demo.as_expected == all(r.as_expected for r in demo.rows)
 
 
 def check_the_checker_agrees_when_run_again_on_the_tree(demo):
@@ -52,8 +62,24 @@ def check_the_checker_agrees_when_run_again_on_the_tree(demo):
 
     rep = check_submission(demo.output / "inference")
     failed = [f for f in rep.findings if f.failed]
-    assert {f.rule for f in failed} == {"min_duration"}
-    assert len({f.path for f in failed}) == len(SCENARIOS)  # one performance log per scenario
+    assert {f.rule for f in failed} - TIMING_RULES == {"min_duration"}
+    assert {f.path for f in failed if f.rule == "min_duration"} == {
+        str(
+            demo.output
+            / "inference"
+            / "closed"
+            / "proctor"
+            / "results"
+            / "local-cpu"
+            / "digits"
+            / s
+            / "performance"
+            / "run_1"
+            / "mlperf_log_detail.txt"
+        )
+        for s in SCENARIOS
+    }
+    assert all("Server" in f.path for f in failed if f.rule in TIMING_RULES)
     assert not [f for f in rep.findings if not f.failed]  # and no warnings
 
 
@@ -81,15 +107,17 @@ def check_training_rows_and_the_olympic_score(demo):
     assert by_item["seed check"].valid
     rcp = next(r for r in train if r.item.startswith("RCP check"))
     assert rcp.valid and "RCP found" in rcp.why
+    pkg = next(r for r in train if r.item.startswith("package checker"))
+    assert pkg.valid and pkg.rules == () and pkg.result.startswith("1 benchmark folder")
     score = by_item["digits_train olympic score"]
     minutes = np.sort([_ttt_minutes(f) for f in files])
     assert score.valid and score.value == pytest.approx(minutes[1:-1].mean(), rel=1e-9)
 
 
 def check_report_file_layout_and_table(demo):
-    assert demo.as_expected
     saved = orjson.loads((demo.output / "demo_report.json").read_bytes())
-    assert saved["as_expected"] is True and len(saved["rows"]) == len(demo.rows)
+    assert saved["as_expected"] is demo.as_expected and len(saved["rows"]) == len(demo.rows)
+    assert [r["rules"] for r in saved["rows"]] == [list(r.rules) for r in demo.rows]
     sub = demo.output / "inference" / "closed" / "proctor"
     for scen in SCENARIOS:
         base = sub / "results" / "local-cpu" / "digits" / scen
@@ -104,7 +132,32 @@ def check_report_file_layout_and_table(demo):
     console = Console(width=240, record=True)
     console.print(render_table(demo))
     text = console.export_text()
-    assert "as expected" in text and text.count("INVALID") == len(SCENARIOS)
+    assert ("NOT as expected" in text) != demo.as_expected and text.count("INVALID") == len(SCENARIOS)
+
+
+def test_full_keeps_the_rules_durations_and_demo_states_its_own(tmp_path):
+    from proctor.workloads.demo import _inference_settings
+
+    full = _inference_settings(
+        "Server",
+        "performance",
+        DemoOptions(full=True).durations.for_scenario("Server"),
+        offline_qps=1000,
+        server_qps=100,
+        user_conf=tmp_path / "full.conf",
+    )
+    short = _inference_settings(
+        "Offline",
+        "performance",
+        DemoOptions().durations.for_scenario("Offline"),
+        offline_qps=1000,
+        server_qps=100,
+        user_conf=tmp_path / "short.conf",
+    )
+    assert full.min_duration_ms == 600_000 and full.server_target_qps == 100
+    assert short.min_duration_ms == 15_000 and short.offline_expected_qps == 1000
+    assert "NOT the rules' 600 s" in (tmp_path / "short.conf").read_text()
+    assert "min_duration" not in (tmp_path / "full.conf").read_text()
 
 
 def test_quick_demo(tmp_path):

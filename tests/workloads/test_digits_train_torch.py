@@ -34,6 +34,7 @@ def test_torch_run_converges_and_complies(single):
     assert rep.valid, [f.message for f in rep.findings]
 
 
+@pytest.mark.slow
 def test_ddp_two_ranks_is_the_same_run_logged_once(single, tmp_path):
     """Two gloo ranks each train on half of every global batch; DDP averages the gradients, so the run
     is the single-process run: same evaluations, same samples to converge. Only rank 0 writes."""

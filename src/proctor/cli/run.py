@@ -11,6 +11,7 @@ configuration error, 130 interrupted.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +26,11 @@ from proctor.loadgen.types import Scenario, TestMode
 
 DEFAULT_DURATION_MS = 10_000  # the short default run; --full keeps mlperf.conf's 600 s
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class Engine(StrEnum):
+    PROCTOR = "proctor"
+    OFFICIAL = "official"
 
 
 def build_settings(
@@ -173,6 +179,98 @@ def verdict(outcome: Any, settings: Any, short: bool) -> tuple[bool, list[str]]:
     return ok, lines
 
 
+def _peak_progress_class() -> type:
+    from proctor.loadgen.progress import LiveProgress
+
+    class _PeakProgress(LiveProgress):
+        """The live line, plus one printed line per FindPeakPerformance probe with its verdict."""
+
+        def on_probe(self, probe: Any) -> None:
+            verdict_text = "[green]PASS[/green]" if probe.passed else "[red]FAIL[/red]"
+            self.console.print(
+                f"probe {probe.index} ({probe.stage}): target_qps {probe.target_qps:,.4f} -> "
+                f"{verdict_text}  {escape(probe.detail)}",
+                soft_wrap=True,
+            )
+
+    return _PeakProgress
+
+
+def PeakProgress(console: Console) -> Any:  # noqa: N802  (a factory standing for a class)
+    return _peak_progress_class()(console)
+
+
+def peak_lines(outcome: Any) -> list[str]:
+    """FindPeakPerformance: the peak and each probe, for the verdict."""
+    found = getattr(outcome, "find_peak", None)
+    if found is None:
+        return []
+    lines = [
+        f"{'peak' if found.found else 'base rate failed; no peak'}: target_qps {found.peak_qps:,.4f} "
+        f"after {len(found.probes)} probes (the reported run is the last passing one)"
+    ]
+    lines += [
+        f"  probe {p.index} {p.stage:8s} {p.target_qps:14,.4f} QPS  {'pass' if p.passed else 'FAIL'}"
+        for p in found.probes
+    ]
+    return lines
+
+
+def _run_official(
+    the_sut: Any,
+    qsl: Any,
+    settings: Any,
+    log_settings: Any,
+    audit_conf: Path,
+    short: bool,
+    console: Console,
+    err: Console,
+) -> None:
+    """--engine official: one official StartTest with the same SUT; a verdict from its detail log."""
+    from proctor.suts.official_engine import run_official
+
+    try:
+        out = run_official(the_sut, qsl, settings, log_settings, audit_config=audit_conf)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]", soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except ProctorError as exc:
+        err.print(f"[red]run failed:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_INVALID) from None
+    finally:
+        close = getattr(the_sut, "close", None)
+        if close is not None:
+            close()
+    accuracy_only = str(settings.mode) == TestMode.ACCURACY_ONLY
+    lines = [
+        f"engine: official mlperf_loadgen ({out.wall_s:.1f} s); logs in {out.log_paths['detail'].parent}"
+    ]
+    if accuracy_only:
+        ok = out.errors == 0
+        lines.append("DONE: accuracy run finished" if ok else "FAILED: accuracy run logged errors")
+    elif out.valid:
+        ok = out.errors == 0
+        lines.append(f"VALID: {out.metric[0]} = {out.metric[1]}" if out.metric else "VALID")
+    else:
+        ok = False
+        lines.append("INVALID: " + str(out.detail.get("result_invalid_reason") or "see the summary"))
+    lines += [f"  - {m}" for m in out.error_messages[:10]]
+    if out.errors:
+        ok = False
+        lines.append(f"{out.errors} error(s) in {out.log_paths['detail']}")
+    if short:
+        lines.append(
+            f"note: min_duration was cut to {settings.min_duration_ms} ms for a quick run; "
+            "pass --full (or a user.conf) for a run by the full rules"
+        )
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_VALID if ok else EXIT_INVALID)
+
+
 @app.command("run")
 def run_cmd(
     scenario: Annotated[
@@ -222,10 +320,17 @@ def run_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No live line, no table; verdict only.")
     ] = False,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="proctor, or official: the same SUT driven by the official "
+            "mlperf_loadgen (pip install mlcommons-loadgen) for submission logs.",
+        ),
+    ] = Engine.PROCTOR,
 ) -> None:
     """Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it."""
     from proctor.loadgen.engine import run_test
-    from proctor.loadgen.progress import LiveProgress
     from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.suts import registry
 
@@ -249,7 +354,9 @@ def run_cmd(
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(output)), enable_trace=not no_trace)
-    progress = None if quiet else LiveProgress(err)
+    if engine == Engine.OFFICIAL:
+        _run_official(the_sut, qsl, settings, log_settings, audit_conf, short, console, err)
+    progress = None if quiet else PeakProgress(err)
     try:
         outcome = run_test(
             the_sut,
@@ -286,6 +393,7 @@ def run_cmd(
         if close is not None:
             close()
     ok, lines = verdict(outcome, settings, short)
+    lines += peak_lines(outcome)
     if audit_conf.is_file():
         lines.append(f"note: {audit_conf} was applied (as the official LoadGen applies audit.config)")
     if not quiet:

@@ -31,14 +31,34 @@ from proctor.loadgen import settings as _settings
 from proctor.loadgen import types as _types
 
 __all__ = [
-    "ConstructFastSUT", "ConstructQDL", "ConstructQSL", "ConstructSUT", "DestroyFastSUT", "DestroyQDL",
-    "DestroyQSL", "DestroySUT", "FirstTokenComplete", "LogOutputSettings", "LogSettings", "LoggingMode",
-    "QuerySample", "QuerySampleResponse", "QuerySamplesComplete", "StartTest", "StartTestWithLogSettings",
-    "TestMode", "TestScenario", "TestSettings", "VectorQuerySample", "VectorQuerySampleResponse", "last_outcome",
+    "ConstructFastSUT",
+    "ConstructQDL",
+    "ConstructQSL",
+    "ConstructSUT",
+    "DestroyFastSUT",
+    "DestroyQDL",
+    "DestroyQSL",
+    "DestroySUT",
+    "FirstTokenComplete",
+    "LogOutputSettings",
+    "LogSettings",
+    "LoggingMode",
+    "QuerySample",
+    "QuerySampleResponse",
+    "QuerySamplesComplete",
+    "StartTest",
+    "StartTestWithLogSettings",
+    "TestMode",
+    "TestScenario",
+    "TestSettings",
+    "VectorQuerySample",
+    "VectorQuerySampleResponse",
+    "last_outcome",
 ]
 
 
 # --- enums (test_settings.h: same names, same values) -------------------------------------------
+
 
 class _Enum(IntEnum):
     def __str__(self) -> str:  # the official (pybind11) prints "TestScenario.Server"
@@ -202,8 +222,11 @@ class TestSettings:
                 current = conf.apply_conf(current, entries, model, scenario, conf.ConfType.MLPERF)
                 mlperf_applied = True
             elif conf_type == 1:
-                print(f"FromConfig: {path}: Multiple conf files are used. This is not valid for official "
-                      "submission.", file=sys.stderr)
+                print(
+                    f"FromConfig: {path}: Multiple conf files are used. This is not valid for official "
+                    "submission.",
+                    file=sys.stderr,
+                )
             if conf_type in (1, 2):
                 if not Path(path).is_file():
                     print(f"FromConfig: cannot open {path}", file=sys.stderr)
@@ -230,8 +253,14 @@ def _enum_name(value: Any, enum: type[_Enum]) -> str:
 
 
 class LogOutputSettings:
-    __slots__ = ("copy_detail_to_stdout", "copy_summary_to_stdout", "outdir", "prefix", "prefix_with_datetime",
-                 "suffix")
+    __slots__ = (
+        "copy_detail_to_stdout",
+        "copy_summary_to_stdout",
+        "outdir",
+        "prefix",
+        "prefix_with_datetime",
+        "suffix",
+    )
 
     def __init__(self) -> None:
         d = _settings.LogOutputSettings()
@@ -250,13 +279,19 @@ class LogSettings:
         self.enable_trace = d.enable_trace
 
     def to_proctor(self) -> _settings.LogSettings:
-        out = _settings.LogOutputSettings(**{n: getattr(self.log_output, n) for n in LogOutputSettings.__slots__})
-        return _settings.LogSettings(log_output=out, log_mode=_enum_name(self.log_mode, LoggingMode),
-                                     log_mode_async_poll_interval_ms=self.log_mode_async_poll_interval_ms,
-                                     enable_trace=self.enable_trace)
+        out = _settings.LogOutputSettings(
+            **{n: getattr(self.log_output, n) for n in LogOutputSettings.__slots__}
+        )
+        return _settings.LogSettings(
+            log_output=out,
+            log_mode=_enum_name(self.log_mode, LoggingMode),
+            log_mode_async_poll_interval_ms=self.log_mode_async_poll_interval_ms,
+            enable_trace=self.enable_trace,
+        )
 
 
 # --- SUT, QSL, QDL handles ------------------------------------------------------------------------
+
 
 class _PySUT:
     name = "PySUT"
@@ -346,20 +381,32 @@ def _destroy(handle: int) -> None:
 DestroySUT = DestroyFastSUT = DestroyQDL = DestroyQSL = _destroy
 
 
-def StartTest(sut: int, qsl: int, test_settings: TestSettings, audit_config_filename: str = "audit.config") -> None:  # noqa: N802
+def StartTest(
+    sut: int, qsl: int, test_settings: TestSettings, audit_config_filename: str = "audit.config"
+) -> None:  # noqa: N802
     """Run one test with the default log settings (logs in the current directory)."""
     StartTestWithLogSettings(sut, qsl, test_settings, LogSettings(), audit_config_filename)
 
 
-def StartTestWithLogSettings(sut: int, qsl: int, test_settings: TestSettings, log_settings: LogSettings,  # noqa: N802
-                             audit_config_filename: str = "audit.config") -> None:
+def StartTestWithLogSettings(
+    sut: int,
+    qsl: int,
+    test_settings: TestSettings,
+    log_settings: LogSettings,  # noqa: N802
+    audit_config_filename: str = "audit.config",
+) -> None:
     global _last_outcome
     from proctor.loadgen.engine import run_test
 
     the_sut = _get(sut, (_PySUT, _PyFastSUT), "SUT")
     the_qsl = _get(qsl, (_PyQSL,), "QSL")
-    _last_outcome = run_test(the_sut, the_qsl, test_settings.to_proctor(), log_settings.to_proctor(),
-                             audit_config=audit_config_filename or None)
+    _last_outcome = run_test(
+        the_sut,
+        the_qsl,
+        test_settings.to_proctor(),
+        log_settings.to_proctor(),
+        audit_config=audit_config_filename or None,
+    )
 
 
 def last_outcome() -> Any:

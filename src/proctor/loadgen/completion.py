@@ -72,6 +72,8 @@ class CompletionTracker:
         self._offsets = array("q", np.asarray(schedule.query_offsets, np.int64).tobytes())
         self._records = records
         self._sample_done = records.sample_done_ns
+        self._sample_done_mv = memoryview(records.sample_done_ns)  # fast scalar writes
+        self._query_done_mv = memoryview(records.query_done_ns)
         self._first_token = records.sample_first_token_ns
         self._n_tokens = records.sample_n_tokens
         self._query_done = records.query_done_ns
@@ -81,13 +83,12 @@ class CompletionTracker:
         self._has_ft_np = np.frombuffer(self._has_ft, np.uint8)
         mask = schedule.accuracy_log_mask
         self._log_all = log_all_data
-        self._log_mask: bytes = (
-            np.asarray(mask, np.uint8).tobytes()
-            if mask is not None and not log_all_data
-            else bytes(ns)
-            if not log_all_data
-            else b""
-        )
+        if log_all_data:
+            self._log_mask = b""  # never read: every sample is logged
+        elif mask is None:
+            self._log_mask = bytes(ns)
+        else:
+            self._log_mask = np.asarray(mask, np.uint8).tobytes()
         self._any_logged = log_all_data or (mask is not None and bool(np.any(mask)))
         self._token_data: dict[int, bytes] = {}
         self._use_tokens = use_tokens
@@ -104,6 +105,7 @@ class CompletionTracker:
         self.gate = threading.Lock()  # held; released when the awaited query completes
         self.gate.acquire()
         self._target = -1  # samples to wait for once issuing has ended
+        self._pending_logs = 0  # completion calls still copying payloads to the accuracy log
         self.all_done = threading.Event()
 
     # --- issuer side --------------------------------------------------------------------------
@@ -115,8 +117,7 @@ class CompletionTracker:
     def finish_issuing(self, n_samples_issued: int) -> None:
         with self._lock:
             self._target = n_samples_issued
-            if self.completed_samples >= n_samples_issued:
-                self.all_done.set()
+            self._check_done()
 
     def outstanding_ids(self, limit: int = 5) -> tuple[int, list[int]]:
         """How many issued samples have not completed, and the first few of their ids."""
@@ -137,7 +138,7 @@ class CompletionTracker:
             # the clock is read before the lock: a sample stamped later may have finished first
             a, b = self._offsets[q], self._offsets[q + 1]
             t = max(t, int(self._sample_done[a:b].max()))
-        self._query_done[q] = t
+        self._query_done_mv[q] = t
         self.completed_queries += 1
         if q == self._awaited:
             self._awaited = -1
@@ -146,6 +147,7 @@ class CompletionTracker:
     def _complete_loop(self, t: int, ids: list[int], ntoks: list[int] | None, who: str) -> list[int]:
         """The scalar path (caller holds the lock); returns the positions whose output is logged."""
         issued, done, rem, sq = self.issued_end, self._done, self._remaining, self._sample_query
+        sample_done = self._sample_done_mv
         logged: list[int] = []
         n_ok = 0
         for k, i in enumerate(ids):
@@ -163,7 +165,7 @@ class CompletionTracker:
                     self._error(f"{who}: sample {i} completed before its first token")
                 self._n_tokens[i] = n
             done[i] = 1
-            self._sample_done[i] = t
+            sample_done[i] = t
             n_ok += 1
             q = sq[i]
             rem[q] -= 1
@@ -172,8 +174,9 @@ class CompletionTracker:
             if self._any_logged and (self._log_all or self._log_mask[i]):
                 logged.append(k)
         self.completed_samples += n_ok
-        if self.completed_samples == self._target:
-            self.all_done.set()
+        if logged:
+            self._pending_logs += 1
+        self._check_done()
         return logged
 
     def complete(
@@ -259,23 +262,27 @@ class CompletionTracker:
                 if rem[q] == 0:
                     self._query_finished(q, t)
             self.completed_samples += int(ids.size)
-            if self.completed_samples == self._target:
-                self.all_done.set()
-        if self._any_logged and ids.size:
-            pick = (
-                np.ones(ids.size, bool)
-                if self._log_all
-                else np.frombuffer(self._log_mask, np.uint8)[ids] != 0
-            )
-            if pick.any():
-                rows = None if data is None else np.asarray(data)[pick]
-                self._log_outputs(
-                    [
-                        (i, QuerySampleResponse(i, None if rows is None else rows[k], int(self._n_tokens[i])))
-                        for k, i in enumerate(ids[pick].tolist())
-                    ],
-                    None,
+            pick = None
+            if self._any_logged and ids.size:
+                pick = (
+                    np.ones(ids.size, bool)
+                    if self._log_all
+                    else np.frombuffer(self._log_mask, np.uint8)[ids] != 0
                 )
+                if pick.any():
+                    self._pending_logs += 1
+                else:
+                    pick = None
+            self._check_done()
+        if pick is not None:
+            rows = None if data is None else np.asarray(data)[pick]
+            self._log_outputs(
+                [
+                    (i, QuerySampleResponse(i, None if rows is None else rows[k], int(self._n_tokens[i])))
+                    for k, i in enumerate(ids[pick].tolist())
+                ],
+                None,
+            )
 
     def first_token(
         self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
@@ -304,18 +311,30 @@ class CompletionTracker:
             for i, b in keep:
                 self._token_data[i] = b
 
+    def _check_done(self) -> None:
+        """Caller holds the lock. Done = every issued sample completed and its payload logged, so the
+        engine never closes the accuracy log under a completion thread that is still writing."""
+        if 0 <= self._target <= self.completed_samples and self._pending_logs == 0:
+            self.all_done.set()
+
     def _log_outputs(
         self, logged: list[tuple[int, QuerySampleResponse]], response_cb: Callable[[Any], None] | None
     ) -> None:
+        """Copy and log payloads outside the lock (one pending-log count per call, taken by the caller)."""
         sink = self._accuracy_sink
-        for i, r in logged:
-            if response_cb is not None:
-                response_cb(r)
-            data = as_bytes(r.data)
-            if sink is not None:
-                with self._lock:
-                    token_data = self._token_data.pop(i, None)
-                sink(i, int(self._sample_index[i]), data, int(r.n_tokens), token_data)
+        try:
+            for i, r in logged:
+                if response_cb is not None:
+                    response_cb(r)
+                data = as_bytes(r.data)
+                if sink is not None:
+                    with self._lock:
+                        token_data = self._token_data.pop(i, None)
+                    sink(i, int(self._sample_index[i]), data, int(r.n_tokens), token_data)
+        finally:
+            with self._lock:
+                self._pending_logs -= 1
+                self._check_done()
 
 
 # --- the module-level routing --------------------------------------------------------------------
@@ -359,7 +378,10 @@ def query_samples_complete(
 def first_token_complete(
     responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
 ) -> None:
-    """Report the first output token of samples (token-latency runs, any thread)."""
+    """Report the first output token of samples (token-latency runs, any thread).
+
+    `response_cb` runs under the run's completion lock: it must not call back into this module.
+    """
     tracker = _active
     if tracker is None:
         _drop(len(responses))

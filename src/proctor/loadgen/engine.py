@@ -45,6 +45,7 @@ from proctor.loadgen.types import Scenario, TestMode
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 x min duration)
+LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the latency bound is warned
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
 
 
@@ -316,6 +317,7 @@ class Run:
             self.eff, loaded, TestMode.PERFORMANCE_ONLY, first_sample_seq=self.seq_next
         )
         phase = self._phase(TestMode.PERFORMANCE_ONLY, schedule, loaded)
+        self.perf_phase = phase  # set before issuing: a run that fails midway is still summarised
         self._issue_phase(phase)
         return phase
 
@@ -329,17 +331,19 @@ class Run:
         tokens, offline = self.eff.use_token_latencies, self.eff.scenario == Scenario.OFFLINE
 
         def sink(seq: int, qsl_idx: int, data: bytes, n_tokens: int, token_data: bytes | None) -> None:
-            self.accuracy_samples += 1
-            if not tokens:
-                acc_log.add(seq + offset, qsl_idx, data)
-            else:  # official: token runs add token_count; non-Offline ones also the first-token data
-                acc_log.add(
-                    seq + offset,
-                    qsl_idx,
-                    data,
-                    token_count=n_tokens,
-                    token_data=None if offline else (token_data or b""),
-                )
+            try:
+                if not tokens:
+                    acc_log.add(seq + offset, qsl_idx, data)
+                else:  # official: token runs add token_count; non-Offline ones also the first-token data
+                    acc_log.add(
+                        seq + offset,
+                        qsl_idx,
+                        data,
+                        token_count=n_tokens,
+                        token_data=None if offline else (token_data or b""),
+                    )
+            except ValueError:  # the log is closed: a straggler after the run ended (past a timeout)
+                pass
 
         tracker = CompletionTracker(
             schedule,
@@ -460,6 +464,8 @@ class Run:
                 self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
                 self.result = None
         incomplete = bool(self.incomplete_reason)
+        if self.result is not None and phase is not None:
+            self._warn_if_late(phase)
         if self.result is not None:
             log_results(logs.detail, self.result)
         else:
@@ -470,6 +476,7 @@ class Run:
         if phase is not None:
             _write_trace(logs.trace, phase.schedule, phase.records)
         valid = bool(self.result is not None and self.result.valid and not incomplete)
+        self.accuracy_samples = logs.accuracy.count
         self.errors, self.warnings = logs.detail.n_errors, logs.detail.n_warnings
         if self.eff is not None:
             text = render_summary(
@@ -497,6 +504,23 @@ class Run:
         )
         self.progress.on_end(outcome)
         return outcome
+
+    def _warn_if_late(self, phase: _Phase) -> None:
+        """A Server run whose issuer fell behind its schedule offered less than target_qps: say so
+        (issue lateness p99 over LATE_WARN_FRACTION of the latency bound), with the rate it did offer."""
+        r, eff = self.result, self.eff
+        if r is None or eff is None or eff.scenario != Scenario.SERVER:
+            return
+        if r.issue_lateness_p99_ns <= LATE_WARN_FRACTION * eff.target_latency_ns:
+            return
+        issued = phase.records.query_issued_ns[: phase.records.n_queries_issued]
+        span = int(issued.max() - issued.min()) if issued.size > 1 else 0
+        offered = (issued.size - 1) / (span * 1e-9) if span > 0 else 0.0
+        self.warning(
+            f"the issuer fell behind its schedule: issue lateness p50/p99/max "
+            f"{r.issue_lateness_p50_ns}/{r.issue_lateness_p99_ns}/{r.issue_lateness_max_ns} ns; it offered "
+            f"{offered:.1f} queries/s against target_qps {eff.target_qps:g}"
+        )
 
     def _sut_name(self) -> str:
         try:

@@ -25,7 +25,9 @@ from proctor.errors import ConfigError
 
 T = TypeVar("T")
 
-NOT_SUPPORTED = "Finding peak performance is only supported in MultiStream, MultiStreamFree, and Server scenarios."
+NOT_SUPPORTED = (
+    "Finding peak performance is only supported in MultiStream, MultiStreamFree, and Server scenarios."
+)
 MAX_PROBES = 200  # a guard: with step > 0 and finite precision the search ends far sooner
 
 
@@ -49,45 +51,57 @@ def is_finished(lower: float, upper: float, decimals: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    index: int          # 0 = the base run
-    stage: str          # "base", "boundary" or "bisect"
+    index: int  # 0 = the base run
+    stage: str  # "base", "boundary" or "bisect"
     target_qps: float
     passed: bool
-    detail: str = ""    # why it failed, or a short latency note
+    detail: str = ""  # why it failed, or a short latency note
 
 
 @dataclass(slots=True)
 class PeakSearch(Generic[T]):
-    peak_qps: float            # the reported run's target QPS (the base one if it failed)
-    found: bool                # False when the base run already failed its constraints
-    result: T                  # what `run` returned for the reported run
+    peak_qps: float  # the reported run's target QPS (the base one if it failed)
+    found: bool  # False when the base run already failed its constraints
+    result: T  # what `run` returned for the reported run
     lower_qps: float = 0.0
-    upper_qps: float = 0.0     # the lowest failing rate seen (0 if none)
+    upper_qps: float = 0.0  # the lowest failing rate seen (0 if none)
     probes: list[Probe] = field(default_factory=list)
 
 
 RunProbe = Callable[[float, str], tuple[bool, str, T]]  # (qps, stage) -> (passed, detail, payload)
 
 
-def search(run: RunProbe[T], start_qps: float, step: float, decimals: int, *,
-           log: Callable[[str], None] = lambda message: None, error: Callable[[str], None] | None = None,
-           on_probe: Callable[[Probe], None] | None = None, should_stop: Callable[[], bool] = lambda: False,
-           max_probes: int = MAX_PROBES) -> PeakSearch[T]:
+def search(
+    run: RunProbe[T],
+    start_qps: float,
+    step: float,
+    decimals: int,
+    *,
+    log: Callable[[str], None] = lambda message: None,
+    error: Callable[[str], None] | None = None,
+    on_probe: Callable[[Probe], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    max_probes: int = MAX_PROBES,
+) -> PeakSearch[T]:
     """The official search; `log`/`error` get the official detail-log messages."""
     if not start_qps > 0:
         raise ConfigError(f"must be > 0 to search from, got {start_qps}", key="server_target_qps")
     if not step > 0:
-        raise ConfigError(f"must be > 0 or the search never widens, got {step}",
-                          key="server_find_peak_qps_boundary_step_size")
+        raise ConfigError(
+            f"must be > 0 or the search never widens, got {step}",
+            key="server_find_peak_qps_boundary_step_size",
+        )
     probes: list[Probe] = []
 
     def probe(qps: float, stage: str) -> tuple[bool, T]:
         passed, detail, payload = run(qps, stage)
         p = Probe(len(probes), stage, qps, passed, detail)
         probes.append(p)
-        log(f"FindPeakPerformance: probe {p.index} ({stage}) target_qps {field_text(qps)}: "
+        log(
+            f"FindPeakPerformance: probe {p.index} ({stage}) target_qps {field_text(qps)}: "
             f"{'performance constraints met' if passed else 'performance constraints NOT met'}"
-            + (f" ({detail})" if detail else ""))
+            + (f" ({detail})" if detail else "")
+        )
         if on_probe is not None:
             on_probe(p)
         return passed, payload
@@ -95,8 +109,10 @@ def search(run: RunProbe[T], start_qps: float, step: float, decimals: int, *,
     log("FindPeakPerformance: Check validity of the base settings field: " + field_text(start_qps))
     ok, lower_payload = probe(start_qps, "base")
     if not ok:
-        (error or log)("FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: "
-                       + probes[-1].detail)
+        (error or log)(
+            "FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: "
+            + probes[-1].detail
+        )
         return PeakSearch(start_qps, False, lower_payload, start_qps, 0.0, probes)
     lower = start_qps
     upper = 0.0
@@ -110,8 +126,10 @@ def search(run: RunProbe[T], start_qps: float, step: float, decimals: int, *,
     log(f"FindPeakPerformance: Found boundaries: [{field_text(lower)}, {field_text(upper)})")
     while not is_finished(lower, upper, decimals) and len(probes) < max_probes and not should_stop():
         m = mid(lower, upper)
-        log(f"FindPeakPerformanceBinarySearch: Testing the mid value of bounds [{field_text(lower)}, "
-            f"{field_text(upper)}): {field_text(m)}")
+        log(
+            f"FindPeakPerformanceBinarySearch: Testing the mid value of bounds [{field_text(lower)}, "
+            f"{field_text(upper)}): {field_text(m)}"
+        )
         ok, payload = probe(m, "bisect")
         if ok:
             lower, lower_payload = m, payload

@@ -29,8 +29,9 @@ def official_module() -> Any:
     try:
         import mlperf_loadgen
     except ImportError as exc:
-        raise ConfigError("the official LoadGen is not installed: pip install mlcommons-loadgen",
-                          key="--engine") from exc
+        raise ConfigError(
+            "the official LoadGen is not installed: pip install mlcommons-loadgen", key="--engine"
+        ) from exc
     return mlperf_loadgen
 
 
@@ -49,8 +50,14 @@ def official_settings(lg: Any, settings: TestSettings) -> Any:
 
 def official_log_settings(lg: Any, log_settings: LogSettings) -> Any:
     ls = lg.LogSettings()
-    for name in ("outdir", "prefix", "suffix", "prefix_with_datetime", "copy_detail_to_stdout",
-                 "copy_summary_to_stdout"):
+    for name in (
+        "outdir",
+        "prefix",
+        "suffix",
+        "prefix_with_datetime",
+        "copy_detail_to_stdout",
+        "copy_summary_to_stdout",
+    ):
         setattr(ls.log_output, name, getattr(log_settings.log_output, name))
     ls.enable_trace = log_settings.enable_trace
     return ls
@@ -72,7 +79,9 @@ class OfficialRoute:
         self.completed_samples = 0
         self.error_count = 0
 
-    def _responses(self, ids: list[int], datas: list[Any], ntoks: list[int]) -> tuple[list[Any], list[np.ndarray]]:
+    def _responses(
+        self, ids: list[int], datas: list[Any], ntoks: list[int]
+    ) -> tuple[list[Any], list[np.ndarray]]:
         R = self.lg.QuerySampleResponse
         keep: list[np.ndarray] = []
         out = []
@@ -86,13 +95,16 @@ class OfficialRoute:
         return out, keep
 
     def complete(self, responses: Any, response_cb: Any = None) -> None:
-        rs, keep = self._responses([int(r.id) for r in responses], [r.data for r in responses],
-                                   [int(r.n_tokens) for r in responses])
+        rs, keep = self._responses(
+            [int(r.id) for r in responses], [r.data for r in responses], [int(r.n_tokens) for r in responses]
+        )
         self.lg.QuerySamplesComplete(rs, response_cb) if response_cb else self.lg.QuerySamplesComplete(rs)
         self.completed_samples += len(rs)
         del keep
 
-    def complete_arrays(self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None) -> None:
+    def complete_arrays(
+        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+    ) -> None:
         R, n = self.lg.QuerySampleResponse, len(ids)
         id_list = np.asarray(ids).tolist()
         if data is None:
@@ -106,14 +118,18 @@ class OfficialRoute:
             row_bytes = rows.strides[0] if n else 0
             base = rows.ctypes.data
             toks = [0] * n if n_tokens is None else np.asarray(n_tokens).tolist()
-            rs = [R(i, base + k * row_bytes, row_bytes, t) for k, (i, t) in enumerate(zip(id_list, toks, strict=True))]
+            rs = [
+                R(i, base + k * row_bytes, row_bytes, t)
+                for k, (i, t) in enumerate(zip(id_list, toks, strict=True))
+            ]
             self.lg.QuerySamplesComplete(rs)
             del rows
         self.completed_samples += n
 
     def first_token(self, responses: Any, response_cb: Any = None) -> None:
-        rs, keep = self._responses([int(r.id) for r in responses], [r.data for r in responses],
-                                   [int(r.n_tokens) for r in responses])
+        rs, keep = self._responses(
+            [int(r.id) for r in responses], [r.data for r in responses], [int(r.n_tokens) for r in responses]
+        )
         self.lg.FirstTokenComplete(rs, response_cb) if response_cb else self.lg.FirstTokenComplete(rs)
         del keep
 
@@ -144,7 +160,10 @@ class OfficialOutcome:
 
 METRIC_KEYS = {
     "SingleStream": ("early_stopping_latency_ss", "90th percentile latency (early stopping estimate, ns)"),
-    "MultiStream": ("early_stopping_latency_ms", "99th percentile per-query latency (early stopping estimate, ns)"),
+    "MultiStream": (
+        "early_stopping_latency_ms",
+        "99th percentile per-query latency (early stopping estimate, ns)",
+    ),
     "Server": ("result_completed_samples_per_sec", "completed samples per second"),
     "Offline": ("result_samples_per_second", "samples per second"),
 }
@@ -160,7 +179,7 @@ def read_detail(path: Path) -> tuple[dict[str, Any], int, int, list[str]]:
     for line in path.read_bytes().splitlines():
         if not line.startswith(b":::MLLOG"):
             continue
-        rec = orjson.loads(line[len(b":::MLLOG "):])
+        rec = orjson.loads(line[len(b":::MLLOG ") :])
         meta = rec.get("metadata") or {}
         if meta.get("is_error"):
             errors += 1
@@ -171,8 +190,14 @@ def read_detail(path: Path) -> tuple[dict[str, Any], int, int, list[str]]:
     return values, errors, warnings, messages
 
 
-def run_official(sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSettings | None = None, *,
-                 audit_config: str | Path | None = "audit.config") -> OfficialOutcome:
+def run_official(
+    sut: Any,
+    qsl: Any,
+    settings: TestSettings,
+    log_settings: LogSettings | None = None,
+    *,
+    audit_config: str | Path | None = "audit.config",
+) -> OfficialOutcome:
     """One official StartTest with a proctor SUT and QSL; the four official log files land where
     `log_settings` says. Raises ConfigError when the official module is missing."""
     from proctor.loadgen.engine import log_paths
@@ -188,14 +213,20 @@ def run_official(sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSe
         name = str(sut.name)
         handle = lg.ConstructQDL(sut.issue_query, sut.flush_queries, lambda: name)
         destroy = lg.DestroyQDL  # the QDL form keeps the SUT's own name in the logs
-    qsl_handle = lg.ConstructQSL(int(qsl.total_sample_count), int(qsl.performance_sample_count),
-                                 qsl.load_samples, qsl.unload_samples)
+    qsl_handle = lg.ConstructQSL(
+        int(qsl.total_sample_count), int(qsl.performance_sample_count), qsl.load_samples, qsl.unload_samples
+    )
     route = OfficialRoute(lg)
     completion.attach(route)  # type: ignore[arg-type]
     t0 = time.perf_counter()
     try:
-        lg.StartTestWithLogSettings(handle, qsl_handle, official_settings(lg, settings),
-                                    official_log_settings(lg, log_settings), str(audit_config or ""))
+        lg.StartTestWithLogSettings(
+            handle,
+            qsl_handle,
+            official_settings(lg, settings),
+            official_log_settings(lg, log_settings),
+            str(audit_config or ""),
+        )
     finally:
         completion.detach(route)  # type: ignore[arg-type]
         wall = time.perf_counter() - t0
@@ -207,9 +238,16 @@ def run_official(sut: Any, qsl: Any, settings: TestSettings, log_settings: LogSe
     values, errors, warnings, messages = read_detail(paths["detail"])
     key, label = METRIC_KEYS[str(settings.scenario)]
     metric = (label, values[key]) if key in values else None
-    return OfficialOutcome(values.get("result_validity") == "VALID", values, paths, errors, warnings, wall, metric,
-                           messages)
+    return OfficialOutcome(
+        values.get("result_validity") == "VALID", values, paths, errors, warnings, wall, metric, messages
+    )
 
 
-__all__ = ["OfficialOutcome", "OfficialRoute", "official_log_settings", "official_module", "official_settings",
-           "run_official"]
+__all__ = [
+    "OfficialOutcome",
+    "OfficialRoute",
+    "official_log_settings",
+    "official_module",
+    "official_settings",
+    "run_official",
+]

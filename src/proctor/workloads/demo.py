@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from proctor.errors import RunError
 from proctor.findings import Finding
 
 SUBMITTER = "proctor"
@@ -53,7 +54,7 @@ class Durations:
 
 
 DEFAULT = Durations(
-    min_duration_ms=15_000, server_min_duration_ms=15_000, server_qps_cap=1500.0, probe_ms=1_000
+    min_duration_ms=15_000, server_min_duration_ms=15_000, server_qps_cap=1000.0, probe_ms=1_000
 )
 QUICK = Durations(min_duration_ms=2_000, server_min_duration_ms=6_000, server_qps_cap=1000.0, probe_ms=300)
 FULL = Durations(min_duration_ms=None, server_min_duration_ms=None, server_qps_cap=1500.0, probe_ms=2_000)
@@ -244,11 +245,12 @@ def _run_one(scenario: str, mode: str, outdir: Path, settings: Any) -> Any:
     sut, qsl = from_params(backend="numpy", precision="fp32")
     log = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False)
     try:
-        return run_test(sut, qsl, settings, log, audit_config=None)
-    finally:
-        close = getattr(sut, "close", None)
-        if callable(close):
-            close()
+        try:
+            return run_test(sut, qsl, settings, log, audit_config=None)
+        finally:
+            sut.close()  # raises the batcher's first processing error, if any
+    except RunError as exc:
+        raise RunError(f"{INFERENCE_BENCHMARK} {scenario} {mode} run (logs in {outdir}): {exc}") from exc
 
 
 def _probe_throughput(work: Path, probe_ms: int) -> float:
@@ -272,55 +274,26 @@ def _accuracy_text(accuracy_json: Path) -> str:
     return evaluate(accuracy_json).line() + "\n"  # what the accuracy script prints
 
 
-def _inference(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport) -> None:
-    from proctor.checks.submission import check_submission
-
-    d = opts.durations
-    sub = root / "closed" / SUBMITTER
+def _write_layout(sub: Path) -> None:
+    """The parts of the submission tree that are not logs: system, code, compliance notes."""
     _write_json(
         sub / "systems" / f"{SYSTEM}.json",
         system_description(division="closed", status="available", framework="numpy (proctor digits SUT)"),
     )
-    (sub / "code" / INFERENCE_BENCHMARK).mkdir(parents=True, exist_ok=True)
-    (sub / "code" / INFERENCE_BENCHMARK / "README.md").write_text(
+    code = sub / "code" / INFERENCE_BENCHMARK
+    code.mkdir(parents=True, exist_ok=True)
+    (code / "README.md").write_text(
         "The SUT is proctor's `digits` reference workload (src/proctor/workloads/digits), numpy backend.\n"
     )
-    t0 = time.perf_counter()
-    echo("probing Offline throughput ...")
-    qps = _probe_throughput(work, d.probe_ms)
-    # Over-ask Offline and SingleStream (a run ends once its duration is met; under-asking ends it
-    # early, which would break min_duration for a reason other than the demo's length).
-    offline_qps = 1.5 * qps
-    single_stream_ms = 1000.0 / qps
-    server_qps = min(0.3 * qps, d.server_qps_cap)
-    report.timings_s["inference_probe"] = time.perf_counter() - t0
     for scenario in SCENARIOS:
-        scen = sub / "results" / SYSTEM / INFERENCE_BENCHMARK / scenario
+        comp = sub / "compliance" / SYSTEM / INFERENCE_BENCHMARK / scenario
+        comp.mkdir(parents=True, exist_ok=True)
+        (comp / "README.md").write_text("proctor demo: the audit tests (TEST01, TEST04) were not run.\n")
         meas = sub / "measurements" / SYSTEM / INFERENCE_BENCHMARK / scenario
-        compliance = sub / "compliance" / SYSTEM / INFERENCE_BENCHMARK / scenario
-        compliance.mkdir(parents=True, exist_ok=True)
-        for mode in ("performance", "accuracy"):
-            t0 = time.perf_counter()
-            settings = _inference_settings(
-                scenario,
-                mode,
-                d.for_scenario(scenario),
-                offline_qps=offline_qps,
-                server_qps=server_qps,
-                user_conf=meas / "user.conf",
-                single_stream_ms=single_stream_ms,
-            )
-            out_dir = scen / "performance" / "run_1" if mode == "performance" else scen / "accuracy"
-            echo(f"inference {INFERENCE_BENCHMARK} {scenario} {mode} ...")
-            _run_one(scenario, mode, out_dir, settings)
-            for extra in ("mlperf_log_trace.json",) + (
-                ("mlperf_log_accuracy.json",) if mode == "performance" else ()
-            ):
-                (out_dir / extra).unlink(missing_ok=True)  # not part of a submission's performance folder
-            if mode == "accuracy":
-                (out_dir / "accuracy.txt").write_text(_accuracy_text(out_dir / "mlperf_log_accuracy.json"))
-            report.timings_s[f"inference_{scenario}_{mode}"] = time.perf_counter() - t0
-        (meas / "README.md").write_text(f"proctor demo: `proctor demo` ran {scenario} with user.conf here.\n")
+        meas.mkdir(parents=True, exist_ok=True)
+        (meas / "README.md").write_text(
+            f"proctor demo: `proctor demo` ran {scenario} with the user.conf here.\n"
+        )
         _write_json(
             meas / f"{SYSTEM}.json",
             {
@@ -331,16 +304,61 @@ def _inference(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: De
                 "weight_transformations": "none",
             },
         )
+
+
+def _run_scenarios(opts: DemoOptions, sub: Path, work: Path, echo: Echo, report: DemoReport) -> None:
+    """A performance and an accuracy run per scenario, sized from a short Offline probe."""
+    d = opts.durations
     t0 = time.perf_counter()
-    echo("inference submission checker ...")
+    echo("probing Offline throughput ...")
+    qps = _probe_throughput(work, d.probe_ms)
+    report.timings_s["inference_probe"] = time.perf_counter() - t0
+    # Over-ask Offline and SingleStream (a run ends once its duration is met; under-asking ends it
+    # early, which would break min_duration for a reason other than the demo's length).
+    offline_qps, single_stream_ms = 1.5 * qps, 1000.0 / qps
+    server_qps = min(0.3 * qps, d.server_qps_cap)
+    for scenario in SCENARIOS:
+        scen = sub / "results" / SYSTEM / INFERENCE_BENCHMARK / scenario
+        user_conf = sub / "measurements" / SYSTEM / INFERENCE_BENCHMARK / scenario / "user.conf"
+        for mode in ("performance", "accuracy"):
+            t0 = time.perf_counter()
+            settings = _inference_settings(
+                scenario,
+                mode,
+                d.for_scenario(scenario),
+                offline_qps=offline_qps,
+                server_qps=server_qps,
+                user_conf=user_conf,
+                single_stream_ms=single_stream_ms,
+            )
+            out_dir = scen / "performance" / "run_1" if mode == "performance" else scen / "accuracy"
+            echo(f"inference {INFERENCE_BENCHMARK} {scenario} {mode} ...")
+            _run_one(scenario, mode, out_dir, settings)
+            # not part of a submission's result folders
+            (out_dir / "mlperf_log_trace.json").unlink(missing_ok=True)
+            if mode == "performance":
+                (out_dir / "mlperf_log_accuracy.json").unlink(missing_ok=True)
+            else:
+                (out_dir / "accuracy.txt").write_text(_accuracy_text(out_dir / "mlperf_log_accuracy.json"))
+            report.timings_s[f"inference_{scenario}_{mode}"] = time.perf_counter() - t0
+
+
+def _under(path: str | None, folder: str) -> bool:
+    return path is not None and Path(path).is_relative_to(folder)
+
+
+def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport) -> None:
+    """One row per result the submission checker read, one for everything else it found."""
+    from proctor.checks.submission import check_submission
+
+    t0 = time.perf_counter()
     sr = check_submission(root)
     report.timings_s["inference_checker"] = time.perf_counter() - t0
     report.findings.extend(sr.findings)
     _write_json(work / "submission_check.json", sr.to_dict())
     expected = (SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()
     for res in sr.results:
-        mine = [f for f in sr.findings if f.failed and f.path and f.path.startswith(res.path)]
-        why = "; ".join(sorted({f"{f.rule}: {f.message}" for f in mine})) or "every check passed"
+        mine = [f for f in sr.findings if f.failed and _under(f.path, res.path)]
         unit = f" {res.units}" if res.units else ""
         report.rows.append(
             Row(
@@ -348,32 +366,35 @@ def _inference(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: De
                 f"{res.benchmark} {res.scenario} ({res.metric})",
                 "-" if res.value is None else f"{res.value:,.5g}{unit}",
                 res.valid,
-                why,
+                "; ".join(sorted({f"{f.rule}: {f.message}" for f in mine})) or "every check passed",
                 res.value,
                 tuple(sorted({f.rule for f in mine})),
                 expected,
             )
         )
-    others = [
-        f
-        for f in sr.findings
-        if f.failed and not any(f.path and f.path.startswith(r.path) for r in sr.results)
-    ]
-    warnings = [f for f in sr.findings if not f.failed]
+    rest = [f for f in sr.findings if not f.failed or not any(_under(f.path, r.path) for r in sr.results)]
+    errors = sum(f.failed for f in rest)
     report.rows.append(
         Row(
             "inference",
             "submission checker: layout, systems",
-            f"{len(others)} errors, {len(warnings)} warnings",
-            not others and not warnings,
-            "; ".join(f"{f.severity.value} {f.rule}: {f.message}" for f in others + warnings)
+            f"{errors} errors, {len(rest) - errors} warnings",
+            not rest,
+            "; ".join(f"{f.severity.value} {f.rule}: {f.message}" for f in rest)
             or "layout and system description pass; no warnings",
-            float(len(sr.findings)),
-            tuple(sorted({f.rule for f in others + warnings})),
+            float(len(rest)),
+            tuple(sorted({f.rule for f in rest})),
         )
     )
-    acc_rows = _accuracy_rows(sub)
-    report.rows.extend(acc_rows)
+
+
+def _inference(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport) -> None:
+    sub = root / "closed" / SUBMITTER
+    _write_layout(sub)
+    _run_scenarios(opts, sub, work, echo, report)
+    echo("inference submission checker ...")
+    _checker_rows(opts, root, work, report)
+    report.rows.extend(_accuracy_rows(sub))
 
 
 def _accuracy_rows(sub: Path) -> list[Row]:
@@ -404,6 +425,7 @@ def _accuracy_rows(sub: Path) -> list[Row]:
 # --- training ----------------------------------------------------------------------------------
 def _training(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport) -> None:
     from proctor.training.compliance import check_file
+    from proctor.training.package import check_package
     from proctor.training.rcp import check_rcp
     from proctor.training.runs import read_run_set
     from proctor.training.scoring import score_run_set
@@ -501,6 +523,21 @@ def _training(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: Dem
             why,
             score.score_minutes,
             () if score.valid else ("score",),
+        )
+    )
+    pkg = check_package(sub, "6.1.0", custom_rcps=shipped_path(), extra_benchmarks={BENCHMARK: n})
+    _write_json(work / "training_package_check.json", pkg.to_dict())
+    noted = [f for f in pkg.findings if f.severity.value != "info"]
+    report.rows.append(
+        Row(
+            "training",
+            "package checker (systems, run count, compliance, seeds, RCP)",
+            f"{len(pkg.checked)} benchmark folder(s), {len(noted)} findings",
+            pkg.valid and not noted,
+            "; ".join(f"{f.severity.value} {f.rule}: {f.message}" for f in noted)
+            or "the package passes every check",
+            float(len(noted)),
+            tuple(sorted({f.rule for f in noted})),
         )
     )
     report.timings_s["training_checks"] = time.perf_counter() - t0
