@@ -56,7 +56,7 @@ class Durations:
 DEFAULT = Durations(
     min_duration_ms=15_000, server_min_duration_ms=15_000, server_qps_cap=1000.0, probe_ms=1_000
 )
-QUICK = Durations(min_duration_ms=2_000, server_min_duration_ms=6_000, server_qps_cap=1000.0, probe_ms=300)
+QUICK = Durations(min_duration_ms=1_000, server_min_duration_ms=4_000, server_qps_cap=1000.0, probe_ms=300)
 FULL = Durations(min_duration_ms=None, server_min_duration_ms=None, server_qps_cap=1500.0, probe_ms=2_000)
 # Python's default 5 ms GIL switch interval alone can push a Server query past digits' 10 ms bound
 # when threads contend; the SUT is tuned for latency as a submitter would tune theirs.
