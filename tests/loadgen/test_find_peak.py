@@ -203,3 +203,28 @@ def test_server_run_that_falls_behind_says_what_it_offered(tmp_path, qps, late):
         offered = float(re.search(r"it offered ([\d.]+) queries/s", warnings[0]).group(1))
         assert 950 <= offered <= 1050
         assert "1 warning encountered" in (tmp_path / "mlperf_log_summary.txt").read_text()
+
+
+def test_cli_progress_prints_each_probe_and_the_peak(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from proctor.cli.run import PeakProgress, peak_lines
+    from proctor.loadgen.find_peak import PeakSearch, Probe
+
+    buf = io.StringIO()
+    progress = PeakProgress(Console(file=buf, width=200, color_system=None))
+    probes = [Probe(0, "base", 100.0, True, "p99 1 ms"), Probe(1, "boundary", 200.0, False, "p99 20 ms")]
+    for p in probes:
+        progress.on_probe(p)
+    text = buf.getvalue()
+    assert "probe 0 (base): target_qps 100.0000 -> PASS  p99 1 ms" in text
+    assert "probe 1 (boundary): target_qps 200.0000 -> FAIL  p99 20 ms" in text
+
+    class Outcome:
+        find_peak = PeakSearch(100.0, True, None, 100.0, 200.0, probes)
+
+    lines = peak_lines(Outcome())
+    assert lines[0].startswith("peak: target_qps 100.0000 after 2 probes")
+    assert "FAIL" in lines[2] and "pass" in lines[1]

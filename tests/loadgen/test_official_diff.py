@@ -187,7 +187,8 @@ def test_same_detail_keys_and_strict_json(runs, scenario, mode):
         assert line.startswith(":::MLLOG ")
         record = orjson.loads(line[len(":::MLLOG ") :])
         assert set(record) == {"key", "value", "time_ms", "namespace", "event_type", "metadata"}
-    assert comparable_keys(mine_path) == comparable_keys(base / "official" / "mlperf_log_detail.txt")
+    mine, theirs = comparable_keys(mine_path), comparable_keys(base / "official" / "mlperf_log_detail.txt")
+    assert mine == theirs, f"only proctor: {sorted(mine - theirs)}; only official: {sorted(theirs - mine)}"
 
 
 @pytest.mark.parametrize("scenario", list(Scenario))

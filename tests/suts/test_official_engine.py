@@ -94,7 +94,8 @@ def test_cli_engine_official_writes_official_logs(tmp_path):
     pytest.importorskip("mlperf_loadgen")
     from typer.testing import CliRunner
 
-    from proctor.cli.main import app
+    import proctor.cli.run  # noqa: F401  (registers the command)
+    from proctor.cli.apps import app
 
     out = tmp_path / "logs"
     res = CliRunner().invoke(

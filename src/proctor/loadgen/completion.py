@@ -91,6 +91,7 @@ class CompletionTracker:
             self._log_mask = np.asarray(mask, np.uint8).tobytes()
         self._any_logged = log_all_data or (mask is not None and bool(np.any(mask)))
         self._token_data: dict[int, bytes] = {}
+        self._plain = not use_tokens and not self._any_logged  # complete_arrays may take its 1-id path
         self._use_tokens = use_tokens
         self._needs_ft = needs_first_token and use_tokens
         self._now = now_ns
@@ -195,6 +196,21 @@ class CompletionTracker:
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
         t = self._now()
+        if self._plain and len(ids) == 1:  # one sample, nothing to log or count: the shortest path
+            i = int(ids[0])
+            with self._lock:
+                if 0 <= i < self.issued_end and not self._done[i]:
+                    self._done[i] = 1
+                    self._sample_done_mv[i] = t
+                    q = self._sample_query[i]
+                    left = self._remaining[q] - 1
+                    self._remaining[q] = left
+                    if left == 0:
+                        self._query_finished(q, t)
+                    self.completed_samples += 1
+                    self._check_done()
+                    return
+            # a bad id: the general path below reports it
         if len(ids) <= SMALL_BATCH:  # a few numpy calls cost more than a short Python loop
             id_list = ids.tolist() if isinstance(ids, np.ndarray) else [int(i) for i in ids]
             ntoks = None if n_tokens is None else np.asarray(n_tokens, np.int64).tolist()
@@ -219,28 +235,33 @@ class CompletionTracker:
         ids = np.asarray(ids, np.int64)
         with self._lock:
             issued = self.issued_end
-            keep = (ids >= 0) & (ids < issued)
-            for i in ids[~keep][:10].tolist():
-                self._error(f"complete_arrays: unknown response id {i}")
-            dup = np.zeros(ids.size, bool)
-            dup[keep] = self._done_np[ids[keep]] != 0
-            if ids.size > 1:
-                _, first = np.unique(ids, return_index=True)
-                again = np.ones(ids.size, bool)
-                again[first] = False
-                dup |= again & keep
-            for i in ids[dup][:10].tolist():
-                self._error(f"complete_arrays: sample {i} completed twice")
-            keep &= ~dup
-            n_bad = ids.size - int(np.count_nonzero(keep))
-            if n_bad > 20:
-                self._error(
-                    f"complete_arrays: {n_bad} responses rejected in one call (first ones listed above)"
-                )
-            if n_bad:
-                ids = ids[keep]
-                n_tokens = None if n_tokens is None else np.asarray(n_tokens)[keep]
-                data = None if data is None else np.asarray(data)[keep]
+            # the common case, checked with three cheap array ops: ascending ids (so no repeats), in
+            # range, none completed before; anything else takes the full per-id validation
+            ascending = bool(ids[0] >= 0 and ids[-1] < issued and np.all(ids[1:] > ids[:-1]))
+            if not ascending or self._done_np[ids].any():
+                ascending = False
+                keep = (ids >= 0) & (ids < issued)
+                for i in ids[~keep][:10].tolist():
+                    self._error(f"complete_arrays: unknown response id {i}")
+                dup = np.zeros(ids.size, bool)
+                dup[keep] = self._done_np[ids[keep]] != 0
+                if ids.size > 1:
+                    _, first = np.unique(ids, return_index=True)
+                    again = np.ones(ids.size, bool)
+                    again[first] = False
+                    dup |= again & keep
+                for i in ids[dup][:10].tolist():
+                    self._error(f"complete_arrays: sample {i} completed twice")
+                keep &= ~dup
+                n_bad = ids.size - int(np.count_nonzero(keep))
+                if n_bad > 20:
+                    self._error(
+                        f"complete_arrays: {n_bad} responses rejected in one call (first ones listed above)"
+                    )
+                if n_bad:
+                    ids = ids[keep]
+                    n_tokens = None if n_tokens is None else np.asarray(n_tokens)[keep]
+                    data = None if data is None else np.asarray(data)[keep]
             if self._use_tokens:
                 nt = np.zeros(ids.size, np.int64) if n_tokens is None else np.asarray(n_tokens, np.int64)
                 for i in ids[nt <= 1][:10].tolist():
@@ -253,6 +274,8 @@ class CompletionTracker:
             self._sample_done[ids] = t
             if ids.size == 1:
                 qs, counts = [self._sample_query[int(ids[0])]], [1]
+            elif ascending and self._sample_query[int(ids[0])] == self._sample_query[int(ids[-1])]:
+                qs, counts = [self._sample_query[int(ids[0])]], [int(ids.size)]  # one query's samples
             else:
                 uq, cnt = np.unique(self._sample_query_np[ids], return_counts=True)
                 qs, counts = uq.tolist(), cnt.tolist()

@@ -45,6 +45,9 @@ from proctor.loadgen.types import Scenario, TestMode
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 x min duration)
+# The issuer sleeps until this long before a Server arrival, then spins; with its 1 us timer slack
+# (issuer.fine_timer_slack) that gives p50 lateness of a few us without long, preemption-prone spins.
+ISSUE_SPIN_MARGIN_NS = 30_000
 LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the latency bound is warned
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
 
@@ -117,7 +120,7 @@ class Run:
         self.log_settings = log_settings
         self.audit_config = audit_config
         self.progress = progress or ProgressHooks()
-        self.clock = clock or MonotonicClock()
+        self.clock = clock or MonotonicClock(ISSUE_SPIN_MARGIN_NS)
         self.timeout_ns = None if timeout_s is None else int(timeout_s * 1e9)
         self.paths = log_paths(log_settings)
         self.logs: _Logs | None = None
