@@ -12,7 +12,7 @@ from proctor.loadgen import early_stopping as es
 from proctor.loadgen.logs import read_detail, read_summary, recompute
 from proctor.loadgen.logs.numbers import fixed, ostream
 
-ROOT = Path("/work/shared/corpus/inference")
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inference"
 DETAILS = sorted(ROOT.glob("v4.1/**/mlperf_log_detail.txt"))
 SUMMARIES = sorted(ROOT.glob("**/mlperf_log_summary.txt"))
 pytestmark = pytest.mark.skipif(not DETAILS, reason="corpus not present")

@@ -28,7 +28,7 @@ from proctor.loadgen.logs.detail import format_line
 from proctor.loadgen.results import PERCENTILES, LatencyStats, PerformanceResult
 from proctor.loadgen.settings import EffectiveSettings
 
-CORPUS = Path("/work/shared/corpus/inference/loadgen-6.0.17-local")
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inference" / "loadgen-6.0.17-local"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
 
 

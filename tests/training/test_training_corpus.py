@@ -12,8 +12,6 @@ from proctor.training.logparse import read_log
 from .official_oracle import official_verdict
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "training"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpus/training")
 FILES = sorted(CORPUS.glob("v*/*/*/*/result_*.txt"))
 ROUND_RULESET = {"v4.0": "4.0.0", "v5.1": "5.1.0", "v6.0": "6.0.0", "v6.1": "6.1.0"}
 

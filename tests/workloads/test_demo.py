@@ -135,6 +135,25 @@ def check_report_file_layout_and_table(demo):
     assert ("NOT as expected" in text) != demo.as_expected and text.count("INVALID") == len(SCENARIOS)
 
 
+def check_the_package_cli_accepts_the_training_tree(demo):
+    from typer.testing import CliRunner
+
+    from proctor.cli.apps import app
+    from proctor.cli.main import _register
+    from proctor.workloads.digits_train.reference_rcps import shipped_path
+
+    _register()
+    sub = str(demo.output / "training" / "proctor")
+    base = ["training", "check-package", sub, "--custom-rcps", str(shipped_path()), "--json"]
+    runner = CliRunner()
+    # digits_train is outside every ruleset: without being named it cannot be counted
+    ok = runner.invoke(app, [*base, "--extra-benchmark", f"digits_train={RUNS}"])
+    assert ok.exit_code == 0, ok.output
+    assert orjson.loads(ok.output)["valid"] is True
+    bad = runner.invoke(app, [*base, "--extra-benchmark", "digits_train"])
+    assert bad.exit_code == 2 and "BENCH=N" in bad.output
+
+
 def test_full_keeps_the_rules_durations_and_demo_states_its_own(tmp_path):
     from proctor.workloads.demo import _inference_settings
 
@@ -168,3 +187,4 @@ def test_quick_demo(tmp_path):
     check_accuracy_is_the_fp32_reference(demo)
     check_training_rows_and_the_olympic_score(demo)
     check_report_file_layout_and_table(demo)
+    check_the_package_cli_accepts_the_training_tree(demo)

@@ -249,10 +249,20 @@ def check_package_cmd(
     bert_train_samples: Annotated[bool, typer.Option("--rcp-bert-train-samples")] = False,
     custom_rcps: Annotated[Path | None, typer.Option("--custom-rcps", exists=True, dir_okay=False)] = None,
     set_scaling: Annotated[bool, typer.Option("--set-scaling", help="write scaling.json files")] = False,
+    extra_benchmark: Annotated[
+        list[str] | None,
+        typer.Option(help="BENCH=N: a benchmark outside the ruleset (e.g. digits_train=5), repeatable"),
+    ] = None,
     official_stats: Official = False,
     json: Json = False,
 ) -> None:
     """Check a training submission package; exit 1 when it has an error."""
+    extra: dict[str, int] = {}
+    for item in extra_benchmark or []:
+        name, sep, runs = item.partition("=")
+        if not sep or not runs.strip().isdigit():
+            raise typer.BadParameter(f"'{item}' is not BENCH=N", param_hint="--extra-benchmark")
+        extra[name.strip()] = int(runs)
     try:
         rep = check_package(
             directory,
@@ -263,6 +273,7 @@ def check_package_cmd(
             set_scaling=set_scaling,
             policy="official" if official_stats else "rules",
             custom_rcps=custom_rcps,
+            extra_benchmarks=extra,
         )
     except ProctorError as exc:
         raise typer.BadParameter(str(exc)) from exc

@@ -211,7 +211,7 @@ class Run:
                 schedule_rng_seed=settings.test05_schedule_rng_seed,
             )
         self.settings = settings
-        log_requested_settings(self.logs.detail, _RequestedView(settings))
+        log_requested_settings(self.logs.detail, settings)
         self.eff = normalize(
             settings, int(self.qsl.total_sample_count), int(self.qsl.performance_sample_count)
         )
@@ -612,21 +612,6 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
     trace.samples(
         ok, query_of[ok], schedule.sample_index[:ns][ok], records.query_issued_ns[query_of[ok]], done[ok]
     )
-
-
-class _RequestedView:
-    """The settings as `log_requested_settings` reads them: the official logs the `mode` field as
-    `requested_test_mode`, and the log writer looks the field up by that name."""
-
-    __slots__ = ("_settings",)
-
-    def __init__(self, settings: TestSettings) -> None:
-        self._settings = settings
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "test_mode" and not hasattr(self._settings, "test_mode"):
-            name = "mode"
-        return getattr(self._settings, name)
 
 
 def _power_time(t: dt.datetime) -> str:
