@@ -15,11 +15,13 @@ import logging
 import sys
 import threading
 import time
+from math import isfinite as _isfinite
 from typing import Any, TextIO
 
 from proctor.training import constants
 
 LOG_PREFIX = ":::MLLOG "
+FLUSH_INTERVAL_S = 0.1
 
 _encode_json = json.JSONEncoder(allow_nan=True).encode  # same spacing as json.dumps
 _STR_CACHE: dict[str, str] = {}  # keys, file names, namespaces: encoded once
@@ -48,9 +50,7 @@ def _enc(value: Any) -> str:
     if t is int:
         return int.__repr__(value)
     if t is float:
-        if value != value or value in (float("inf"), float("-inf")):
-            return _encode_json(value)
-        return float.__repr__(value)
+        return float.__repr__(value) if _isfinite(value) else _encode_json(value)
     if value is None:
         return "null"
     if t is bool:
@@ -58,16 +58,44 @@ def _enc(value: Any) -> str:
     return _slow_encode(value)
 
 
+_HEAD_CACHE: dict[tuple[str, str, str], tuple[str, str]] = {}  # the fixed text around time_ms
+_META_KEY_CACHE: dict[str, str] = {}  # '"samples_count": '
+_FILE_HEAD_CACHE: dict[str, str] = {}  # '"file": "train.py", "lineno": '
+
+
+def _meta_parts(metadata: dict[str, Any]) -> list[str]:
+    parts = []
+    for k, v in metadata.items():
+        head = _META_KEY_CACHE.get(k)
+        if head is None:
+            head = f"{_enc(k)}: "
+            if len(_META_KEY_CACHE) < 10_000:
+                _META_KEY_CACHE[k] = head
+        parts.append(head + (int.__repr__(v) if type(v) is int else _enc(v)))
+    return parts
+
+
+def _assemble(namespace: str, time_ms: Any, event_type: str, key: str, value: Any, meta: str) -> str:
+    heads = _HEAD_CACHE.get((namespace, event_type, key))
+    if heads is None:
+        heads = (
+            f'{LOG_PREFIX}{{"namespace": {_enc(namespace)}, "time_ms": ',
+            f', "event_type": "{event_type}", "key": {_enc(key)}, "value": ',
+        )
+        if len(_HEAD_CACHE) < 10_000:
+            _HEAD_CACHE[namespace, event_type, key] = heads
+    return f'{heads[0]}{_enc(time_ms)}{heads[1]}{_enc(value)}, "metadata": {{{meta}}}}}'
+
+
 def encode_line(
     namespace: str, time_ms: Any, event_type: str, key: str, value: Any, metadata: dict[str, Any]
 ) -> str:
-    """One `:::MLLOG` line, identical to the official `_encode_log` output."""
-    meta = ", ".join([f"{_enc(k)}: {_enc(v)}" for k, v in metadata.items()])
-    return (
-        f'{LOG_PREFIX}{{"namespace": {_enc(namespace)}, "time_ms": {_enc(time_ms)}, '
-        f'"event_type": "{event_type}", "key": {_enc(key)}, "value": {_enc(value)}, '
-        f'"metadata": {{{meta}}}}}'
-    )
+    """One `:::MLLOG` line, identical to the official `_encode_log` output.
+
+    The text that depends only on (namespace, event type, key) and the metadata keys is built once:
+    a training loop logs the same few keys thousands of times.
+    """
+    return _assemble(namespace, time_ms, event_type, key, value, ", ".join(_meta_parts(metadata)))
 
 
 class MLLogger:
@@ -93,13 +121,20 @@ class MLLogger:
         self.enabled = True  # False on non-zero ranks: events are dropped
         self._files: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._flushed = 0.0  # time.monotonic() of the last flush
 
     # --- output -------------------------------------------------------------------------------
     def add_file(self, filename: str) -> None:
         """Append lines to `filename` too (the official `config(filename=...)` FileHandler)."""
         self.streams.append(open(filename, "a", encoding="utf-8"))  # noqa: SIM115 - lives with the logger
 
+    def flush(self) -> None:
+        with self._lock:
+            for s in self.streams:
+                s.flush()
+
     def close(self) -> None:
+        self.flush()
         for s in self.streams:
             if s not in (sys.stdout, sys.stderr):
                 s.close()
@@ -149,21 +184,31 @@ class MLLogger:
         frame = sys._getframe(1 + stack_offset)
         filename = frame.f_code.co_filename
         short = self._files.get(filename) or self._short(filename)
-        log_metadata = {"file": short, "lineno": frame.f_lineno}
+        site = _FILE_HEAD_CACHE.get(short)  # '"file": "train.py", "lineno": '
+        if site is None:
+            site = _FILE_HEAD_CACHE[short] = f'"file": {_enc(short)}, "lineno": '
+        user: dict[str, Any] = {}
         if metadata:
             if not isinstance(metadata, dict):
                 self._emit(logging.WARNING, "Metadata is not dictionary, ignored.", True)
             else:
-                if "file" in metadata or "lineno" in metadata:
-                    overlap = [k for k in log_metadata if k in metadata]
-                    self._emit(logging.WARNING, "Metadata fields overridden: " + ", ".join(overlap), True)
-                log_metadata.update(metadata)
+                user = metadata
+        overridden = "file" in user or "lineno" in user  # the caller overrides the call site: rare
+        if overridden:
+            overlap = [k for k in ("file", "lineno") if k in user]
+            self._emit(logging.WARNING, "Metadata fields overridden: " + ", ".join(overlap), True)
         try:
-            line = encode_line(namespace, time_ms, event_type, key, value, log_metadata)
+            if overridden:
+                meta = ", ".join(_meta_parts({"file": short, "lineno": frame.f_lineno, **user}))
+            else:
+                meta = site + int.__repr__(frame.f_lineno)
+                if user:
+                    meta += ", " + ", ".join(_meta_parts(user))
+            line = _assemble(namespace, time_ms, event_type, key, value, meta)
         except (TypeError, ValueError):
             self._emit(
                 logging.ERROR,
-                f"Failed to encode: {[namespace, time_ms, event_type, key, value, log_metadata]}",
+                f"Failed to encode: {[namespace, time_ms, event_type, key, value, {'file': short, 'lineno': frame.f_lineno, **user}]}",
                 True,
             )
             return
@@ -171,10 +216,17 @@ class MLLogger:
             self._emit(logging.INFO, line, clear_line)
             return
         line += "\n"
+        now = time.monotonic()
         with self._lock:
             for s in self.streams:
                 s.write(line)
-                s.flush()
+            # A flush (a system call) per event would cost more than the rest of the event: flush
+            # interval boundaries (init, run, epoch, block) at once, other events at least every
+            # FLUSH_INTERVAL_S, so a crash loses at most that much of the log.
+            if event_type != constants.POINT_IN_TIME or now - self._flushed >= FLUSH_INTERVAL_S:
+                for s in self.streams:
+                    s.flush()
+                self._flushed = now
 
     def start(
         self,
