@@ -110,3 +110,19 @@ def test_config_validation_and_file(tmp_path) -> None:
     lg.event("k", "dropped", time_ms=2)
     lg.close()
     assert (tmp_path / "log.txt").read_text().count(":::MLLOG") == 1
+
+
+def test_point_events_are_buffered_briefly_and_interval_events_flush(tmp_path, monkeypatch):
+    """A flush per event would cost more than the event; boundaries and 100 ms bound what a crash loses."""
+    clock = iter([1000.0, 1000.01, 1000.02, 1000.2]).__next__
+    monkeypatch.setattr(mllog.time, "monotonic", clock)
+    path = tmp_path / "log.txt"
+    logger = mllog.MLLogger(stream=open(path, "w"))  # noqa: SIM115 - closed below
+    logger.event(constants.TRAIN_SAMPLES, 1, time_ms=1)  # first event: flushed (nothing flushed yet)
+    logger.event(constants.TRAIN_SAMPLES, 2, time_ms=2)  # 10 ms later: stays in the buffer
+    assert len(path.read_text().splitlines()) == 1
+    logger.start(constants.EPOCH_START, time_ms=3)  # an interval boundary flushes at once
+    assert len(path.read_text().splitlines()) == 3
+    logger.event(constants.TRAIN_SAMPLES, 4, time_ms=4)  # 180 ms after the last flush: flushed
+    assert [parse_line(x.encode(), 1).value for x in path.read_text().splitlines()] == [1, 2, None, 4]
+    logger.close()
