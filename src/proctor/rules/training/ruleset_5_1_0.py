@@ -9,21 +9,17 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 
 from __future__ import annotations
 
+from proctor.rules.training import ruleset_5_0_0 as _previous
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
+
+# Tables this ruleset keeps word for word from 5.0.0: the same objects.
+_PREVIOUS = _previous.RULESET.configs
 
 __all__ = ["RULESET", "is_integer", "math"]
 
 
-def _closed_bert_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
 def _closed_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("closed_{}".format(v["value"]))
-
-
-def _closed_llama2_70b_lora_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
 
 
 def _closed_llama31_405b_global_batch_size_post(s, v, ll) -> None:
@@ -85,86 +81,12 @@ def _open_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("open_{}".format(v["value"]))
 
 
-def _open_llama31_405b_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
 RULESET = Ruleset(
     "5.1.0",
     {
         c.name: c
         for c in (
-            Config(
-                "closed_bert",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_closed_bert_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_lamb_epsilon",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_training_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "num_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "start_warmup_step",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_lamb_beta_1",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_lamb_beta_2",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_lamb_weight_decay_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] >= 0.720) and v['value'] < 1.0",
-                            lambda s, v, ll: (v["value"] >= 0.720) and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["closed_bert"],  # unchanged since 5.0.0
             Config(
                 "closed_common",
                 (
@@ -201,90 +123,7 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "closed_dlrm_dcnv2",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adagrad'", lambda s, v, ll: v["value"] == "adagrad"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adagrad_learning_rate_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adagrad_initial_accumulator_value",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adagrad_epsilon",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-8", lambda s, v, ll: v["value"] == 1e-8),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_start_step",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.80275 and v['value'] <= 1.0",
-                            lambda s, v, ll: v["value"] >= 0.80275 and v["value"] <= 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 89137319", lambda s, v, ll: v["value"] == 89137319),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["closed_dlrm_dcnv2"],  # unchanged since 5.0.0
             Config(
                 "closed_flux1",
                 (
@@ -366,69 +205,7 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "closed_llama2_70b_lora",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_closed_llama2_70b_lora_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_training_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "lora_alpha",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "lora_rank",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 16", lambda s, v, ll: v["value"] == 16),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 0.925) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 0.925) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["closed_llama2_70b_lora"],  # unchanged since 5.0.0
             Config(
                 "closed_llama31_405b",
                 (
@@ -691,99 +468,8 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "closed_retinanet",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adam'", lambda s, v, ll: v["value"] == "adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.0", lambda s, v, ll: v["value"] == 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_epochs",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_factor",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.340 and v['value'] < 1.0",
-                            lambda s, v, ll: v["value"] >= 0.340 and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
-            ),
-            Config(
-                "closed_rgat",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adam'", lambda s, v, ll: v["value"] == "adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.72 and v['value'] < 1.0",
-                            lambda s, v, ll: v["value"] >= 0.72 and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["closed_retinanet"],  # unchanged since 5.0.0
+            _PREVIOUS["closed_rgat"],  # unchanged since 5.0.0
             Config(
                 "common",
                 (
@@ -1001,23 +687,7 @@ RULESET = Ruleset(
                 ),
                 begin=_common_begin,
             ),
-            Config(
-                "open_bert",
-                (
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["open_bert"],  # unchanged since 5.0.0
             Config(
                 "open_common",
                 (
@@ -1048,23 +718,7 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "open_dlrm_dcnv2",
-                (
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] <= 1.0", lambda s, v, ll: v["value"] <= 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["open_dlrm_dcnv2"],  # unchanged since 5.0.0
             Config(
                 "open_flux1",
                 (
@@ -1086,129 +740,8 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "open_llama2_70b_lora",
-                (
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
-                    ),
-                ),
-                begin=None,
-            ),
-            Config(
-                "open_llama31_405b",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_open_llama31_405b_global_batch_size_post,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_end_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 5760", lambda s, v, ll: v["value"] == 5760),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 5.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 5.6) and v["value"] > 0.0,
-                        ),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
-                    ),
-                    KeyRule(
-                        "init_checkpoint_step",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["open_llama2_70b_lora"],  # unchanged since 5.0.0
+            _PREVIOUS["open_llama31_405b"],  # unchanged since 5.0.0
             Config(
                 "open_llama31_8b",
                 (
@@ -1226,40 +759,8 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "open_retinanet",
-                (
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
-                    ),
-                ),
-                begin=None,
-            ),
-            Config(
-                "open_rgat",
-                (
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
-                    ),
-                ),
-                begin=None,
-            ),
+            _PREVIOUS["open_retinanet"],  # unchanged since 5.0.0
+            _PREVIOUS["open_rgat"],  # unchanged since 5.0.0
         )
     },
     benchmarks=("retinanet", "flux1", "dlrm_dcnv2", "llama31_8b", "rgat", "llama2_70b_lora", "llama31_405b"),
