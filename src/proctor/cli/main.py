@@ -1,10 +1,22 @@
-"""Entry point: importing each command module registers its commands on the shared apps."""
+"""Entry point: importing each command module registers its commands on the shared apps.
+
+`main()` owns the exit-code convention (cli/output.py): a usage error, a ProctorError or an
+OSError becomes one line on stderr and exit 2 (a checker's own invalid verdict is exit 1, set by
+the command); Ctrl-C is 130; `--debug` anywhere on the line shows the traceback instead.
+"""
 
 from __future__ import annotations
 
 import importlib
+import sys
+import traceback
 
+import typer
+
+from proctor import __version__
+from proctor.cli import output
 from proctor.cli.apps import app
+from proctor.errors import ProctorError, RunError
 
 # One module per group of commands; each owns its commands and imports only cli.apps.
 COMMAND_MODULES = (
@@ -17,6 +29,24 @@ COMMAND_MODULES = (
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"proctor {__version__}")
+        raise typer.Exit(output.EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print proctor's version and exit."
+    ),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors."),
+) -> None:
+    """Run ML benchmarks by the MLPerf rules, measure them, and check the results."""
+    if debug:
+        output.set_debug(True)
+
+
 def _register() -> None:
     for name in COMMAND_MODULES:
         try:
@@ -26,6 +56,60 @@ def _register() -> None:
                 raise
 
 
-def main() -> None:
+def _usage_hint(exc: Exception) -> str:
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None) if ctx is not None else None
+    return f" (see '{path} --help')" if path else ""
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI on argv and return its exit status; every failure is one line unless --debug."""
+    click_exception = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--debug" in args:  # accepted anywhere on the line, not only before the command
+        args.remove("--debug")
+        output.set_debug(True)
     _register()
-    app()
+    command = typer.main.get_command(app)
+    try:
+        rc = command.main(args, prog_name="proctor", standalone_mode=False)
+    except click_exception as exc:
+        output.error_line(exc.format_message() + _usage_hint(exc))
+        return output.EXIT_USAGE if exc.exit_code == 2 else int(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        output.error_line("interrupted")
+        return output.EXIT_INTERRUPTED
+    except RunError as exc:
+        if output.debug():
+            traceback.print_exc()
+        output.error_line(f"run failed: {exc}")
+        return output.EXIT_INVALID
+    except ProctorError as exc:
+        if output.debug():
+            traceback.print_exc()
+        output.error_line(str(exc))
+        return output.EXIT_USAGE
+    except OSError as exc:
+        if output.debug():
+            traceback.print_exc()
+        where = f"{exc.filename}: " if exc.filename else ""
+        output.error_line(f"{where}{exc.strerror or exc}")
+        return output.EXIT_USAGE
+    except RecursionError as exc:
+        if output.debug():
+            traceback.print_exc()
+        output.error_line(f"input nested too deeply to read ({exc})")
+        return output.EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - the last resort keeps the one-line promise
+        if output.debug():
+            traceback.print_exc()
+        output.error_line(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback and report it)"
+        )
+        return output.EXIT_USAGE
+    return int(rc or 0) if isinstance(rc, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())

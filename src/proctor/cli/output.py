@@ -1,0 +1,79 @@
+"""What every command prints and how it exits: one convention, one place.
+
+Exit status (README, "Exit status"): 0 ok/valid, 1 checked and found invalid, 2 the input or the
+command line is wrong, 130 interrupted. An error is one line on stderr that names the file, line,
+option or key and what to do; a traceback only with `proctor --debug`.
+
+Tables never cut a number or a path: label columns wrap, value columns do not, and when standard
+output is not a terminal the console is as wide as the widest line (no wrapping at 80 columns in a
+pipe). Paths that would not fit go under the table, one per line, in full.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+_PIPE_WIDTH = 4096  # a pipe has no width: never wrap a value for it
+
+_state = {"debug": False}
+
+
+def set_debug(on: bool) -> None:
+    _state["debug"] = on
+
+
+def debug() -> bool:
+    """`proctor --debug` (or PROCTOR_DEBUG=1): show tracebacks instead of one-line errors."""
+    return _state["debug"] or os.environ.get("PROCTOR_DEBUG", "") not in ("", "0")
+
+
+def console(stderr: bool = False) -> Console:
+    """A console that wraps at the terminal's width, and never in a pipe or file."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(
+        stderr=stderr, highlight=False, soft_wrap=not tty, width=None if tty else _PIPE_WIDTH
+    )
+
+
+def error_line(message: str) -> None:
+    """One line on stderr: `error: <message>` (the message names the file/option and what to do)."""
+    text = " ".join(str(message).split())  # one line, whatever the message held
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/red] {escape(text)}")
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one error line and exit with `code` (2: bad input or usage by default)."""
+    error_line(message)
+    raise typer.Exit(code)
+
+
+def table(*headers: str, title: str | None = None, labels: Sequence[int] = (0,), show_header: bool = True) -> Table:
+    """A table whose label columns (indexes in `labels`) wrap and whose other columns never do."""
+    t = Table(title=title, show_header=show_header)
+    for i, header in enumerate(headers):
+        if i in labels:
+            t.add_column(header, overflow="fold", style="bold" if not show_header else None)
+        else:
+            t.add_column(header, no_wrap=True, overflow="ignore")
+    return t
+
+
+def print_table(out: Console, tbl: Table, paths: Iterable[tuple[str, str]] = ()) -> None:
+    """Print `tbl` on its own lines, then each (name, path) under it in full, one per line."""
+    out.print(tbl, crop=False)
+    for name, path in paths:
+        out.print(f"{name}: {path}", markup=False, soft_wrap=True)

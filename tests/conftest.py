@@ -1,0 +1,43 @@
+"""Suite-wide test setup: hypothesis profiles and an in-process CLI runner.
+
+Profiles: `ci` (default, short: the suite stays within CI's budget) and `long` (thousands of
+examples per property; `HYPOTHESIS_PROFILE=long python -m pytest -m fuzz` or bench/fuzz_long.sh).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile(
+    "long", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@dataclass
+class CliResult:
+    rc: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run `proctor ARGS...` in this process the way the console script does; returns rc/out/err."""
+    from proctor.cli import main, output
+
+    def invoke(*args: str) -> CliResult:
+        output.set_debug(False)
+        capsys.readouterr()
+        rc = main.run([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliResult(rc, captured.out, captured.err)
+
+    return invoke
