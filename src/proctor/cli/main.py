@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "proctor.cli.training_results",
     "proctor.cli.inference_checks",
     "proctor.cli.workloads",
+    "proctor.cli.serve",
 )
 
 
