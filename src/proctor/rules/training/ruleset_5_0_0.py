@@ -196,98 +196,11 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "closed_retinanet",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adam'", lambda s, v, ll: v["value"] == "adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.0", lambda s, v, ll: v["value"] == 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_epochs",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_factor",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.340 and v['value'] < 1.0",
-                            lambda s, v, ll: v["value"] >= 0.340 and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
+            _PREVIOUS["closed_ssd"].derive(
+                name="closed_retinanet",
             ),
-            Config(
-                "closed_rgat",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adam'", lambda s, v, ll: v["value"] == "adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.72 and v['value'] < 1.0",
-                            lambda s, v, ll: v["value"] >= 0.72 and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
+            _PREVIOUS["closed_gnn"].derive(
+                name="closed_rgat",
             ),
             _PREVIOUS["common"].derive(
                 drop=(

@@ -26,10 +26,6 @@ def _closed_llama31_405b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
     s["opt_learning_rate_warmup_steps"] = math.ceil(8000 * 1152 / s["global_batch_size"])
 
 
-def _closed_llama31_8b_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
 def _closed_llama31_8b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
     s["opt_learning_rate_warmup_steps"] = v["value"]
 
@@ -37,6 +33,35 @@ def _closed_llama31_8b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
 def _open_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("open_{}".format(v["value"]))
 
+
+_closed_llama31_405b = _PREVIOUS["closed_llama31_405b"].derive(
+    # the warmup rule now comes before the decay rule
+    drop=("opt_learning_rate_decay_steps", "opt_learning_rate_warmup_steps"),
+    add=(
+        KeyRule(
+            "opt_learning_rate_warmup_steps",
+            Req.EXACTLY_ONE,
+            post=_closed_llama31_405b_opt_learning_rate_warmup_steps_post,
+            source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+        ),
+        KeyRule(
+            "opt_learning_rate_decay_steps",
+            Req.EXACTLY_ONE,
+            checks=(
+                Check(
+                    "v['value'] == math.ceil(1_200_000 * 1152 / s['global_batch_size'] ) - s['opt_learning_rate_warmup_steps']",
+                    lambda s, v, ll: (
+                        v["value"]
+                        == math.ceil(1_200_000 * 1152 / s["global_batch_size"])
+                        - s["opt_learning_rate_warmup_steps"]
+                    ),
+                ),
+            ),
+            source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+        ),
+    ),
+    before="opt_learning_rate_decay_schedule",
+)
 
 RULESET = Ruleset(
     "5.1.0",
@@ -155,62 +180,13 @@ RULESET = Ruleset(
                 begin=None,
             ),
             _PREVIOUS["closed_llama2_70b_lora"],  # unchanged since 5.0.0
-            _PREVIOUS["closed_llama31_405b"].derive(
-                # the warmup rule now comes before the decay rule
-                drop=("opt_learning_rate_decay_steps", "opt_learning_rate_warmup_steps"),
-                add=(
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        post=_closed_llama31_405b_opt_learning_rate_warmup_steps_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == math.ceil(1_200_000 * 1152 / s['global_batch_size'] ) - s['opt_learning_rate_warmup_steps']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    == math.ceil(1_200_000 * 1152 / s["global_batch_size"])
-                                    - s["opt_learning_rate_warmup_steps"]
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                ),
-                before="opt_learning_rate_decay_schedule",
-            ),
-            Config(
-                "closed_llama31_8b",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_closed_llama31_8b_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
+            _closed_llama31_405b,
+            _closed_llama31_405b.derive(
+                name="closed_llama31_8b",
+                drop=("init_checkpoint_step",),
+                replace=(
                     KeyRule(
                         "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_end_learning_rate",
                         Req.EXACTLY_ONE,
                         source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
                     ),
@@ -234,53 +210,6 @@ RULESET = Ruleset(
                         source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
                     ),
                     KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 'cosine with linear warmup'",
-                                lambda s, v, ll: v["value"] == "cosine with linear warmup",
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-05", lambda s, v, ll: v["value"] == 1e-05),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
                         checks=(Check("v['value'] == 1024", lambda s, v, ll: v["value"] == 1024),),
@@ -301,6 +230,8 @@ RULESET = Ruleset(
                         ),
                         source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
                     ),
+                ),
+                add=(
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
@@ -308,7 +239,6 @@ RULESET = Ruleset(
                         source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_retinanet"],  # unchanged since 5.0.0
             _PREVIOUS["closed_rgat"],  # unchanged since 5.0.0

@@ -30,14 +30,6 @@ def _closed_deepseekv3_671b_opt_learning_rate_warmup_steps_post(s, v, ll) -> Non
     s["opt_learning_rate_warmup_steps"] = v["value"]
 
 
-def _closed_gpt_oss_20b_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
-def _closed_gpt_oss_20b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
-    s["opt_learning_rate_warmup_steps"] = v["value"]
-
-
 def _open_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("open_{}".format(v["value"]))
 
@@ -216,109 +208,9 @@ RULESET = Ruleset(
             ),
             _PREVIOUS["closed_dlrm_dcnv2"],  # unchanged since 5.1.0
             _PREVIOUS["closed_flux1"],  # unchanged since 5.1.0
-            Config(
-                "closed_gpt_oss_20b",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_closed_gpt_oss_20b_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_end_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        post=_closed_gpt_oss_20b_opt_learning_rate_warmup_steps_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 1_200_000 - s['opt_learning_rate_warmup_steps']",
-                                lambda s, v, ll: (
-                                    v["value"] == 1_200_000 - s["opt_learning_rate_warmup_steps"]
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 'cosine with linear warmup'",
-                                lambda s, v, ll: v["value"] == "cosine with linear warmup",
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-05", lambda s, v, ll: v["value"] == 1e-05),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1024", lambda s, v, ll: v["value"] == 1024),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
+            _PREVIOUS["closed_llama31_8b"].derive(
+                name="closed_gpt_oss_20b",
+                replace=(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
@@ -334,14 +226,7 @@ RULESET = Ruleset(
                         ),
                         source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
                     ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1200000", lambda s, v, ll: v["value"] == 1200000),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_llama2_70b_lora"],  # unchanged since 5.1.0
             _PREVIOUS["closed_llama31_405b"],  # unchanged since 5.1.0
