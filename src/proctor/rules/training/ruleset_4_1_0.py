@@ -97,4 +97,5 @@ RULESET = Ruleset(
         "gnn",
         "llama2_70b_lora",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
 )

@@ -420,4 +420,5 @@ RULESET = Ruleset(
         "llama2_70b_lora",
         "llama31_405b",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
 )

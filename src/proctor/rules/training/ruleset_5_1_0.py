@@ -334,4 +334,5 @@ RULESET = Ruleset(
         )
     },
     benchmarks=("retinanet", "flux1", "dlrm_dcnv2", "llama31_8b", "rgat", "llama2_70b_lora", "llama31_405b"),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
 )

@@ -15,7 +15,40 @@ from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, i
 # Tables this ruleset keeps word for word from 5.1.0: the same objects.
 _PREVIOUS = _previous.RULESET.configs
 
-__all__ = ["RULESET", "is_integer", "math"]
+__all__ = ["PRECISIONS", "RULESET", "is_integer", "math"]
+
+
+# rules §5 Basics: the approved numerical formats of the lowest_numerical_precision_* keys
+PRECISIONS = (
+    "fp64",
+    "fp32",
+    "tf32",
+    "fp16",
+    "fp8",
+    "nvfp4",
+    "mxfp4",
+    "bfloat16",
+    "Graphcore FLOAT 16.16",
+    "int8",
+    "uint8",
+    "int4",
+    "uint4",
+)
+_DISCLOSURE = "§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)"
+_in_precisions = Check(f"v['value'] in {list(PRECISIONS)!r}", lambda s, v, ll: v["value"] in PRECISIONS)
+_PRECISION_KEYS = (
+    "lowest_numerical_precision_in_linear",
+    "lowest_numerical_precision_in_attn",
+    "lowest_numerical_precision_in_comm",
+)
+_PARALLELISM_KEYS = (
+    "tensor_parallelism",
+    "pipeline_parallelism",
+    "context_parallelism",
+    "expert_parallelism",
+    "micro_batch_size",
+)
+_integer = Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"]))
 
 
 def _closed_common_submission_benchmark_post(s, v, ll) -> None:
@@ -232,126 +265,17 @@ RULESET = Ruleset(
             _PREVIOUS["closed_llama31_405b"],  # unchanged since 5.1.0
             _PREVIOUS["closed_llama31_8b"],  # unchanged since 5.1.0
             _PREVIOUS["common"].derive(
+                # rules §5 Basics: the v6.1 disclosure keys, optional in the 6.0.0 tables
                 add=(
-                    KeyRule(
-                        "lowest_numerical_precision_in_linear",
-                        Req.OPTIONAL,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
+                    *(
+                        KeyRule(k, Req.OPTIONAL, checks=(_in_precisions,), source=_DISCLOSURE)
+                        for k in _PRECISION_KEYS
                     ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_attn",
-                        Req.OPTIONAL,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
+                    *(
+                        KeyRule(k, Req.OPTIONAL, checks=(_integer,), source=_DISCLOSURE)
+                        for k in _PARALLELISM_KEYS
                     ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_comm",
-                        Req.OPTIONAL,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "tensor_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "pipeline_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "context_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "expert_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "micro_batch_size",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "config_filename",
-                        Req.OPTIONAL,
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
+                    KeyRule("config_filename", Req.OPTIONAL, source=_DISCLOSURE),
                 ),
             ),
             _PREVIOUS["open_common"].derive(
@@ -651,4 +575,6 @@ RULESET = Ruleset(
         "gpt_oss_20b",
         "deepseekv3_671b",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
+    precisions=PRECISIONS,
 )

@@ -15,7 +15,43 @@ from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, i
 # Tables this ruleset keeps word for word from 6.0.0: the same objects.
 _PREVIOUS = _previous.RULESET.configs
 
-__all__ = ["RULESET", "is_integer", "math"]
+__all__ = ["PRECISIONS", "RULESET", "is_integer", "math"]
+
+
+# rules §5 Basics: the approved numerical formats of the lowest_numerical_precision_* keys
+PRECISIONS = (
+    "fp64",
+    "fp32",
+    "tf32",
+    "fp16",
+    "fp8",
+    "mxfp6",
+    "nvfp4",
+    "mxfp4",
+    "bfloat16",
+    "Graphcore FLOAT 16.16",
+    "int8",
+    "uint8",
+    "int4",
+    "uint4",
+)
+_DISCLOSURE = "§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)"
+_in_precisions = Check(f"v['value'] in {list(PRECISIONS)!r}", lambda s, v, ll: v["value"] in PRECISIONS)
+_PRECISION_KEYS = (
+    "lowest_numerical_precision_in_linear",
+    "lowest_numerical_precision_in_attn",
+    "lowest_numerical_precision_in_comm",
+)
+_PARALLELISM_KEYS = (
+    "tensor_parallelism",
+    "pipeline_parallelism",
+    "context_parallelism",
+    "expert_parallelism",
+    "micro_batch_size",
+)
+_positive_integer = Check(
+    "is_integer(v['value']) and v['value'] >= 1", lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1
+)
 
 
 def _closed_common_submission_benchmark_post(s, v, ll) -> None:
@@ -539,154 +575,21 @@ RULESET = Ruleset(
                 begin=_closed_qwen35_397b_grpo_begin,
             ),
             _PREVIOUS["common"].derive(
+                # rules §5 Basics (v6.1): every disclosure key exactly once, parallelism >= 1, mxfp6 approved
                 replace=(
-                    KeyRule(
-                        "lowest_numerical_precision_in_linear",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'mxfp6', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "mxfp6",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
+                    *(
+                        KeyRule(k, Req.EXACTLY_ONE, checks=(_in_precisions,), source=_DISCLOSURE)
+                        for k in _PRECISION_KEYS
                     ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_attn",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'mxfp6', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "mxfp6",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_comm",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'mxfp6', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "mxfp6",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "tensor_parallelism",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] >= 1",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1,
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "pipeline_parallelism",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] >= 1",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1,
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "context_parallelism",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] >= 1",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1,
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "expert_parallelism",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] >= 1",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1,
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "micro_batch_size",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] >= 1",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1,
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
+                    *(
+                        KeyRule(k, Req.EXACTLY_ONE, checks=(_positive_integer,), source=_DISCLOSURE)
+                        for k in _PARALLELISM_KEYS
                     ),
                     KeyRule(
                         "config_filename",
                         Req.EXACTLY_ONE,
                         checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
+                        source=_DISCLOSURE,
                     ),
                 ),
             ),
@@ -1020,4 +923,6 @@ RULESET = Ruleset(
         "qwen35_397b_grpo",
         "dlrmv4",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
+    precisions=PRECISIONS,
 )

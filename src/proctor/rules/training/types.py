@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -138,6 +138,9 @@ class Ruleset:
     benchmarks: tuple[str, ...]  # benchmarks of the rules' tables
     root: str = "common"
     extra_benchmarks: set[str] = field(default_factory=set)  # registered at run time
+    # what a run needs before the checker sees its log (the harness reads these, no copy):
+    init_limit_mins: Mapping[str, int] = field(default_factory=dict)  # per division, §11 Run Results
+    precisions: tuple[str, ...] = ()  # approved numerical formats, §5 Basics (from 6.0.0 on)
 
     def allowed_benchmarks(self) -> frozenset[str]:
         return frozenset(self.benchmarks) | frozenset(self.extra_benchmarks)
