@@ -168,3 +168,29 @@ def test_rulesets_import_no_yaml() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.official
+def test_generate_tables_drafts_the_derivations(tmp_path: Path) -> None:
+    """The developer tool, given the previous version, drafts 6.1.0 as the committed tables are."""
+    pytest.importorskip("yaml")
+    cc = pytest.importorskip("mlperf_logging.compliance_checker")
+    import importlib.util
+
+    from proctor.rules.training.generate_tables import generate
+
+    from .ruleset_dump import dump_config
+
+    text = generate("6.1.0", Path(cc.__file__).parent, "6.0.0")
+    assert '_PREVIOUS["common"].derive(' not in text and "_PREVIOUS['common'].derive(" in text
+    assert "_PREVIOUS['closed_llama31_8b'],  # unchanged since 6.0.0" in text
+    draft = tmp_path / "draft_6_1_0.py"
+    draft.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("draft_6_1_0", draft)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # the draft a developer would review and commit
+    committed = own_configs(ruleset("6.1.0"))
+    assert list(module.RULESET.configs) == list(committed)
+    for name, table in module.RULESET.configs.items():
+        assert dump_config(table) == dump_config(committed[name]), name

@@ -19,6 +19,7 @@ caller when the quality target is reached. Only rank 0 writes (torch.distributed
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from collections.abc import Callable
@@ -271,12 +272,8 @@ class TrainingRun:
         self.stopped = True
 
 
-class _NullStream:
-    def write(self, _s: str) -> int:
-        return 0
+class _NullStream(io.StringIO):
+    """Where a logger writes until the file is opened (rank 0) or forever (other ranks): nowhere."""
 
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+    def write(self, s: str) -> int:
+        return len(s)
