@@ -138,7 +138,9 @@ def test_precisions_are_the_rulesets() -> None:
     assert check_disclosure(key, "bfloat16", "6.0.0") is None
     assert check_disclosure(key, "fp7") is not None  # the default ruleset (6.1.0)
     assert check_disclosure(key, "anything", "5.1.0") is None  # no disclosure keys before 6.0.0
-    assert get_ruleset("6.1.0").precisions[:2] == ("fp64", "fp32") and len(get_ruleset("6.1.0").precisions) == 14
+    assert (
+        get_ruleset("6.1.0").precisions[:2] == ("fp64", "fp32") and len(get_ruleset("6.1.0").precisions) == 14
+    )
 
 
 def test_init_limit_is_the_rulesets(tmp_path: Path) -> None:
