@@ -4,7 +4,8 @@ Each entry cites where it comes from: "002 §11" is the Training rules' "Run Res
 Results" tables (the MLPerf Training rules text; docs/deviations.md cites it the same way),
 "002 §24.5" the deprecated benchmarks' results table, "002 §13" the RCP section with its "Epoch
 reporting" table. Numbers the rules text does not state (gpt3's run count, unet3d's drop count,
-the benchmarks that report samples) come from the official mlperf-logging 4.1.68 (`benchmark_meta.py`, `rcp_checker.py`) and say so.
+the benchmarks that report samples) come from the official mlperf-logging 4.1.68
+(`benchmark_meta.py`, `rcp_checker.py`) and say so.
 """
 
 from __future__ import annotations
