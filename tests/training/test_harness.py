@@ -9,7 +9,7 @@ import pytest
 from proctor.errors import RunError
 from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, KeyRule, Req
 from proctor.training import synthetic_logs as sl
-from proctor.training.compliance import check_file, register_benchmark
+from proctor.training.compliance import available_rulesets, check_file, get_ruleset, register_benchmark
 from proctor.training.harness import TrainingRun, check_disclosure
 from proctor.training.logparse import read_log
 from proctor.training.seeds import check_seeds
@@ -126,6 +126,35 @@ def test_disclosure_checked_before_run(tmp_path: Path) -> None:
             run.log_hyperparameters({"opt_name": "sgd", "opt_name_dup": 1} | {"opt_name": "sgd"})
             run.log_hyperparameters({"opt_name": "sgd"})
         with pytest.raises(RunError, match="require these keys"):
+            run.start()
+
+
+def test_precisions_are_the_rulesets() -> None:
+    """mxfp6 is approved from 6.1.0 on (rules §5 Basics); the harness reads the list, no copy."""
+    key = "lowest_numerical_precision_in_linear"
+    assert check_disclosure(key, "mxfp6", "6.1.0") is None
+    why = check_disclosure(key, "mxfp6", "6.0.0")
+    assert why is not None and "mxfp6" in why and "nvfp4" in why
+    assert check_disclosure(key, "bfloat16", "6.0.0") is None
+    assert check_disclosure(key, "fp7") is not None  # the default ruleset (6.1.0)
+    assert check_disclosure(key, "anything", "5.1.0") is None  # no disclosure keys before 6.0.0
+    assert (
+        get_ruleset("6.1.0").precisions[:2] == ("fp64", "fp32") and len(get_ruleset("6.1.0").precisions) == 14
+    )
+
+
+def test_init_limit_is_the_rulesets(tmp_path: Path) -> None:
+    assert dict(get_ruleset("4.0.0").init_limit_mins) == {"closed": 30, "open": 240}
+    assert all(get_ruleset(v).init_limit_mins == {"closed": 30, "open": 240} for v in available_rulesets())
+    with pytest.raises(ValueError, match="division must be one of 'closed', 'open'"):
+        TrainingRun("digits_harness", "hybrid", tmp_path / "h.txt", seed=1, rank=0)
+    clock = FakeClock()
+    with TrainingRun(
+        "digits_harness", "open", tmp_path / "o.txt", seed=1, spec=DIGITS, rank=0, clock=clock
+    ) as run:
+        run.log_hyperparameters(HP)
+        clock.t += 240 * 60
+        with pytest.raises(RunError, match="240 min open limit"):
             run.start()
 
 

@@ -19,6 +19,7 @@ caller when the quality target is reached. Only rank 0 writes (torch.distributed
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from collections.abc import Callable
@@ -29,25 +30,9 @@ from proctor.errors import RunError
 from proctor.rules.training.cadence_6_1_0 import CADENCE
 from proctor.rules.training.types import BenchmarkSpec, Cadence, Line, State
 from proctor.training import constants as C
+from proctor.training.compliance import DEFAULT_RULESET, get_ruleset, target_reached
 from proctor.training.mllog import MLLogger
 
-INIT_LIMIT_MS = {"closed": 30 * 60_000, "open": 240 * 60_000}  # rules §11 Run Results
-PRECISIONS = (
-    "fp64",
-    "fp32",
-    "tf32",
-    "fp16",
-    "fp8",
-    "mxfp6",
-    "nvfp4",
-    "mxfp4",
-    "bfloat16",
-    "Graphcore FLOAT 16.16",
-    "int8",
-    "uint8",
-    "int4",
-    "uint4",
-)  # official 6.1.0 common table
 _PRECISION_KEYS = (
     C.LOWEST_NUMERICAL_PRECISION_IN_LINEAR,
     C.LOWEST_NUMERICAL_PRECISION_IN_ATTN,
@@ -74,10 +59,15 @@ def current_rank() -> int:
     return int(os.environ.get("RANK", "0") or 0)
 
 
-def check_disclosure(key: str, value: Any) -> str | None:
-    """Why a v6.1 disclosure value is not allowed (rules §5 Basics), or None when it is."""
-    if key in _PRECISION_KEYS and value not in PRECISIONS:
-        return f"{key}={value!r} is not an approved numerical format ({', '.join(PRECISIONS)})"
+def check_disclosure(key: str, value: Any, ruleset: str = DEFAULT_RULESET) -> str | None:
+    """Why a v6.1 disclosure value is not allowed (rules §5 Basics), or None when it is.
+
+    The approved numerical formats are the ruleset's (`Ruleset.precisions`); a ruleset before the
+    disclosure keys (before 6.0.0) approves any format.
+    """
+    precisions = get_ruleset(ruleset).precisions
+    if key in _PRECISION_KEYS and precisions and value not in precisions:
+        return f"{key}={value!r} is not an approved numerical format ({', '.join(precisions)})"
     if key in _INT_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         return f"{key}={value!r} must be a positive integer (unused parallelism dimensions are logged as 1)"
     if key == C.CONFIG_FILENAME and (not isinstance(value, str) or not value):
@@ -95,7 +85,7 @@ class TrainingRun:
         output: str | Path | None = None,
         *,
         seed: int,
-        ruleset: str = "6.1.0",
+        ruleset: str = DEFAULT_RULESET,
         org: str = "proctor",
         platform: str = "local",
         submission_status: str = "onprem",
@@ -106,8 +96,10 @@ class TrainingRun:
         logger: MLLogger | None = None,
         require_disclosure: bool = True,
     ) -> None:
-        if division not in INIT_LIMIT_MS:
-            raise ValueError(f"division must be 'closed' or 'open', not {division!r}")
+        limits = get_ruleset(ruleset).init_limit_mins
+        if division not in limits:
+            raise ValueError(f"division must be one of {', '.join(map(repr, limits))}, not {division!r}")
+        self._init_limit_ms = limits[division] * 60_000  # rules §11 Run Results
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValueError(f"seed must be an integer (rules §5 Basics), not {seed!r}")
         self.benchmark, self.division, self.ruleset, self.seed = benchmark, division, ruleset, seed
@@ -170,7 +162,7 @@ class TrainingRun:
         if self.started:
             raise RunError("hyperparameters are logged before run_start")
         for key, value in values.items():
-            why = check_disclosure(key, value)
+            why = check_disclosure(key, value, self.ruleset)
             if why is not None:
                 raise ValueError(why)
             if key in self.hyperparameters:
@@ -192,7 +184,7 @@ class TrainingRun:
                     f"rules §5 Basics (v6.1) require these keys before the run: {', '.join(missing)}"
                 )
         now = self._now()
-        limit = INIT_LIMIT_MS[self.division]
+        limit = self._init_limit_ms
         assert self._init_start_ms is not None
         if now - self._init_start_ms >= limit:
             raise RunError(
@@ -263,8 +255,6 @@ class TrainingRun:
         v = {"value": accuracy, "metadata": md}
         if self.spec is not None:
             return bool(self.spec.target.fn(State(lambda _n: None, frozenset()), v, Line(0, "", 0.0, v)))
-        from proctor.training.compliance import target_reached
-
         state = {"global_batch_size": self.hyperparameters.get(C.GLOBAL_BATCH_SIZE)}
         # the closed quality target also ends an Open run by default (rules §9: Open may stop on any
         # criterion but reports the closed quality measure)
@@ -282,12 +272,8 @@ class TrainingRun:
         self.stopped = True
 
 
-class _NullStream:
-    def write(self, _s: str) -> int:
-        return 0
+class _NullStream(io.StringIO):
+    """Where a logger writes until the file is opened (rank 0) or forever (other ranks): nowhere."""
 
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+    def write(self, s: str) -> int:
+        return len(s)

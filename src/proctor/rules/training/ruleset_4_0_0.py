@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
-__all__ = ["RULESET", "is_integer", "math"]
+__all__ = ["INIT_LIMIT_MINS", "RULESET", "is_integer", "math"]
+
+# rules §11 Run Results: maximum model initialization time, 30 minutes Closed, 4 hours Open
+INIT_LIMIT_MINS = {"closed": 30, "open": 240}
 
 
 def _closed_bert_global_batch_size_post(s, v, ll) -> None:
@@ -53,7 +56,7 @@ def _common_begin(s) -> None:
 
 def _common_submission_division_post(s, v, ll) -> None:
     s.enqueue("{}_common".format(v["value"]))
-    s["compile_time_mins"] = 240 if v["value"] == "open" else 30
+    s["compile_time_mins"] = INIT_LIMIT_MINS["open" if v["value"] == "open" else "closed"]
 
 
 def _common_init_start_post(s, v, ll) -> None:
@@ -1312,4 +1315,5 @@ RULESET = Ruleset(
         "gnn",
         "llama2_70b_lora",
     ),
+    init_limit_mins=INIT_LIMIT_MINS,
 )

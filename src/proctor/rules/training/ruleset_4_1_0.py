@@ -10,7 +10,7 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_4_0_0 as _previous
-from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
+from proctor.rules.training.types import Check, KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 4.0.0: the same objects.
 _PREVIOUS = _previous.RULESET.configs
@@ -22,49 +22,6 @@ def _closed_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("closed_{}".format(v["value"]))
 
 
-def _closed_llama2_70b_lora_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
-def _common_begin(s) -> None:
-    s.update(
-        {
-            "init_started": False,
-            "init_stopped": False,
-            "run_started": False,
-            "run_stopped": False,
-            "in_epoch": False,
-            "last_epoch": 0,
-            "in_block": False,
-            "block_first_epoch": -1,
-            "first_init_start": 9e99,
-            "compile_time_mins": 0,
-        }
-    )
-
-
-def _common_submission_division_post(s, v, ll) -> None:
-    s.enqueue("{}_common".format(v["value"]))
-    s["compile_time_mins"] = 240 if v["value"] == "open" else 30
-
-
-def _common_init_start_post(s, v, ll) -> None:
-    s["init_started"] = True
-    s["first_init_start"] = min(s["first_init_start"], ll.timestamp)
-
-
-def _common_init_stop_post(s, v, ll) -> None:
-    s["init_stopped"] = True
-
-
-def _common_run_start_post(s, v, ll) -> None:
-    s["run_started"] = True
-
-
-def _common_run_stop_post(s, v, ll) -> None:
-    s["run_stopped"] = True
-
-
 # Not expressible as tables (they rewrite the log lines): closed_stable_diffusion, open_stable_diffusion
 
 RULESET = Ruleset(
@@ -73,9 +30,8 @@ RULESET = Ruleset(
         c.name: c
         for c in (
             _PREVIOUS["closed_bert"],  # unchanged since 4.0.0
-            Config(
-                "closed_common",
-                (
+            _PREVIOUS["closed_common"].derive(
+                replace=(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
@@ -104,292 +60,20 @@ RULESET = Ruleset(
                         post=_closed_common_submission_benchmark_post,
                         source="§3 Benchmarks",
                     ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_dlrm_dcnv2"],  # unchanged since 4.0.0
             _PREVIOUS["closed_gnn"],  # unchanged since 4.0.0
             _PREVIOUS["closed_gpt3"],  # unchanged since 4.0.0
-            Config(
-                "closed_llama2_70b_lora",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_closed_llama2_70b_lora_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_training_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "lora_alpha",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "lora_rank",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 16", lambda s, v, ll: v["value"] == 16),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 0.925) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 0.925) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
+            _PREVIOUS["closed_llama2_70b_lora"].derive(
+                # 4.0.0 listed lora_alpha twice; 4.1.0 keeps only the second place
+                drop=("lora_alpha",),
+                add=(_PREVIOUS["closed_llama2_70b_lora"].by_key()["lora_alpha"],),
+                before="lora_rank",
             ),
             _PREVIOUS["closed_ssd"],  # unchanged since 4.0.0
-            Config(
-                "common",
-                (
-                    KeyRule(
-                        "submission_org",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§12 Benchmark Results (submission identification; enforced by the official checker)",
-                    ),
-                    KeyRule(
-                        "submission_platform",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§12 Benchmark Results (submission identification; enforced by the official checker)",
-                    ),
-                    KeyRule(
-                        "submission_division",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] in ['closed', 'open']",
-                                lambda s, v, ll: v["value"] in ["closed", "open"],
-                            ),
-                        ),
-                        post=_common_submission_division_post,
-                        source="§4 Divisions",
-                    ),
-                    KeyRule(
-                        "cache_clear",
-                        Req.AT_LEAST_ONE,
-                        checks=(Check("'value' in v", lambda s, v, ll: "value" in v),),
-                        source="§6 Data Set: flush the cache or restart the system prior to benchmarking",
-                    ),
-                    KeyRule(
-                        "init_start",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check("not s['init_stopped']", lambda s, v, ll: not s["init_stopped"]),
-                            Check("not s['run_started']", lambda s, v, ll: not s["run_started"]),
-                        ),
-                        post=_common_init_start_post,
-                        source="§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)",
-                    ),
-                    KeyRule(
-                        "init_stop",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check("s['init_started']", lambda s, v, ll: s["init_started"]),
-                            Check("not s['run_started']", lambda s, v, ll: not s["run_started"]),
-                            Check(
-                                "ll.timestamp - s['first_init_start'] < (s['compile_time_mins']*60*1e3)",
-                                lambda s, v, ll: (
-                                    ll.timestamp - s["first_init_start"] < (s["compile_time_mins"] * 60 * 1e3)
-                                ),
-                            ),
-                        ),
-                        post=_common_init_stop_post,
-                        source="§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)",
-                    ),
-                    KeyRule(
-                        "run_start",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "( s['init_stopped'] == True )", lambda s, v, ll: s["init_stopped"] == True
-                            ),
-                        ),
-                        post=_common_run_start_post,
-                        source="§11 Run Results: the clock starts before the dataset is touched and stops at the target",
-                    ),
-                    KeyRule(
-                        "run_stop",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check("s['run_started']", lambda s, v, ll: s["run_started"]),
-                            Check("'status' in v['metadata']", lambda s, v, ll: "status" in v["metadata"]),
-                        ),
-                        post=_common_run_stop_post,
-                        source="§11 Run Results: the clock starts before the dataset is touched and stops at the target",
-                    ),
-                    KeyRule(
-                        "block_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("epoch_start",),
-                        checks=(
-                            Check("s['run_started']", lambda s, v, ll: s["run_started"]),
-                            Check(
-                                "('epoch_count' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_count" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                            Check(
-                                "'first_epoch_num' in v['metadata'] if 'epoch_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    "first_epoch_num" in v["metadata"]
-                                    if "epoch_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                            Check(
-                                "v['metadata']['epoch_count'] > 0 if 'epoch_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    v["metadata"]["epoch_count"] > 0
-                                    if "epoch_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                            Check(
-                                "v['metadata']['samples_count'] >= 0 if 'samples_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    v["metadata"]["samples_count"] >= 0
-                                    if "samples_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "block_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("epoch_stop",),
-                        checks=(
-                            Check(
-                                "('first_epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("first_epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "epoch_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_start",),
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "epoch_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_stop",),
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_start",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_stop",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                    KeyRule(
-                        "train_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                ),
-                begin=_common_begin,
+            _PREVIOUS["common"].derive(
+                drop=("submission_status",),
             ),
             _PREVIOUS["open_bert"],  # unchanged since 4.0.0
             _PREVIOUS["open_common"],  # unchanged since 4.0.0
@@ -413,4 +97,5 @@ RULESET = Ruleset(
         "gnn",
         "llama2_70b_lora",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
 )

@@ -26,45 +26,6 @@ def _closed_llama31_405b_global_batch_size_post(s, v, ll) -> None:
     s["global_batch_size"] = v["value"]
 
 
-def _common_begin(s) -> None:
-    s.update(
-        {
-            "init_started": False,
-            "init_stopped": False,
-            "run_started": False,
-            "run_stopped": False,
-            "in_epoch": False,
-            "last_epoch": 0,
-            "in_block": False,
-            "block_first_epoch": -1,
-            "first_init_start": 9e99,
-            "compile_time_mins": 0,
-        }
-    )
-
-
-def _common_submission_division_post(s, v, ll) -> None:
-    s.enqueue("{}_common".format(v["value"]))
-    s["compile_time_mins"] = 240 if v["value"] == "open" else 30
-
-
-def _common_init_start_post(s, v, ll) -> None:
-    s["init_started"] = True
-    s["first_init_start"] = min(s["first_init_start"], ll.timestamp)
-
-
-def _common_init_stop_post(s, v, ll) -> None:
-    s["init_stopped"] = True
-
-
-def _common_run_start_post(s, v, ll) -> None:
-    s["run_started"] = True
-
-
-def _common_run_stop_post(s, v, ll) -> None:
-    s["run_stopped"] = True
-
-
 def _open_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("open_{}".format(v["value"]))
 
@@ -81,9 +42,8 @@ RULESET = Ruleset(
         c.name: c
         for c in (
             _PREVIOUS["closed_bert"],  # unchanged since 4.1.0
-            Config(
-                "closed_common",
-                (
+            _PREVIOUS["closed_common"].derive(
+                replace=(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
@@ -108,14 +68,7 @@ RULESET = Ruleset(
                         post=_closed_common_submission_benchmark_post,
                         source="§3 Benchmarks",
                     ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_dlrm_dcnv2"],  # unchanged since 4.1.0
             _PREVIOUS["closed_llama2_70b_lora"],  # unchanged since 4.1.0
@@ -243,220 +196,18 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "closed_retinanet",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adam'", lambda s, v, ll: v["value"] == "adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.0", lambda s, v, ll: v["value"] == 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_epochs",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_factor",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.340 and v['value'] < 1.0",
-                            lambda s, v, ll: v["value"] >= 0.340 and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
+            _PREVIOUS["closed_ssd"].derive(
+                name="closed_retinanet",
             ),
-            Config(
-                "closed_rgat",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adam'", lambda s, v, ll: v["value"] == "adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] >= 0.72 and v['value'] < 1.0",
-                            lambda s, v, ll: v["value"] >= 0.72 and v["value"] < 1.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                ),
-                begin=None,
+            _PREVIOUS["closed_gnn"].derive(
+                name="closed_rgat",
             ),
-            Config(
-                "common",
-                (
-                    KeyRule(
-                        "submission_division",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] in ['closed', 'open']",
-                                lambda s, v, ll: v["value"] in ["closed", "open"],
-                            ),
-                        ),
-                        post=_common_submission_division_post,
-                        source="§4 Divisions",
-                    ),
-                    KeyRule(
-                        "cache_clear",
-                        Req.AT_LEAST_ONE,
-                        checks=(Check("'value' in v", lambda s, v, ll: "value" in v),),
-                        source="§6 Data Set: flush the cache or restart the system prior to benchmarking",
-                    ),
-                    KeyRule(
-                        "init_start",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check("not s['init_stopped']", lambda s, v, ll: not s["init_stopped"]),
-                            Check("not s['run_started']", lambda s, v, ll: not s["run_started"]),
-                        ),
-                        post=_common_init_start_post,
-                        source="§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)",
-                    ),
-                    KeyRule(
-                        "init_stop",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check("s['init_started']", lambda s, v, ll: s["init_started"]),
-                            Check("not s['run_started']", lambda s, v, ll: not s["run_started"]),
-                            Check(
-                                "ll.timestamp - s['first_init_start'] < (s['compile_time_mins']*60*1e3)",
-                                lambda s, v, ll: (
-                                    ll.timestamp - s["first_init_start"] < (s["compile_time_mins"] * 60 * 1e3)
-                                ),
-                            ),
-                        ),
-                        post=_common_init_stop_post,
-                        source="§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)",
-                    ),
-                    KeyRule(
-                        "run_start",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "( s['init_stopped'] == True )", lambda s, v, ll: s["init_stopped"] == True
-                            ),
-                        ),
-                        post=_common_run_start_post,
-                        source="§11 Run Results: the clock starts before the dataset is touched and stops at the target",
-                    ),
-                    KeyRule(
-                        "run_stop",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check("s['run_started']", lambda s, v, ll: s["run_started"]),
-                            Check("'status' in v['metadata']", lambda s, v, ll: "status" in v["metadata"]),
-                        ),
-                        post=_common_run_stop_post,
-                        source="§11 Run Results: the clock starts before the dataset is touched and stops at the target",
-                    ),
-                    KeyRule(
-                        "block_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("epoch_start",),
-                        checks=(
-                            Check("s['run_started']", lambda s, v, ll: s["run_started"]),
-                            Check(
-                                "('epoch_count' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_count" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                            Check(
-                                "'first_epoch_num' in v['metadata'] if 'epoch_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    "first_epoch_num" in v["metadata"]
-                                    if "epoch_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                            Check(
-                                "v['metadata']['epoch_count'] > 0 if 'epoch_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    v["metadata"]["epoch_count"] > 0
-                                    if "epoch_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                            Check(
-                                "v['metadata']['samples_count'] >= 0 if 'samples_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    v["metadata"]["samples_count"] >= 0
-                                    if "samples_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "block_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("epoch_stop",),
-                        checks=(
-                            Check(
-                                "('first_epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("first_epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
+            _PREVIOUS["common"].derive(
+                drop=(
+                    "submission_org",
+                    "submission_platform",
+                ),
+                replace=(
                     KeyRule(
                         "epoch_start",
                         Req.AT_LEAST_ONE_OR,
@@ -485,66 +236,11 @@ RULESET = Ruleset(
                         ),
                         source="§9 Training Loop: evaluation frequency and thoroughness",
                     ),
-                    KeyRule(
-                        "eval_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_start",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_stop",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                    KeyRule(
-                        "train_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
                 ),
-                begin=_common_begin,
             ),
             _PREVIOUS["open_bert"],  # unchanged since 4.1.0
-            Config(
-                "open_common",
-                (
+            _PREVIOUS["open_common"].derive(
+                replace=(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
@@ -570,7 +266,6 @@ RULESET = Ruleset(
                         source="§3 Benchmarks",
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["open_dlrm_dcnv2"],  # unchanged since 4.1.0
             _PREVIOUS["open_llama2_70b_lora"],  # unchanged since 4.1.0
@@ -725,4 +420,5 @@ RULESET = Ruleset(
         "llama2_70b_lora",
         "llama31_405b",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
 )

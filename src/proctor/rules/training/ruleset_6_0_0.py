@@ -15,7 +15,40 @@ from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, i
 # Tables this ruleset keeps word for word from 5.1.0: the same objects.
 _PREVIOUS = _previous.RULESET.configs
 
-__all__ = ["RULESET", "is_integer", "math"]
+__all__ = ["PRECISIONS", "RULESET", "is_integer", "math"]
+
+
+# rules §5 Basics: the approved numerical formats of the lowest_numerical_precision_* keys
+PRECISIONS = (
+    "fp64",
+    "fp32",
+    "tf32",
+    "fp16",
+    "fp8",
+    "nvfp4",
+    "mxfp4",
+    "bfloat16",
+    "Graphcore FLOAT 16.16",
+    "int8",
+    "uint8",
+    "int4",
+    "uint4",
+)
+_DISCLOSURE = "§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)"
+_in_precisions = Check(f"v['value'] in {list(PRECISIONS)!r}", lambda s, v, ll: v["value"] in PRECISIONS)
+_PRECISION_KEYS = (
+    "lowest_numerical_precision_in_linear",
+    "lowest_numerical_precision_in_attn",
+    "lowest_numerical_precision_in_comm",
+)
+_PARALLELISM_KEYS = (
+    "tensor_parallelism",
+    "pipeline_parallelism",
+    "context_parallelism",
+    "expert_parallelism",
+    "micro_batch_size",
+)
+_integer = Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"]))
 
 
 def _closed_common_submission_benchmark_post(s, v, ll) -> None:
@@ -30,53 +63,6 @@ def _closed_deepseekv3_671b_opt_learning_rate_warmup_steps_post(s, v, ll) -> Non
     s["opt_learning_rate_warmup_steps"] = v["value"]
 
 
-def _closed_gpt_oss_20b_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
-def _closed_gpt_oss_20b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
-    s["opt_learning_rate_warmup_steps"] = v["value"]
-
-
-def _common_begin(s) -> None:
-    s.update(
-        {
-            "init_started": False,
-            "init_stopped": False,
-            "run_started": False,
-            "run_stopped": False,
-            "in_epoch": False,
-            "last_epoch": 0,
-            "in_block": False,
-            "block_first_epoch": -1,
-            "first_init_start": 9e99,
-            "compile_time_mins": 0,
-        }
-    )
-
-
-def _common_submission_division_post(s, v, ll) -> None:
-    s.enqueue("{}_common".format(v["value"]))
-    s["compile_time_mins"] = 240 if v["value"] == "open" else 30
-
-
-def _common_init_start_post(s, v, ll) -> None:
-    s["init_started"] = True
-    s["first_init_start"] = min(s["first_init_start"], ll.timestamp)
-
-
-def _common_init_stop_post(s, v, ll) -> None:
-    s["init_stopped"] = True
-
-
-def _common_run_start_post(s, v, ll) -> None:
-    s["run_started"] = True
-
-
-def _common_run_stop_post(s, v, ll) -> None:
-    s["run_stopped"] = True
-
-
 def _open_common_submission_benchmark_post(s, v, ll) -> None:
     s.enqueue("open_{}".format(v["value"]))
 
@@ -85,18 +71,13 @@ def _open_deepseekv3_671b_global_batch_size_post(s, v, ll) -> None:
     s["global_batch_size"] = v["value"]
 
 
-def _open_llama31_405b_global_batch_size_post(s, v, ll) -> None:
-    s["global_batch_size"] = v["value"]
-
-
 RULESET = Ruleset(
     "6.0.0",
     {
         c.name: c
         for c in (
-            Config(
-                "closed_common",
-                (
+            _PREVIOUS["closed_common"].derive(
+                replace=(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
@@ -121,14 +102,7 @@ RULESET = Ruleset(
                         post=_closed_common_submission_benchmark_post,
                         source="§3 Benchmarks",
                     ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
                 ),
-                begin=None,
             ),
             Config(
                 "closed_deepseekv3_671b",
@@ -267,109 +241,9 @@ RULESET = Ruleset(
             ),
             _PREVIOUS["closed_dlrm_dcnv2"],  # unchanged since 5.1.0
             _PREVIOUS["closed_flux1"],  # unchanged since 5.1.0
-            Config(
-                "closed_gpt_oss_20b",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_closed_gpt_oss_20b_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_end_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        post=_closed_gpt_oss_20b_opt_learning_rate_warmup_steps_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 1_200_000 - s['opt_learning_rate_warmup_steps']",
-                                lambda s, v, ll: (
-                                    v["value"] == 1_200_000 - s["opt_learning_rate_warmup_steps"]
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 'cosine with linear warmup'",
-                                lambda s, v, ll: v["value"] == "cosine with linear warmup",
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-05", lambda s, v, ll: v["value"] == 1e-05),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1024", lambda s, v, ll: v["value"] == 1024),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
+            _PREVIOUS["closed_llama31_8b"].derive(
+                name="closed_gpt_oss_20b",
+                replace=(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
@@ -385,357 +259,27 @@ RULESET = Ruleset(
                         ),
                         source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
                     ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1200000", lambda s, v, ll: v["value"] == 1200000),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
-                    ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_llama2_70b_lora"],  # unchanged since 5.1.0
             _PREVIOUS["closed_llama31_405b"],  # unchanged since 5.1.0
             _PREVIOUS["closed_llama31_8b"],  # unchanged since 5.1.0
-            Config(
-                "common",
-                (
-                    KeyRule(
-                        "submission_org",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§12 Benchmark Results (submission identification; enforced by the official checker)",
+            _PREVIOUS["common"].derive(
+                # rules §5 Basics: the v6.1 disclosure keys, optional in the 6.0.0 tables
+                add=(
+                    *(
+                        KeyRule(k, Req.OPTIONAL, checks=(_in_precisions,), source=_DISCLOSURE)
+                        for k in _PRECISION_KEYS
                     ),
-                    KeyRule(
-                        "submission_platform",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§12 Benchmark Results (submission identification; enforced by the official checker)",
+                    *(
+                        KeyRule(k, Req.OPTIONAL, checks=(_integer,), source=_DISCLOSURE)
+                        for k in _PARALLELISM_KEYS
                     ),
-                    KeyRule(
-                        "submission_division",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] in ['closed', 'open']",
-                                lambda s, v, ll: v["value"] in ["closed", "open"],
-                            ),
-                        ),
-                        post=_common_submission_division_post,
-                        source="§4 Divisions",
-                    ),
-                    KeyRule(
-                        "cache_clear",
-                        Req.AT_LEAST_ONE,
-                        checks=(Check("'value' in v", lambda s, v, ll: "value" in v),),
-                        source="§6 Data Set: flush the cache or restart the system prior to benchmarking",
-                    ),
-                    KeyRule(
-                        "init_start",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check("not s['init_stopped']", lambda s, v, ll: not s["init_stopped"]),
-                            Check("not s['run_started']", lambda s, v, ll: not s["run_started"]),
-                        ),
-                        post=_common_init_start_post,
-                        source="§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)",
-                    ),
-                    KeyRule(
-                        "init_stop",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check("s['init_started']", lambda s, v, ll: s["init_started"]),
-                            Check("not s['run_started']", lambda s, v, ll: not s["run_started"]),
-                            Check(
-                                "ll.timestamp - s['first_init_start'] < (s['compile_time_mins']*60*1e3)",
-                                lambda s, v, ll: (
-                                    ll.timestamp - s["first_init_start"] < (s["compile_time_mins"] * 60 * 1e3)
-                                ),
-                            ),
-                        ),
-                        post=_common_init_stop_post,
-                        source="§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)",
-                    ),
-                    KeyRule(
-                        "run_start",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "( s['init_stopped'] == True )", lambda s, v, ll: s["init_stopped"] == True
-                            ),
-                        ),
-                        post=_common_run_start_post,
-                        source="§11 Run Results: the clock starts before the dataset is touched and stops at the target",
-                    ),
-                    KeyRule(
-                        "run_stop",
-                        Req.EXACTLY_ONE,
-                        checks=(
-                            Check("s['run_started']", lambda s, v, ll: s["run_started"]),
-                            Check("'status' in v['metadata']", lambda s, v, ll: "status" in v["metadata"]),
-                        ),
-                        post=_common_run_stop_post,
-                        source="§11 Run Results: the clock starts before the dataset is touched and stops at the target",
-                    ),
-                    KeyRule(
-                        "block_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("epoch_start",),
-                        checks=(
-                            Check("s['run_started']", lambda s, v, ll: s["run_started"]),
-                            Check(
-                                "('epoch_count' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_count" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                            Check(
-                                "'first_epoch_num' in v['metadata'] if 'epoch_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    "first_epoch_num" in v["metadata"]
-                                    if "epoch_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                            Check(
-                                "v['metadata']['epoch_count'] > 0 if 'epoch_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    v["metadata"]["epoch_count"] > 0
-                                    if "epoch_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                            Check(
-                                "v['metadata']['samples_count'] >= 0 if 'samples_count' in v['metadata'] else True",
-                                lambda s, v, ll: (
-                                    v["metadata"]["samples_count"] >= 0
-                                    if "samples_count" in v["metadata"]
-                                    else True
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "block_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("epoch_stop",),
-                        checks=(
-                            Check(
-                                "('first_epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("first_epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "epoch_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_start",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "epoch_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_stop",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_start",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_start",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_stop",
-                        Req.AT_LEAST_ONE_OR,
-                        alternatives=("block_stop",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_accuracy",
-                        Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
-                    ),
-                    KeyRule(
-                        "train_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_linear",
-                        Req.OPTIONAL,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_attn",
-                        Req.OPTIONAL,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "lowest_numerical_precision_in_comm",
-                        Req.OPTIONAL,
-                        checks=(
-                            Check(
-                                "v['value'] in ['fp64', 'fp32', 'tf32', 'fp16', 'fp8', 'nvfp4', 'mxfp4', 'bfloat16', 'Graphcore FLOAT 16.16', 'int8', 'uint8', 'int4', 'uint4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in [
-                                        "fp64",
-                                        "fp32",
-                                        "tf32",
-                                        "fp16",
-                                        "fp8",
-                                        "nvfp4",
-                                        "mxfp4",
-                                        "bfloat16",
-                                        "Graphcore FLOAT 16.16",
-                                        "int8",
-                                        "uint8",
-                                        "int4",
-                                        "uint4",
-                                    ]
-                                ),
-                            ),
-                        ),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "tensor_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "pipeline_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "context_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "expert_parallelism",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "micro_batch_size",
-                        Req.OPTIONAL,
-                        checks=(Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"])),),
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
-                    KeyRule(
-                        "config_filename",
-                        Req.OPTIONAL,
-                        source="§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)",
-                    ),
+                    KeyRule("config_filename", Req.OPTIONAL, source=_DISCLOSURE),
                 ),
-                begin=_common_begin,
             ),
-            Config(
-                "open_common",
-                (
+            _PREVIOUS["open_common"].derive(
+                replace=(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
@@ -761,7 +305,6 @@ RULESET = Ruleset(
                         source="§3 Benchmarks",
                     ),
                 ),
-                begin=None,
             ),
             Config(
                 "open_deepseekv3_671b",
@@ -970,9 +513,8 @@ RULESET = Ruleset(
                 ),
                 begin=None,
             ),
-            Config(
-                "open_llama2_70b_lora",
-                (
+            _PREVIOUS["open_llama2_70b_lora"].derive(
+                replace=(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
@@ -986,91 +528,9 @@ RULESET = Ruleset(
                         source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
                     ),
                 ),
-                begin=None,
             ),
-            Config(
-                "open_llama31_405b",
-                (
-                    KeyRule(
-                        "global_batch_size",
-                        Req.EXACTLY_ONE,
-                        post=_open_llama31_405b_global_batch_size_post,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_end_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 5760", lambda s, v, ll: v["value"] == 5760),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
-                    ),
+            _PREVIOUS["open_llama31_405b"].derive(
+                replace=(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
@@ -1086,18 +546,10 @@ RULESET = Ruleset(
                         ),
                         source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
                     ),
-                    KeyRule(
-                        "init_checkpoint_step",
-                        Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
-                    ),
                 ),
-                begin=None,
             ),
-            Config(
-                "open_llama31_8b",
-                (
+            _PREVIOUS["open_llama31_8b"].derive(
+                replace=(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
@@ -1111,7 +563,6 @@ RULESET = Ruleset(
                         source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
                     ),
                 ),
-                begin=None,
             ),
         )
     },
@@ -1124,4 +575,6 @@ RULESET = Ruleset(
         "gpt_oss_20b",
         "deepseekv3_671b",
     ),
+    init_limit_mins=_previous.RULESET.init_limit_mins,
+    precisions=PRECISIONS,
 )

@@ -1,10 +1,11 @@
 """How many runs a training result needs, how many olympic scoring drops, how convergence is counted.
 
 Each entry cites where it comes from: "002 §11" is the Training rules' "Run Results"/"Benchmark
-Results" tables (/work/shared/rules/002_*.txt), "002 §24.5" the deprecated benchmarks' results
-table, "002 §13" the RCP section with its "Epoch reporting" table. Numbers the rules text does not
-state (gpt3's run count, unet3d's drop count, the benchmarks that report samples) come from the
-official mlperf-logging 4.1.68 (`benchmark_meta.py`, `rcp_checker.py`) and say so.
+Results" tables (the MLPerf Training rules text; docs/deviations.md cites it the same way),
+"002 §24.5" the deprecated benchmarks' results table, "002 §13" the RCP section with its "Epoch
+reporting" table. Numbers the rules text does not state (gpt3's run count, unet3d's drop count,
+the benchmarks that report samples) come from the official mlperf-logging 4.1.68
+(`benchmark_meta.py`, `rcp_checker.py`) and say so.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ line's `{"value": ..., "metadata": {...}}` and `ll` the `Line` (timestamp, key, 
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -88,6 +89,47 @@ class Config:
     def by_key(self) -> dict[str, KeyRule]:
         return {k.name: k for k in self.keys}
 
+    def derive(
+        self,
+        *,
+        replace: Iterable[KeyRule] = (),
+        drop: Iterable[str] = (),
+        add: Iterable[KeyRule] = (),
+        before: str | None = None,
+        name: str | None = None,
+    ) -> Config:
+        """This table as a later ruleset (or a sibling benchmark) changes it, rule by rule.
+
+        `drop` removes the rules of those keys; `replace` puts each rule in the place of the rule
+        of its key; `add` appends new rules, or inserts them before the rule of key `before`.
+        Everything else (the other rules, `begin`, `end`, `source`) is kept, so a ruleset module
+        reads as the difference the rules text made. A key that is not there to drop or replace,
+        or added twice, is an error in the table, not a silent no-op.
+        """
+        keys = list(self.keys)
+        names = [k.name for k in keys]
+        for key in drop:
+            if key not in names:
+                raise ValueError(f"{self.name}: cannot drop {key!r}, no such rule")
+            keys = [k for k in keys if k.name != key]
+            names = [k.name for k in keys]
+        for rule in replace:
+            if rule.name not in names:
+                raise ValueError(f"{self.name}: cannot replace {rule.name!r}, no such rule")
+            keys = [rule if k.name == rule.name else k for k in keys]
+        new = tuple(add)
+        for rule in new:
+            if rule.name in names or [r.name for r in new].count(rule.name) > 1:
+                raise ValueError(f"{self.name}: {rule.name!r} is added twice")
+        if before is None:
+            at = len(keys)
+        elif before in names:
+            at = names.index(before)
+        else:
+            raise ValueError(f"{self.name}: cannot add before {before!r}, no such rule")
+        keys[at:at] = new
+        return dataclasses.replace(self, name=name or self.name, keys=tuple(keys))
+
 
 @dataclass(slots=True)
 class Ruleset:
@@ -96,6 +138,9 @@ class Ruleset:
     benchmarks: tuple[str, ...]  # benchmarks of the rules' tables
     root: str = "common"
     extra_benchmarks: set[str] = field(default_factory=set)  # registered at run time
+    # what a run needs before the checker sees its log (the harness reads these, no copy):
+    init_limit_mins: Mapping[str, int] = field(default_factory=dict)  # per division, §11 Run Results
+    precisions: tuple[str, ...] = ()  # approved numerical formats, §5 Basics (from 6.0.0 on)
 
     def allowed_benchmarks(self) -> frozenset[str]:
         return frozenset(self.benchmarks) | frozenset(self.extra_benchmarks)
