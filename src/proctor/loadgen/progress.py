@@ -28,6 +28,9 @@ class ProgressHooks:
     def on_phase_end(self, mode: Any, records: Records) -> None:
         """Its issuing and waiting ended (normally or not)."""
 
+    def on_probe(self, probe: Any) -> None:
+        """FindPeakPerformance finished one probe (a find_peak.Probe)."""
+
     def on_end(self, outcome: Any) -> None:
         """The run ended and its logs are written."""
 
