@@ -574,7 +574,7 @@ def _drop(n: int) -> None:
     late_completions += n
     if not _warned_late:
         _warned_late = True
-        log.warning("%d completion(s) arrived with no test running (after it ended?); dropped", n)
+        log.info("%d completion(s) arrived with no test running (after it ended?); dropped", n)
 
 
 def _all_ints(ids: Any) -> bool:
