@@ -26,7 +26,8 @@ import itertools
 import sys
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from proctor.errors import ConfigError
 from proctor.loadgen import completion as _completion
@@ -185,7 +186,7 @@ def QuerySamplesComplete(responses: list[QuerySampleResponse], response_cb: Any 
     if tracker is None:
         _completion.query_samples_complete(items)
         return
-    tracker.complete(_Responses(items), _cb_on_original(response_cb))
+    tracker.complete(cast(Sequence[Any], _Responses(items)), _cb_on_original(response_cb))
 
 
 def FirstTokenComplete(responses: list[QuerySampleResponse], response_cb: Any = None) -> None:  # noqa: N802

@@ -19,6 +19,7 @@ the first failure of each kind goes to the detail log, the rest are counted (`Fa
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import operator
@@ -191,8 +192,8 @@ class CompletionTracker:
         self._offsets = array("q", np.asarray(schedule.query_offsets, np.int64).tobytes())
         self._records = records
         self._sample_done = records.sample_done_ns
-        self._sample_done_mv = memoryview(records.sample_done_ns)  # fast scalar writes
-        self._query_done_mv = memoryview(records.query_done_ns)
+        self._sample_done_mv = records.sample_done_ns.data  # a memoryview: fast scalar writes
+        self._query_done_mv = records.query_done_ns.data
         self._first_token = records.sample_first_token_ns
         self._n_tokens = records.sample_n_tokens
         self._query_done = records.query_done_ns
@@ -255,10 +256,8 @@ class CompletionTracker:
         self.error_count += 1
         self._records.errors.append(message)
         if self._error_sink is not None:
-            try:
+            with contextlib.suppress(ValueError):  # the detail log closed under a straggling SUT thread
                 self._error_sink(message)
-            except ValueError:  # the detail log closed under a straggling SUT thread
-                pass
 
     def _bad_id(self, who: str, i: Any) -> None:
         item = i.item if isinstance(i, _NoId) else i
@@ -332,7 +331,7 @@ class CompletionTracker:
         return logged
 
     def complete(
-        self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
         t = self._now()
         try:
@@ -463,7 +462,7 @@ class CompletionTracker:
             )
 
     def first_token(
-        self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
         t = self._now()
         keep: list[tuple[int, bytes]] = []
@@ -595,7 +594,7 @@ def report_failure(exc: BaseException | str, where: str = "") -> bool:
 
 
 def query_samples_complete(
-    responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+    responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
 ) -> None:
     """Report finished samples (any thread). `response_cb` runs right before a logged payload is copied."""
     tracker = _active
@@ -606,7 +605,7 @@ def query_samples_complete(
 
 
 def first_token_complete(
-    responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+    responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
 ) -> None:
     """Report the first output token of samples (token-latency runs, any thread).
 

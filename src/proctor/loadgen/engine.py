@@ -15,6 +15,7 @@ counted by kind: the first of each kind and one count line per kind reach the de
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -173,10 +174,8 @@ class Run:
 
     def _fault_error(self, message: str) -> None:
         if self.logs is not None:
-            try:
+            with contextlib.suppress(ValueError):  # reported by a SUT thread after the logs closed
                 self.logs.detail.error(message)
-            except ValueError:  # reported by a SUT thread after the logs closed
-                pass
 
     # --- the run --------------------------------------------------------------------------------
 

@@ -183,7 +183,7 @@ class Issuer:
     def _closed_loop(self) -> IssueOutcome:
         rec, tracker, issue = self.records, self.tracker, self._issue
         offs = self.schedule.query_offsets.tolist()
-        qsched, qissued = memoryview(rec.query_scheduled_ns), memoryview(rec.query_issued_ns)
+        qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
         now = self.clock.now_ns
         gate_acquire = tracker.gate.acquire
         nq = self.schedule.n_queries
@@ -235,7 +235,7 @@ class Issuer:
         rel = sched.tolist()
         qsched, qissued = rec.query_scheduled_ns, rec.query_issued_ns
         # memoryviews take a Python int faster than numpy scalar assignment does
-        qsched_mv, qissued_mv = memoryview(qsched), memoryview(qissued)
+        qsched_mv, qissued_mv = qsched.data, qissued.data
         now, sleep_until = self.clock.now_ns, self.clock.sleep_until
         coalesce = self.eff.server_coalesce_queries and self.eff.scenario == Scenario.SERVER
         nq = len(rel)

@@ -23,6 +23,7 @@ counts and raises the first error again (unless `raise_error=False`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -253,10 +254,8 @@ class DynamicBatcher:
             log.error("%s: %s failed (later failures are counted, not printed)", self.name, what, exc_info=exc)
         elif n == 1:
             log.error("%s: %s failed: %s", self.name, what, kind)
-        try:
+        with contextlib.suppress(Exception):  # reporting must never stop a worker
             report_failure(exc, f"{self.name}: {what}")
-        except Exception:  # noqa: BLE001 - reporting must never stop a worker
-            pass
 
 
 __all__ = ["Complete", "DynamicBatcher", "Process", "complete_arrays", "official_complete", "via_responses"]
