@@ -24,9 +24,9 @@ import dataclasses
 import errno
 import itertools
 import sys
+from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, cast
 
 from proctor.errors import ConfigError
