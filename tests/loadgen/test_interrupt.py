@@ -23,7 +23,7 @@ from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK
 from proctor.loadgen.progress import LiveProgress
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.loadgen.types import QuerySampleResponse, Scenario, TestMode
 from proctor.suts import synthetic
 from proctor.suts.batching import DynamicBatcher
 from proctor.suts.synthetic import InMemoryQSL, SyntheticParams, SyntheticSUT
@@ -213,3 +213,32 @@ def test_fault_counter_keeps_one_line_per_kind():
     ]
     assert completion.failure_kind("x" * 500).endswith("...")
     assert np.isscalar(faults.total)
+
+
+def test_ctrl_c_during_find_peak_ends_the_search_with_logs(tmp_path):
+    class InterruptAt:
+        name = "interrupt-at"
+
+        def __init__(self, n):
+            self.n = n
+
+        def issue_query(self, samples):
+            self.n -= 1
+            if self.n < 0:
+                raise KeyboardInterrupt
+            completion.query_samples_complete([QuerySampleResponse(s.id) for s in samples])
+
+        def flush_queries(self):
+            pass
+
+    ts = TestSettings(
+        scenario=Scenario.SERVER, mode=TestMode.FIND_PEAK_PERFORMANCE, min_duration_ms=0,
+        min_query_count=20, server_target_qps=1000.0,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_test(
+            InterruptAt(30), InMemoryQSL(64, 64), ts,
+            LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None, drain_s=0.1,
+        )
+    assert f"{INCOMPLETE_MARK} interrupted" in (tmp_path / "mlperf_log_summary.txt").read_text()
+    assert completion._active is None
