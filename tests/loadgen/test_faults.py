@@ -79,7 +79,7 @@ def test_closed_loop_sut_that_never_completes_times_out(tmp_path):
     assert out.issue_stop_reason == "timeout"
     assert out.records.n_queries_issued == 4
     assert "did not complete 1 of 4 issued samples" in out.incomplete_reason
-    assert "first outstanding ids: [3]" in out.incomplete_reason
+    assert "first outstanding: queries [3], response ids [" in out.incomplete_reason
     summary = out.log_paths["summary"].read_text()
     assert INCOMPLETE_MARK in summary and "did not complete 1 of 4" in summary
 
@@ -95,7 +95,7 @@ def test_server_sut_that_never_completes_names_the_outstanding_queries(tmp_path)
     n = out.records.n_samples_issued
     assert out.incomplete and n == out.schedule.n_queries
     assert f"did not complete {n - 10} of {n} issued samples" in out.incomplete_reason
-    assert "first outstanding ids: [10, 11, 12, 13, 14]" in out.incomplete_reason
+    assert "first outstanding: queries [10, 11, 12, 13, 14]" in out.incomplete_reason
     assert out.result is not None and not out.result.complete
     assert out.result.sample_count == 10
     assert read_detail(out.log_paths["detail"]).require("num_errors") == out.errors == 1

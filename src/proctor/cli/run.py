@@ -313,6 +313,9 @@ def run_cmd(
     timeout_s: Annotated[
         float | None, typer.Option("--timeout-s", min=0, help="Give up on a stuck SUT after this.")
     ] = None,
+    drain_s: Annotated[
+        float, typer.Option("--drain-s", min=0, help="After Ctrl-C, wait this long for the SUT to drain.")
+    ] = 1.0,
     full: Annotated[
         bool, typer.Option("--full", help=f"Keep the conf's min duration (else {DEFAULT_DURATION_MS} ms).")
     ] = False,
@@ -366,6 +369,7 @@ def run_cmd(
             audit_config=audit_conf,
             progress=progress,
             timeout_s=timeout_s,
+            drain_s=drain_s,
         )
     except KeyboardInterrupt:
         err.print(

@@ -3,7 +3,7 @@
     import proctor.compat.mlperf_loadgen as lg
 
 Names, argument orders, defaults and enum values follow the official binding
-(bindings/python_api.cc; /work/shared/spec/official-loadgen.md §1). Handles are integers, as there.
+(bindings/python_api.cc; docs/deviations.md lists where proctor differs). Handles are integers, as there.
 `QuerySampleResponse(id, data, size, n_tokens)` keeps the official meaning of `data`: the ADDRESS of
 `size` bytes (e.g. `arr.ctypes.data`, `array.buffer_info()[0]`), read only if the sample's output is
 logged, during the QuerySamplesComplete call, right after `response_cb` ran; the caller may reuse
@@ -11,7 +11,10 @@ the buffer once the call returns.
 
 Differences, listed in docs/deviations.md: `StartTest` runs on the calling thread; conf-file errors
 that the official silently ignores make `FromConfig` return -EINVAL (with the reason on stderr);
-`last_outcome()` is an addition that hands back proctor's RunOutcome of the latest test.
+`last_outcome()` is an addition that hands back proctor's RunOutcome of the latest test;
+`set_accuracy_log_caps()` sets the accuracy-log payload caps (the official has none). A response
+that is not one, an id that is not an integer, a second completion, an unknown id or one left over
+from an earlier test is an error in the detail log; the call returns and the test goes on.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import dataclasses
 import errno
 import itertools
 import sys
+from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from proctor.errors import ConfigError
 from proctor.loadgen import completion as _completion
@@ -54,6 +58,7 @@ __all__ = [
     "VectorQuerySample",
     "VectorQuerySampleResponse",
     "last_outcome",
+    "set_accuracy_log_caps",
 ]
 
 
@@ -125,6 +130,12 @@ class _Payload:
         return self.original.n_tokens
 
     @property
+    def nbytes(self) -> int:
+        """The payload size, checked against the accuracy-log caps before anything is read."""
+        r = self.original
+        return int(r.size) if r.size > 0 and r.data else 0
+
+    @property
     def data(self) -> bytes:
         r = self.original
         return ctypes.string_at(r.data, r.size) if r.size > 0 and r.data else b""
@@ -146,21 +157,46 @@ class _Responses:
         return iter(self._items)
 
     def __getitem__(self, k: int) -> _Payload:
-        return _Payload(self._items[k])
+        return _Payload(self._items[k])  # only items with an `id` get here (the tracker checked)
+
+
+def _as_list(responses: Any, who: str) -> list[Any] | None:
+    """The harness's responses as a list, or None after logging why they are not one."""
+    if isinstance(responses, list):
+        return responses
+    try:
+        if isinstance(responses, str | bytes):
+            raise TypeError
+        return list(responses)
+    except TypeError:
+        message = f"{who}: expected a list of QuerySampleResponse, got a {type(responses).__name__}"
+        tracker = _completion._active
+        if tracker is None:
+            raise ValueError(message) from None
+        tracker._error(message)
+        return None
 
 
 def QuerySamplesComplete(responses: list[QuerySampleResponse], response_cb: Any = None) -> None:  # noqa: N802
     """Report finished samples, from any thread; `response_cb(response)` runs before a logged copy."""
+    items = _as_list(responses, "QuerySamplesComplete")
+    if items is None:
+        return
     tracker = _completion._active
     if tracker is None:
-        _completion.query_samples_complete(responses)
+        _completion.query_samples_complete(items)
         return
-    tracker.complete(_Responses(responses), _cb_on_original(response_cb))
+    tracker.complete(cast(Sequence[Any], _Responses(items)), _cb_on_original(response_cb))
 
 
 def FirstTokenComplete(responses: list[QuerySampleResponse], response_cb: Any = None) -> None:  # noqa: N802
     """Report the first token of samples (token-latency runs), from any thread."""
-    _completion.first_token_complete([_Payload(r) for r in responses], _cb_on_original(response_cb))
+    items = _as_list(responses, "FirstTokenComplete")
+    if items is None:
+        return
+    _completion.first_token_complete(
+        [_Payload(r) if isinstance(r, QuerySampleResponse) else r for r in items], _cb_on_original(response_cb)
+    )
 
 
 def _cb_on_original(response_cb: Any) -> Any:
@@ -343,6 +379,7 @@ class _PyQSL:
 _handles: dict[int, Any] = {}
 _next_handle = itertools.count(0x1000, 0x10)
 _last_outcome: Any = None
+_caps: tuple[int, int] = (1 << 30, 16 << 30)  # the engine's defaults (MAX_RESPONSE_BYTES, MAX_ACCURACY_LOG_BYTES)
 
 
 def _new(obj: Any) -> int:
@@ -406,7 +443,20 @@ def StartTestWithLogSettings(
         test_settings.to_proctor(),
         log_settings.to_proctor(),
         audit_config=audit_config_filename or None,
+        max_response_bytes=_caps[0],
+        max_accuracy_log_bytes=_caps[1],
     )
+
+
+def set_accuracy_log_caps(max_response_bytes: int, max_accuracy_log_bytes: int) -> None:
+    """Caps on the payload bytes later StartTests write to the accuracy log (not in the official
+    API; docs/deviations.md): a larger response is left out with an error in the detail log."""
+    global _caps
+    if not (isinstance(max_response_bytes, int) and isinstance(max_accuracy_log_bytes, int)):
+        raise ConfigError("caps must be integers", key="accuracy_log_caps")
+    if max_response_bytes < 0 or max_accuracy_log_bytes < 0:
+        raise ConfigError("caps must be >= 0", key="accuracy_log_caps")
+    _caps = (max_response_bytes, max_accuracy_log_bytes)
 
 
 def last_outcome() -> Any:

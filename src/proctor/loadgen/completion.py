@@ -10,10 +10,19 @@ run goes on.
 the official API is: a SUT calls them without a handle to the run. They route to the one run in
 progress through `_active`, the only module-level state; `run_test` sets and clears it, and two
 runs at once in one process are refused.
+
+Each phase hands the SUT ids offset by a per-phase base (a generation token, `id_base`), so a
+completion left over from an earlier phase or test is reported as an unknown id and never lands on
+a sample of this one. `report_failure` lets a SUT's worker threads report an exception to the run:
+the first failure of each kind goes to the detail log, the rest are counted (`FaultCounter`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import logging
+import operator
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -26,6 +35,105 @@ from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.types import QuerySampleResponse
 
 SMALL_BATCH = 16  # complete_arrays batches up to this size take the scalar path
+ID_GENERATION_BITS = 32  # ids of phase g are g << 32 + sequence number: no phase has 2**32 samples
+KIND_HEAD = 80  # a failure's kind: its type and the first this-many characters of its message
+
+log = logging.getLogger(__name__)
+_generations = itertools.count(1)
+
+
+def next_id_base() -> int:
+    """A fresh id base for one phase (the generation token of its response ids)."""
+    return next(_generations) << ID_GENERATION_BITS
+
+
+def failure_kind(exc: BaseException | str) -> str:
+    """`Type: first line of the message`, cut to KIND_HEAD characters: what failures are counted by."""
+    if isinstance(exc, str):
+        text = exc
+    else:
+        message = str(exc).strip().splitlines()
+        text = type(exc).__name__ + (f": {message[0]}" if message else "")
+    return text if len(text) <= KIND_HEAD else text[: KIND_HEAD - 3] + "..."
+
+
+class FaultCounter:
+    """SUT failures by kind: the first of each kind is reported at once, the others counted, so a
+    model failing thousands of batches gives a few lines, not thousands."""
+
+    def __init__(self, error_sink: Callable[[str], None] | None = None) -> None:
+        self._sink = error_sink
+        self._lock = threading.Lock()
+        self.kinds: dict[str, int] = {}
+
+    def report(self, exc: BaseException | str, where: str = "") -> bool:
+        """Count one failure; True (and one detail-log error) when it is the first of its kind."""
+        kind = failure_kind(exc)
+        with self._lock:
+            n = self.kinds.get(kind, 0) + 1
+            self.kinds[kind] = n
+        if n == 1 and self._sink is not None:
+            self._sink(f"SUT failure{f' ({where})' if where else ''}: {kind} (later ones of this kind are counted)")
+        return n == 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.kinds.values())
+
+    def summary_lines(self) -> list[str]:
+        """One line per kind that repeated: what the run reports at its end."""
+        return [f"SUT failure repeated {n - 1} more time(s): {kind}" for kind, n in self.kinds.items() if n > 1]
+
+
+class AccuracyBudget:
+    """Caps on the payload bytes the accuracy log takes: per response and over the whole run.
+
+    The official LoadGen logs any payload (docs/deviations.md); a SUT returning a runaway buffer
+    would otherwise fill the disk. A refused payload is reported once per kind of refusal.
+    """
+
+    def __init__(self, per_response: int, total: int) -> None:
+        self.per_response, self.total = per_response, total
+        self.used = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def admit(self, nbytes: int) -> str | None:
+        """None if `nbytes` may be logged (and counts them), else why not."""
+        if nbytes > self.per_response:
+            why = f"{nbytes} bytes is over the cap of {self.per_response} bytes per response"
+        else:
+            with self._lock:
+                if self.used + nbytes <= self.total:
+                    self.used += nbytes
+                    return None
+            why = f"the accuracy log reached its cap of {self.total} payload bytes in total"
+        with self._lock:
+            self.refused += 1
+        return why
+
+
+def payload_size(r: Any) -> int:
+    """The byte size of a response's payload without copying it (`nbytes` if the response says)."""
+    n = getattr(r, "nbytes", None)
+    if n is not None:
+        return int(n)
+    data = r.data
+    if data is None:
+        return 0
+    if isinstance(data, np.ndarray | memoryview):
+        return int(data.nbytes)
+    return len(data)
+
+
+def as_id(i: Any) -> int | None:
+    """A response id as an int, or None if it is not an integer (bools and floats are not)."""
+    if isinstance(i, bool | float):
+        return None
+    try:
+        return operator.index(i)
+    except TypeError:
+        return None
 
 # (seq_id, qsl_idx, data, n_tokens, token_data) for each sample whose output is logged.
 AccuracySink = Callable[[int, int, bytes, int, bytes | None], None]
@@ -43,6 +151,15 @@ def as_bytes(data: Any) -> bytes:
     return bytes(memoryview(data).cast("B")) if isinstance(data, memoryview) else bytes(data)
 
 
+class _NoId:
+    """Stands for the id of an item that is not a response at all."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+
+
 class CompletionTracker:
     """The state one run's completions write into; thread-safe, every method callable from any thread."""
 
@@ -57,6 +174,9 @@ class CompletionTracker:
         needs_first_token: bool,
         accuracy_sink: AccuracySink | None = None,
         error_sink: ErrorSink | None = None,
+        id_base: int = 0,
+        faults: FaultCounter | None = None,
+        budget: AccuracyBudget | None = None,
     ) -> None:
         ns = schedule.n_samples
         counts = np.diff(schedule.query_offsets)
@@ -72,8 +192,8 @@ class CompletionTracker:
         self._offsets = array("q", np.asarray(schedule.query_offsets, np.int64).tobytes())
         self._records = records
         self._sample_done = records.sample_done_ns
-        self._sample_done_mv = memoryview(records.sample_done_ns)  # fast scalar writes
-        self._query_done_mv = memoryview(records.query_done_ns)
+        self._sample_done_mv = records.sample_done_ns.data  # a memoryview: fast scalar writes
+        self._query_done_mv = records.query_done_ns.data
         self._first_token = records.sample_first_token_ns
         self._n_tokens = records.sample_n_tokens
         self._query_done = records.query_done_ns
@@ -98,6 +218,10 @@ class CompletionTracker:
         self._lock = threading.Lock()
         self._accuracy_sink = accuracy_sink
         self._error_sink = error_sink
+        self.id_base = id_base  # the SUT sees sample s as response id id_base + s
+        self.faults = faults if faults is not None else FaultCounter(self._error)
+        self._budget = budget
+        self._budget_reported: set[str] = set()
         self.issued_end = 0  # samples [0, issued_end) have been handed to the SUT
         self.completed_samples = 0
         self.completed_queries = 0
@@ -132,7 +256,21 @@ class CompletionTracker:
         self.error_count += 1
         self._records.errors.append(message)
         if self._error_sink is not None:
-            self._error_sink(message)
+            with contextlib.suppress(ValueError):  # the detail log closed under a straggling SUT thread
+                self._error_sink(message)
+
+    def _bad_id(self, who: str, i: Any) -> None:
+        item = i.item if isinstance(i, _NoId) else i
+        text = repr(item)
+        if len(text) > 60:
+            text = text[:57] + "..."
+        if isinstance(i, _NoId):
+            self._error(f"{who}: {text} (a {type(item).__name__}) is not a QuerySampleResponse")
+            return
+        self._error(
+            f"{who}: response id {text} is not an integer (a {type(i).__name__}); pass back the `id` "
+            "of the QuerySample the SUT was given"
+        )
 
     def _query_finished(self, q: int, t: int) -> None:
         if self._multi[q]:
@@ -145,35 +283,47 @@ class CompletionTracker:
             self._awaited = -1
             self.gate.release()
 
-    def _complete_loop(self, t: int, ids: list[int], ntoks: list[int] | None, who: str) -> list[int]:
-        """The scalar path (caller holds the lock); returns the positions whose output is logged."""
+    def _complete_loop(
+        self, t: int, ids: Sequence[Any], ntoks: list[Any] | None, who: str
+    ) -> list[tuple[int, int]]:
+        """The scalar path (caller holds the lock); returns (position, sequence number) of each
+        sample whose output is logged."""
         issued, done, rem, sq = self.issued_end, self._done, self._remaining, self._sample_query
-        sample_done = self._sample_done_mv
-        logged: list[int] = []
+        sample_done, base = self._sample_done_mv, self.id_base
+        logged: list[tuple[int, int]] = []
         n_ok = 0
         for k, i in enumerate(ids):
-            if not 0 <= i < issued:
+            if type(i) is not int:
+                j = as_id(i)
+                if j is None:
+                    self._bad_id(who, i)
+                    continue
+                i = j
+            s = i - base
+            if not 0 <= s < issued:
                 self._error(f"{who}: unknown response id {i}")
                 continue
-            if done[i]:
+            if done[s]:
                 self._error(f"{who}: sample {i} completed twice")
                 continue
             if self._use_tokens:
                 n = 0 if ntoks is None else ntoks[k]
+                if type(n) is not int:
+                    n = as_id(n) or 0
                 if n <= 1:
                     self._error(f"{who}: sample {i} reported n_tokens={n}; token latencies need at least 2")
-                if self._needs_ft and not self._has_ft[i]:
+                if self._needs_ft and not self._has_ft[s]:
                     self._error(f"{who}: sample {i} completed before its first token")
-                self._n_tokens[i] = n
-            done[i] = 1
-            sample_done[i] = t
+                self._n_tokens[s] = n
+            done[s] = 1
+            sample_done[s] = t
             n_ok += 1
-            q = sq[i]
+            q = sq[s]
             rem[q] -= 1
             if rem[q] == 0:
                 self._query_finished(q, t)
-            if self._any_logged and (self._log_all or self._log_mask[i]):
-                logged.append(k)
+            if self._any_logged and (self._log_all or self._log_mask[s]):
+                logged.append((k, s))
         self.completed_samples += n_ok
         if logged:
             self._pending_logs += 1
@@ -181,23 +331,28 @@ class CompletionTracker:
         return logged
 
     def complete(
-        self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
         t = self._now()
-        ids = [r.id for r in responses]
-        ntoks = [r.n_tokens for r in responses] if self._use_tokens else None
+        try:
+            ids: list[Any] = [r.id for r in responses]
+        except AttributeError:  # not all of them are responses: each such item is reported
+            ids = [r.id if hasattr(r, "id") else _NoId(r) for r in responses]
+        ntoks = [getattr(r, "n_tokens", 0) for r in responses] if self._use_tokens else None
         with self._lock:
             logged = self._complete_loop(t, ids, ntoks, "QuerySamplesComplete")
         if logged:
-            self._log_outputs([(ids[k], responses[k]) for k in logged], response_cb)
+            self._log_outputs([(s, responses[k]) for k, s in logged], response_cb)
 
     def complete_arrays(
         self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
         t = self._now()
-        if self._plain and len(ids) == 1:  # one sample, nothing to log or count: the shortest path
-            i = int(ids[0])
+        if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
+            ids = np.asarray(ids) if _all_ints(ids) else np.asarray(list(ids), dtype=object)
+        if self._plain and len(ids) == 1 and ids.dtype.kind in "iu":  # nothing to log or count
+            i = int(ids[0]) - self.id_base
             with self._lock:
                 if 0 <= i < self.issued_end and not self._done[i]:
                     self._done[i] = 1
@@ -211,8 +366,8 @@ class CompletionTracker:
                     self._check_done()
                     return
             # a bad id: the general path below reports it
-        if len(ids) <= SMALL_BATCH:  # a few numpy calls cost more than a short Python loop
-            id_list = ids.tolist() if isinstance(ids, np.ndarray) else [int(i) for i in ids]
+        if len(ids) <= SMALL_BATCH or ids.dtype.kind not in "iu":  # a short Python loop is cheaper
+            id_list = ids.tolist()
             ntoks = None if n_tokens is None else np.asarray(n_tokens, np.int64).tolist()
             with self._lock:
                 logged = self._complete_loop(t, id_list, ntoks, "complete_arrays")
@@ -220,19 +375,18 @@ class CompletionTracker:
                 self._log_outputs(
                     [
                         (
-                            id_list[k],
+                            s,
                             QuerySampleResponse(
-                                id_list[k],
-                                None if data is None else data[k],
-                                0 if ntoks is None else ntoks[k],
+                                s, None if data is None else data[k], 0 if ntoks is None else ntoks[k]
                             ),
                         )
-                        for k in logged
+                        for k, s in logged
                     ],
                     None,
                 )
             return
-        ids = np.asarray(ids, np.int64)
+        base = self.id_base
+        ids = np.asarray(ids, np.int64) - base if base else np.asarray(ids, np.int64)
         with self._lock:
             issued = self.issued_end
             # the common case, checked with three cheap array ops: ascending ids (so no repeats), in
@@ -242,7 +396,7 @@ class CompletionTracker:
                 ascending = False
                 keep = (ids >= 0) & (ids < issued)
                 for i in ids[~keep][:10].tolist():
-                    self._error(f"complete_arrays: unknown response id {i}")
+                    self._error(f"complete_arrays: unknown response id {i + base}")
                 dup = np.zeros(ids.size, bool)
                 dup[keep] = self._done_np[ids[keep]] != 0
                 if ids.size > 1:
@@ -251,7 +405,7 @@ class CompletionTracker:
                     again[first] = False
                     dup |= again & keep
                 for i in ids[dup][:10].tolist():
-                    self._error(f"complete_arrays: sample {i} completed twice")
+                    self._error(f"complete_arrays: sample {i + base} completed twice")
                 keep &= ~dup
                 n_bad = ids.size - int(np.count_nonzero(keep))
                 if n_bad > 20:
@@ -265,10 +419,10 @@ class CompletionTracker:
             if self._use_tokens:
                 nt = np.zeros(ids.size, np.int64) if n_tokens is None else np.asarray(n_tokens, np.int64)
                 for i in ids[nt <= 1][:10].tolist():
-                    self._error(f"complete_arrays: sample {i} reported fewer than 2 tokens")
+                    self._error(f"complete_arrays: sample {i + base} reported fewer than 2 tokens")
                 if self._needs_ft:
                     for i in ids[self._has_ft_np[ids] == 0][:10].tolist():
-                        self._error(f"complete_arrays: sample {i} completed before its first token")
+                        self._error(f"complete_arrays: sample {i + base} completed before its first token")
                 self._n_tokens[ids] = nt
             self._done_np[ids] = 1
             self._sample_done[ids] = t
@@ -308,31 +462,58 @@ class CompletionTracker:
             )
 
     def first_token(
-        self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
         t = self._now()
         keep: list[tuple[int, bytes]] = []
+        who = "FirstTokenComplete"
         with self._lock:
-            issued, done, has_ft = self.issued_end, self._done, self._has_ft
+            issued, done, has_ft, base = self.issued_end, self._done, self._has_ft, self.id_base
             for r in responses:
-                i = r.id
-                if not 0 <= i < issued:
-                    self._error(f"FirstTokenComplete: unknown response id {i}")
+                i = r.id if hasattr(r, "id") else _NoId(r)
+                if type(i) is not int:
+                    j = as_id(i)
+                    if j is None:
+                        self._bad_id(who, i)
+                        continue
+                    i = j
+                s = i - base
+                if not 0 <= s < issued:
+                    self._error(f"{who}: unknown response id {i}")
                     continue
-                if done[i]:
-                    self._error(f"FirstTokenComplete: sample {i} reported its first token after completion")
+                if done[s]:
+                    self._error(f"{who}: sample {i} reported its first token after completion")
                     continue
-                if has_ft[i]:
-                    self._error(f"FirstTokenComplete: sample {i} reported its first token twice")
+                if has_ft[s]:
+                    self._error(f"{who}: sample {i} reported its first token twice")
                     continue
-                has_ft[i] = 1
-                self._first_token[i] = t
-                if self._any_logged and (self._log_all or self._log_mask[i]):
+                has_ft[s] = 1
+                self._first_token[s] = t
+                if self._any_logged and (self._log_all or self._log_mask[s]):
                     if response_cb is not None:
                         response_cb(r)
-                    keep.append((i, as_bytes(r.data)))
+                    payload = self._read_payload(who, i, r)
+                    if payload is not None:
+                        keep.append((s, payload))
             for i, b in keep:
                 self._token_data[i] = b
+
+    def _read_payload(self, who: str, rid: int, r: Any) -> bytes | None:
+        """A copy of a response's payload for the accuracy log, or None (and an error) if it is over
+        the accuracy budget or cannot be read."""
+        try:
+            if self._budget is not None:
+                why = self._budget.admit(payload_size(r))
+                if why is not None:
+                    kind = "total" if "in total" in why else "per response"
+                    if kind not in self._budget_reported:  # once per kind; the engine adds the count
+                        self._budget_reported.add(kind)
+                        self._error(f"{who}: the payload of response id {rid} was not logged: {why}")
+                    return None
+            return as_bytes(r.data)
+        except Exception as exc:  # noqa: BLE001 - a bad payload is the SUT's error, not the run's end
+            self._error(f"{who}: cannot read the payload of response id {rid}: {type(exc).__name__}: {exc}")
+            return None
 
     def _check_done(self) -> None:
         """Caller holds the lock. Done = every issued sample completed and its payload logged, so the
@@ -349,10 +530,10 @@ class CompletionTracker:
             for i, r in logged:
                 if response_cb is not None:
                     response_cb(r)
-                data = as_bytes(r.data)
-                if sink is not None:
-                    with self._lock:
-                        token_data = self._token_data.pop(i, None)
+                data = self._read_payload("QuerySamplesComplete", i + self.id_base, r)
+                with self._lock:
+                    token_data = self._token_data.pop(i, None)
+                if sink is not None and data is not None:
                     sink(i, int(self._sample_index[i]), data, int(r.n_tokens), token_data)
         finally:
             with self._lock:
@@ -367,12 +548,16 @@ _slot_lock = threading.Lock()
 late_completions = 0  # completions that arrived with no run in progress (dropped)
 
 
+_warned_late = False
+
+
 def attach(tracker: CompletionTracker) -> None:
-    global _active
+    global _active, _warned_late
     with _slot_lock:
         if _active is not None:
             raise RunError("another run is already in progress in this process")
         _active = tracker
+        _warned_late = False
 
 
 def detach(tracker: CompletionTracker) -> None:
@@ -383,12 +568,33 @@ def detach(tracker: CompletionTracker) -> None:
 
 
 def _drop(n: int) -> None:
-    global late_completions
+    """Completions with no run in progress: counted, and said once per gap between runs."""
+    global late_completions, _warned_late
     late_completions += n
+    if not _warned_late:
+        _warned_late = True
+        log.info("%d completion(s) arrived with no test running (after it ended?); dropped", n)
+
+
+def _all_ints(ids: Any) -> bool:
+    try:
+        return all(type(i) is int for i in ids)
+    except TypeError:
+        return False
+
+
+def report_failure(exc: BaseException | str, where: str = "") -> bool:
+    """A SUT thread reports a failure to the run in progress: the first of each kind is written to
+    the detail log as an error, later ones are counted. False when no run is in progress."""
+    tracker = _active
+    if tracker is None:
+        return False
+    tracker.faults.report(exc, where)
+    return True
 
 
 def query_samples_complete(
-    responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+    responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
 ) -> None:
     """Report finished samples (any thread). `response_cb` runs right before a logged payload is copied."""
     tracker = _active
@@ -399,7 +605,7 @@ def query_samples_complete(
 
 
 def first_token_complete(
-    responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None
+    responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
 ) -> None:
     """Report the first output token of samples (token-latency runs, any thread).
 
@@ -432,4 +638,5 @@ __all__ = [
     "detach",
     "first_token_complete",
     "query_samples_complete",
+    "report_failure",
 ]

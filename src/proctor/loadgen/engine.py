@@ -5,31 +5,36 @@ normalize -> effective_* -> per mode: loadable sets, load, generate the schedule
 starts), issue, wait for completion, unload -> summarize -> detail results, summary, accuracy and
 trace files.
 
-Faults keep what was measured: a SUT that raises, never completes, or a Ctrl-C ends the run early,
-the logs written so far stay and the summary says the run is incomplete. A raising SUT surfaces as
-`RunError` chained to its exception; Ctrl-C is re-raised after the logs are written.
+Faults keep what was measured: a SUT that raises (any exception, SystemExit included), never
+completes, or a Ctrl-C ends the run early, the logs written so far stay and the summary says the run
+is incomplete. A raising SUT surfaces as `RunError` chained to its exception. Ctrl-C stops issuing at
+once, gives the SUT `drain_s` to complete what is in flight, writes the logs marked incomplete and is
+re-raised; a second Ctrl-C skips the drain. Failures a SUT's threads report (`report_failure`) are
+counted by kind: the first of each kind and one count line per kind reach the detail log as errors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
 import importlib.metadata
+import math
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
-from proctor.loadgen.completion import CompletionTracker
+from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import DetailLog, log_effective_settings, log_requested_settings, log_results
@@ -41,7 +46,7 @@ from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.results import PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets, query_timeline
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.loadgen.types import QuerySampleLibrary, Scenario, SystemUnderTest, TestMode
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 x min duration)
@@ -50,6 +55,11 @@ MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 
 ISSUE_SPIN_MARGIN_NS = 30_000
 LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the latency bound is warned
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
+DRAIN_S = 1.0  # after Ctrl-C: how long the SUT may still complete what it was given
+# Accuracy-log caps on payload bytes (the official has none; docs/deviations.md): a runaway payload
+# must not fill the disk. Settable per run (run_test's max_response_bytes / max_accuracy_log_bytes).
+MAX_RESPONSE_BYTES = 1 << 30
+MAX_ACCURACY_LOG_BYTES = 16 << 30
 
 
 @dataclass(slots=True)
@@ -69,6 +79,8 @@ class RunOutcome:
     accuracy_samples: int = 0  # samples whose output went to the accuracy log
     issue_stop_reason: str = ""
     find_peak: Any = None  # FindPeakPerformance: the search (probes, peak QPS), else None
+    interrupted: bool = False  # Ctrl-C ended the run (run_test re-raises KeyboardInterrupt)
+    sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
 
 
 def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dict[str, Path]:
@@ -104,8 +116,8 @@ class Run:
 
     def __init__(
         self,
-        sut: Any,
-        qsl: Any,
+        sut: SystemUnderTest,
+        qsl: QuerySampleLibrary,
         settings: TestSettings,
         log_settings: LogSettings,
         *,
@@ -113,6 +125,9 @@ class Run:
         progress: ProgressHooks | None,
         clock: Clock | None,
         timeout_s: float | None,
+        drain_s: float = DRAIN_S,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
     ) -> None:
         self.sut, self.qsl = sut, qsl
         self.requested = settings
@@ -135,6 +150,10 @@ class Run:
         self.result: PerformanceResult | None = None
         self.stop_reason = ""
         self._sut_failed = False  # the SUT or QSL raised during a phase: reported as RunError
+        self.drain_s = drain_s
+        self.interrupted = False
+        self.faults = FaultCounter(self._fault_error)
+        self.budget = AccuracyBudget(max_response_bytes, max_accuracy_log_bytes)
 
     # --- logging helpers ------------------------------------------------------------------------
 
@@ -153,6 +172,11 @@ class Run:
     def info(self, message: str) -> None:
         self.log("generic_message", message)
 
+    def _fault_error(self, message: str) -> None:
+        if self.logs is not None:
+            with contextlib.suppress(ValueError):  # reported by a SUT thread after the logs closed
+                self.logs.detail.error(message)
+
     # --- the run --------------------------------------------------------------------------------
 
     def execute(self) -> RunOutcome:
@@ -163,8 +187,9 @@ class Run:
             self._dispatch()
         except KeyboardInterrupt as exc:
             self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+            self.interrupted = True
             failure = exc
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a SUT too: never "No errors encountered"
             self.incomplete_reason = self.incomplete_reason or f"{type(exc).__name__}: {exc}"
             if isinstance(exc, ConfigError):
                 self.logs.detail.error(str(exc), key="error_invalid_test_settings")
@@ -188,6 +213,7 @@ class Run:
         return outcome
 
     def _prologue(self) -> None:
+        assert self.logs is not None
         for key, value in _version_items():
             self.logs.detail.log(key, value, file="version.cc")
         self.log("test_datetime", dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -238,7 +264,6 @@ class Run:
             self.logs.detail.error(NOT_SUPPORTED, key="error_invalid_config")
             return
         base = self.eff
-        on_probe = getattr(self.progress, "on_probe", None)
 
         def run(qps: float, stage: str) -> tuple[bool, str, tuple[_Phase, EffectiveSettings]]:
             self.eff = dataclasses.replace(base, target_qps=qps)
@@ -262,8 +287,7 @@ class Run:
             return passed, detail, (phase, self.eff)
 
         def probe_seen(p: Probe) -> None:
-            if on_probe is not None:
-                on_probe(p)
+            self.progress.on_probe(p)
 
         found = search(
             run,
@@ -356,7 +380,10 @@ class Run:
             use_tokens=self.eff.use_token_latencies,
             needs_first_token=self.eff.scenario != Scenario.OFFLINE,
             accuracy_sink=sink,
-            error_sink=self.error,
+            error_sink=self._fault_error,
+            id_base=completion_mod.next_id_base(),
+            faults=self.faults,
+            budget=self.budget,
         )
         return _Phase(mode, schedule, records, tracker, offset, loaded=loaded)
 
@@ -379,6 +406,7 @@ class Run:
         issuer = Issuer(
             self.sut,
             sched,
+            phase.tracker.id_base,
             phase.records,
             phase.tracker,
             self.eff,
@@ -399,9 +427,11 @@ class Run:
             self._wait(phase, limit, stall)
         except KeyboardInterrupt:
             self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
-            self.error(f"run interrupted: {self._progress_text(phase)}")
+            self.interrupted = True
+            drained = self._drain(phase)
+            self.error(f"run interrupted: {self._progress_text(phase)}{drained}")
             raise
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit and other BaseExceptions from the SUT too
             self._sut_failed = True
             self.incomplete_reason = self.incomplete_reason or (
                 f"the SUT raised {type(exc).__name__} while queries were issued: {exc}"
@@ -419,6 +449,18 @@ class Run:
         self.qsl.unload_samples(loaded_list)
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
+
+    def _drain(self, phase: _Phase) -> str:
+        """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
+        Ctrl-C ends the wait at once. Returns a note for the error line."""
+        tracker = phase.tracker
+        tracker.finish_issuing(phase.records.n_samples_issued)
+        try:
+            if tracker.all_done.wait(timeout=max(self.drain_s, 0.0)):
+                return "; everything issued completed within the drain"
+            return f"; not drained after {self.drain_s:g} s"
+        except KeyboardInterrupt:
+            return "; drain skipped (second Ctrl-C)"
 
     @staticmethod
     def _progress_text(phase: _Phase) -> str:
@@ -448,9 +490,11 @@ class Run:
                 ok = tracker.all_done.wait(timeout=min(left * 1e-9, 0.25))
         if not ok:
             n, first = tracker.outstanding_ids()
+            sq = phase.schedule.query_offsets
+            queries = sorted({int(np.searchsorted(sq, s, side="right")) - 1 for s in first})
             self.incomplete_reason = (
-                f"the SUT did not complete {n} of {rec.n_samples_issued} issued samples "
-                f"in time (first outstanding ids: {first})"
+                f"the SUT did not complete {n} of {rec.n_samples_issued} issued samples in time "
+                f"(first outstanding: queries {queries}, response ids {[s + tracker.id_base for s in first]})"
             )
             self.error(self.incomplete_reason)
 
@@ -459,6 +503,13 @@ class Run:
     def _epilogue(self) -> RunOutcome:
         logs = self.logs
         assert logs is not None
+        for line in self.faults.summary_lines():
+            self.error(line)
+        if self.budget.refused:
+            self.error(
+                f"{self.budget.refused} response payload(s) were not written to the accuracy log "
+                f"(caps: {self.budget.per_response} bytes per response, {self.budget.total} in total)"
+            )
         phase = self.perf_phase
         if phase is not None and phase.records.n_queries_issued and self.eff is not None:
             try:
@@ -504,6 +555,8 @@ class Run:
             accuracy_samples=self.accuracy_samples,
             issue_stop_reason=self.stop_reason,
             find_peak=self.find_peak,
+            interrupted=self.interrupted,
+            sut_failures=self.faults.total,
         )
         self.progress.on_end(outcome)
         return outcome
@@ -545,10 +598,10 @@ class _Logs:
 
 def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) -> _Logs:
     """All four files open before anything runs; a file that cannot be opened stops the run."""
-    opened: list[Any] = []
+    opened: list[DetailLog | AccuracyLog | TraceLog] = []
     try:
         Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
-        copy = sys.stdout if log_settings.log_output.copy_detail_to_stdout else None
+        copy: IO[str] | None = sys.stdout if log_settings.log_output.copy_detail_to_stdout else None
         opened.append(DetailLog(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
         opened.append(AccuracyLog(paths["accuracy"]))
         opened.append(TraceLog(paths["trace"], enabled=log_settings.enable_trace, start_ns=clock.now_ns()))
@@ -558,7 +611,9 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
         for log in opened:
             log.close()
         raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
-    return _Logs(opened[0], opened[1], opened[2], paths["summary"])
+    detail, accuracy, trace = opened
+    assert isinstance(detail, DetailLog) and isinstance(accuracy, AccuracyLog) and isinstance(trace, TraceLog)
+    return _Logs(detail, accuracy, trace, paths["summary"])
 
 
 def _close_logs(logs: _Logs, summary_text: str, log_settings: LogSettings) -> None:
@@ -622,8 +677,8 @@ _run_lock = threading.Lock()
 
 
 def run_test(
-    sut: Any,
-    qsl: Any,
+    sut: SystemUnderTest,
+    qsl: QuerySampleLibrary,
     settings: TestSettings,
     log_settings: LogSettings | None = None,
     *,
@@ -631,12 +686,24 @@ def run_test(
     progress: ProgressHooks | None = None,
     clock: Clock | None = None,
     timeout_s: float | None = None,
+    drain_s: float = DRAIN_S,
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
+    max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
     `timeout_s` bounds how long a stuck SUT is waited for (default: max_duration + 1 s when set,
-    else max(60 s, 2 x min duration); in accuracy mode, 60 s without any completion).
+    else max(60 s, 2 x min duration); in accuracy mode, 60 s without any completion). After Ctrl-C
+    the SUT gets `drain_s` to finish what it holds, then the logs are written (marked incomplete)
+    and KeyboardInterrupt is raised. Payloads over `max_response_bytes`, or past
+    `max_accuracy_log_bytes` in all, are left out of the accuracy log with an error.
     """
+    for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise ConfigError(f"must be a finite number >= 0, not {value}", key=key)
+    for key, cap in (("max_response_bytes", max_response_bytes), ("max_accuracy_log_bytes", max_accuracy_log_bytes)):
+        if cap < 0:
+            raise ConfigError(f"must be >= 0, not {cap}", key=key)
     if not _run_lock.acquire(blocking=False):
         raise RunError("another run is already in progress in this process")
     try:
@@ -649,6 +716,9 @@ def run_test(
             progress=progress,
             clock=clock,
             timeout_s=timeout_s,
+            drain_s=drain_s,
+            max_response_bytes=max_response_bytes,
+            max_accuracy_log_bytes=max_accuracy_log_bytes,
         ).execute()
     finally:
         _run_lock.release()

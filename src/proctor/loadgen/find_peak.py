@@ -1,7 +1,7 @@
 """Server FindPeakPerformance: the official search for the highest target QPS that meets the latency bound.
 
 Official algorithm (loadgen.cc FindPeakPerformanceMode, FindBoundaries, FindPeakPerformanceBinarySearch;
-test_settings_internal.h find_peak_performance; /work/shared/spec/official-loadgen.md §3):
+test_settings_internal.h find_peak_performance; docs/deviations.md, "Compat API, ... FindPeakPerformance"):
 1. run at server_target_qps; if its performance constraints fail, log an error and report that run;
 2. widen: u = l * (1 + server_find_peak_qps_boundary_step_size), run; while it passes, l = u, repeat;
 3. bisect: m = l + (u - l) / 2, run; pass -> l = m, fail -> u = m; stop once

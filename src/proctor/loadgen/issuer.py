@@ -32,7 +32,7 @@ from proctor.loadgen.clock import Clock
 from proctor.loadgen.completion import CompletionTracker
 from proctor.loadgen.records import Records, Schedule
 from proctor.loadgen.settings import EffectiveSettings
-from proctor.loadgen.types import QuerySample, Scenario
+from proctor.loadgen.types import ArraySUT, QuerySample, Scenario, SystemUnderTest
 
 # Above this many samples the QuerySample objects are built per query while issuing instead of
 # all up front (memory: ~100 bytes each).
@@ -86,11 +86,12 @@ class IssueOutcome:
     wall_start_ns: int  # time.monotonic_ns() at the start: timeouts are wall time whatever the clock
 
 
-def _issue_fn(sut: Any, schedule: Schedule) -> Callable[[int, int], None]:
-    """A function issuing samples [a, b) to the SUT, in the form the SUT prefers."""
-    arrays = getattr(sut, "issue_query_arrays", None)
+def _issue_fn(sut: SystemUnderTest, schedule: Schedule, id_base: int = 0) -> Callable[[int, int], None]:
+    """A function issuing samples [a, b) to the SUT, in the form the SUT prefers; sample s goes out
+    with response id id_base + s."""
+    arrays = sut.issue_query_arrays if isinstance(sut, ArraySUT) else None
     if arrays is not None:
-        seq = np.arange(schedule.n_samples, dtype=np.int64)
+        seq = np.arange(id_base, id_base + schedule.n_samples, dtype=np.int64)
         idx = schedule.sample_index
 
         def issue_arrays(a: int, b: int) -> None:
@@ -99,7 +100,7 @@ def _issue_fn(sut: Any, schedule: Schedule) -> Callable[[int, int], None]:
         return issue_arrays
     issue_query = sut.issue_query
     if schedule.n_samples <= PREBUILD_LIMIT:
-        samples = [QuerySample(i, x) for i, x in enumerate(schedule.sample_index.tolist())]
+        samples = [QuerySample(i, x) for i, x in enumerate(schedule.sample_index.tolist(), id_base)]
 
         def issue_prebuilt(a: int, b: int) -> None:
             issue_query(samples[a:b])
@@ -108,7 +109,7 @@ def _issue_fn(sut: Any, schedule: Schedule) -> Callable[[int, int], None]:
     idx_arr = schedule.sample_index
 
     def issue_built(a: int, b: int) -> None:
-        issue_query([QuerySample(i, x) for i, x in enumerate(idx_arr[a:b].tolist(), a)])
+        issue_query([QuerySample(i, x) for i, x in enumerate(idx_arr[a:b].tolist(), id_base + a)])
 
     return issue_built
 
@@ -118,8 +119,9 @@ class Issuer:
 
     def __init__(
         self,
-        sut: Any,
+        sut: SystemUnderTest,
         schedule: Schedule,
+        id_base: int,
         records: Records,
         tracker: CompletionTracker,
         eff: EffectiveSettings,
@@ -137,7 +139,7 @@ class Issuer:
         self.stall_ns = stall_ns  # the longest wait for one closed-loop query
         self.error = error
         self.info = info or (lambda message: None)
-        self._issue = _issue_fn(sut, schedule)
+        self._issue = _issue_fn(sut, schedule, id_base)
 
     def run(self) -> IssueOutcome:
         with fine_timer_slack():
@@ -181,7 +183,7 @@ class Issuer:
     def _closed_loop(self) -> IssueOutcome:
         rec, tracker, issue = self.records, self.tracker, self._issue
         offs = self.schedule.query_offsets.tolist()
-        qsched, qissued = memoryview(rec.query_scheduled_ns), memoryview(rec.query_issued_ns)
+        qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
         now = self.clock.now_ns
         gate_acquire = tracker.gate.acquire
         nq = self.schedule.n_queries
@@ -233,7 +235,7 @@ class Issuer:
         rel = sched.tolist()
         qsched, qissued = rec.query_scheduled_ns, rec.query_issued_ns
         # memoryviews take a Python int faster than numpy scalar assignment does
-        qsched_mv, qissued_mv = memoryview(qsched), memoryview(qissued)
+        qsched_mv, qissued_mv = qsched.data, qissued.data
         now, sleep_until = self.clock.now_ns, self.clock.sleep_until
         coalesce = self.eff.server_coalesce_queries and self.eff.scenario == Scenario.SERVER
         nq = len(rel)

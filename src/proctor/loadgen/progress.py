@@ -28,6 +28,9 @@ class ProgressHooks:
     def on_phase_end(self, mode: Any, records: Records) -> None:
         """Its issuing and waiting ended (normally or not)."""
 
+    def on_probe(self, probe: Any) -> None:
+        """FindPeakPerformance finished one probe (a find_peak.Probe)."""
+
     def on_end(self, outcome: Any) -> None:
         """The run ended and its logs are written."""
 
@@ -76,7 +79,10 @@ def format_snapshot(s: Snapshot, label: str) -> str:
 
 
 class LiveProgress(ProgressHooks):
-    """A rich live line: elapsed time, issued/completed, throughput, running latency percentiles."""
+    """A rich live line: elapsed time, issued/completed, throughput, running latency percentiles.
+
+    When the console is not a terminal (a pipe, a file) nothing is drawn live: each phase prints one
+    final line, newline-terminated, so nothing printed after it is glued to it."""
 
     def __init__(self, console: Any | None = None, interval_s: float = 0.25) -> None:
         from rich.console import Console
@@ -86,6 +92,7 @@ class LiveProgress(ProgressHooks):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._live: Any = None
+        self._final: tuple[Schedule, Records, Any, str] | None = None  # non-terminal: what to print at the end
         self.updates = 0
 
     def on_phase(self, mode: Any, schedule: Schedule, records: Records, tracker: Any) -> None:
@@ -93,6 +100,9 @@ class LiveProgress(ProgressHooks):
         from rich.text import Text
 
         self._stop.clear()
+        if not self.console.is_terminal:  # a pipe or a file: no live line, one final line per phase
+            self._final = (schedule, records, tracker, str(mode))
+            return
         self._live = Live(
             Text(f"{mode}: starting"), console=self.console, refresh_per_second=4, transient=False
         )
@@ -116,6 +126,13 @@ class LiveProgress(ProgressHooks):
         self._thread.start()
 
     def on_phase_end(self, mode: Any, records: Records) -> None:
+        if self._final is not None:
+            schedule, recs, tracker, label = self._final
+            self._final = None
+            end = recs.end_ns if recs.end_ns != NOT_SET else time.perf_counter_ns()
+            snap = snapshot(schedule, recs, tracker.completed_samples, end)
+            self.console.print(format_snapshot(snap, label), markup=False, highlight=False, soft_wrap=True)
+            return
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)

@@ -47,10 +47,12 @@ class QuerySampleResponse:
 
 @runtime_checkable
 class SystemUnderTest(Protocol):
-    """What the engine drives. `issue_query` may complete inline or later, from any thread.
+    """What the engine drives. `issue_query` may complete inline or later, from any thread, by
+    `query_samples_complete` / `complete_arrays` (and `first_token_complete` in token runs).
 
-    A SUT may also define `issue_query_arrays(ids: np.ndarray, indices: np.ndarray)`; the engine
-    then calls it instead of `issue_query` and builds no Python object per sample.
+    Optional capabilities are the protocols below: `ArraySUT` (the engine then calls
+    `issue_query_arrays` and builds no Python object per sample), `ClosableSUT` (the CLI closes it
+    after the run), `TokenSUT` (it reports first tokens, so token-latency runs can use it).
     """
 
     @property
@@ -59,6 +61,29 @@ class SystemUnderTest(Protocol):
     def issue_query(self, samples: list[QuerySample]) -> None: ...
 
     def flush_queries(self) -> None: ...
+
+
+@runtime_checkable
+class ArraySUT(Protocol):
+    """A SUT that takes samples as two int64 arrays: response ids and QSL indices."""
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None: ...
+
+
+@runtime_checkable
+class ClosableSUT(Protocol):
+    """A SUT holding threads or devices; `close` must return within about a second (it drops what
+    is still queued) so Ctrl-C and timeouts end promptly."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class TokenSUT(Protocol):
+    """A SUT that reports first tokens (`first_token_complete`) and n_tokens: it says so here."""
+
+    @property
+    def reports_first_token(self) -> bool: ...
 
 
 @runtime_checkable
@@ -78,3 +103,18 @@ class QuerySampleLibrary(Protocol):
 
 
 ResponseCallback = Any  # called with each QuerySampleResponse right before its data is copied
+
+
+__all__ = [
+    "MODE_BY_NUMBER",
+    "ArraySUT",
+    "ClosableSUT",
+    "QuerySample",
+    "QuerySampleLibrary",
+    "QuerySampleResponse",
+    "ResponseCallback",
+    "Scenario",
+    "SystemUnderTest",
+    "TestMode",
+    "TokenSUT",
+]

@@ -14,12 +14,16 @@ vectorised write per batch, no per-sample objects); `via_responses(fn)` adapts a
 `official_complete` is the official `mlperf_loadgen`'s. Outputs are one row per sample (a 1-D
 output becomes a column) so every sample's payload is the bytes of its row.
 
-If `process` raises, the batch is still completed (with no data) so the run can end, and the first
-error is kept in `error` and raised again by `close()`.
+If `process` raises, the batch is still completed (with no data) so the run can end. Failures are
+summarized, not echoed: the first is logged with its traceback, the first of each further kind
+(exception type + message head) in one line, the rest only counted (`failures`); each is reported
+to the run in progress (`report_failure`: the detail log counts them as errors). `close()` logs the
+counts and raises the first error again (unless `raise_error=False`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -93,6 +97,7 @@ class DynamicBatcher:
         if workers < 1:
             raise ConfigError(f"must be >= 1, not {workers}", key="workers")
         self._process = process
+        self.name = name
         self._complete = complete if complete is not None else complete_arrays
         self.max_batch = max_batch
         self.max_wait_ns = int(max_wait_us * 1000)
@@ -104,6 +109,8 @@ class DynamicBatcher:
         self._closing = False
         self.batch_sizes = np.zeros(max_batch + 1, np.int64)  # histogram: batches of each size
         self.error: BaseException | None = None
+        self.failures: dict[str, int] = {}  # failed batches by kind (exception type + message head)
+        self.dropped = 0  # samples still queued at close (an aborted run's leftovers)
         self._threads = [
             threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(workers)
         ]
@@ -133,14 +140,30 @@ class DynamicBatcher:
                 self._draining = True
                 self._cond.notify_all()
 
-    def close(self, timeout: float | None = 10.0) -> None:
-        """Finish what is queued, stop the workers, and raise the first processing error if any."""
+    def close(self, timeout: float = 1.0, *, raise_error: bool = True) -> None:
+        """Stop: drop what is still queued (a finished run has nothing queued; an interrupted or
+        timed-out one must not wait for it), give the workers' current batches `timeout` seconds in
+        all, log the failure counts and raise the first processing error if any."""
         with self._cond:
             self._closing = True
+            self.dropped += self._pending
+            self._chunks.clear()
+            self._pending = 0
             self._cond.notify_all()
+        deadline = time.monotonic() + timeout
         for t in self._threads:
-            t.join(timeout)
-        if self.error is not None:
+            t.join(max(0.0, deadline - time.monotonic()))
+        if self.dropped:
+            log.warning("%s: %d queued samples dropped at close", self.name, self.dropped)
+        if self.failures:
+            log.warning(
+                "%s: %d batch(es) failed: %s",
+                self.name,
+                sum(self.failures.values()),
+                "; ".join(f"{n} x {kind}" for kind, n in self.failures.items()),
+            )
+            self.failures = {}  # said once
+        if self.error is not None and raise_error:
             raise RunError(f"processing a batch failed: {self.error!r}") from self.error
 
     @property
@@ -209,16 +232,30 @@ class DynamicBatcher:
                 outputs = np.asarray(self._process(indices))
                 outputs = outputs.reshape(ids.size, -1)
             except BaseException as exc:  # noqa: BLE001 - the run must still end; close() re-raises
-                log.exception("batch of %d samples failed", ids.size)
-                if self.error is None:
-                    self.error = exc
+                self._failed(exc, f"batch of {ids.size} samples")
                 outputs = None
             try:
                 self._complete(ids, outputs)
             except BaseException as exc:  # noqa: BLE001
-                log.exception("completing a batch of %d samples failed", ids.size)
-                if self.error is None:
-                    self.error = exc
+                self._failed(exc, f"completing a batch of {ids.size} samples")
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        """Count a failure by kind; log the first with its traceback, a new kind in one line."""
+        from proctor.loadgen.completion import failure_kind, report_failure
+
+        kind = failure_kind(exc)
+        with self._cond:
+            first = self.error is None
+            if first:
+                self.error = exc
+            n = self.failures.get(kind, 0) + 1
+            self.failures[kind] = n
+        if first:
+            log.error("%s: %s failed (later failures are counted, not printed)", self.name, what, exc_info=exc)
+        elif n == 1:
+            log.error("%s: %s failed: %s", self.name, what, kind)
+        with contextlib.suppress(Exception):  # reporting must never stop a worker
+            report_failure(exc, f"{self.name}: {what}")
 
 
 __all__ = ["Complete", "DynamicBatcher", "Process", "complete_arrays", "official_complete", "via_responses"]

@@ -14,6 +14,8 @@ every sample it issues.
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 import time
 from collections import deque
@@ -26,6 +28,7 @@ from proctor.errors import ConfigError
 from proctor.loadgen import completion
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
 
+log = logging.getLogger(__name__)
 DISTRIBUTIONS = ("const", "exp", "lognormal")
 MODES = ("sleep", "spin")
 
@@ -89,8 +92,12 @@ class SyntheticParams:
                 raise ConfigError("must be >= 0", key=key)
         if self.batch < 1:
             raise ConfigError("must be >= 1", key="batch")
-        if self.service_us < 0:
-            raise ConfigError("must be >= 0", key="service_us")
+        for key in ("service_us", "sigma"):  # nan/inf would kill the worker threads mid-run
+            value = getattr(self, key)
+            if not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"must be a finite number >= 0, not {value}", key=key)
+        if self.service_us * 1000 >= 2**62:
+            raise ConfigError(f"{self.service_us:g} us is too long for a service time", key="service_us")
         if self.tokens == 1:
             raise ConfigError("token latencies need at least 2 tokens", key="tokens")
 
@@ -103,6 +110,7 @@ class SyntheticSUT:
         self._queue: deque[tuple[np.ndarray, np.ndarray]] = deque()
         self._cv = threading.Condition()
         self._closed = False
+        self._stop = threading.Event()  # set by close(): sleeping workers wake at once
         self.issued_samples = 0
         self.flushes = 0
         self._threads = [
@@ -136,12 +144,17 @@ class SyntheticSUT:
     def flush_queries(self) -> None:
         self.flushes += 1
 
-    def close(self) -> None:
+    def close(self, timeout: float = 1.0) -> None:
+        """Stop within `timeout` seconds in all: queued samples are dropped, a worker's current
+        service time is cut short (its samples are not completed)."""
         with self._cv:
             self._closed = True
+            self._queue.clear()
+            self._stop.set()
             self._cv.notify_all()
+        deadline = time.monotonic() + timeout
         for t in self._threads:
-            t.join(timeout=5)
+            t.join(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> SyntheticSUT:
         return self
@@ -179,7 +192,11 @@ class SyntheticSUT:
 
     def _worker(self) -> None:
         while (item := self._take()) is not None:
-            self._serve(*item)
+            try:
+                self._serve(*item)
+            except BaseException as exc:  # noqa: BLE001 - a worker must outlive one bad batch
+                if not completion.report_failure(exc, "synthetic SUT worker"):
+                    log.error("synthetic SUT worker failed: %s", completion.failure_kind(exc))
 
     def _service_ns(self) -> int:
         p = self.params
@@ -198,15 +215,17 @@ class SyntheticSUT:
         if ns <= 0:
             return
         if self.params.mode == "sleep":
-            time.sleep(ns * 1e-9)
+            self._stop.wait(ns * 1e-9)
             return
         end = time.perf_counter_ns() + ns
-        while time.perf_counter_ns() < end:
+        while time.perf_counter_ns() < end and not self._stop.is_set():
             pass
 
     def _serve(self, ids: np.ndarray, idx: np.ndarray) -> None:
         p = self.params
         service = self._service_ns()
+        if self._stop.is_set():
+            return
         payload = idx.astype("<i8").reshape(-1, 1)
         if p.tokens:
             first = service // p.tokens
@@ -215,9 +234,13 @@ class SyntheticSUT:
                 [QuerySampleResponse(i, row) for i, row in zip(ids.tolist(), payload, strict=True)]
             )
             self._busy(service - first)
+            if self._stop.is_set():
+                return
             completion.complete_arrays(ids, np.full(len(ids), p.tokens, np.int64), data=payload)
         else:
             self._busy(service)
+            if self._stop.is_set():
+                return
             completion.complete_arrays(ids, None, data=payload)
 
 
