@@ -258,6 +258,7 @@ def generate_schedule(
         query_offsets=offsets,
         sample_index=sample_index,
         accuracy_log_mask=mask,
+        duration_ns=int(ts[n]),
     )
 
 

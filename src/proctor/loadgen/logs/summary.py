@@ -24,6 +24,7 @@ EQUAL_ISSUE_WARNING = (
     "samples_per_query value"
 )
 INCOMPLETE_MARK = "PROCTOR: Run incomplete:"
+SHORT_RUN_MARK = "PROCTOR: Not a submission run:"  # shorter than mlperf.conf asks; valid for its settings
 
 
 def _pct_head(p: float) -> str:
@@ -198,6 +199,12 @@ def render_summary(
             "were measured; the figures above cover them alone."
         )
     return "\n".join(lines) + "\n"
+
+
+def append_short_run(path: str | Path, reason: str) -> None:
+    """Mark a finished summary file (proctor's or the official's) as a short run, after its footer."""
+    with open(path, "a", encoding="utf-8", newline="\n") as f:
+        f.write(f"\n{SHORT_RUN_MARK} {reason}\n")
 
 
 def write_summary(
