@@ -289,8 +289,8 @@ def _check_size(s: TestSettings, origin: Origin) -> None:
     if need > have:
         blame = "min_query_count" if float(s.min_query_count) >= seconds * qps else "min_duration_ms"
         raise _refuse(
-            f"the run would generate ~{samples:.3g} samples before it starts (~{need / 2**30:,.0f} GiB, "
-            f"more than this machine's {have / 2**30:,.0f} GiB); lower min_duration, min_query_count "
+            f"the run would generate ~{samples:.3g} samples before it starts (~{need / 2**30:,.0f} GiB of "
+            f"memory, more than this machine's {have / 2**30:,.0f} GiB); lower min_duration, min_query_count "
             f"or {rate_field}",
             blame,
             origin,

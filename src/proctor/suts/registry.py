@@ -1,8 +1,11 @@
 """Systems under test for the CLI: `--sut SPEC`, where SPEC is one of
 
-    NAME[:k=v,...]                 a registered SUT (entry point group "proctor.suts")
-    module.path:factory[:k=v,...]  a factory in an importable module (a dotted name with a '.')
-    path/to/file.py:factory[:k=v,...]  a factory in a Python file (the name ends in .py)
+    NAME[:k=v,...]                     a registered SUT (entry point group "proctor.suts")
+    module.path:factory[:k=v,...]      a factory in an importable module
+    path/to/file.py:factory[:k=v,...]  a factory in a Python file
+
+The forms never overlap: a part ending in `.py` is a file; after the first ':' a NAME has k=v
+pairs (each holds '='), a module a factory name (none does).
 
 A factory takes the parameters as keyword strings and returns (sut, qsl); built-in and user SUTs
 load the same way. Packages register theirs in pyproject.toml:
@@ -85,10 +88,8 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
             raise ConfigError(f"'{spec}': name the factory, e.g. {path}.py:make_sut", key="--sut")
         return "file", f"{path}.py:{factory}", parse_params(params, "--sut")
     head, _, rest = spec.partition(":")
-    if "." in head:  # a dotted module path: module:factory[:params]
-        factory, _, params = rest.partition(":")
-        if not factory:
-            raise ConfigError(f"'{spec}': name the factory, e.g. {head}:make_sut", key="--sut")
+    factory, _, params = rest.partition(":")
+    if factory and "=" not in factory:  # module:factory[:params]; a NAME's parameters always hold '='
         return "module", f"{head}:{factory}", parse_params(params, "--sut")
     return "name", head, parse_params(rest, "--sut")
 
