@@ -52,7 +52,9 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("args", "conf", "words"), REFUSED, ids=[" ".join(r[0][2:]) + (r[1] or "")[:30] for r in REFUSED])
+@pytest.mark.parametrize(
+    ("args", "conf", "words"), REFUSED, ids=[" ".join(r[0][2:]) + (r[1] or "")[:30] for r in REFUSED]
+)
 def test_bad_settings_are_refused_before_anything_starts(cli, tmp_path, args, conf, words):
     out = tmp_path / "logs"
     extra = []
@@ -84,8 +86,18 @@ def _confs(path):
 
 def test_short_run_is_marked_in_the_logs(cli, tmp_path):
     r = cli(
-        "run", "--scenario", "SingleStream", "--sut", "synthetic:service_us=1000,workers=1",
-        "--duration-ms", "300", "--expected-latency-ms", "1", "--output", tmp_path, "--no-trace",
+        "run",
+        "--scenario",
+        "SingleStream",
+        "--sut",
+        "synthetic:service_us=1000,workers=1",
+        "--duration-ms",
+        "300",
+        "--expected-latency-ms",
+        "1",
+        "--output",
+        tmp_path,
+        "--no-trace",
     )
     assert r.rc == 0, r.out + r.err
     assert "VALID for these settings; not a submission run: min_duration 0.3 s < 600 s" in r.out
@@ -133,8 +145,20 @@ def test_user_sut_from_a_file_or_a_module(cli, tmp_path, monkeypatch, form):
         "package": "userpkg.sut:make:total=32",
     }[form]
     out = tmp_path / "logs"
-    r = cli("run", "--scenario", "Offline", "--sut", spec, "--duration-ms", "0", "--min-queries", "100",
-            "--output", out, "--quiet")
+    r = cli(
+        "run",
+        "--scenario",
+        "Offline",
+        "--sut",
+        spec,
+        "--duration-ms",
+        "0",
+        "--min-queries",
+        "100",
+        "--output",
+        out,
+        "--quiet",
+    )
     assert r.rc == 0, r.out + r.err
     detail = read_detail(out / "mlperf_log_detail.txt")
     assert detail.require("qsl_reported_total_count") == 32
@@ -143,7 +167,15 @@ def test_user_sut_from_a_file_or_a_module(cli, tmp_path, monkeypatch, form):
 
 def test_user_sut_with_an_unknown_parameter_names_the_known_ones(cli, tmp_path):
     (tmp_path / "u.py").write_text(USER_SUT)
-    r = cli("run", "--scenario", "Offline", "--sut", f"{tmp_path / 'u.py'}:make:speed=3", "--output", tmp_path / "o")
+    r = cli(
+        "run",
+        "--scenario",
+        "Offline",
+        "--sut",
+        f"{tmp_path / 'u.py'}:make:speed=3",
+        "--output",
+        tmp_path / "o",
+    )
     assert r.rc == 2 and "Traceback" not in r.err
     assert "speed" in r.err and "service_us, total" in r.err
 

@@ -27,7 +27,7 @@ from proctor.cli.apps import app
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen.progress import LiveProgress
 from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
-from proctor.loadgen.settings import TestSettings
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def _run_official(
     the_sut: object,
     qsl: object,
     resolved: Resolved,
-    log_settings: object,
+    log_settings: LogSettings,
     audit_conf: Path,
     console: Console,
 ) -> None:
@@ -260,7 +260,7 @@ def _run_official(
 
     settings = resolved.settings
     try:
-        out = run_official(the_sut, qsl, settings, log_settings, audit_config=audit_conf)  # type: ignore[arg-type]
+        out = run_official(the_sut, qsl, settings, log_settings, audit_config=audit_conf)
     except KeyboardInterrupt:
         output.fail("interrupted", EXIT_INTERRUPTED)
     except ConfigError as exc:
@@ -299,7 +299,9 @@ def list_suts(out: Console) -> None:
             out.print("  (no parameters)", markup=False, soft_wrap=True)
         for p in params:
             default = f"={p.default}" if p.default != "" else " (required)"
-            out.print(f"  {p.name}{default}" + (f"  {p.help}" if p.help else ""), markup=False, soft_wrap=True)
+            out.print(
+                f"  {p.name}{default}" + (f"  {p.help}" if p.help else ""), markup=False, soft_wrap=True
+            )
 
 
 SUT_HELP = (
@@ -312,7 +314,8 @@ SUT_HELP = (
 @app.command("run")
 def run_cmd(
     scenario: Annotated[
-        Scenario | None, typer.Option("--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")
+        Scenario | None,
+        typer.Option("--scenario", "-s", help="SingleStream, MultiStream, Server or Offline."),
     ] = None,
     mode: Annotated[
         TestMode | None, typer.Option("--mode", "-m", help="Default: PerformanceOnly (or the conf's mode).")
@@ -339,7 +342,9 @@ def run_cmd(
     ] = None,
     quick: Annotated[
         bool,
-        typer.Option("--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS})."),
+        typer.Option(
+            "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS})."
+        ),
     ] = False,
     max_duration_ms: Annotated[
         int | None, typer.Option("--max-duration-ms", help="max_duration_ms override.")
@@ -379,7 +384,6 @@ def run_cmd(
     shorter run, marked in its logs as not a submission run.
     """
     from proctor.loadgen.engine import run_test
-    from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.suts import registry
 
     console = output.console()
@@ -410,7 +414,9 @@ def run_cmd(
     except ConfigError as exc:
         output.fail(str(exc))
     settings = resolved.settings
-    log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(output_dir)), enable_trace=not no_trace)
+    log_settings = LogSettings(
+        log_output=LogOutputSettings(outdir=str(output_dir)), enable_trace=not no_trace
+    )
     if engine == Engine.OFFICIAL:
         _run_official(the_sut, qsl, resolved, log_settings, audit_conf, console)
     progress = None if quiet else PeakProgress(err)
@@ -425,7 +431,9 @@ def run_cmd(
             timeout_s=timeout_s,
         )
     except KeyboardInterrupt:
-        output.fail(f"interrupted: partial logs in {output_dir} (summary marked incomplete)", EXIT_INTERRUPTED)
+        output.fail(
+            f"interrupted: partial logs in {output_dir} (summary marked incomplete)", EXIT_INTERRUPTED
+        )
     except ConfigError as exc:
         output.fail(str(exc), EXIT_USAGE)
     except RunError as exc:
@@ -446,6 +454,8 @@ def run_cmd(
     if audit_conf.is_file():
         lines.append(f"note: {audit_conf} was applied (as the official LoadGen applies audit.config)")
     if not quiet:
-        output.print_table(console, outcome_table(outcome, settings), [("logs", str(outcome.log_paths["detail"].parent))])
+        output.print_table(
+            console, outcome_table(outcome, settings), [("logs", str(outcome.log_paths["detail"].parent))]
+        )
     _print_lines(console, lines)
     raise typer.Exit(EXIT_VALID if ok else EXIT_INVALID)

@@ -446,7 +446,7 @@ def apply_conf(
     model: str,
     scenario: Scenario | str,
     conf_type: ConfType | int | str,
-    origin: dict[str, ConfEntry] | None = None,
+    origin: dict[str, ConfEntry | str] | None = None,
 ) -> TestSettings:
     """A copy of `settings` with one file's entries applied as the official FromConfig does.
 

@@ -91,7 +91,7 @@ class Resolved:
         yield self.notes
 
 
-Origin = dict[str, "ConfEntry | str"]  # field -> the conf line or the option that set it
+Origin = dict[str, ConfEntry | str]  # field -> the conf line or the option that set it
 
 
 def resolve_settings(
@@ -128,7 +128,7 @@ def resolve_settings(
     rules = apply_conf(TestSettings(scenario=scen), mlperf_entries, conf_model, scen, ConfType.MLPERF, origin)
     settings = rules
     if user_entries is not None:
-        settings = apply_conf(settings, user_entries, conf_model, scen, ConfType.USER, origin)  # type: ignore[arg-type]
+        settings = apply_conf(settings, user_entries, conf_model, scen, ConfType.USER, origin)
     if mode is not None:
         settings = dataclasses.replace(settings, mode=TestMode(mode))
     settings = _apply_overrides(settings, ov, origin)
@@ -246,13 +246,20 @@ def check_settings(s: TestSettings, origin: Origin | None = None) -> None:
     these (a negative target QPS becomes 1) and reports the run VALID; proctor stops first."""
     origin = origin or {}
     scen = Scenario(s.scenario)
-    for name in ("server_target_qps", "offline_expected_qps", "single_stream_expected_latency_ns",
-                 "multi_stream_expected_latency_ns"):
+    for name in (
+        "server_target_qps",
+        "offline_expected_qps",
+        "single_stream_expected_latency_ns",
+        "multi_stream_expected_latency_ns",
+    ):
         v = float(getattr(s, name))
         if not math.isfinite(v) or v <= 0:
             raise _refuse(f"must be a finite number > 0, got {v!r} ({name})", name, origin)
-    for name in ("single_stream_target_latency_percentile", "multi_stream_target_latency_percentile",
-                 "server_target_latency_percentile"):
+    for name in (
+        "single_stream_target_latency_percentile",
+        "multi_stream_target_latency_percentile",
+        "server_target_latency_percentile",
+    ):
         p = float(getattr(s, name))
         if not (0 < p <= 1):
             raise _refuse(f"percentile must be in (0, 100], got {p * 100:g} ({name})", name, origin)
@@ -266,10 +273,16 @@ def check_settings(s: TestSettings, origin: Origin | None = None) -> None:
             raise _refuse(f"must be >= 0, got {ms} ({name})", name, origin)
         if ms > MAX_DURATION_MS:
             raise _refuse(
-                f"{ms} ms overflows the nanosecond clock (at most {MAX_DURATION_MS} ms) ({name})", name, origin
+                f"{ms} ms overflows the nanosecond clock (at most {MAX_DURATION_MS} ms) ({name})",
+                name,
+                origin,
             )
-    for name in ("min_query_count", "max_query_count", "performance_sample_count_override",
-                 "accuracy_sample_count_override"):
+    for name in (
+        "min_query_count",
+        "max_query_count",
+        "performance_sample_count_override",
+        "accuracy_sample_count_override",
+    ):
         if int(getattr(s, name)) < 0:
             raise _refuse(f"must be >= 0, got {getattr(s, name)} ({name})", name, origin)
     if TestMode(s.mode) is not TestMode.ACCURACY_ONLY:
@@ -281,7 +294,9 @@ def _check_size(s: TestSettings, origin: Origin) -> None:
     scen = Scenario(s.scenario)
     rate_field, qps = _rate(s)
     seconds = int(s.min_duration_ms) / 1000
-    queries = max(float(s.min_query_count), seconds * qps * (_OFFLINE_SLACK if scen is Scenario.OFFLINE else 1))
+    queries = max(
+        float(s.min_query_count), seconds * qps * (_OFFLINE_SLACK if scen is Scenario.OFFLINE else 1)
+    )
     if s.max_query_count:
         queries = min(queries, float(s.max_query_count))
     samples = queries * (int(s.multi_stream_samples_per_query) if scen is Scenario.MULTI_STREAM else 1)

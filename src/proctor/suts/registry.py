@@ -121,7 +121,7 @@ def _resolve_target(target: str, from_file: bool) -> Factory:
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise ConfigError(f"'{module_name}' has no callable '{attr}'", key="--sut")
-    return factory  # type: ignore[no-any-return]
+    return factory
 
 
 def factory_of(spec: str) -> tuple[str, Factory, dict[str, str]]:
@@ -157,7 +157,9 @@ def build(spec: str) -> tuple[Any, Any]:
         pass
     result = factory(**params)
     if not (isinstance(result, tuple) and len(result) == 2):
-        raise ConfigError(f"the factory of '{name}' must return (sut, qsl), got {type(result).__name__}", key="--sut")
+        raise ConfigError(
+            f"the factory of '{name}' must return (sut, qsl), got {type(result).__name__}", key="--sut"
+        )
     return result
 
 
