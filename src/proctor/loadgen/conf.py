@@ -4,7 +4,7 @@ A line is `model.scenario.key = value`. For each key the official LoadGen takes 
 `model.scenario.key`, `*.scenario.key`, `model.*.key`, `*.*.key` within one file; files apply in
 the order code < mlperf.conf < user.conf < audit.config (then test05, in `normalize`). audit.config
 is read with model `*`, so model-specific lines in it never match
-(docs/architecture.md, "Settings"; rules "Load Generator" and "Audit Process").
+(docs/architecture.md, "Inference"; rules "Load Generator" and "Audit Process").
 
 The official parser silently ignores unknown keys, keys it only reads from mlperf.conf, lines
 without spaces around `=`, and model-specific scenario keys under the wrong scenario; it rejects a

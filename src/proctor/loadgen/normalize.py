@@ -2,7 +2,7 @@
 
 Kept pure and separate from the engine so the same numbers can be checked against a detail log's
 `effective_*` lines without running anything. Every conversion copies the official arithmetic,
-including its integer truncations (docs/architecture.md, "Settings"; official
+including its integer truncations (docs/architecture.md, "Inference"; official
 test_settings_internal.cc), because the submission checker compares these values exactly.
 """
 

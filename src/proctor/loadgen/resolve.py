@@ -6,7 +6,7 @@
 
 The CLI, the demo, the compat layer and the official-engine adapter all build their settings here,
 as the official LoadGen keeps requested settings beside effective ones (test_settings_internal.h;
-docs/architecture.md, "Settings"). Settings that cannot run are refused before anything starts,
+docs/architecture.md, "Inference"). Settings that cannot run are refused before anything starts,
 each with the file:line:key or option that set them. A run whose duration or query count is below
 what mlperf.conf asks for this model and scenario is valid for its settings but is not a
 submission run: `Resolved.short_run` says why, and the caller marks the logs with it.
