@@ -188,3 +188,18 @@ def test_list_suts_shows_every_sut_with_parameters_and_defaults(cli):
     assert "  workers=2" in r.out and "  total=1024" in r.out
     assert "digits  (proctor.workloads.digits.sut:from_params)" in r.out
     assert "  precision=fp32" in r.out
+
+
+@pytest.mark.official
+def test_short_run_with_the_official_engine_is_marked_too(cli, tmp_path):
+    pytest.importorskip("mlperf_loadgen")
+    r = cli(
+        "run", "--scenario", "SingleStream", "--sut", "synthetic:service_us=1000,workers=1",
+        "--duration-ms", "300", "--expected-latency-ms", "1", "--engine", "official",
+        "--output", tmp_path, "--no-trace",
+    )  # fmt: skip
+    assert r.rc == 0, r.out + r.err
+    assert "VALID for these settings; not a submission run: min_duration 0.3 s < 600 s" in r.out
+    summary = (tmp_path / "mlperf_log_summary.txt").read_text()
+    assert summary.rstrip().endswith(f"{SHORT_RUN_MARK} min_duration 0.3 s < 600 s")
+    assert read_detail(tmp_path / "mlperf_log_detail.txt").require("proctor_short_run").startswith("min_duration")

@@ -332,7 +332,8 @@ def short_run_reason(settings: TestSettings, rules: TestSettings) -> str:
 
 def start_settings(settings: TestSettings, audit_config: str | os.PathLike[str] | None) -> TestSettings:
     """What StartTest runs: audit.config (read with model "*") applied, then test05, the one place
-    for it: performance mode with the test05 seeds (official StartTest, before anything is logged)."""
+    for it: performance mode with the test05 seeds (official StartTest, before anything is logged).
+    Raises ConfigError for settings no run can honour (check_settings)."""
     if audit_config is not None and Path(audit_config).is_file():
         entries = parse_conf(Path(audit_config), ConfType.AUDIT)
         settings = apply_conf(settings, entries, "*", settings.scenario, ConfType.AUDIT)
@@ -344,6 +345,7 @@ def start_settings(settings: TestSettings, audit_config: str | os.PathLike[str] 
             sample_index_rng_seed=settings.test05_sample_index_rng_seed,
             schedule_rng_seed=settings.test05_schedule_rng_seed,
         )
+    check_settings(settings)  # settings built in code (run_test, the compat API) are held to the same
     return settings
 
 
