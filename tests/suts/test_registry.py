@@ -60,3 +60,11 @@ def test_params_come_from_the_table_or_the_signature():
     rows = {name: params for name, _, params in registry.describe()}
     names = {p.name: p.default for p in rows["synthetic"]}
     assert names["service_us"] == "100.0" and names["total"] == "1024"
+
+
+def test_installed_metadata_alone_registers_proctors_suts(monkeypatch):
+    """With `pip install -e .` the entry points come from the installed metadata, not the fallback."""
+    if not list(importlib.metadata.entry_points(group=registry.GROUP)):
+        pytest.skip("proctor's entry points are not installed here (a source checkout on PYTHONPATH)")
+    monkeypatch.setattr(registry, "_from_pyproject", dict)
+    assert {"synthetic", "digits"} <= set(registry.registered())

@@ -219,6 +219,6 @@ def write_summary(
     """Write mlperf_log_summary.txt to a path or an open text file."""
     text = render_summary(result, eff, sut_name, n_warnings=n_warnings, n_errors=n_errors)
     if isinstance(path_or_file, io.TextIOBase) or hasattr(path_or_file, "write"):
-        path_or_file.write(text)  # type: ignore[union-attr]
+        path_or_file.write(text)
         return
     Path(path_or_file).write_text(text, encoding="utf-8", newline="\n")
