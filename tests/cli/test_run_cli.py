@@ -34,7 +34,8 @@ def test_valid_offline_run_exits_0_and_writes_the_four_logs(tmp_path):
         "--quiet",
     )
     assert result.exit_code == 0, result.output
-    assert "VALID: samples per second" in result.output
+    assert "VALID for these settings; not a submission run: min_duration 0 s < 600 s" in result.output
+    assert "samples per second =" in result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "mlperf_log_accuracy.json",
         "mlperf_log_detail.txt",
@@ -68,13 +69,14 @@ def test_invalid_server_run_exits_1_with_each_failed_check(tmp_path):
     assert (tmp_path / "mlperf_log_trace.json").read_text() == ""
 
 
-def test_short_run_is_the_default_and_says_so():
-    settings, short = run_cli.build_settings(Scenario.SINGLE_STREAM, None, "resnet50", None)
-    assert short and settings.min_duration_ms == run_cli.DEFAULT_DURATION_MS
+def test_default_run_requests_mlperf_conf_durations():
+    settings, notes = run_cli.build_settings(Scenario.SINGLE_STREAM, None, "resnet50", None)
+    assert settings.min_duration_ms == 600_000 and notes == ()  # mlperf.conf, no silent cut
     assert settings.mode == TestMode.PERFORMANCE_ONLY
-    full, short = run_cli.build_settings(Scenario.SINGLE_STREAM, None, "resnet50", None, full=True)
-    assert not short and full.min_duration_ms == 600_000  # mlperf.conf
-    assert full.single_stream_expected_latency_ns == settings.single_stream_expected_latency_ns
+    resolved = run_cli.build_settings(Scenario.SINGLE_STREAM, None, "resnet50", None, duration_ms=10_000)
+    assert resolved.settings.min_duration_ms == 10_000 and resolved.rules.min_duration_ms == 600_000
+    assert resolved.short_run == "min_duration 10 s < 600 s"
+    assert resolved.settings.single_stream_expected_latency_ns == settings.single_stream_expected_latency_ns
 
 
 def test_overrides_map_to_the_scenario_fields(tmp_path):
@@ -94,8 +96,9 @@ def test_overrides_map_to_the_scenario_fields(tmp_path):
     assert s.multi_stream_expected_latency_ns == 2_500_000
     conf = tmp_path / "user.conf"
     conf.write_text("*.Offline.target_qps = 4321\n*.Offline.min_duration = 1234\n")
-    s, short = run_cli.build_settings(Scenario.OFFLINE, None, "resnet50", conf)
-    assert not short and s.offline_expected_qps == 4321.0 and s.min_duration_ms == 1234
+    r = run_cli.build_settings(Scenario.OFFLINE, None, "resnet50", conf)
+    assert r.settings.offline_expected_qps == 4321.0 and r.settings.min_duration_ms == 1234
+    assert r.short_run.startswith("min_duration 1.234 s < 600 s")  # a user.conf can shorten it too
 
 
 @pytest.mark.parametrize(

@@ -203,6 +203,10 @@ def test_find_audit_config(tmp_path):
         ),
         ("*.Server.target_latency = 18446744073709551", "target_latency", "overflows"),
         ("*.*.test07_accuracy_threshold = 60.698", "test07_accuracy_threshold", "unknown key"),
+        ("*.Offline.target_qps = 0x1p99999", "target_qps", "too large"),
+        ("*.Offline.target_qps = 1e400", "target_qps", "finite"),
+        ("*.*.min_duration = " + "9" * 5000, "min_duration", r"\(5000 characters\)' is too large"),
+        ("*.*.min_query_count = 0x" + "f" * 5000, "min_query_count", "too large"),
     ],
 )
 def test_user_conf_errors_name_file_line_key(text, key, pattern):
@@ -343,3 +347,14 @@ def test_official_rejects_whole_file_where_we_raise(tmp_path, text):
     with pytest.raises(ConfigError) as exc:
         parse_conf(path, ConfType.USER)
     assert exc.value.line == 2 and re.search("max_query_count", str(exc.value))
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_byte_order_mark_does_not_hide_the_first_line(tmp_path, eol):
+    u = tmp_path / "user.conf"
+    u.write_bytes(("\ufeff*.Offline.target_qps = 4321" + eol).encode())
+    (entry,) = parse_conf(u, ConfType.USER)
+    assert (entry.model, entry.key, entry.line) == ("*", "target_qps", 1)
+    s = load_conf_files(Settings(), "resnet50", "Offline", user_conf=u)
+    assert s.offline_expected_qps == 4321.0
+    assert parse_conf("\ufeff*.Offline.target_qps = 5\n", ConfType.USER)[0].model == "*"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from proctor.loadgen.normalize import normalize
+from proctor.loadgen.resolve import start_settings
 from proctor.loadgen.settings import EffectiveSettings
 from proctor.loadgen.settings import TestSettings as Settings
 from proctor.loadgen.types import Scenario
@@ -115,7 +116,8 @@ def test_test05_forces_performance_mode_and_seeds():
         test05_schedule_rng_seed=3,
         **SEEDS,
     )
-    e = normalize(s, 10, 10)
+    e = normalize(start_settings(s, None), 10, 10)
+    assert e.requested is not None and e.requested.test05
     assert e.test_mode is Mode.PERFORMANCE_ONLY
     assert (e.qsl_rng_seed, e.sample_index_rng_seed, e.schedule_rng_seed) == (1, 2, 3)
 
@@ -301,7 +303,7 @@ def test_effective_settings_equal_official(case):
     requested = {**SEEDS, **GRID[case]}
     total, perf_count = 12, 8
     official = official_effective(requested, total, perf_count)
-    ours = normalize(Settings(**requested), total, perf_count)
+    ours = normalize(start_settings(Settings(**requested), None), total, perf_count)
     names = EffectiveSettings.LOGGED + ("accuracy_sample_count", "sample_concatenate_permutation")
     assert set(names) <= set(official)
     mismatches = {

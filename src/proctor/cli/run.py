@@ -1,31 +1,48 @@
-"""`proctor run`: one LoadGen test against a named SUT, with a live line and a plain verdict.
+"""`proctor run`: one LoadGen test against a SUT, with a live line and a plain verdict.
 
-Settings come as the official harnesses build them: the shipped mlperf.conf for `--model`, then
-`--user-conf`, then the command-line overrides. A run by the full rules lasts at least 600 s, so
-unless the user gives a user.conf, a duration or `--full`, the minimum duration is cut to
-DEFAULT_DURATION_MS and the verdict says the run is a short one.
+Settings come from the one pipeline (loadgen/resolve.py) as the official harnesses build them:
+the shipped mlperf.conf for `--model`, then `--user-conf`, then the command-line overrides. By
+default a run follows mlperf.conf, 600 s and all, as the official LoadGen does. A shorter run is
+asked for (`--duration-ms`, `--quick`); it is valid for its settings but not a submission run, and
+the logs themselves say so (detail key `proctor_short_run`, a line after the summary's footer).
 
-Exit status: 0 valid (accuracy-only: finished without errors), 1 invalid or failed, 2 usage or
-configuration error, 130 interrupted.
+Exit status (README, "Exit status"): 0 valid (accuracy-only: finished without errors), 1 invalid or
+failed, 2 usage or configuration error, 130 interrupted.
 """
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from proctor.cli import output
 from proctor.cli.apps import app
 from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.loadgen.progress import LiveProgress
+from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
 
-DEFAULT_DURATION_MS = 10_000  # the short default run; --full keeps mlperf.conf's 600 s
-EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+if TYPE_CHECKING:
+    from proctor.loadgen.engine import RunOutcome
+    from proctor.loadgen.find_peak import Probe
+    from proctor.loadgen.results import PerformanceResult
+    from proctor.suts.official_engine import OfficialOutcome
+
+QUICK_DURATION_MS = 10_000  # --quick: a 10 s run, marked as not a submission run
+EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = (
+    output.EXIT_OK,
+    output.EXIT_INVALID,
+    output.EXIT_USAGE,
+    output.EXIT_INTERRUPTED,
+)
 
 
 class Engine(StrEnum):
@@ -34,63 +51,39 @@ class Engine(StrEnum):
 
 
 def build_settings(
-    scenario: Scenario,
+    scenario: Scenario | str,
     mode: TestMode | None,
     model: str,
-    user_conf: Path | None,
+    user_conf: Path | str | None,
     *,
-    full: bool = False,
     duration_ms: int | None = None,
     target_qps: float | None = None,
     expected_latency_ms: float | None = None,
     min_queries: int | None = None,
     max_duration_ms: int | None = None,
-) -> tuple[Any, bool]:
-    """TestSettings from mlperf.conf + user.conf + overrides; also whether the duration was cut short."""
-    from proctor.loadgen.conf import load_conf_files
-    from proctor.loadgen.settings import TestSettings
-
-    settings = load_conf_files(TestSettings(scenario=scenario), model, str(scenario), user_conf=user_conf)
-    settings.scenario = scenario
-    if mode is not None:
-        settings.mode = mode
-    short = False
-    if duration_ms is not None:
-        settings.min_duration_ms = duration_ms
-    elif user_conf is None and not full:
-        settings.min_duration_ms = min(settings.min_duration_ms, DEFAULT_DURATION_MS)
-        short = True
-    if max_duration_ms is not None:
-        settings.max_duration_ms = max_duration_ms
-    if min_queries is not None:
-        settings.min_query_count = min_queries
-    if target_qps is not None:
-        if scenario == Scenario.SERVER:
-            settings.server_target_qps = target_qps
-        elif scenario == Scenario.OFFLINE:
-            settings.offline_expected_qps = target_qps
-        else:
-            raise ConfigError(
-                f"applies to Server and Offline; use --expected-latency-ms for {scenario}", key="--target-qps"
-            )
-    if expected_latency_ms is not None:
-        if scenario == Scenario.SINGLE_STREAM:
-            settings.single_stream_expected_latency_ns = expected_latency_ms * 1e6
-        elif scenario == Scenario.MULTI_STREAM:
-            settings.multi_stream_expected_latency_ns = expected_latency_ms * 1e6
-        else:
-            raise ConfigError(
-                f"applies to SingleStream and MultiStream; use --target-qps for {scenario}",
-                key="--expected-latency-ms",
-            )
-    return settings, short
+) -> Resolved:
+    """The command line's settings: `resolve_settings` with the options as overrides."""
+    return resolve_settings(
+        model,
+        scenario,
+        mode,
+        Confs(user_conf=user_conf),
+        Overrides(
+            min_duration_ms=duration_ms,
+            max_duration_ms=max_duration_ms,
+            target_qps=target_qps,
+            expected_latency_ms=expected_latency_ms,
+            min_query_count=min_queries,
+            labels=CLI_OPTIONS,
+        ),
+    )
 
 
 def _ms(ns: float) -> str:
     return f"{ns / 1e6:.3f} ms"
 
 
-def metric_of(result: Any) -> tuple[str, str]:
+def metric_of(result: PerformanceResult) -> tuple[str, str]:
     """The scenario's headline metric, named as the rules name it."""
     sc = result.scenario
     if sc == "SingleStream":
@@ -108,10 +101,9 @@ def metric_of(result: Any) -> tuple[str, str]:
     return "samples per second", f"{result.samples_per_second:,.2f}"
 
 
-def outcome_table(outcome: Any, settings: Any) -> Table:
-    table = Table(title="proctor run", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
+def outcome_table(outcome: RunOutcome, settings: TestSettings) -> Table:
+    """The run in rows; values never wrap or cut (the logs path goes under the table)."""
+    table = output.table("", "", title="proctor run", show_header=False)
     table.add_row("scenario", str(settings.scenario))
     table.add_row("mode", str(settings.mode))
     r = outcome.result
@@ -137,11 +129,17 @@ def outcome_table(outcome: Any, settings: Any) -> Table:
     if outcome.accuracy_samples:
         table.add_row("accuracy log entries", str(outcome.accuracy_samples))
     table.add_row("errors / warnings", f"{outcome.errors} / {outcome.warnings}")
-    table.add_row("logs", str(outcome.log_paths["detail"].parent))
     return table
 
 
-def verdict(outcome: Any, settings: Any, short: bool) -> tuple[bool, list[str]]:
+def _valid_line(text: str, short_run: str) -> str:
+    """`VALID: ...`, or for a short run `VALID for these settings; not a submission run: why: ...`."""
+    if not short_run:
+        return f"VALID: {text}" if text else "VALID"
+    return f"VALID for these settings; not a submission run: {short_run}" + (f"; {text}" if text else "")
+
+
+def verdict(outcome: RunOutcome, settings: TestSettings, short_run: str = "") -> tuple[bool, list[str]]:
     """(passed, lines): VALID, or every failed check with its numbers and what to change."""
     lines: list[str] = []
     accuracy_only = str(settings.mode) == TestMode.ACCURACY_ONLY
@@ -162,7 +160,7 @@ def verdict(outcome: Any, settings: Any, short: bool) -> tuple[bool, list[str]]:
         ok = bool(outcome.valid)
         if ok:
             name, value = metric_of(r)
-            lines.append(f"VALID: {name} = {value}")
+            lines.append(_valid_line(f"{name} = {value}", short_run))
         else:
             lines.append("INVALID:")
             lines.extend(f"  - {reason}" for reason in r.reasons)
@@ -171,38 +169,26 @@ def verdict(outcome: Any, settings: Any, short: bool) -> tuple[bool, list[str]]:
     if outcome.errors:
         ok = False
         lines.append(f"{outcome.errors} error(s) in {outcome.log_paths['detail']} (grep error_runtime)")
-    if short:
-        lines.append(
-            f"note: min_duration was cut to {settings.min_duration_ms} ms for a quick run; "
-            "pass --full (or a user.conf) for a run by the full rules"
-        )
+    if short_run and not (ok and not accuracy_only):
+        lines.append(f"note: not a submission run: {short_run}")
     return ok, lines
 
 
-def _peak_progress_class() -> type:
-    from proctor.loadgen.progress import LiveProgress
+class PeakProgress(LiveProgress):
+    """The live line, plus one printed line per FindPeakPerformance probe with its verdict."""
 
-    class _PeakProgress(LiveProgress):
-        """The live line, plus one printed line per FindPeakPerformance probe with its verdict."""
-
-        def on_probe(self, probe: Any) -> None:
-            verdict_text = "[green]PASS[/green]" if probe.passed else "[red]FAIL[/red]"
-            self.console.print(
-                f"probe {probe.index} ({probe.stage}): target_qps {probe.target_qps:,.4f} -> "
-                f"{verdict_text}  {escape(probe.detail)}",
-                soft_wrap=True,
-            )
-
-    return _PeakProgress
+    def on_probe(self, probe: Probe) -> None:
+        verdict_text = "[green]PASS[/green]" if probe.passed else "[red]FAIL[/red]"
+        self.console.print(
+            f"probe {probe.index} ({probe.stage}): target_qps {probe.target_qps:,.4f} -> "
+            f"{verdict_text}  {escape(probe.detail)}",
+            soft_wrap=True,
+        )
 
 
-def PeakProgress(console: Console) -> Any:  # noqa: N802  (a factory standing for a class)
-    return _peak_progress_class()(console)
-
-
-def peak_lines(outcome: Any) -> list[str]:
+def peak_lines(outcome: RunOutcome) -> list[str]:
     """FindPeakPerformance: the peak and each probe, for the verdict."""
-    found = getattr(outcome, "find_peak", None)
+    found = outcome.find_peak
     if found is None:
         return []
     lines = [
@@ -216,44 +202,39 @@ def peak_lines(outcome: Any) -> list[str]:
     return lines
 
 
-def _run_official(
-    the_sut: Any,
-    qsl: Any,
-    settings: Any,
-    log_settings: Any,
-    audit_conf: Path,
-    short: bool,
-    console: Console,
-    err: Console,
-) -> None:
-    """--engine official: one official StartTest with the same SUT; a verdict from its detail log."""
-    from proctor.suts.official_engine import run_official
+def mark_short_run(log_paths: dict[str, Path], reason: str) -> None:
+    """Write the short-run mark into the logs themselves: a detail-log key and a summary line."""
+    from proctor.loadgen.logs.detail import SHORT_RUN_KEY, append_record
+    from proctor.loadgen.logs.summary import append_short_run
 
-    try:
-        out = run_official(the_sut, qsl, settings, log_settings, audit_config=audit_conf)
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/yellow]", soft_wrap=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    except ConfigError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    except ProctorError as exc:
-        err.print(f"[red]run failed:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_INVALID) from None
-    finally:
-        close = getattr(the_sut, "close", None)
-        if close is not None:
-            close()
+    if not reason:
+        return
+    if log_paths["detail"].is_file():
+        append_record(log_paths["detail"], SHORT_RUN_KEY, reason)
+    if log_paths["summary"].is_file():
+        append_short_run(log_paths["summary"], reason)
+
+
+def _close(the_sut: object) -> None:
+    close = getattr(the_sut, "close", None)
+    if close is not None:
+        close()
+
+
+def _print_lines(out: Console, lines: list[str]) -> None:
+    for line in lines:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _official_verdict(out: OfficialOutcome, settings: TestSettings, short_run: str) -> tuple[bool, list[str]]:
     accuracy_only = str(settings.mode) == TestMode.ACCURACY_ONLY
-    lines = [
-        f"engine: official mlperf_loadgen ({out.wall_s:.1f} s); logs in {out.log_paths['detail'].parent}"
-    ]
+    lines = [f"engine: official mlperf_loadgen ({out.wall_s:.1f} s)"]
     if accuracy_only:
         ok = out.errors == 0
         lines.append("DONE: accuracy run finished" if ok else "FAILED: accuracy run logged errors")
     elif out.valid:
         ok = out.errors == 0
-        lines.append(f"VALID: {out.metric[0]} = {out.metric[1]}" if out.metric else "VALID")
+        lines.append(_valid_line(f"{out.metric[0]} = {out.metric[1]}" if out.metric else "", short_run))
     else:
         ok = False
         lines.append("INVALID: " + str(out.detail.get("result_invalid_reason") or "see the summary"))
@@ -261,21 +242,81 @@ def _run_official(
     if out.errors:
         ok = False
         lines.append(f"{out.errors} error(s) in {out.log_paths['detail']}")
-    if short:
-        lines.append(
-            f"note: min_duration was cut to {settings.min_duration_ms} ms for a quick run; "
-            "pass --full (or a user.conf) for a run by the full rules"
-        )
-    for line in lines:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if short_run and not (ok and not accuracy_only):
+        lines.append(f"note: not a submission run: {short_run}")
+    return ok, lines
+
+
+def _run_official(
+    the_sut: object,
+    qsl: object,
+    resolved: Resolved,
+    log_settings: LogSettings,
+    audit_conf: Path,
+    console: Console,
+) -> None:
+    """--engine official: one official StartTest with the same SUT; a verdict from its detail log."""
+    from proctor.suts.official_engine import run_official
+
+    settings = resolved.settings
+    try:
+        out = run_official(the_sut, qsl, settings, log_settings, audit_config=audit_conf)
+    except KeyboardInterrupt:
+        output.fail("interrupted", EXIT_INTERRUPTED)
+    except ConfigError as exc:
+        output.fail(str(exc), EXIT_USAGE)
+    except ProctorError as exc:
+        output.fail(f"run failed: {exc}", EXIT_INVALID)
+    finally:
+        _close(the_sut)
+    mark_short_run(out.log_paths, resolved.short_run)
+    ok, lines = _official_verdict(out, settings, resolved.short_run)
+    _print_lines(console, lines)
+    console.print(f"logs: {out.log_paths['detail'].parent}", markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_VALID if ok else EXIT_INVALID)
+
+
+def _check_number(value: float | None, option: str) -> None:
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        output.fail(f"{option} must be a finite number > 0, got {value!r}")
+
+
+def list_suts(out: Console) -> None:
+    """Every registered SUT with its parameters and defaults (`--list-suts`)."""
+    from proctor.suts import registry
+
+    out.print(
+        "SUTs (--sut NAME[:k=v,...]; also module.path:factory[:k=v,...] or path/file.py:factory[:k=v,...]):",
+        markup=False,
+        soft_wrap=True,
+    )
+    for name, target, params in registry.describe():
+        out.print(f"\n{name}  ({target})", markup=False, soft_wrap=True)
+        if isinstance(params, str):
+            out.print(f"  {params}", markup=False, soft_wrap=True)
+            continue
+        if not params:
+            out.print("  (no parameters)", markup=False, soft_wrap=True)
+        for p in params:
+            default = f"={p.default}" if p.default != "" else " (required)"
+            out.print(
+                f"  {p.name}{default}" + (f"  {p.help}" if p.help else ""), markup=False, soft_wrap=True
+            )
+
+
+SUT_HELP = (
+    "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
+    "or your own: my_package.module:factory[:k=v,...] or path/to/file.py:factory[:k=v,...], where "
+    "factory(**params) returns (sut, qsl)."
+)
 
 
 @app.command("run")
 def run_cmd(
     scenario: Annotated[
-        Scenario, typer.Option("--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")
-    ],
+        Scenario | None,
+        typer.Option("--scenario", "-s", help="SingleStream, MultiStream, Server or Offline."),
+    ] = None,
     mode: Annotated[
         TestMode | None, typer.Option("--mode", "-m", help="Default: PerformanceOnly (or the conf's mode).")
     ] = None,
@@ -288,36 +329,44 @@ def run_cmd(
     audit_conf: Annotated[
         Path, typer.Option("--audit-conf", help="audit.config, applied if it exists.")
     ] = Path("audit.config"),
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four log files.")] = Path(
-        "proctor-logs"
-    ),
-    sut: Annotated[
-        str, typer.Option("--sut", help="NAME[:key=value,...], e.g. synthetic:service_us=200,workers=4.")
-    ] = "synthetic",
+    output_dir: Annotated[
+        Path, typer.Option("--output", "-o", help="Directory for the four log files.")
+    ] = Path("proctor-logs"),
+    sut: Annotated[str, typer.Option("--sut", help=SUT_HELP)] = "synthetic",
+    list_suts_flag: Annotated[
+        bool, typer.Option("--list-suts", help="List the registered SUTs with their parameters and exit.")
+    ] = False,
     duration_ms: Annotated[
-        int | None, typer.Option("--duration-ms", min=0, help="min_duration_ms override.")
+        int | None,
+        typer.Option("--duration-ms", help="min_duration_ms override (a shorter run is marked in the logs)."),
     ] = None,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS})."
+        ),
+    ] = False,
     max_duration_ms: Annotated[
-        int | None, typer.Option("--max-duration-ms", min=0, help="max_duration_ms override.")
+        int | None, typer.Option("--max-duration-ms", help="max_duration_ms override.")
     ] = None,
     target_qps: Annotated[
-        float | None, typer.Option("--target-qps", min=0, help="Server target / Offline expected QPS.")
+        float | None, typer.Option("--target-qps", help="Server target / Offline expected QPS.")
     ] = None,
     expected_latency_ms: Annotated[
         float | None,
-        typer.Option("--expected-latency-ms", min=0, help="SingleStream/MultiStream expected latency."),
+        typer.Option("--expected-latency-ms", help="SingleStream/MultiStream expected latency."),
     ] = None,
     min_queries: Annotated[
-        int | None, typer.Option("--min-queries", min=0, help="min_query_count override.")
+        int | None, typer.Option("--min-queries", help="min_query_count override.")
     ] = None,
     timeout_s: Annotated[
-        float | None, typer.Option("--timeout-s", min=0, help="Give up on a stuck SUT after this.")
+        float | None, typer.Option("--timeout-s", help="Give up on a stuck SUT after this.")
     ] = None,
     drain_s: Annotated[
         float, typer.Option("--drain-s", min=0, help="After Ctrl-C, wait this long for the SUT to drain.")
     ] = 1.0,
     full: Annotated[
-        bool, typer.Option("--full", help=f"Keep the conf's min duration (else {DEFAULT_DURATION_MS} ms).")
+        bool, typer.Option("--full", hidden=True, help="No effect: mlperf.conf's durations are the default.")
     ] = False,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")] = False,
     quiet: Annotated[
@@ -332,20 +381,32 @@ def run_cmd(
         ),
     ] = Engine.PROCTOR,
 ) -> None:
-    """Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it."""
+    """Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it.
+
+    By default the run lasts as long as mlperf.conf says (600 s); --quick or --duration-ms make a
+    shorter run, marked in its logs as not a submission run.
+    """
     from proctor.loadgen.engine import run_test
-    from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.suts import registry
 
-    console = Console()
-    err = Console(stderr=True)
+    console = output.console()
+    err = output.console(stderr=True)
+    if list_suts_flag:
+        list_suts(console)
+        raise typer.Exit(EXIT_VALID)
+    if scenario is None:
+        output.fail("missing option --scenario (SingleStream, MultiStream, Server or Offline)")
+    if quick and duration_ms is not None:
+        output.fail("--quick and --duration-ms exclude each other (--quick is --duration-ms 10000)")
+    if quick:
+        duration_ms = QUICK_DURATION_MS
+    _check_number(timeout_s, "--timeout-s")
     try:
-        settings, short = build_settings(
+        resolved = build_settings(
             scenario,
             mode,
             model,
             user_conf,
-            full=full,
             duration_ms=duration_ms,
             target_qps=target_qps,
             expected_latency_ms=expected_latency_ms,
@@ -354,11 +415,13 @@ def run_cmd(
         )
         the_sut, qsl = registry.build(sut)
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(output)), enable_trace=not no_trace)
+        output.fail(str(exc))
+    settings = resolved.settings
+    log_settings = LogSettings(
+        log_output=LogOutputSettings(outdir=str(output_dir)), enable_trace=not no_trace
+    )
     if engine == Engine.OFFICIAL:
-        _run_official(the_sut, qsl, settings, log_settings, audit_conf, short, console, err)
+        _run_official(the_sut, qsl, resolved, log_settings, audit_conf, console)
     progress = None if quiet else PeakProgress(err)
     try:
         outcome = run_test(
@@ -372,36 +435,31 @@ def run_cmd(
             drain_s=drain_s,
         )
     except KeyboardInterrupt:
-        err.print(
-            f"[yellow]interrupted[/yellow]: partial logs in {escape(str(output))} (summary marked incomplete)",
-            soft_wrap=True,
+        output.fail(
+            f"interrupted: partial logs in {output_dir} (summary marked incomplete)", EXIT_INTERRUPTED
         )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        output.fail(str(exc), EXIT_USAGE)
     except RunError as exc:
-        err.print(f"[red]run failed:[/red] {escape(str(exc))}", soft_wrap=True)
-        if exc.__cause__ is not None:
+        if output.debug() and exc.__cause__ is not None:
             import traceback
 
             err.print(
                 "".join(traceback.format_exception(exc.__cause__)).rstrip(), markup=False, highlight=False
             )
-        raise typer.Exit(EXIT_INVALID) from None
+        output.fail(f"run failed: {exc}", EXIT_INVALID)
     except ProctorError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_INVALID) from None
+        output.fail(str(exc), EXIT_INVALID)
     finally:
-        close = getattr(the_sut, "close", None)
-        if close is not None:
-            close()
-    ok, lines = verdict(outcome, settings, short)
+        _close(the_sut)
+    mark_short_run(outcome.log_paths, resolved.short_run)
+    ok, lines = verdict(outcome, settings, resolved.short_run)
     lines += peak_lines(outcome)
     if audit_conf.is_file():
         lines.append(f"note: {audit_conf} was applied (as the official LoadGen applies audit.config)")
     if not quiet:
-        console.print(outcome_table(outcome, settings))
-    for line in lines:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        output.print_table(
+            console, outcome_table(outcome, settings), [("logs", str(outcome.log_paths["detail"].parent))]
+        )
+    _print_lines(console, lines)
     raise typer.Exit(EXIT_VALID if ok else EXIT_INVALID)

@@ -208,9 +208,8 @@ def _cb_on_original(response_cb: Any) -> Any:
 
 # --- settings -------------------------------------------------------------------------------------
 
-# The binding spells two TestSettings fields differently from the C++ struct.
-_RENAMED = {"ttft_latency": "server_ttft_latency", "tpot_latency": "server_tpot_latency"}
-_FIELDS = tuple({v: k for k, v in _RENAMED.items()}.get(f, f) for f in _settings.TestSettings.field_names())
+# The binding spells two TestSettings fields differently from the C++ struct (settings.SHORT_NAMES).
+_FIELDS = tuple(_settings.binding_name(f) for f in _settings.TestSettings.field_names())
 _DEFAULTS = _settings.TestSettings()
 
 
@@ -221,7 +220,7 @@ class TestSettings:
 
     def __init__(self) -> None:
         for name in _FIELDS:
-            value = getattr(_DEFAULTS, _RENAMED.get(name, name))
+            value = getattr(_DEFAULTS, _settings.field_name(name))
             if name == "scenario":
                 value = TestScenario[value.value]
             elif name == "mode":
@@ -231,14 +230,14 @@ class TestSettings:
 
     def to_proctor(self) -> _settings.TestSettings:
         """proctor's TestSettings holding the same values."""
-        values = {_RENAMED.get(n, n): getattr(self, n) for n in _FIELDS}
+        values = {_settings.field_name(n): getattr(self, n) for n in _FIELDS}
         values["scenario"] = _types.Scenario(_enum_name(values["scenario"], TestScenario))
         values["mode"] = _types.TestMode(_enum_name(values["mode"], TestMode))
         return _settings.TestSettings(**values)
 
     def _take(self, s: _settings.TestSettings) -> None:
         for name in _FIELDS:
-            value = getattr(s, _RENAMED.get(name, name))
+            value = getattr(s, _settings.field_name(name))
             if name == "scenario":
                 value = TestScenario[str(value)]
             elif name == "mode":

@@ -4,12 +4,14 @@ A line is `model.scenario.key = value`. For each key the official LoadGen takes 
 `model.scenario.key`, `*.scenario.key`, `model.*.key`, `*.*.key` within one file; files apply in
 the order code < mlperf.conf < user.conf < audit.config (then test05, in `normalize`). audit.config
 is read with model `*`, so model-specific lines in it never match
-(/work/shared/spec/official-loadgen.md §2; rules "Load Generator" and "Audit Process").
+(docs/architecture.md, "Inference"; rules "Load Generator" and "Audit Process").
 
 The official parser silently ignores unknown keys, keys it only reads from mlperf.conf, lines
 without spaces around `=`, and model-specific scenario keys under the wrong scenario; it rejects a
 whole file over a trailing comment without saying which key. Here each of those is a ConfigError
-naming the file, line and key, with the closest known key for a typo.
+naming the file, line and key, with the closest known key for a typo. A UTF-8 byte-order mark is
+skipped (the official parser would glue it to the first key and ignore that line), and numbers too
+large for the official 64-bit fields are refused rather than wrapped.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from proctor.errors import ConfigError
-from proctor.loadgen.settings import TestSettings
+from proctor.loadgen.settings import SHORT_NAMES, TestSettings
 from proctor.loadgen.types import MODE_BY_NUMBER, Scenario
 
 _U64_MAX = (1 << 64) - 1
@@ -89,8 +93,14 @@ READS: tuple[ConfRead, ...] = (
     ConfRead("test05_sample_index_rng_seed", "test05_sample_index_rng_seed", "u64", mlperf_only=True),
     ConfRead("test05_schedule_rng_seed", "test05_schedule_rng_seed", "u64", mlperf_only=True),
     ConfRead("use_token_latencies", "use_token_latencies", "bool"),
-    ConfRead("ttft_latency", "server_ttft_latency", "u64", 1_000_000, _SV, requires="use_token_latencies"),
-    ConfRead("tpot_latency", "server_tpot_latency", "u64", 1_000_000, _SV, requires="use_token_latencies"),
+    ConfRead(
+        SHORT_NAMES["server_ttft_latency"], "server_ttft_latency", "u64", 1_000_000, _SV,
+        requires="use_token_latencies",
+    ),
+    ConfRead(
+        SHORT_NAMES["server_tpot_latency"], "server_tpot_latency", "u64", 1_000_000, _SV,
+        requires="use_token_latencies",
+    ),
     ConfRead("infer_token_latencies", "infer_token_latencies", "bool"),
     ConfRead(
         "token_latency_scaling_factor",
@@ -141,11 +151,26 @@ _C_INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 _C_FLOAT = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
 _C_HEXFLOAT = re.compile(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?")
 _C_SPECIAL = re.compile(r"[+-]?(inf|infinity|nan(\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
+_MAX_DIGITS = 40  # longer than any 64-bit value in any base strtoul accepts: refused, never parsed
+_SHOWN = 40  # a value is quoted in messages up to this many characters
+
+Err = Callable[[str], ConfigError]
 
 
 def shipped_mlperf_conf() -> Path:
     """The official mlperf.conf of LoadGen 6.0.17, as compiled into its library."""
     return Path(str(resources.files("proctor.loadgen") / "mlperf.conf"))
+
+
+@cache
+def mlperf_models(path: Path | None = None) -> tuple[str, ...]:
+    """The model names the (shipped) mlperf.conf names in its lines, sorted."""
+    entries = parse_conf(path or shipped_mlperf_conf(), ConfType.MLPERF)
+    return tuple(sorted({e.model for e in entries if e.model != "*"}))
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + f"... ({len(text)} characters)"
 
 
 def find_audit_config(cwd: str | Path) -> Path | None:
@@ -166,21 +191,24 @@ def _conf_type(conf_type: ConfType | int | str) -> ConfType:
 
 
 def _read_source(source: str | Path, name: str | None) -> tuple[str, str]:
+    """(text, name for errors); a leading byte-order mark is dropped from files and text alike."""
     if isinstance(source, Path) or ("\n" not in source and "=" not in source):
         path = Path(source)
         try:
-            return path.read_text(encoding="utf-8"), name or str(path)
+            return path.read_text(encoding="utf-8-sig"), name or str(path)
         except OSError as exc:
             raise ConfigError(f"cannot read conf file: {exc.strerror or exc}", file=str(path)) from None
         except UnicodeDecodeError as exc:
             raise ConfigError(f"not UTF-8 text: {exc}", file=str(path)) from None
-    return source, name or "<text>"
+    return source.removeprefix("\ufeff"), name or "<text>"
 
 
 def _c_integer(text: str) -> int | None:
-    """strtoul(base 0) when it consumes the whole token, else None."""
+    """strtoul(base 0) when it consumes the whole token, else None; OverflowError past 64 bits' digits."""
     if not _C_INT.fullmatch(text):
         return None
+    if len(text) > _MAX_DIGITS:
+        raise OverflowError(text)
     sign = -1 if text[0] == "-" else 1
     body = text.lstrip("+-")
     if body[:2] in ("0x", "0X"):
@@ -196,31 +224,38 @@ def _c_double(text: str) -> float | None:
         return float(text)
     if _C_HEXFLOAT.fullmatch(text):
         sign = -1.0 if text[0] == "-" else 1.0
-        return sign * float.fromhex(text.lstrip("+-"))
+        return sign * float.fromhex(text.lstrip("+-"))  # OverflowError past the double range
     if _C_SPECIAL.fullmatch(text):
         return float(text.split("(")[0])
     return None
 
 
-def _convert(read_kind: str, scale: float, text: str, err) -> object:
+def _convert(read_kind: str, scale: float, text: str, err: Err) -> object:
     """The value the official lookupkv stores, or a ConfigError where it would store garbage."""
+    try:
+        return _convert_checked(read_kind, scale, text, err)
+    except OverflowError:
+        raise err(f"'{_shown(text)}' is too large for the official 64-bit field") from None
+
+
+def _convert_checked(read_kind: str, scale: float, text: str, err: Err) -> object:
     if read_kind == "f64":
         v = _c_double(text)
         if v is None:
             v = _c_integer(text)
             if v is None:
-                raise err(f"'{text}' is not a number")
+                raise err(f"'{_shown(text)}' is not a number")
         if v != v or v in (float("inf"), float("-inf")):
-            raise err(f"'{text}' is not a finite number")
+            raise err(f"'{_shown(text)}' is not a finite number")
         return float(v) * scale
     v = _c_integer(text)
     if v is None:
         if _c_double(text) is not None:
             raise err(
-                f"expects a whole number, got '{text}' (the official LoadGen would truncate it "
+                f"expects a whole number, got '{_shown(text)}' (the official LoadGen would truncate it "
                 f"to {_c_truncated(text)})"
             )
-        raise err(f"'{text}' is not a number")
+        raise err(f"'{_shown(text)}' is not a number")
     body = text.lstrip("+-")
     if len(body) > 1 and body[0] == "0" and body[1] not in "xX":
         raise err(
@@ -243,7 +278,7 @@ def _convert(read_kind: str, scale: float, text: str, err) -> object:
     scaled = v * int(scale)
     if scaled > _U64_MAX:
         raise err(
-            f"'{text}' overflows a 64-bit unsigned value" + (f" after x{int(scale)}" if scale != 1 else "")
+            f"'{_shown(text)}' overflows a 64-bit unsigned value" + (f" after x{int(scale)}" if scale != 1 else "")
         )
     return scaled
 
@@ -251,6 +286,8 @@ def _convert(read_kind: str, scale: float, text: str, err) -> object:
 def _c_truncated(text: str) -> int:
     m = re.match(r"[+-]?\d*", text)
     digits = m.group(0).lstrip("+") if m else ""
+    if len(digits) > _MAX_DIGITS:
+        return 0
     try:
         return int(digits)
     except ValueError:
@@ -363,14 +400,18 @@ def _resolve_scenario(scenario: Scenario | str, model: str) -> tuple[Scenario, s
         ) from None
 
 
-def apply_conf(
+def applied(
     settings: TestSettings,
     entries: list[ConfEntry],
     model: str,
     scenario: Scenario | str,
     conf_type: ConfType | int | str,
-) -> TestSettings:
-    """A copy of `settings` with one file's entries applied as the official FromConfig does."""
+) -> Iterator[tuple[str, object, ConfEntry]]:
+    """(field, value, the line it came from) for each field one file sets, in FromConfig's order.
+
+    `settings` is read for the `requires` switches as they stand before each lookup; the caller
+    applies each value before taking the next (apply_conf does).
+    """
     ctype = _conf_type(conf_type)
     scen, model = _resolve_scenario(scenario, model)
     if ctype is ConfType.AUDIT:
@@ -378,11 +419,10 @@ def apply_conf(
     table: dict[tuple[str, str, str], ConfEntry] = {}
     for e in entries:
         table[(e.model, e.scenario, e.key)] = e  # later lines win
-    out = dataclasses.replace(settings)
     for r in READS:
         if r.mlperf_only and ctype is not ConfType.MLPERF:
             continue
-        if r.requires and not getattr(out, r.requires):
+        if r.requires and not getattr(settings, r.requires):
             continue
         look = r.scenario or scen.value
         entry = (
@@ -397,7 +437,26 @@ def apply_conf(
         def err(msg: str, entry: ConfEntry = entry) -> ConfigError:
             return ConfigError(msg, file=entry.file, line=entry.line, key=entry.key)
 
-        setattr(out, r.field, _convert(r.kind, r.scale, entry.value, err))
+        yield r.field, _convert(r.kind, r.scale, entry.value, err), entry
+
+
+def apply_conf(
+    settings: TestSettings,
+    entries: list[ConfEntry],
+    model: str,
+    scenario: Scenario | str,
+    conf_type: ConfType | int | str,
+    origin: dict[str, ConfEntry | str] | None = None,
+) -> TestSettings:
+    """A copy of `settings` with one file's entries applied as the official FromConfig does.
+
+    `origin`, when given, gets the line each applied field came from (for error messages).
+    """
+    out = dataclasses.replace(settings)
+    for name, value, entry in applied(out, entries, model, scenario, conf_type):
+        setattr(out, name, value)
+        if origin is not None:
+            origin[name] = entry
     return out
 
 

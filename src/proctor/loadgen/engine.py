@@ -43,8 +43,9 @@ from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.resolve import start_settings
 from proctor.loadgen.results import PerformanceResult, summarize
-from proctor.loadgen.schedule import generate_schedule, loadable_sets, query_timeline
+from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
 from proctor.loadgen.types import QuerySampleLibrary, Scenario, SystemUnderTest, TestMode
 
@@ -225,17 +226,7 @@ class Run:
         self.log("qsl_name", self.qsl.name)
         self.log("qsl_reported_total_count", int(self.qsl.total_sample_count))
         self.log("qsl_reported_performance_count", int(self.qsl.performance_sample_count))
-        settings = self.requested
-        if self.audit_config is not None and Path(self.audit_config).is_file():
-            settings = _apply_audit_config(settings, Path(self.audit_config))
-        if settings.test05:  # StartTest: performance mode with the test05 seeds, before anything is logged
-            settings = dataclasses.replace(
-                settings,
-                mode=TestMode.PERFORMANCE_ONLY,
-                qsl_rng_seed=settings.test05_qsl_rng_seed,
-                sample_index_rng_seed=settings.test05_sample_index_rng_seed,
-                schedule_rng_seed=settings.test05_schedule_rng_seed,
-            )
+        settings = start_settings(self.requested, self.audit_config)  # audit.config, then test05
         self.settings = settings
         log_requested_settings(self.logs.detail, settings)
         self.eff = normalize(
@@ -399,8 +390,7 @@ class Run:
             "generated_samples_per_query",
             int(sched.query_offsets[1] - sched.query_offsets[0]) if sched.n_queries else 0,
         )
-        # the official prints the timestamp after the last query, which only the timeline knows
-        self.log("generated_query_duration", int(query_timeline(self.eff, len(phase.loaded), phase.mode)[-1]))
+        self.log("generated_query_duration", sched.duration_ns)  # the timestamp after the last query
         accuracy = phase.mode == TestMode.ACCURACY_ONLY
         limit, stall = self._limits(accuracy)
         issuer = Issuer(
@@ -646,13 +636,6 @@ def _version_items() -> list[tuple[str, Any]]:
         ("loadgen_git_status_message", ""),
         ("loadgen_file_sha1", sha1),
     ]
-
-
-def _apply_audit_config(settings: TestSettings, path: Path) -> TestSettings:
-    """audit.config is read with model "*", so only `*.<scenario>.key` lines apply (spec §2)."""
-    from proctor.loadgen.conf import ConfType, apply_conf, parse_conf
-
-    return apply_conf(settings, parse_conf(path, ConfType.AUDIT), "*", settings.scenario, ConfType.AUDIT)
 
 
 def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:

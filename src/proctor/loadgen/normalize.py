@@ -2,8 +2,8 @@
 
 Kept pure and separate from the engine so the same numbers can be checked against a detail log's
 `effective_*` lines without running anything. Every conversion copies the official arithmetic,
-including its integer truncations (see /work/shared/spec/official-loadgen.md §1 "Effective
-settings"), because the submission checker compares these values exactly.
+including its integer truncations (docs/architecture.md, "Inference"; official
+test_settings_internal.cc), because the submission checker compares these values exactly.
 """
 
 from __future__ import annotations
@@ -25,18 +25,13 @@ def _u64(x: float) -> int:
 def normalize(settings: TestSettings, qsl_total: int, qsl_perf_count: int) -> EffectiveSettings:
     """The official TestSettingsInternal for `settings` and a QSL of the given sizes.
 
-    test05 is applied here too (the official StartTest does it just before building the internal
-    settings): performance mode with the test05 seeds.
+    `settings` are what StartTest runs, audit.config and test05 already applied
+    (`resolve.start_settings`); the result keeps them as `requested`.
     """
     s = settings
     scenario = Scenario(s.scenario)
     mode = TestMode(s.mode)
     qsl_seed, index_seed, schedule_seed = s.qsl_rng_seed, s.sample_index_rng_seed, s.schedule_rng_seed
-    if s.test05:
-        mode = TestMode.PERFORMANCE_ONLY
-        qsl_seed = s.test05_qsl_rng_seed
-        index_seed = s.test05_sample_index_rng_seed
-        schedule_seed = s.test05_schedule_rng_seed
 
     target_latency_ns = 0
     if scenario is Scenario.SINGLE_STREAM:
@@ -121,4 +116,5 @@ def normalize(settings: TestSettings, qsl_total: int, qsl_perf_count: int) -> Ef
         server_num_issue_query_threads=int(s.server_num_issue_query_threads),
         server_find_peak_qps_decimals_of_precision=int(s.server_find_peak_qps_decimals_of_precision),
         server_find_peak_qps_boundary_step_size=float(s.server_find_peak_qps_boundary_step_size),
+        requested=s,
     )

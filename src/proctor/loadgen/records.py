@@ -23,6 +23,7 @@ class Schedule:
     query_offsets: np.ndarray         # int64[n_queries + 1]
     sample_index: np.ndarray          # int64[n_samples]: QSL index of each sample
     accuracy_log_mask: np.ndarray | None = None  # bool[n_samples]: log this sample's data (perf mode)
+    duration_ns: int = 0  # timestamp after the last query: the official generated_query_duration
 
     @property
     def n_queries(self) -> int:

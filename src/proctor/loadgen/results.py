@@ -155,12 +155,7 @@ def _fmt_s(seconds: float) -> str:
 
 
 def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> PerformanceResult:
-    """Every metric and validity decision of the official PerformanceSummary, from raw records.
-
-    (`summarize(eff, records, schedule)`, the order docs/architecture.md shows, is accepted too.)
-    """
-    if isinstance(schedule, Records) and isinstance(records, Schedule):
-        schedule, records = records, schedule
+    """Every metric and validity decision of the official PerformanceSummary, from raw records."""
     scenario = str(eff.scenario)
     pct = float(eff.target_latency_percentile)
     res = PerformanceResult(

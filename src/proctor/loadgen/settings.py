@@ -1,7 +1,8 @@
 """TestSettings and LogSettings: every field of the official ones, with the same defaults.
 
-Field names follow the official C++ `mlperf::TestSettings` (test_settings.h); the compat layer maps
-the few names the Python binding spells differently (`ttft_latency`, `tpot_latency`).
+Field names follow the official C++ `mlperf::TestSettings` (test_settings.h). The official Python
+binding and the conf files spell two of them without `server_`: SHORT_NAMES is the one map of those
+names, used by the conf reader, the compat layer and the official-engine adapter.
 """
 
 from __future__ import annotations
@@ -10,6 +11,20 @@ from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from proctor.loadgen.types import Scenario, TestMode
+
+# field -> the name the official Python binding (python_api.cc) and conf files use for it
+SHORT_NAMES: dict[str, str] = {"server_ttft_latency": "ttft_latency", "server_tpot_latency": "tpot_latency"}
+FIELD_OF_SHORT_NAME: dict[str, str] = {v: k for k, v in SHORT_NAMES.items()}
+
+
+def binding_name(field_name: str) -> str:
+    """The official Python binding's name for a TestSettings field."""
+    return SHORT_NAMES.get(field_name, field_name)
+
+
+def field_name(binding: str) -> str:
+    """The TestSettings field for a name of the official Python binding."""
+    return FIELD_OF_SHORT_NAME.get(binding, binding)
 
 
 @dataclass(slots=True)
@@ -85,7 +100,8 @@ class EffectiveSettings:
     """The normalized settings a run actually uses (official TestSettingsInternal).
 
     Produced by `proctor.loadgen.normalize.normalize`; the fields that the official detail log
-    prints as `effective_<name>` keep that name here.
+    prints as `effective_<name>` keep that name here. Like the official struct's `requested`
+    member, `requested` keeps the settings these were derived from (after audit.config and test05).
     """
 
     scenario: Scenario
@@ -124,6 +140,7 @@ class EffectiveSettings:
     server_num_issue_query_threads: int = 0
     server_find_peak_qps_decimals_of_precision: int = 1
     server_find_peak_qps_boundary_step_size: float = 1.0
+    requested: TestSettings | None = None
 
     # The official detail log prints these, in this order, as effective_<name>.
     LOGGED: ClassVar[tuple[str, ...]] = (

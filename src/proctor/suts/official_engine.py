@@ -19,10 +19,7 @@ import numpy as np
 
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen import completion
-from proctor.loadgen.settings import LogSettings, TestSettings
-
-# the binding's names for the two token-latency fields (python_api.cc)
-_RENAMED = {"server_ttft_latency": "ttft_latency", "server_tpot_latency": "tpot_latency"}
+from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
 
 
 def official_module() -> Any:
@@ -44,7 +41,7 @@ def official_settings(lg: Any, settings: TestSettings) -> Any:
             value = getattr(lg.TestScenario, str(value))
         elif name == "mode":
             value = getattr(lg.TestMode, str(value))
-        setattr(ts, _RENAMED.get(name, name), value)
+        setattr(ts, binding_name(name), value)
     return ts
 
 

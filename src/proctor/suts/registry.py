@@ -1,36 +1,202 @@
-"""Named systems under test for the CLI: `--sut NAME[:k=v,k=v]`.
+"""Systems under test for the CLI: `--sut SPEC`, where SPEC is one of
 
-Entries are "module:factory" strings so a SUT's heavy dependencies are imported only when it is
-chosen. A factory takes the parsed parameters as keyword strings and returns (sut, qsl).
+    NAME[:k=v,...]                     a registered SUT (entry point group "proctor.suts")
+    module.path:factory[:k=v,...]      a factory in an importable module
+    path/to/file.py:factory[:k=v,...]  a factory in a Python file
+
+The forms never overlap: a part ending in `.py` is a file; after the first ':' a NAME has k=v
+pairs (each holds '='), a module a factory name (none does).
+
+A factory takes the parameters as keyword strings and returns (sut, qsl); built-in and user SUTs
+load the same way. Packages register theirs in pyproject.toml:
+
+    [project.entry-points."proctor.suts"]
+    mysut = "my_package.sut:from_params"
+
+The registry names no SUT module itself; a factory may declare `PARAMS = {"name": ("default",
+"what it does"), ...}` (else its signature is read) so `proctor run --list-suts` can show them.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
 
-SUTS: dict[str, str] = {
-    "synthetic": "proctor.suts.synthetic:from_params",
-    "digits": "proctor.workloads.digits.sut:from_params",
-}
+GROUP = "proctor.suts"
+# A source checkout that was never installed (`PYTHONPATH=src`) has no entry points: then proctor's
+# own, read from pyproject.toml beside the sources, so tests and `python -m proctor` still work.
+_PYPROJECT = Path(__file__).resolve().parents[3] / "pyproject.toml"
+
+Factory = Callable[..., tuple[Any, Any]]
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    name, _, rest = spec.partition(":")
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    default: str  # "" when required
+    help: str = ""
+
+
+def _from_pyproject() -> dict[str, str]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(_PYPROJECT.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    if data.get("project", {}).get("name") != "proctor":
+        return {}
+    group = data.get("project", {}).get("entry-points", {}).get(GROUP, {})
+    return {str(k): str(v) for k, v in group.items()}
+
+
+def registered() -> dict[str, str]:
+    """Registered SUT name -> "module:factory", from installed entry points (plus the fallback)."""
+    found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=GROUP)}
+    for name, target in _from_pyproject().items():
+        found.setdefault(name, target)
+    return dict(sorted(found.items()))
+
+
+def parse_params(text: str, where: str) -> dict[str, str]:
     params: dict[str, str] = {}
-    for item in filter(None, rest.split(",")):
+    for item in filter(None, text.split(",")):
         key, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"SUT parameter '{item}' is not key=value", key=name)
+        if not sep or not key.strip():
+            raise ConfigError(f"SUT parameter '{item}' is not key=value", key=where)
         params[key.strip()] = value.strip()
-    return name, params
+    return params
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
+    """(kind, target, params): kind "name" (target a registered name), "module" or "file"
+    (target "module:factory" / "path.py:factory")."""
+    if ".py:" in spec or spec.endswith(".py"):
+        path, _, rest = spec.partition(".py")
+        factory, _, params = rest.removeprefix(":").partition(":")
+        if not factory:
+            raise ConfigError(f"'{spec}': name the factory, e.g. {path}.py:make_sut", key="--sut")
+        return "file", f"{path}.py:{factory}", parse_params(params, "--sut")
+    head, _, rest = spec.partition(":")
+    factory, _, params = rest.partition(":")
+    if factory and "=" not in factory:  # module:factory[:params]; a NAME's parameters always hold '='
+        return "module", f"{head}:{factory}", parse_params(params, "--sut")
+    return "name", head, parse_params(rest, "--sut")
+
+
+def _load_file(path_text: str) -> Any:
+    path = Path(path_text)
+    if not path.is_file():
+        raise ConfigError(f"no such file: {path}", key="--sut")
+    name = f"proctor_user_sut_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"cannot load {path} as Python", key="--sut")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's file: say where it failed, in one line
+        sys.modules.pop(name, None)
+        raise ConfigError(f"cannot load {path}: {type(exc).__name__}: {exc}", key="--sut") from exc
+    return module
+
+
+def _resolve_target(target: str, from_file: bool) -> Factory:
+    module_name, _, attr = target.rpartition(":")
+    try:
+        module = _load_file(module_name) if from_file else importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"cannot import '{module_name}': {exc}", key="--sut") from None
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise ConfigError(f"'{module_name}' has no callable '{attr}'", key="--sut")
+    return factory
+
+
+def factory_of(spec: str) -> tuple[str, Factory, dict[str, str]]:
+    """(display name, factory, params) for a --sut SPEC."""
+    kind, target, params = parse_spec(spec)
+    if kind == "name":
+        known = registered()
+        if target not in known:
+            hint = difflib.get_close_matches(target, list(known), n=1, cutoff=0.6)
+            raise ConfigError(
+                f"unknown SUT '{target}'"
+                + (f"; did you mean '{hint[0]}'?" if hint else "")
+                + f" (registered: {', '.join(known) or 'none'}; or give module:factory or file.py:factory;"
+                " see --list-suts)",
+                key="--sut",
+            )
+        return target, _resolve_target(known[target], False), params
+    return target, _resolve_target(target, kind == "file"), params
 
 
 def build(spec: str) -> tuple[Any, Any]:
-    name, params = parse_spec(spec)
-    if name not in SUTS:
-        raise ConfigError(f"unknown SUT '{name}'; known: {', '.join(sorted(SUTS))}", key="--sut")
-    module_name, _, factory = SUTS[name].partition(":")
-    return getattr(importlib.import_module(module_name), factory)(**params)
+    """(sut, qsl) from a --sut SPEC: factory(**params)."""
+    name, factory, params = factory_of(spec)
+    try:
+        inspect.signature(factory).bind(**params)
+    except TypeError:
+        known = ", ".join(p.name for p in params_of(factory)) or "none"
+        raise ConfigError(
+            f"SUT '{name}' does not take {', '.join(sorted(params)) or 'these parameters'} (known: {known})",
+            key="--sut",
+        ) from None
+    except ValueError:  # no signature to check (a builtin): the call says
+        pass
+    result = factory(**params)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise ConfigError(
+            f"the factory of '{name}' must return (sut, qsl), got {type(result).__name__}", key="--sut"
+        )
+    return result
+
+
+def params_of(factory: Factory) -> list[Param]:
+    """A factory's parameters: its PARAMS table, else its signature (defaults as written)."""
+    declared: Mapping[str, Any] | None = getattr(factory, "PARAMS", None)
+    if declared is None:
+        declared = getattr(sys.modules.get(factory.__module__), "PARAMS", None)
+    if declared is not None:
+        out = []
+        for name, value in declared.items():
+            default, text = value if isinstance(value, tuple) else (value, "")
+            out.append(Param(str(name), str(default), str(text)))
+        return out
+    params = []
+    for p in inspect.signature(factory).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        default = "" if p.default is p.empty else str(p.default)
+        params.append(Param(p.name, default))
+    return params
+
+
+def describe() -> list[tuple[str, str, list[Param] | str]]:
+    """(name, target, parameters or why they could not be read) for every registered SUT."""
+    rows: list[tuple[str, str, list[Param] | str]] = []
+    for name, target in registered().items():
+        try:
+            rows.append((name, target, params_of(_resolve_target(target, False))))
+        except (ConfigError, ImportError) as exc:  # a SUT whose dependencies are missing still shows
+            rows.append((name, target, f"cannot load: {exc}"))
+    return rows
+
+
+def factory_doc(factory: Factory) -> str:
+    doc = inspect.getdoc(factory) or ""
+    return doc.splitlines()[0] if doc else ""
+
+
+__all__ = ["GROUP", "Param", "build", "describe", "factory_of", "params_of", "parse_spec", "registered"]

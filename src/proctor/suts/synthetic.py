@@ -267,6 +267,23 @@ def _parse(params: dict[str, str]) -> tuple[SyntheticParams, int, int]:
     return SyntheticParams(**values), total, perf
 
 
+# what `proctor run --list-suts` shows: name -> (default, meaning)
+_D = SyntheticParams()
+PARAMS: dict[str, tuple[object, str]] = {
+    "service_us": (_D.service_us, "service time per batch, microseconds"),
+    "dist": (_D.dist, "service time distribution: " + ", ".join(DISTRIBUTIONS)),
+    "sigma": (_D.sigma, "lognormal shape"),
+    "workers": (_D.workers, "worker threads (0: complete inline)"),
+    "batch": (_D.batch, "largest batch a worker serves"),
+    "mode": (_D.mode, "how service time passes: " + ", ".join(MODES)),
+    "tokens": (_D.tokens, "output tokens per sample (0: no token latencies)"),
+    "seed": (_D.seed, "random seed of the service times"),
+    "api": (_D.api, "completion API: arrays or objects"),
+    "total": (1024, "QSL total sample count"),
+    "perf": (256, "QSL performance sample count (at most total)"),
+}
+
+
 def from_params(**params: str) -> tuple[SyntheticSUT, InMemoryQSL]:
     """`--sut synthetic:service_us=200,workers=4,total=1024,perf=256` -> (sut, qsl)."""
     sp, total, perf = _parse(params)

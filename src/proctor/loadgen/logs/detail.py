@@ -208,6 +208,15 @@ def format_line(
     )
 
 
+SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
+
+
+def append_record(path: str | Path, key: str, value: Any) -> None:
+    """Add one `:::MLLOG` line to a closed detail log (proctor's or the official's), e.g. SHORT_RUN_KEY."""
+    with open(path, "a", encoding="utf-8", newline="\n") as f:
+        f.write(format_line(key, value, 0, pid=os.getpid()) + "\n")
+
+
 class DetailLog:
     """The detail log of one run, written line by line in a background thread.
 

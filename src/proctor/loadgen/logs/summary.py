@@ -24,6 +24,7 @@ EQUAL_ISSUE_WARNING = (
     "samples_per_query value"
 )
 INCOMPLETE_MARK = "PROCTOR: Run incomplete:"
+SHORT_RUN_MARK = "PROCTOR: Not a submission run:"  # shorter than mlperf.conf asks; valid for its settings
 
 
 def _pct_head(p: float) -> str:
@@ -200,6 +201,12 @@ def render_summary(
     return "\n".join(lines) + "\n"
 
 
+def append_short_run(path: str | Path, reason: str) -> None:
+    """Mark a finished summary file (proctor's or the official's) as a short run, after its footer."""
+    with open(path, "a", encoding="utf-8", newline="\n") as f:
+        f.write(f"\n{SHORT_RUN_MARK} {reason}\n")
+
+
 def write_summary(
     path_or_file: str | Path | IO[str],
     result: PerformanceResult | None,
@@ -212,6 +219,6 @@ def write_summary(
     """Write mlperf_log_summary.txt to a path or an open text file."""
     text = render_summary(result, eff, sut_name, n_warnings=n_warnings, n_errors=n_errors)
     if isinstance(path_or_file, io.TextIOBase) or hasattr(path_or_file, "write"):
-        path_or_file.write(text)  # type: ignore[union-attr]
+        path_or_file.write(text)
         return
     Path(path_or_file).write_text(text, encoding="utf-8", newline="\n")

@@ -177,6 +177,19 @@ def build(
     return sut, qsl
 
 
+# what `proctor run --list-suts` shows: name -> (default, meaning)
+PARAMS: dict[str, tuple[object, str]] = {
+    "backend": ("numpy", "numpy or onnx"),
+    "precision": ("fp32", "fp32, int8 or int4"),
+    "max_batch": (64, "largest batch"),
+    "max_wait_us": (0, "longest wait to fill a batch, microseconds"),
+    "workers": (2, "worker threads"),
+    "perf_count": (PERFORMANCE_SAMPLE_COUNT, "QSL performance sample count"),
+    "qdq": ("exact", "onnx only: exact or fused quantize-dequantize"),
+    "threads": (1, "onnx only: intra-op threads"),
+}
+
+
 def from_params(**params: str) -> tuple[DigitsSUT, DigitsQSL]:
     """The registry factory: backend=numpy|onnx, precision=fp32|int8|int4, max_batch, max_wait_us,
     workers, perf_count, and for onnx qdq=exact|fused and threads."""

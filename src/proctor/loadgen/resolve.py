@@ -1,0 +1,361 @@
+"""The one settings pipeline: what a run is asked to do, from the conf files and overrides.
+
+    mlperf.conf -> user.conf -> overrides        resolve_settings  (the requested TestSettings)
+    -> audit.config -> test05                    start_settings    (what StartTest logs as requested_*)
+    -> normalize                                 EffectiveSettings (keeps `requested` beside it)
+
+The CLI, the demo, the compat layer and the official-engine adapter all build their settings here,
+as the official LoadGen keeps requested settings beside effective ones (test_settings_internal.h;
+docs/architecture.md, "Inference"). Settings that cannot run are refused before anything starts,
+each with the file:line:key or option that set them. A run whose duration or query count is below
+what mlperf.conf asks for this model and scenario is valid for its settings but is not a
+submission run: `Resolved.short_run` says why, and the caller marks the logs with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.errors import ConfigError
+from proctor.loadgen.conf import (
+    ConfEntry,
+    ConfType,
+    _resolve_scenario,
+    apply_conf,
+    mlperf_models,
+    parse_conf,
+    shipped_mlperf_conf,
+)
+from proctor.loadgen.settings import TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+
+MAX_DURATION_MS = (2**63 - 1) // 1_000_000  # durations are kept as int64 nanoseconds
+BYTES_PER_SAMPLE = 64  # schedule + records arrays per generated sample (loadgen/records.py)
+_OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
+_SHOWN_MODELS = 12
+
+# Override name -> the CLI option that sets it (for messages); callers may pass their own labels.
+CLI_OPTIONS: dict[str, str] = {
+    "mode": "--mode",
+    "min_duration_ms": "--duration-ms",
+    "max_duration_ms": "--max-duration-ms",
+    "target_qps": "--target-qps",
+    "expected_latency_ms": "--expected-latency-ms",
+    "min_query_count": "--min-queries",
+    "model": "--model",
+    "scenario": "--scenario",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Values that replace the conf files' (None: keep them). `labels` names each in messages."""
+
+    min_duration_ms: int | None = None
+    max_duration_ms: int | None = None
+    target_qps: float | None = None  # Server target QPS / Offline expected QPS
+    expected_latency_ms: float | None = None  # SingleStream / MultiStream expected latency
+    min_query_count: int | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Confs:
+    """The conf files: `user_conf` is a path, or conf text (a str holding a newline or '=')."""
+
+    user_conf: Path | str | None = None
+    mlperf_conf: Path | None = None  # None: the shipped official mlperf.conf
+    user_conf_name: str = "user.conf"  # how user.conf *text* is named in messages
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The requested settings, what the rules ask (mlperf.conf alone), and what to tell the user."""
+
+    settings: TestSettings
+    rules: TestSettings
+    notes: tuple[str, ...]
+    short_run: str  # "" for a run by the rules; else why it is not a submission run
+
+    def __iter__(self) -> Iterator[object]:  # `settings, notes = resolve_settings(...)`
+        yield self.settings
+        yield self.notes
+
+
+Origin = dict[str, ConfEntry | str]  # field -> the conf line or the option that set it
+
+
+def resolve_settings(
+    model: str,
+    scenario: Scenario | str,
+    mode: TestMode | str | None = None,
+    confs: Confs | None = None,
+    overrides: Overrides | None = None,
+    *,
+    check_model: bool = True,
+) -> Resolved:
+    """Requested TestSettings for `model` in `scenario`, checked; raises ConfigError naming the source.
+
+    `check_model` False accepts a model mlperf.conf does not name (a proctor workload such as the
+    demo's); the official LoadGen then uses the `*` lines alone.
+    """
+    confs = confs or Confs()
+    ov = overrides or Overrides()
+    try:
+        scen, conf_model = _resolve_scenario(scenario, model)
+    except ValueError as exc:
+        raise ConfigError(str(exc), key=ov.label("scenario")) from None
+    known = mlperf_models(confs.mlperf_conf)
+    if check_model and conf_model not in known:
+        raise ConfigError(_unknown_model(model, known), key=ov.label("model"))
+    mlperf_entries = parse_conf(confs.mlperf_conf or shipped_mlperf_conf(), ConfType.MLPERF)
+    user_entries = None
+    if confs.user_conf is not None:
+        src = confs.user_conf
+        name = None if isinstance(src, Path) or ("\n" not in src and "=" not in src) else confs.user_conf_name
+        user_entries = parse_conf(src, ConfType.USER, name=name)
+        _check_models(user_entries, known, conf_model)
+    origin: Origin = {}
+    rules = apply_conf(TestSettings(scenario=scen), mlperf_entries, conf_model, scen, ConfType.MLPERF, origin)
+    settings = rules
+    if user_entries is not None:
+        settings = apply_conf(settings, user_entries, conf_model, scen, ConfType.USER, origin)
+    if mode is not None:
+        settings = dataclasses.replace(settings, mode=TestMode(mode))
+    settings = _apply_overrides(settings, ov, origin)
+    check_settings(settings, origin)
+    notes: list[str] = []
+    if confs.user_conf is not None:
+        notes.append(f"user.conf applied: {confs.user_conf if isinstance(confs.user_conf, Path) else name}")
+    short = short_run_reason(settings, rules)
+    if short:
+        notes.append(f"not a submission run: {short}")
+    return Resolved(settings, rules, tuple(notes), short)
+
+
+def _unknown_model(model: str, known: tuple[str, ...]) -> str:
+    hint = difflib.get_close_matches(model, known, n=1, cutoff=0.6)
+    if hint:
+        return f"unknown model '{model}' (not in mlperf.conf); did you mean '{hint[0]}'?"
+    shown = ", ".join(known[:_SHOWN_MODELS]) + (", ..." if len(known) > _SHOWN_MODELS else "")
+    return f"unknown model '{model}' (not in mlperf.conf; its models: {shown})"
+
+
+def _check_models(entries: list[ConfEntry], known: tuple[str, ...], model: str) -> None:
+    """A user.conf line for a model mlperf.conf does not know never applies: a typo, refused."""
+    for e in entries:
+        if e.model not in ("*", model) and e.model not in known:
+            hint = difflib.get_close_matches(e.model, known, n=1, cutoff=0.6)
+            raise ConfigError(
+                f"unknown model '{e.model}' (not in mlperf.conf, so this line never applies)"
+                + (f"; did you mean '{hint[0]}'?" if hint else ""),
+                file=e.file,
+                line=e.line,
+                key=e.key,
+            )
+
+
+def _apply_overrides(s: TestSettings, ov: Overrides, origin: Origin) -> TestSettings:
+    values: dict[str, object] = {}
+
+    def put(name: str, value: object, label: str) -> None:
+        values[name] = value
+        origin[name] = ov.label(label)
+
+    scen = Scenario(s.scenario)
+    if ov.min_duration_ms is not None:
+        put("min_duration_ms", _whole(ov.min_duration_ms, ov.label("min_duration_ms")), "min_duration_ms")
+    if ov.max_duration_ms is not None:
+        put("max_duration_ms", _whole(ov.max_duration_ms, ov.label("max_duration_ms")), "max_duration_ms")
+    if ov.min_query_count is not None:
+        put("min_query_count", _whole(ov.min_query_count, ov.label("min_query_count")), "min_query_count")
+    if ov.target_qps is not None:
+        if scen is Scenario.SERVER:
+            put("server_target_qps", float(ov.target_qps), "target_qps")
+        elif scen is Scenario.OFFLINE:
+            put("offline_expected_qps", float(ov.target_qps), "target_qps")
+        else:
+            raise ConfigError(
+                f"applies to Server and Offline; use {ov.label('expected_latency_ms')} for {scen}",
+                key=ov.label("target_qps"),
+            )
+    if ov.expected_latency_ms is not None:
+        ns = _finite_positive(float(ov.expected_latency_ms), ov.label("expected_latency_ms")) * 1e6
+        if scen is Scenario.SINGLE_STREAM:
+            put("single_stream_expected_latency_ns", ns, "expected_latency_ms")
+        elif scen is Scenario.MULTI_STREAM:
+            put("multi_stream_expected_latency_ns", ns, "expected_latency_ms")
+        else:
+            raise ConfigError(
+                f"applies to SingleStream and MultiStream; use {ov.label('target_qps')} for {scen}",
+                key=ov.label("expected_latency_ms"),
+            )
+    return dataclasses.replace(s, **values)  # type: ignore[arg-type]
+
+
+def _whole(value: int, label: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"must be a whole number >= 0, got {value!r}", key=label)
+    return value
+
+
+def _finite_positive(value: float, label: str) -> float:
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"must be a finite number > 0, got {value!r}", key=label)
+    return value
+
+
+def _refuse(message: str, field_name: str, origin: Origin) -> ConfigError:
+    src = origin.get(field_name)
+    if isinstance(src, ConfEntry):
+        return ConfigError(message, file=src.file, line=src.line, key=src.key)
+    return ConfigError(message, key=src or field_name)
+
+
+def _rate(s: TestSettings) -> tuple[str, float]:
+    """(field, queries per second) the scenario's schedule is generated from."""
+    scen = Scenario(s.scenario)
+    if scen is Scenario.SINGLE_STREAM:
+        return "single_stream_expected_latency_ns", 1e9 / float(s.single_stream_expected_latency_ns)
+    if scen is Scenario.MULTI_STREAM:
+        return "multi_stream_expected_latency_ns", 1e9 / float(s.multi_stream_expected_latency_ns)
+    if scen is Scenario.SERVER:
+        return "server_target_qps", float(s.server_target_qps)
+    return "offline_expected_qps", float(s.offline_expected_qps)
+
+
+def _memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def check_settings(s: TestSettings, origin: Origin | None = None) -> None:
+    """Refuse settings no run can honour: rates <= 0, NaN or inf, negative or overflowing durations
+    and counts, a schedule larger than this machine's memory. The official LoadGen clamps some of
+    these (a negative target QPS becomes 1) and reports the run VALID; proctor stops first."""
+    origin = origin or {}
+    scen = Scenario(s.scenario)
+    for name in (
+        "server_target_qps",
+        "offline_expected_qps",
+        "single_stream_expected_latency_ns",
+        "multi_stream_expected_latency_ns",
+    ):
+        v = float(getattr(s, name))
+        if not math.isfinite(v) or v <= 0:
+            raise _refuse(f"must be a finite number > 0, got {v!r} ({name})", name, origin)
+    for name in (
+        "single_stream_target_latency_percentile",
+        "multi_stream_target_latency_percentile",
+        "server_target_latency_percentile",
+    ):
+        p = float(getattr(s, name))
+        if not (0 < p <= 1):
+            raise _refuse(f"percentile must be in (0, 100], got {p * 100:g} ({name})", name, origin)
+    if scen is Scenario.SERVER and int(s.server_target_latency_ns) <= 0:
+        raise _refuse("Server's latency bound must be > 0", "server_target_latency_ns", origin)
+    if scen is Scenario.MULTI_STREAM and int(s.multi_stream_samples_per_query) < 1:
+        raise _refuse("samples_per_query must be >= 1", "multi_stream_samples_per_query", origin)
+    for name in ("min_duration_ms", "max_duration_ms"):
+        ms = int(getattr(s, name))
+        if ms < 0:
+            raise _refuse(f"must be >= 0, got {ms} ({name})", name, origin)
+        if ms > MAX_DURATION_MS:
+            raise _refuse(
+                f"{ms} ms overflows the nanosecond clock (at most {MAX_DURATION_MS} ms) ({name})",
+                name,
+                origin,
+            )
+    for name in (
+        "min_query_count",
+        "max_query_count",
+        "performance_sample_count_override",
+        "accuracy_sample_count_override",
+    ):
+        if int(getattr(s, name)) < 0:
+            raise _refuse(f"must be >= 0, got {getattr(s, name)} ({name})", name, origin)
+    if TestMode(s.mode) is not TestMode.ACCURACY_ONLY:
+        _check_size(s, origin)
+
+
+def _check_size(s: TestSettings, origin: Origin) -> None:
+    """The performance schedule is generated before the clock starts: it must fit in memory."""
+    scen = Scenario(s.scenario)
+    rate_field, qps = _rate(s)
+    seconds = int(s.min_duration_ms) / 1000
+    queries = max(
+        float(s.min_query_count), seconds * qps * (_OFFLINE_SLACK if scen is Scenario.OFFLINE else 1)
+    )
+    if s.max_query_count:
+        queries = min(queries, float(s.max_query_count))
+    samples = queries * (int(s.multi_stream_samples_per_query) if scen is Scenario.MULTI_STREAM else 1)
+    need, have = samples * BYTES_PER_SAMPLE, _memory_bytes()
+    if need > have:
+        blame = "min_query_count" if float(s.min_query_count) >= seconds * qps else "min_duration_ms"
+        raise _refuse(
+            f"the run would generate ~{samples:.3g} samples before it starts (~{need / 2**30:,.0f} GiB of "
+            f"memory, more than this machine's {have / 2**30:,.0f} GiB); lower min_duration, min_query_count "
+            f"or {rate_field}",
+            blame,
+            origin,
+        )
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
+
+
+def short_run_reason(settings: TestSettings, rules: TestSettings) -> str:
+    """Why a performance run with `settings` is not a submission run by `rules` ("" when it is)."""
+    if TestMode(settings.mode) is TestMode.ACCURACY_ONLY:
+        return ""
+    why = []
+    if settings.min_duration_ms < rules.min_duration_ms:
+        why.append(f"min_duration {_seconds(settings.min_duration_ms)} < {_seconds(rules.min_duration_ms)}")
+    if settings.max_duration_ms and settings.max_duration_ms < rules.min_duration_ms:
+        why.append(f"max_duration {_seconds(settings.max_duration_ms)} < {_seconds(rules.min_duration_ms)}")
+    if settings.min_query_count < rules.min_query_count:
+        why.append(f"min_query_count {settings.min_query_count} < {rules.min_query_count}")
+    return "; ".join(why)
+
+
+def start_settings(settings: TestSettings, audit_config: str | os.PathLike[str] | None) -> TestSettings:
+    """What StartTest runs: audit.config (read with model "*") applied, then test05, the one place
+    for it: performance mode with the test05 seeds (official StartTest, before anything is logged).
+    Raises ConfigError for settings no run can honour (check_settings)."""
+    if audit_config is not None and Path(audit_config).is_file():
+        entries = parse_conf(Path(audit_config), ConfType.AUDIT)
+        settings = apply_conf(settings, entries, "*", settings.scenario, ConfType.AUDIT)
+    if settings.test05:
+        settings = dataclasses.replace(
+            settings,
+            mode=TestMode.PERFORMANCE_ONLY,
+            qsl_rng_seed=settings.test05_qsl_rng_seed,
+            sample_index_rng_seed=settings.test05_sample_index_rng_seed,
+            schedule_rng_seed=settings.test05_schedule_rng_seed,
+        )
+    check_settings(settings)  # settings built in code (run_test, the compat API) are held to the same
+    return settings
+
+
+__all__ = [
+    "CLI_OPTIONS",
+    "Confs",
+    "Overrides",
+    "Resolved",
+    "check_settings",
+    "resolve_settings",
+    "short_run_reason",
+    "start_settings",
+]
