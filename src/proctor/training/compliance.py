@@ -100,8 +100,8 @@ class ComplianceReport:
                     "message": f.message,
                     "severity": str(f.severity),
                     "rule": f.rule,
-                    "value": _jsonable(f.value),
-                    "expected": _jsonable(f.expected),
+                    "value": jsonable(f.value),
+                    "expected": jsonable(f.expected),
                     "source": f.source,
                 }
                 for f in self.findings
@@ -109,21 +109,24 @@ class ComplianceReport:
         }
 
 
-def _jsonable(x: Any, depth: int = 0) -> Any:
-    """A JSON-safe copy; NaN/inf become strings, and nesting past 16 levels becomes its type name."""
+def jsonable(x: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy for `--json`: NaN/inf and ints past 64 bits become text, nesting past 24 levels
+    its type name (orjson refuses all three), other objects (paths, numpy numbers) their str."""
     if isinstance(x, float) and not math.isfinite(x):
         return str(x)
     if x is None or isinstance(x, str | int | float | bool):
         if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 2**63:
             return str(x)
         return x
-    if depth >= 16:
+    if depth >= 24:
         return f"<{type(x).__name__} nested too deep>"
     if isinstance(x, list | tuple):
-        return [_jsonable(i, depth + 1) for i in x]
+        return [jsonable(i, depth + 1) for i in x]
     if isinstance(x, dict):
-        return {str(k): _jsonable(v, depth + 1) for k, v in x.items()}
-    return _short(x)
+        return {str(k): jsonable(v, depth + 1) for k, v in x.items()}
+    if hasattr(x, "item") and callable(x.item):  # a numpy scalar
+        return jsonable(x.item(), depth)
+    return str(x)
 
 
 def _short(x: Any, limit: int = 120) -> str:
@@ -674,6 +677,7 @@ __all__ = [
     "available_rulesets",
     "check_file",
     "get_ruleset",
+    "jsonable",
     "math",
     "register_benchmark",
     "suggest_ruleset",

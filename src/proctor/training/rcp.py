@@ -306,6 +306,11 @@ def check_rcp(
         if set_scaling:
             write_scaling(rs.directory, out.scaling_factor if ok and subm_mean < point.mean else None)
 
+    bad_scaling = [f for f in rs.findings if f.rule == "scaling_json" and f.failed]
+    if bad_scaling and out.passed:  # the factor the score would use is wrong: the folder fails
+        out.passed = False
+        out.message = f"{out.message}; {bad_scaling[0].message}"
+        return out
     if not out.passed:
         text = (
             f"{out.message}: submission mean {subm_mean:.6g} < minimum allowed {out.min_allowed:.6g}"

@@ -174,7 +174,8 @@ def score_run_set(
                 source=SOURCE,
             )
         )
-    valid = res.score is not None and not any(f.failed for f in findings if f.rule == "run_count")
+    bad = ("run_count", "scaling_json") if apply_scaling else ("run_count",)
+    valid = res.score is not None and not any(f.failed for f in findings if f.rule in bad)
     factor = rs.scaling_factor if apply_scaling else 1.0
     score = None if res.score is None else res.score * factor
     out = BenchmarkScore(
