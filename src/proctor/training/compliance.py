@@ -36,7 +36,7 @@ _RULESET_MODULES = {
     "4.0.0": "proctor.rules.training.ruleset_4_0_0",
 }
 _SRC_PARSE = "§11 Run Results: result logs include all MLLOG lines"
-CACHE_LIMIT = 50_000  # rule-keyed records kept in memory; past it later configs re-read the file
+CACHE_LIMIT = 20_000  # rule-keyed records kept in memory; past it later configs re-read the file
 MAX_KEY_FINDINGS = 20  # errors listed per key; the rest are counted in one finding
 MAX_PARSE_FINDINGS = 100
 # Rules §9 Training Loop: "OPEN: An arbitrary stopping criteria may be used ... the number of epochs,
