@@ -55,17 +55,21 @@ def parse_line(text: bytes, lineno: int, markers: tuple[bytes, ...] = (MARKER,))
     else:
         return None
     payload = text[pos + len(marker):].strip()
+    lenient = False
     try:
         obj = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
         try:  # NaN, Infinity, 1e400: what the official tools' json.loads accepts
             obj = json.loads(payload)
+            lenient = True
         except (ValueError, RecursionError):
             return BadLine(lineno, _show(text), f"malformed JSON: {exc}")
     if not isinstance(obj, dict) or "key" not in obj:
         return BadLine(lineno, _show(text), "not an object with a 'key'")
     if nested_deeper(obj, MAX_DEPTH):
         return BadLine(lineno, _show(text), f"a value is nested more than {MAX_DEPTH} levels deep")
+    if lenient:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
+        obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
     meta = obj.get("metadata")
     return LogLine(
         line=lineno,
