@@ -7,7 +7,6 @@ Profiles in tests/conftest.py (`ci` short by default, `long` for bench runs).
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 

@@ -213,7 +213,7 @@ def score_cmd(
             row["utilization"] = utilization(model_flops, peak_flops, sc.runtime_seconds)
         scores.append((sc, row))
     ok = all(sc.valid for sc, _ in scores)
-    norm = {sc.benchmark: sc.normalized for sc, _ in scores if sc.normalized}
+    norm = {sc.benchmark or "?": sc.normalized for sc, _ in scores if sc.normalized}
     summary = None
     if norm:
         keys = sorted(norm)

@@ -226,8 +226,8 @@ def check_package(
     """Check a whole package; `extra_benchmarks` maps proctor benchmarks (not in the ruleset) to N."""
     root = Path(directory)
     rep = PackageReport(str(root), ruleset)
-    comp = default_compliance(ruleset) if compliance == "auto" else compliance
-    seeds = default_seed_check() if seed_check == "auto" else seed_check
+    comp = default_compliance(ruleset) if isinstance(compliance, str) else compliance
+    seeds = default_seed_check() if isinstance(seed_check, str) else seed_check
     extra = extra_benchmarks or {}
     allowed = set(layout.allowed_benchmarks(ruleset)) | set(extra)
     if not allowed:

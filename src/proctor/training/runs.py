@@ -310,7 +310,7 @@ def _scaling_error(path: Path, message: str) -> Finding:
 
 
 def read_run_set(
-    directory: str | Path,
+    directory: str | os.PathLike[str],
     *,
     unit: Unit = "auto",
     ruleset: str | None = None,

@@ -145,7 +145,7 @@ def summarize(
     rcp_bypass: bool = False,
 ) -> Summary:
     """Summarize one or more submission folders (each with systems/ and results/ or system folders)."""
-    comp = default_compliance(ruleset) if compliance == "auto" else compliance
+    comp = default_compliance(ruleset) if isinstance(compliance, str) else compliance
     benches = list(layout.allowed_benchmarks(ruleset))
     rows: list[dict[str, Any]] = []
     detailed: list[dict[str, Any]] = []

@@ -11,6 +11,7 @@ same format and are read with `load_rcp_file`.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -34,7 +35,7 @@ class RcpRecord:
 
     name: str
     benchmark: str
-    batch_size: int
+    batch_size: int | float
     points: np.ndarray  # float64, as listed in the file
     hyperparams: dict[str, Any] = field(default_factory=dict)
     creator: str | None = None
@@ -108,7 +109,7 @@ def parse_rcp_table(data: bytes, where: str) -> dict[str, list[RcpRecord]]:
     return out
 
 
-def load_rcp_file(path: str | Path) -> dict[str, list[RcpRecord]]:
+def load_rcp_file(path: str | os.PathLike[str]) -> dict[str, list[RcpRecord]]:
     """A custom RCP file (official format), grouped by benchmark."""
     p = Path(path)
     try:
