@@ -566,7 +566,7 @@ def check_file(
                 engine.msgs.unkeyed.append(
                     Finding(
                         rule="no_rules",
-                        message=f"ruleset {version} has no rules '{name}' (unknown division or "
+                        message=f"ruleset {version} has no rules {_short(name, 80)} (unknown division or "
                         f"benchmark); register a table for it with register_benchmark()",
                         path=path_s,
                         value=name,

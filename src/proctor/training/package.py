@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from proctor.findings import Finding, Severity, is_valid
+from proctor.mllog_lines import MAX_DEPTH, nested_deeper
 from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
@@ -124,6 +125,15 @@ def read_system(path: Path) -> tuple[dict[str, Any] | None, list[Finding]]:
         return None, [
             Finding(
                 "system_json", f"system description is not valid JSON: {exc}", path=str(path), source=SRC_SYSTEM
+            )
+        ]
+    if isinstance(obj, dict) and nested_deeper(obj, MAX_DEPTH):
+        return None, [
+            Finding(
+                "system_json",
+                f"system description nests values more than {MAX_DEPTH} levels deep",
+                path=str(path),
+                source=SRC_SYSTEM,
             )
         ]
     if not isinstance(obj, dict):
