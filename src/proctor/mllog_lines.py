@@ -4,10 +4,16 @@ Both official tools write one JSON object per line behind a `:::MLLOG` marker; l
 a prefix (rank tags such as `[1,0]<stdout>:`). The reader never loads a whole file: it yields one
 record per marked line and turns a line it cannot read into a `BadLine` with its number, so a
 checker can report it as a finding instead of crashing.
+
+Hostile input stays bounded: a line longer than `MAX_LINE_BYTES` is skipped as a BadLine without
+being held whole, a value nested deeper than `MAX_DEPTH` is a BadLine (printing or re-serialising it
+would overflow the stack), and `NaN`/`Infinity`/`1e400` are read as the official tools' `json.loads`
+reads them (orjson refuses them; proctor's own logger writes them for a diverged loss).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +23,8 @@ import orjson
 
 MARKER = b":::MLLOG"
 ENDPOINTS_MARKER = b":::ENDPTS"
+MAX_LINE_BYTES = 16 * 1024 * 1024  # no real MLLOG line comes near this
+MAX_DEPTH = 64  # real values are at most a few levels deep
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +55,21 @@ def parse_line(text: bytes, lineno: int, markers: tuple[bytes, ...] = (MARKER,))
     else:
         return None
     payload = text[pos + len(marker):].strip()
+    lenient = False
     try:
         obj = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
-        return BadLine(lineno, text.decode("utf-8", "replace").rstrip("\r\n"), f"malformed JSON: {exc}")
+        try:  # NaN, Infinity, 1e400: what the official tools' json.loads accepts
+            obj = json.loads(payload)
+            lenient = True
+        except (ValueError, RecursionError):
+            return BadLine(lineno, _show(text), f"malformed JSON: {exc}")
     if not isinstance(obj, dict) or "key" not in obj:
-        return BadLine(lineno, text.decode("utf-8", "replace").rstrip("\r\n"), "not an object with a 'key'")
+        return BadLine(lineno, _show(text), "not an object with a 'key'")
+    if nested_deeper(obj, MAX_DEPTH):
+        return BadLine(lineno, _show(text), f"a value is nested more than {MAX_DEPTH} levels deep")
+    if lenient:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
+        obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
     meta = obj.get("metadata")
     return LogLine(
         line=lineno,
@@ -66,10 +83,40 @@ def parse_line(text: bytes, lineno: int, markers: tuple[bytes, ...] = (MARKER,))
     )
 
 
+def _show(text: bytes) -> str:
+    return text[:200].decode("utf-8", "replace").rstrip("\r\n")
+
+
+def nested_deeper(obj: Any, limit: int) -> bool:
+    """Whether lists/dicts in `obj` nest more than `limit` levels (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
+
+
 def iter_log(path: str | Path, markers: tuple[bytes, ...] = (MARKER,)) -> Iterator[LogLine | BadLine]:
-    """Yield every marked line of a file in order, streaming (constant memory)."""
+    """Yield every marked line of a file in order, streaming (memory bounded by MAX_LINE_BYTES)."""
     with open(path, "rb") as fh:
-        for lineno, text in enumerate(fh, start=1):
+        lineno = 0
+        while True:
+            text = fh.readline(MAX_LINE_BYTES)
+            if not text:
+                return
+            lineno += 1
+            if len(text) >= MAX_LINE_BYTES and not text.endswith(b"\n"):
+                head = text
+                while text and not text.endswith(b"\n"):  # skip the rest without keeping it
+                    text = fh.readline(MAX_LINE_BYTES)
+                if any(m in head for m in markers):
+                    yield BadLine(lineno, _show(head), f"line longer than {MAX_LINE_BYTES} bytes")
+                continue
             rec = parse_line(text, lineno, markers)
             if rec is not None:
                 yield rec

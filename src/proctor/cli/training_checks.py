@@ -1,29 +1,57 @@
-"""`proctor training check-log` and `check-seeds`: the compliance and seed checkers on the command line."""
+"""`proctor training check-log` and `check-seeds`: the compliance and seed checkers on the command line.
+
+Exit status (README, "Exit status"): 0 every file complies, 1 checked and found invalid (a log with
+no `:::MLLOG` record is an invalid log: it was read and holds nothing to comply), 2 the input is
+wrong (a missing path, a folder where a file is wanted, a FIFO or device, an unknown ruleset, a
+folder without `result_*.txt`), 130 interrupted.
+"""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Annotated
 
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from proctor.cli import output
 from proctor.cli.apps import training_app
 from proctor.findings import Finding, is_valid
-from proctor.training.compliance import available_rulesets, check_file
-from proctor.training.seeds import check_seeds
+from proctor.training.compliance import (
+    DEFAULT_RULESET,
+    available_rulesets,
+    check_file,
+    jsonable,
+    suggest_ruleset,
+)
+from proctor.training.seeds import check_seeds, result_files
 
-_out = Console(highlight=False, soft_wrap=True)
 
-
-def _print_finding(f: Finding) -> None:
+def _print_finding(out: Console, f: Finding) -> None:
     where = f":{f.line}" if f.line is not None else ""
-    key = f" [{f.key}]" if f.key else ""
+    key = f" [{escape(f.key)}]" if f.key else ""
     colour = "red" if f.failed else "yellow"
-    _out.print(f"  [{colour}]{f.severity.value.upper()}[/{colour}]{where}{key} {f.message}", markup=True)
+    out.print(f"  [{colour}]{f.severity.value.upper()}[/{colour}]{where}{key} {escape(f.message)}")
     if f.source:
-        _out.print(f"      rule: {f.source}", markup=False)
+        out.print(f"      rule: {f.source}", markup=False)
+
+
+def _dumps(obj: object) -> str:
+    """JSON of a report: log values that JSON cannot hold (NaN, huge ints, deep nesting) as text."""
+    return orjson.dumps(jsonable(obj)).decode()
+
+
+def _readable_file(path: Path) -> None:
+    """Exit 2 unless `path` is a regular file (a FIFO would block the checker)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        output.fail(f"{path}: {exc.strerror or exc}")
+    if not stat.S_ISREG(mode):
+        output.fail(f"{path} is not a regular file: give a training result log (result_*.txt)")
 
 
 @training_app.command("check-log")
@@ -32,29 +60,40 @@ def check_log(
         list[Path], typer.Argument(help="training result logs (result_*.txt)", exists=True, dir_okay=False)
     ],
     ruleset: Annotated[
-        str, typer.Option(help=f"training ruleset: {', '.join(available_rulesets())}")
-    ] = "6.1.0",
+        str | None,
+        typer.Option(help=f"training ruleset: {', '.join(available_rulesets())} (default {DEFAULT_RULESET})"),
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="one JSON object per file")] = False,
 ) -> None:
-    """Check training logs against the ruleset; exit 0 only when every file complies."""
+    """Check training logs against the ruleset.
+
+    Exit 0 when every file complies, 1 when one does not (a file with no :::MLLOG record is an
+    invalid log), 2 for bad input (missing file, not a regular file, unknown ruleset).
+    """
+    if ruleset is not None and ruleset not in available_rulesets():
+        output.fail(f"unknown training ruleset {ruleset!r} for --ruleset; known: {', '.join(available_rulesets())}")
+    for path in files:
+        _readable_file(path)
+    out = output.console()
     ok = True
     for path in files:
-        try:
-            report = check_file(path, ruleset)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from exc
+        report = check_file(path, ruleset)
         ok = ok and report.valid
+        hint = suggest_ruleset(report) if ruleset is None else None
         if json:
-            typer.echo(orjson.dumps(report.to_json()).decode())
+            obj = report.to_json()
+            if hint:
+                obj["hint"] = hint
+            typer.echo(_dumps(obj))
             continue
         verdict = "[green]VALID[/green]" if report.valid else "[red]INVALID[/red]"
-        _out.print(
-            f"{path}: {verdict} ({report.benchmark}, {report.division}, ruleset {report.ruleset})",
-            markup=True,
-        )
+        what = ", ".join(x for x in (report.benchmark, report.division) if x)
+        out.print(f"{escape(str(path))}: {verdict} ({escape(what) + ', ' if what else ''}ruleset {report.ruleset})")
         for f in report.findings:
-            _print_finding(f)
-    raise typer.Exit(0 if ok else 1)
+            _print_finding(out, f)
+        if hint:
+            out.print(f"  [yellow]hint[/yellow]: {escape(hint)}")
+    raise typer.Exit(output.EXIT_OK if ok else output.EXIT_INVALID)
 
 
 @training_app.command("check-seeds")
@@ -64,18 +103,24 @@ def check_seeds_cmd(
     ],
     json: Annotated[bool, typer.Option("--json", help="print the findings as JSON")] = False,
 ) -> None:
-    """Check the seeds logged by every run in DIR; exit 0 only when there is no error."""
+    """Check the seeds logged by every run in DIR.
+
+    Exit 0 when there is no error, 1 when a seed is missing, repeated or unreadable, 2 when DIR
+    holds no result_*.txt (give a benchmark folder: results/<system>/<benchmark>).
+    """
+    if not result_files(directory):
+        output.fail(
+            f"no result_*.txt in {directory}: give a benchmark folder (results/<system>/<benchmark>)"
+        )
     findings = check_seeds(directory)
     valid = is_valid(findings)
     if json:
         typer.echo(
-            orjson.dumps(
-                {"directory": str(directory), "valid": valid, "findings": [f.to_dict() for f in findings]},
-                default=str,
-            ).decode()
+            _dumps({"directory": str(directory), "valid": valid, "findings": [f.to_dict() for f in findings]})
         )
     else:
-        _out.print(f"{directory}: {'[green]VALID[/green]' if valid else '[red]INVALID[/red]'}", markup=True)
+        out = output.console()
+        out.print(f"{escape(str(directory))}: {'[green]VALID[/green]' if valid else '[red]INVALID[/red]'}")
         for f in findings:
-            _print_finding(f)
-    raise typer.Exit(0 if valid else 1)
+            _print_finding(out, f)
+    raise typer.Exit(output.EXIT_OK if valid else output.EXIT_INVALID)

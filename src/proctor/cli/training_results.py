@@ -1,6 +1,8 @@
 """`proctor training check-rcp | score | check-package | summarize`: training results on the command line.
 
-Every command exits 1 when what it checks fails (the official package checker always exits 0).
+Exit status (README, "Exit status"): 0 valid, 1 checked and found invalid (the official package
+checker always exits 0), 2 the input is wrong (a missing folder, a file where a folder is wanted, a
+folder with no result_*.txt at any level these commands read, a bad option value), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,18 +14,25 @@ from typing import Annotated, Any
 import orjson
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
+from proctor.cli import output
 from proctor.cli.apps import training_app
 from proctor.errors import ProctorError
 from proctor.findings import Finding
+from proctor.training.compliance import jsonable
 from proctor.training.package import check_package, default_compliance
 from proctor.training.rcp import check_rcp
 from proctor.training.runs import find_benchmark_dirs, read_run_set
 from proctor.training.scoring import score_run_set, utilization, weighted_geometric_mean
-from proctor.training.summarize import summarize, to_csv, write_outputs
-
-_out = Console(highlight=False, soft_wrap=True)
+from proctor.training.summarize import (
+    SPEC_COLUMNS,
+    URL_COLUMNS,
+    summarize,
+    system_dirs,
+    to_csv,
+    write_outputs,
+)
 
 Ruleset = Annotated[str, typer.Option(help="training ruleset, e.g. 6.1.0")]
 Json = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
@@ -38,7 +47,7 @@ Official = Annotated[
 
 
 def _dump(obj: Any) -> None:
-    typer.echo(orjson.dumps(obj, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode())
+    typer.echo(orjson.dumps(jsonable(obj)).decode())
 
 
 def _fmt(x: float | None, digits: int = 6) -> str:
@@ -47,14 +56,13 @@ def _fmt(x: float | None, digits: int = 6) -> str:
     return f"{x:.{digits}g}"
 
 
-def _print_findings(findings: list[Finding]) -> None:
+def _print_findings(out: Console, findings: list[Finding]) -> None:
     for f in findings:
         colour = "red" if f.failed else ("yellow" if f.severity.value == "warning" else "dim")
         where = f"{f.path}" + (f":{f.line}" if f.line is not None else "") if f.path else ""
-        _out.print(
-            f"  [{colour}]{f.severity.value.upper()}[/{colour}] {f.rule}: {f.message}"
-            + (f"  ({where})" if where else ""),
-            markup=True,
+        out.print(
+            f"  [{colour}]{f.severity.value.upper()}[/{colour}] {escape(f.rule)}: {escape(f.message)}"
+            + (f"  ({escape(where)})" if where else "")
         )
 
 
@@ -66,9 +74,13 @@ def _rel(path: str, base: Path) -> str:
 
 
 def _dirs(directory: Path) -> list[Path]:
+    """Benchmark folders under DIR; exit 2 naming the levels read when there is none."""
     dirs = find_benchmark_dirs(directory)
     if not dirs:
-        raise typer.BadParameter(f"no result_*.txt under {directory}", param_hint="DIR")
+        output.fail(
+            f"no result_*.txt in {directory} or below: give a benchmark folder, a system folder "
+            "(results/<system>) or a package (holding results/<system>/<benchmark>/result_*.txt)"
+        )
     return dirs
 
 
@@ -102,8 +114,9 @@ def check_rcp_cmd(
 ) -> None:
     """Check convergence against the Reference Convergence Points; exit 1 when a benchmark fails."""
     results = []
+    dirs = _dirs(directory)
     try:
-        for d in _dirs(directory):
+        for d in dirs:
             results.append(
                 check_rcp(
                     d,
@@ -117,12 +130,13 @@ def check_rcp_cmd(
                 )
             )
     except ProctorError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        output.fail(str(exc))
     ok = all(r.passed for r in results)
     if json:
         _dump(results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results])
-        raise typer.Exit(0 if ok else 1)
-    t = Table(
+        raise typer.Exit(_code(ok))
+    out = output.console()
+    t = output.table(
         "folder", "benchmark", "BS", "RCP", "submission mean", "RCP mean", "min allowed", "verdict", "scaling"
     )
     for r in results:
@@ -142,11 +156,15 @@ def check_rcp_cmd(
             verdict,
             _fmt(r.scaling_factor, 8),
         )
-    _out.print(t)
+    output.print_table(out, t)
     for r in results:
-        _out.print(f"{r.directory}: {r.message}")
-        _print_findings([f for f in r.findings if f.rule not in ("rcp",)])
-    raise typer.Exit(0 if ok else 1)
+        out.print(f"{r.directory}: {r.message}", markup=False)
+        _print_findings(out, [f for f in r.findings if f.rule not in ("rcp",)])
+    raise typer.Exit(_code(ok))
+
+
+def _code(ok: bool) -> int:
+    return output.EXIT_OK if ok else output.EXIT_INVALID
 
 
 @training_app.command("score")
@@ -177,7 +195,10 @@ def score_cmd(
     comp = default_compliance(ruleset) if compliance else None
     scores = []
     for d in _dirs(directory):
-        rs = read_run_set(d, ruleset=ruleset)
+        try:
+            rs = read_run_set(d, ruleset=ruleset)
+        except ProctorError as exc:
+            output.fail(str(exc))
         bench = rs.benchmark or d.name
         pred = (lambda p, c=comp, b=bench: c(p, ruleset, b)[0]) if comp else None
         sc = score_run_set(
@@ -192,18 +213,21 @@ def score_cmd(
             row["utilization"] = utilization(model_flops, peak_flops, sc.runtime_seconds)
         scores.append((sc, row))
     ok = all(sc.valid for sc, _ in scores)
-    norm = {sc.benchmark: sc.normalized for sc, _ in scores if sc.normalized}
+    norm = {sc.benchmark or "?": sc.normalized for sc, _ in scores if sc.normalized}
     summary = None
     if norm:
         keys = sorted(norm)
         summary = weighted_geometric_mean([norm[k] for k in keys], [weights.get(k, 1.0) for k in keys])
     if json:
-        out: Any = [row for _, row in scores]
+        doc: Any = [row for _, row in scores]
         if summary is not None:
-            out = {"benchmarks": out, "weighted_geometric_mean": summary}
-        _dump(out)
-        raise typer.Exit(0 if ok else 1)
-    t = Table("folder", "benchmark", "runs", "dropped", "score (min)", "scaling", "normalized", "valid")
+            doc = {"benchmarks": doc, "weighted_geometric_mean": summary}
+        _dump(doc)
+        raise typer.Exit(_code(ok))
+    out = output.console()
+    t = output.table(
+        "folder", "benchmark", "runs", "dropped", "score (min)", "scaling", "normalized", "valid", labels=(0, 3)
+    )
     for sc, _ in scores:
         t.add_row(
             _rel(sc.directory, directory),
@@ -215,14 +239,14 @@ def score_cmd(
             _fmt(sc.normalized),
             "[green]yes[/green]" if sc.valid else "[red]no[/red]",
         )
-    _out.print(t)
+    output.print_table(out, t)
     for sc, row in scores:
         if "utilization" in row:
-            _out.print(f"{sc.directory}: utilization {row['utilization']:.4f}")
-        _print_findings([f for f in sc.findings if f.severity.value != "info"])
+            out.print(f"{sc.directory}: utilization {row['utilization']:.4f}", markup=False)
+        _print_findings(out, [f for f in sc.findings if f.severity.value != "info"])
     if summary is not None:
-        _out.print(f"weighted geometric mean of normalized scores: {summary:.6g}")
-    raise typer.Exit(0 if ok else 1)
+        out.print(f"weighted geometric mean of normalized scores: {summary:.6g}")
+    raise typer.Exit(_code(ok))
 
 
 def _pairs(items: list[str] | None, opt: str) -> dict[str, float]:
@@ -234,7 +258,9 @@ def _pairs(items: list[str] | None, opt: str) -> dict[str, float]:
         except ValueError:
             sep = ""
         if not sep or not name:
-            raise typer.BadParameter(f"expected BENCH=NUMBER, got {item!r}", param_hint=opt)
+            output.fail(f"{opt}: expected BENCH=NUMBER, got {item!r}")
+        if not (math.isfinite(out[name]) and out[name] > 0):
+            output.fail(f"{opt}: {item!r} must be a positive finite number")
     return out
 
 
@@ -260,9 +286,14 @@ def check_package_cmd(
     extra: dict[str, int] = {}
     for item in extra_benchmark or []:
         name, sep, runs = item.partition("=")
-        if not sep or not runs.strip().isdigit():
-            raise typer.BadParameter(f"'{item}' is not BENCH=N", param_hint="--extra-benchmark")
+        if not sep or not name.strip() or not runs.strip().isdigit() or not 0 < int(runs) <= 1000:
+            output.fail(f"--extra-benchmark: {item!r} is not BENCH=N (N a run count, 1 to 1000)")
         extra[name.strip()] = int(runs)
+    if not (directory / "systems").is_dir() and not (directory / "results").is_dir():
+        output.fail(
+            f"{directory} is not a training submission package: it has neither systems/ nor results/ "
+            "(give the folder that holds them)"
+        )
     try:
         rep = check_package(
             directory,
@@ -276,20 +307,20 @@ def check_package_cmd(
             extra_benchmarks=extra,
         )
     except ProctorError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        output.fail(str(exc))
     if json:
         _dump(rep.to_dict())
-        raise typer.Exit(0 if rep.valid else 1)
-    _print_findings(rep.findings)
+        raise typer.Exit(_code(rep.valid))
+    out = output.console()
+    _print_findings(out, rep.findings)
     for r in rep.rcp:
-        _out.print(f"RCP {r.directory}: {r.message} ({'pass' if r.passed else 'FAIL'})")
-    _out.print(
-        f"{directory}: "
+        out.print(f"RCP {r.directory}: {r.message} ({'pass' if r.passed else 'FAIL'})", markup=False)
+    out.print(
+        f"{escape(str(directory))}: "
         + ("[green]PACKAGE VALID[/green]" if rep.valid else "[red]PACKAGE INVALID[/red]")
-        + f" ({len(rep.checked)} benchmark folders)",
-        markup=True,
+        + f" ({len(rep.checked)} benchmark folders)"
     )
-    raise typer.Exit(0 if rep.valid else 1)
+    raise typer.Exit(_code(rep.valid))
 
 
 @training_app.command("summarize")
@@ -298,22 +329,55 @@ def summarize_cmd(
         list[Path], typer.Argument(help="submission folders", exists=True, file_okay=False)
     ],
     ruleset: Ruleset = "6.1.0",
-    csv: Annotated[
-        Path | None, typer.Option("--csv", help="write X.csv, X_detailed.csv, X.json, X_detailed.json")
+    as_csv: Annotated[bool, typer.Option("--csv", help="print the summary as CSV")] = False,
+    output_file: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="also write FILE (CSV), FILE_detailed.csv, FILE.json, FILE_detailed.json"
+        ),
     ] = None,
     official_stats: Official = False,
     json: Json = False,
 ) -> None:
-    """One row per system with a score per benchmark, plus the detailed table."""
-    s = summarize(directories, ruleset, policy="official" if official_stats else "rules")
-    if csv is not None:
-        for p in write_outputs(s, csv):
+    """One row per system with a score per benchmark, plus the detailed table.
+
+    Exit 0 when every result is valid, 1 when one is not, 2 when a folder holds no system with
+    results (give a submission folder: systems/ and results/<system>/<benchmark>/result_*.txt).
+    """
+    for d in directories:
+        if not system_dirs(d):
+            output.fail(
+                f"no system with results in {d}: give a submission folder (holding systems/ and "
+                "results/<system>/<benchmark>/result_*.txt) or its results/ folder"
+            )
+    if output_file is not None and (output_file.is_dir() or not output_file.parent.is_dir()):
+        output.fail(f"-o/--output: {output_file} must be a file in an existing folder")
+    try:
+        s = summarize(directories, ruleset, policy="official" if official_stats else "rules")
+    except ProctorError as exc:
+        output.fail(str(exc))
+    if output_file is not None:
+        for p in write_outputs(s, output_file):
             typer.echo(f"wrote {p}", err=True)
     if json:
         _dump(s.to_dict())
-    elif csv is None:
-        typer.echo(to_csv(s.columns, s.rows))
-        typer.echo(to_csv(s.detailed_columns, s.detailed), nl=False)
+    elif as_csv:
+        typer.echo(to_csv(s.columns, s.rows), nl=False)
+    else:
+        out = output.console()
+        benches = [c for c in s.columns if c not in _SUMMARY_SKIP and any(r.get(c) is not None for r in s.rows)]
+        t = output.table("system", "submitter", "division", *benches, labels=(0, 1))
+        for r in s.rows:
+            t.add_row(
+                str(r.get("system") or "?"),
+                str(r.get("submitter") or "?"),
+                str(r.get("division") or "?"),
+                *(_fmt(r.get(b), 8) for b in benches),
+            )
+        output.print_table(out, t)
     if not json:
-        _print_findings(s.findings)
-    raise typer.Exit(0 if all(not f.failed for f in s.findings) else 1)
+        _print_findings(output.console(stderr=as_csv), s.findings)
+    raise typer.Exit(_code(all(not f.failed for f in s.findings)))
+
+
+_SUMMARY_SKIP = frozenset((*SPEC_COLUMNS, *URL_COLUMNS))

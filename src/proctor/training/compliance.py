@@ -5,20 +5,24 @@ same verdict: configs run FIFO starting from "common", each over every line with
 a `submission_*` key is checked on its first occurrence only; a config that defines a key drops
 the messages earlier configs gave for it; EXACTLY_ONE with identical repeated values is a
 warning; the quality target must hold on at least one occurrence. The log is read once, keeping
-only lines whose key some rule of the ruleset names, so a 100 MB log costs one streaming pass.
+only what the rules need: occurrence counts, first values and the last evaluation per key. Records of
+rule-named keys are cached for a small log; a large one is streamed again for each later config, so
+memory stays bounded whatever the log's size (bench/training_log_memory.py).
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import stat
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from proctor.findings import Finding, Severity, is_valid
-from proctor.mllog_lines import BadLine
+from proctor.mllog_lines import BadLine, LogLine
 from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Ruleset, State
 from proctor.training.logparse import iter_records
 
@@ -32,6 +36,9 @@ _RULESET_MODULES = {
     "4.0.0": "proctor.rules.training.ruleset_4_0_0",
 }
 _SRC_PARSE = "§11 Run Results: result logs include all MLLOG lines"
+CACHE_LIMIT = 20_000  # rule-keyed records kept in memory; past it later configs re-read the file
+MAX_KEY_FINDINGS = 20  # errors listed per key; the rest are counted in one finding
+MAX_PARSE_FINDINGS = 100
 # Rules §9 Training Loop: "OPEN: An arbitrary stopping criteria may be used ... the number of epochs,
 # or a fixed time". The official open tables still require a quality target (for llama31_8b even a
 # log perplexity below 1.0); proctor follows the rules and reports a missed target as a warning
@@ -93,8 +100,8 @@ class ComplianceReport:
                     "message": f.message,
                     "severity": str(f.severity),
                     "rule": f.rule,
-                    "value": _jsonable(f.value),
-                    "expected": _jsonable(f.expected),
+                    "value": jsonable(f.value),
+                    "expected": jsonable(f.expected),
                     "source": f.source,
                 }
                 for f in self.findings
@@ -102,14 +109,61 @@ class ComplianceReport:
         }
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy for `--json`: NaN/inf and ints past 64 bits become text, nesting past 24 levels
+    its type name (orjson refuses all three), other objects (paths, numpy numbers) their str."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
     if x is None or isinstance(x, str | int | float | bool):
+        if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 2**63:
+            return str(x)
         return x
+    if depth >= 24:
+        return f"<{type(x).__name__} nested too deep>"
     if isinstance(x, list | tuple):
-        return [_jsonable(i) for i in x]
+        return [jsonable(i, depth + 1) for i in x]
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    return repr(x)
+        return {str(k): jsonable(v, depth + 1) for k, v in x.items()}
+    if hasattr(x, "item") and callable(x.item):  # a numpy scalar
+        return jsonable(x.item(), depth)
+    return str(x)
+
+
+def _short(x: Any, limit: int = 120) -> str:
+    """repr of a log value for a message, cut to `limit` characters."""
+    try:
+        text = repr(x)
+    except RecursionError:
+        text = f"<{type(x).__name__} nested too deep>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Seen:
+    """What the occurrence rules need of a key's values: count, first value, whether all are equal."""
+
+    __slots__ = ("count", "first", "same", "distinct")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: Any = None
+        self.same = True
+        self.distinct: set[str] = set()
+
+    def add(self, value: Any) -> None:
+        if self.count == 0:
+            self.first = value
+        elif self.same and not _equal(value, self.first):
+            self.same = False
+        if len(self.distinct) < 10:
+            self.distinct.add(_short(value, 60))
+        self.count += 1
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except RecursionError:
+        return False
 
 
 class _Messages:
@@ -119,18 +173,33 @@ class _Messages:
         self.warnings: dict[str, Finding] = {}  # one per key, as the official dict
         self.keyed: dict[str, list[Finding]] = defaultdict(list)
         self.unkeyed: list[Finding] = []
+        self.more: dict[str, int] = defaultdict(int)  # errors per key past MAX_KEY_FINDINGS
 
     def keyed_error(self, key: str, f: Finding) -> None:
-        self.keyed[key].append(f)
+        if len(self.keyed[key]) < MAX_KEY_FINDINGS:
+            self.keyed[key].append(f)
+        else:
+            self.more[key] += 1
 
     def drop(self, keys: Any) -> None:
         for k in keys:
             self.keyed.pop(k, None)
+            self.more.pop(k, None)
 
     def all(self) -> list[Finding]:
         out = list(self.warnings.values())
-        for fs in self.keyed.values():
+        for k, fs in self.keyed.items():
             out.extend(fs)
+            if self.more.get(k):
+                out.append(
+                    replace(
+                        fs[-1],
+                        rule=f"more:{k}",
+                        message=f"{self.more[k]} more errors on '{k}' like the one above, not listed",
+                        line=None,
+                        value=self.more[k],
+                    )
+                )
         out.extend(self.unkeyed)
         return sorted(out, key=lambda f: (f.line is None, f.line or 0))
 
@@ -193,7 +262,7 @@ class _Engine:
                     ll.key,
                     self._finding(
                         f"{kind}:{ll.key}",
-                        f"'{ll.key}' at line {ll.lineno} = {ll.value.get('value')!r} fails `{c.expr}`",
+                        f"'{ll.key}' at line {ll.lineno} = {_short(ll.value.get('value'))} fails `{c.expr}`",
                         line=ll,
                         value=ll.value.get("value"),
                         expected=c.expr,
@@ -217,21 +286,23 @@ class _Engine:
                 ),
             )
 
-    def run_config(self, cfg: Config, by_key: dict[str, list[Any]]) -> None:
+    def run_config(self, cfg: Config, recs: Iterable[LogLine]) -> None:
+        """Run one config over the records (in line order; keys it has no rule for are skipped)."""
         s = State(self.queue.append, frozenset(self.rs.extra_benchmarks))
         if cfg.begin is not None:
             cfg.begin(s)
         rules = cfg.by_key()
         self.msgs.drop(rules)
-        reported: dict[str, list[Any]] = {k: [] for k in rules}
-        recs = sorted((r for k in rules for r in by_key.get(k, ())), key=lambda r: r.line)
+        reported: dict[str, _Seen] = {k: _Seen() for k in rules}
         seen_submission: set[str] = set()
         first_seen: set[str] = set()
         atleast: dict[str, list[Any]] = {}
         for rec in recs:
-            rule = rules[rec.key]
+            rule = rules.get(rec.key)
+            if rule is None:
+                continue
             ll = _ll(rec)
-            reported[rec.key].append(rec.value)
+            reported[rec.key].add(rec.value)
             if rec.key not in seen_submission:
                 if rule.pre is not None:
                     self._act(rule, rule.pre, s, ll, "pre")
@@ -247,8 +318,20 @@ class _Engine:
                 try:
                     if rule.atleast_one.fn(s, ll.value, ll):
                         slot[0] += 1
-                except Exception:  # the official tool crashes here; proctor counts it as not met
-                    pass
+                except Exception as exc:  # the official tool crashes here: an error on this line
+                    self.msgs.keyed_error(
+                        rec.key,
+                        self._finding(
+                            f"target:{rec.key}",
+                            f"'{rec.key}' at line {ll.lineno} = {_short(ll.value.get('value'))} cannot be "
+                            f"compared with the quality target `{rule.atleast_one.expr}` "
+                            f"({type(exc).__name__}); it must be a number",
+                            line=ll,
+                            value=ll.value.get("value"),
+                            expected=rule.atleast_one.expr,
+                            source=rule.source,
+                        ),
+                    )
                 slot[2] = ll
             if "submission_" in rec.key:
                 seen_submission.add(rec.key)
@@ -257,7 +340,7 @@ class _Engine:
                 finding = self._finding(
                     f"target:{key}",
                     f"no '{key}' line meets `{rule.atleast_one.expr}` (last value "
-                    f"{last.value.get('value')!r} at line {last.lineno}): the quality target was not reached",
+                    f"{_short(last.value.get('value'))} at line {last.lineno}): the quality target was not reached",
                     key=key,
                     line=last,
                     value=last.value.get("value"),
@@ -290,17 +373,17 @@ class _Engine:
                         )
                     )
 
-    def _occurrences(self, cfg: Config, rules: dict[str, KeyRule], reported: dict[str, list[Any]]) -> None:
+    def _occurrences(self, cfg: Config, rules: dict[str, KeyRule], reported: dict[str, _Seen]) -> None:
         alternatives: dict[frozenset[str], KeyRule] = {}
         for k, rule in rules.items():
-            vals = reported[k]
-            n = len(vals)
+            seen = reported[k]
+            n = seen.count
             if rule.req is Req.EXACTLY_ONE and n != 1:
-                if vals and all(v == vals[0] for v in vals):
+                if n and seen.same:
                     self.msgs.warnings[k] = self._finding(
                         f"exactly_one:{k}",
                         f"'{k}' must appear exactly once but appears {n} times "
-                        f"(all with the value {vals[0]!r})",
+                        f"(all with the value {_short(seen.first)})",
                         key=k,
                         value=n,
                         expected="exactly one",
@@ -308,7 +391,7 @@ class _Engine:
                         severity=Severity.WARNING,
                     )
                 else:
-                    detail = f" with different values: {sorted({str(v) for v in vals})}" if vals else ""
+                    detail = f" with different values: {sorted(seen.distinct)}" if n else ""
                     self.msgs.keyed_error(
                         k,
                         self._finding(
@@ -347,7 +430,7 @@ class _Engine:
             elif rule.req is Req.AT_LEAST_ONE_OR:
                 alternatives.setdefault(frozenset((k, *rule.alternatives)), rule)
         for alts, rule in alternatives.items():
-            if not any(reported.get(a) for a in alts):
+            if not any(reported[a].count if a in reported else 0 for a in alts):
                 names = " or ".join(f"'{a}'" for a in sorted(alts))
                 self.msgs.unkeyed.append(
                     self._finding(
@@ -364,69 +447,144 @@ def _rule_keys(rs: Ruleset) -> frozenset[str]:
     return frozenset(k.name for c in rs.configs.values() for k in c.keys)
 
 
+def _regular(path: Path) -> str | None:
+    """Why `path` cannot be read as a log (None: a regular file); never opens a FIFO or device."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    return None
+
+
+class _Records:
+    """The rule-keyed records of a log, cached while small and streamed again from the file after.
+
+    Each config needs every line of its keys in order; caching all of them cost 812 MiB on a 200 MB
+    log, so past `CACHE_LIMIT` records the cache is dropped and each later config re-reads the file.
+    """
+
+    def __init__(self, path: Path, keys: frozenset[str]) -> None:
+        self.path = path
+        self.keys = keys
+        self.cache: list[LogLine] | None = []
+
+    def add(self, rec: LogLine) -> None:
+        if self.cache is not None:
+            if len(self.cache) >= CACHE_LIMIT:
+                self.cache = None
+            else:
+                self.cache.append(rec)
+
+    def of(self, keys: Any) -> Iterator[LogLine]:
+        if self.cache is not None:
+            yield from (r for r in self.cache if r.key in keys)
+            return
+        for rec in iter_records(self.path):
+            if not isinstance(rec, BadLine) and rec.key in keys:
+                yield rec
+
+
 def check_file(
     path: str | Path, ruleset: str | None = None, *, division: str | None = None, benchmark: str | None = None
 ) -> ComplianceReport:
     """Check one training log against a ruleset (default 6.1.0).
 
     `division`/`benchmark`, when given, are what the caller expects the log to declare: a log that
-    declares something else gets a finding (the log's own keys still choose the tables).
+    declares something else gets a finding (the log's own keys still choose the tables). A file with
+    no readable `:::MLLOG` record gets that one finding (and its unreadable lines), not one per rule.
     """
     version = ruleset or DEFAULT_RULESET
     rs = get_ruleset(version)
+    p = Path(path)
     path_s = str(path)
     engine = _Engine(rs, path_s)
-    keys = _rule_keys(rs)
-    by_key: dict[str, list[Any]] = defaultdict(list)
-    n_lines = 0
-    first: dict[str, Any] = {}
-    for rec in iter_records(path):
-        if isinstance(rec, BadLine):
-            engine.msgs.unkeyed.append(
-                Finding(
-                    rule="parse",
-                    message=f"line {rec.line} cannot be read as an MLLOG record: {rec.reason}",
-                    path=path_s,
-                    line=rec.line,
-                    value=rec.text[:200],
-                    source=_SRC_PARSE,
-                )
-            )
-            continue
-        n_lines += 1
-        if rec.key in keys:
-            by_key[rec.key].append(rec)
-            if rec.key.startswith("submission_") and rec.key not in first:
-                first[rec.key] = rec.value
-    if n_lines == 0:
-        engine.msgs.unkeyed.append(
-            Finding(rule="no_lines", message="no MLLOG lines in the file", path=path_s, source=_SRC_PARSE)
+
+    def report(findings: list[Finding], bench: Any = None, div: Any = None) -> ComplianceReport:
+        return ComplianceReport(
+            file=path_s,
+            valid=is_valid(findings),
+            benchmark=_text_or_none(bench) or benchmark,
+            division=_text_or_none(div) or division,
+            ruleset=version,
+            findings=findings,
         )
-    engine.queue.append(rs.root)
-    while engine.queue:
-        name = engine.queue.pop(0)
-        cfg = rs.configs.get(name)
-        if cfg is None:
-            engine.msgs.unkeyed.append(
-                Finding(
-                    rule="no_rules",
-                    message=f"ruleset {version} has no rules '{name}' (unknown division or "
-                    f"benchmark); register a table for it with register_benchmark()",
-                    path=path_s,
-                    value=name,
-                    source="§3 Benchmarks; §4 Divisions",
-                )
+
+    why = _regular(p)
+    if why is not None:
+        return report([Finding(rule="file", message=f"{path_s} {why}", path=path_s, source=_SRC_PARSE)])
+    records = _Records(p, _rule_keys(rs))
+    first: dict[str, Any] = {}
+    n_lines = 0
+    n_bad = 0
+
+    def first_pass() -> Iterator[LogLine]:
+        """Every readable record once; parse findings, the cache and the submission keys on the way."""
+        nonlocal n_lines, n_bad
+        for rec in iter_records(p):
+            if isinstance(rec, BadLine):
+                n_bad += 1
+                if n_bad <= MAX_PARSE_FINDINGS:
+                    engine.msgs.unkeyed.append(
+                        Finding(
+                            rule="parse",
+                            message=f"line {rec.line} cannot be read as an MLLOG record: {rec.reason}",
+                            path=path_s,
+                            line=rec.line,
+                            value=rec.text[:200],
+                            source=_SRC_PARSE,
+                        )
+                    )
+                continue
+            n_lines += 1
+            if rec.key in records.keys:
+                records.add(rec)
+                if rec.key.startswith("submission_") and rec.key not in first:
+                    first[rec.key] = rec.value
+                yield rec
+
+    try:
+        engine.queue.append(rs.root)
+        root = rs.configs.get(engine.queue.pop(0))
+        if root is not None:
+            engine.run_config(root, first_pass())
+        else:
+            for _ in first_pass():
+                pass
+        if n_lines == 0:
+            findings = [f for f in engine.msgs.unkeyed if f.rule == "parse"]
+            findings += _more_parse(n_bad, path_s)
+            findings.append(
+                Finding(rule="no_lines", message=f"no :::MLLOG records in {path_s}", path=path_s, source=_SRC_PARSE)
             )
-            continue
-        engine.run_config(cfg, by_key)
-    findings = engine.msgs.all()
+            return report(findings)
+        while engine.queue:
+            name = engine.queue.pop(0)
+            cfg = rs.configs.get(name)
+            if cfg is None:
+                engine.msgs.unkeyed.append(
+                    Finding(
+                        rule="no_rules",
+                        message=f"ruleset {version} has no rules {_short(name, 80)} (unknown division or "
+                        f"benchmark); register a table for it with register_benchmark()",
+                        path=path_s,
+                        value=name,
+                        source="§3 Benchmarks; §4 Divisions",
+                    )
+                )
+                continue
+            engine.run_config(cfg, records.of(cfg.by_key()))
+    except OSError as exc:
+        return report([Finding(rule="file", message=f"{path_s} cannot be read: {exc.strerror or exc}", path=path_s)])
+    findings = engine.msgs.all() + _more_parse(n_bad, path_s)
     log_div, log_bench = first.get("submission_division"), first.get("submission_benchmark")
     for what, want, got in (("division", division, log_div), ("benchmark", benchmark, log_bench)):
         if want is not None and got != want:
             findings.append(
                 Finding(
                     rule=f"expected_{what}",
-                    message=f"the log declares {what} {got!r}, expected {want!r}",
+                    message=f"the log declares {what} {_short(got)}, expected {want!r}",
                     path=path_s,
                     key=f"submission_{what}",
                     value=got,
@@ -434,14 +592,53 @@ def check_file(
                     source="§3 Benchmarks; §4 Divisions",
                 )
             )
-    return ComplianceReport(
-        file=path_s,
-        valid=is_valid(findings),
-        benchmark=log_bench or benchmark,
-        division=log_div or division,
-        ruleset=version,
-        findings=findings,
-    )
+    return report(findings, log_bench, log_div)
+
+
+def _text_or_none(x: Any) -> str | None:
+    return x if isinstance(x, str) and x else None
+
+
+def _more_parse(n_bad: int, path: str) -> list[Finding]:
+    if n_bad <= MAX_PARSE_FINDINGS:
+        return []
+    return [
+        Finding(
+            rule="parse",
+            message=f"{n_bad - MAX_PARSE_FINDINGS} more unreadable lines not listed ({n_bad} in all)",
+            path=path,
+            value=n_bad,
+            source=_SRC_PARSE,
+        )
+    ]
+
+
+def suggest_ruleset(report: ComplianceReport, *, max_bytes: int = 64 * 1024 * 1024) -> str | None:
+    """A hint when an invalid log may be from another round: a ruleset it complies with, if any.
+
+    Logs carry no round number, so the hint comes from checking the log against the other rulesets
+    (newest first; skipped for files over `max_bytes`), else from which rulesets know its benchmark.
+    """
+    if report.valid or any(f.rule in ("no_lines", "file") for f in report.findings):
+        return None
+    others = [v for v in reversed(available_rulesets()) if v != report.ruleset]
+    try:
+        small = Path(report.file).stat().st_size <= max_bytes
+    except OSError:
+        small = False
+    if small:
+        for v in others:
+            if check_file(report.file, v).valid:
+                return f"the log complies with ruleset {v}: it may be from that round (try --ruleset {v})"
+    bench = report.benchmark
+    if bench and bench not in get_ruleset(report.ruleset).allowed_benchmarks():
+        known = [v for v in others if bench in get_ruleset(v).allowed_benchmarks()]
+        if known:
+            return (
+                f"benchmark {bench!r} is not in ruleset {report.ruleset} but is in {', '.join(known)}: "
+                f"the log may be from another round (try --ruleset {known[0]})"
+            )
+    return None
 
 
 def target_reached(
@@ -480,7 +677,9 @@ __all__ = [
     "available_rulesets",
     "check_file",
     "get_ruleset",
+    "jsonable",
     "math",
     "register_benchmark",
+    "suggest_ruleset",
     "target_reached",
 ]

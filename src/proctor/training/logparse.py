@@ -54,7 +54,7 @@ def iter_records(path: str | Path) -> Iterator[LogLine | BadLine]:
         t = rec.time_ms
         if not isinstance(t, int | float) or isinstance(t, bool):
             try:
-                float(t)  # the official parser accepts anything float() accepts
+                float(t)  # type: ignore[arg-type]  # the official parser accepts what float() accepts
             except (TypeError, ValueError):
                 yield BadLine(rec.line, _text(raw), f"time_ms {t!r} is not a number")
                 continue

@@ -5,6 +5,9 @@ finding into one report whose verdict is the exit status (the official package c
 0 and writes its verdict in a log line). Closed-division benchmark folders also get the seed check
 and the RCP check; bypass flags come from the options or from `package_checker_params` files in the
 package root, the system folder or the benchmark folder (002 §13).
+
+Hostile trees give findings, never a crash or a hang: only regular files are opened (a FIFO named
+like a system JSON would block forever), and an unreadable file or folder is a finding naming it.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from typing import Any
 import orjson
 
 from proctor.findings import Finding, Severity, is_valid
+from proctor.mllog_lines import MAX_DEPTH, nested_deeper
 from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
-from proctor.training.runs import Unit, read_run_set, result_files
+from proctor.training.runs import Unit, read_run_set, result_files, unreadable_dirs
 
 SRC_RESULTS = "002 §11 Run Results / Benchmark Results"
 SRC_RCP = "002 §13 Reference Convergence Points"
@@ -85,19 +89,51 @@ def read_params(*folders: Path) -> set[str]:
     for folder in folders:
         path = folder / layout.PARAMS_FILE
         if path.is_file():
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue  # reported by the tree scan as unreadable
+            for line in text.splitlines():
                 if line.strip():
                     flags.add(line.strip().removeprefix("--"))
     return flags
 
 
 def read_system(path: Path) -> tuple[dict[str, Any] | None, list[Finding]]:
-    try:
-        obj = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+    """The system description JSON object, or findings saying why it cannot be used."""
+    if not path.is_file():  # a FIFO, a device, a folder or a symlink loop: never opened
         return None, [
             Finding(
-                "system_json", f"system description cannot be read: {exc}", path=str(path), source=SRC_SYSTEM
+                "system_json",
+                "system description is not a regular file",
+                path=str(path),
+                source=SRC_SYSTEM,
+            )
+        ]
+    try:
+        obj = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        return None, [
+            Finding(
+                "system_json",
+                f"system description cannot be read: {exc.strerror or exc}",
+                path=str(path),
+                source=SRC_SYSTEM,
+            )
+        ]
+    except orjson.JSONDecodeError as exc:
+        return None, [
+            Finding(
+                "system_json", f"system description is not valid JSON: {exc}", path=str(path), source=SRC_SYSTEM
+            )
+        ]
+    if isinstance(obj, dict) and nested_deeper(obj, MAX_DEPTH):
+        return None, [
+            Finding(
+                "system_json",
+                f"system description nests values more than {MAX_DEPTH} levels deep",
+                path=str(path),
+                source=SRC_SYSTEM,
             )
         ]
     if not isinstance(obj, dict):
@@ -124,7 +160,7 @@ def check_system(path: Path, ruleset: str) -> list[Finding]:
         out.append(
             Finding(
                 "system_status",
-                f"status {status!r} is not an allowed value",
+                f"status {_brief(status)} is not an allowed value",
                 path=str(path),
                 key="status",
                 value=status,
@@ -137,7 +173,7 @@ def check_system(path: Path, ruleset: str) -> list[Finding]:
         out.append(
             Finding(
                 "system_division",
-                f"division {div!r} is neither closed nor open",
+                f"division {_brief(div)} is neither closed nor open",
                 path=str(path),
                 key="division",
                 value=div,
@@ -147,8 +183,40 @@ def check_system(path: Path, ruleset: str) -> list[Finding]:
     return out
 
 
+def _brief(x: Any) -> str:
+    return type(x).__name__ if isinstance(x, dict | list) else repr(x)[:60]
+
+
 def _subdirs(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    """Sub-folders (symlinks to folders included, loops not); [] when unreadable (reported apart)."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    except OSError:
+        return []
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _tree_findings(root: Path) -> list[Finding]:
+    """Unreadable folders and non-regular files named like package files, anywhere in the tree."""
+    out = [
+        Finding("unreadable", f"folder cannot be listed: {d}", path=str(d), source=SRC_RESULTS)
+        for d in unreadable_dirs(root, depth=4)
+    ]
+    for sub, pattern in (("systems", "*.json"), ("results", "*/*/result_*.txt"), ("results", "*/*/scaling.json")):
+        for p in sorted((root / sub).glob(pattern)):
+            if not p.is_file():
+                out.append(
+                    Finding("not_a_file", f"{p} is not a regular file: not read", path=str(p), source=SRC_RESULTS)
+                )
+            elif not os.access(p, os.R_OK):
+                out.append(Finding("unreadable", f"file cannot be read: {p}", path=str(p), source=SRC_RESULTS))
+    return out
 
 
 def check_package(
@@ -168,8 +236,8 @@ def check_package(
     """Check a whole package; `extra_benchmarks` maps proctor benchmarks (not in the ruleset) to N."""
     root = Path(directory)
     rep = PackageReport(str(root), ruleset)
-    comp = default_compliance(ruleset) if compliance == "auto" else compliance
-    seeds = default_seed_check() if seed_check == "auto" else seed_check
+    comp = default_compliance(ruleset) if isinstance(compliance, str) else compliance
+    seeds = default_seed_check() if isinstance(seed_check, str) else seed_check
     extra = extra_benchmarks or {}
     allowed = set(layout.allowed_benchmarks(ruleset)) | set(extra)
     if not allowed:
@@ -187,7 +255,8 @@ def check_package(
     for d, what in ((systems_dir, "systems"), (results_dir, "results")):
         if not d.is_dir():
             rep.findings.append(Finding("layout", f"the package has no '{what}/' folder", path=str(d)))
-    for sys_json in sorted(systems_dir.glob("*.json")):
+    rep.findings.extend(_tree_findings(root))
+    for sys_json in sorted(p for p in systems_dir.glob("*.json") if p.is_file()):
         rep.findings.extend(check_system(sys_json, ruleset))
     root_flags = read_params(root)
 
@@ -277,7 +346,7 @@ def _check_benchmark(
         )
     others = [
         p.name
-        for p in bdir.iterdir()
+        for p in _entries(bdir)
         if p.is_file() and p not in files and p.name not in (layout.PARAMS_FILE, "scaling.json")
     ]
     if others:
@@ -343,7 +412,11 @@ def _check_benchmark(
         runs_required=n_extra,
     )
     rep.rcp.append(res)
-    rep.findings.extend(f for f in res.findings if f.rule.startswith("rcp") or f.rule.endswith("consistency"))
+    rep.findings.extend(
+        f
+        for f in res.findings
+        if f.rule.startswith("rcp") or f.rule.endswith("consistency") or f.rule == "scaling_json"
+    )
 
 
 def _as(f: Finding, sev: Severity) -> Finding:

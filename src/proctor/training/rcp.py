@@ -163,7 +163,7 @@ class RcpTable:
 class RcpCheck:
     benchmark: str | None
     batch_size: float | None
-    rcp: str  # found | interpolated | smaller_batch_size | missing | no_rcps | insufficient_convergence | no_batch_size | inconsistent_runs
+    rcp: str  # found | interpolated | smaller_batch_size | missing | no_rcps | insufficient_convergence | no_batch_size | inconsistent_runs | unreadable_runs
     passed: bool
     message: str  # the official checker's wording of the case
     bypassed: bool = False
@@ -244,7 +244,7 @@ def check_rcp(
     out = RcpCheck(bench, bs, "", False, "", directory=str(rs.directory))
     out.findings.extend(rs.findings)
     for r in rs.runs:
-        out.findings.extend(f for f in r.findings if f.rule in ("global_batch_size", "convergence"))
+        out.findings.extend(f for f in r.findings if f.rule in ("global_batch_size", "convergence", "log_read"))
 
     def fail(kind: str, message: str, rule: str) -> RcpCheck:
         out.rcp, out.message, out.passed = kind, message, False
@@ -255,6 +255,9 @@ def check_rcp(
     if consistency:
         out.findings.extend(consistency)
         return fail("inconsistent_runs", "Could not detect global_batch_size", "rcp_runs")
+    unreadable = [r.name for r in rs.runs if any(f.rule == "log_read" for f in r.findings)]
+    if unreadable:
+        return fail("unreadable_runs", f"cannot read {', '.join(unreadable)}", "rcp_read")
     if bs is None or any(r.batch_size is None for r in rs.runs):
         return fail("no_batch_size", "Could not detect global_batch_size", "rcp_batch_size")
     if bench is None:
@@ -306,6 +309,11 @@ def check_rcp(
         if set_scaling:
             write_scaling(rs.directory, out.scaling_factor if ok and subm_mean < point.mean else None)
 
+    bad_scaling = [f for f in rs.findings if f.rule == "scaling_json" and f.failed]
+    if bad_scaling and out.passed:  # the factor the score would use is wrong: the folder fails
+        out.passed = False
+        out.message = f"{out.message}; {bad_scaling[0].message}"
+        return out
     if not out.passed:
         text = (
             f"{out.message}: submission mean {subm_mean:.6g} < minimum allowed {out.min_allowed:.6g}"

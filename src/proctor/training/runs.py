@@ -9,6 +9,7 @@ global batch size and benchmark.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -130,8 +131,11 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
                     info.run_stop_ms = _num(rec.time_ms)
                 st = md.get("status")
                 info.status = None if st is None else str(st)
-    except OSError as exc:
-        raise LogFormatError(f"cannot read: {exc.strerror}", file=str(p)) from exc
+    except OSError as exc:  # unreadable (permissions, a vanished file): a finding on this run
+        info.findings.append(
+            Finding("log_read", f"cannot read {p}: {exc.strerror or exc}", path=str(p), key="file")
+        )
+        return info
 
     info.converged = info.status == "success"
     if info.run_start_ms is None:
@@ -193,6 +197,22 @@ def result_files(directory: str | Path) -> list[Path]:
     return sorted((f for f in d.glob("result_*.txt") if f.is_file()), key=_result_sort_key)
 
 
+def unreadable_dirs(root: str | Path, depth: int = 3) -> list[Path]:
+    """Folders under `root` (to `depth` levels, symlinks not followed) that cannot be listed."""
+    out: list[Path] = []
+    stack = [(Path(root), 0)]
+    while stack:
+        d, level = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            out.append(d)
+            continue
+        if level < depth:
+            stack.extend((Path(e.path), level + 1) for e in entries if e.is_dir(follow_symlinks=False))
+    return sorted(out)
+
+
 @dataclass(slots=True)
 class RunSet:
     directory: Path
@@ -250,33 +270,57 @@ class RunSet:
         return out
 
 
+# The factor is RCP mean / submission mean of a run set that passed the RCP test (002 §13), so it is
+# at least 1 and at most the largest speedup the t-test allows; no published RCP allows 10x.
+MAX_SCALING_FACTOR = 10.0
+
+
 def read_scaling(directory: str | Path) -> tuple[float, list[Finding]]:
+    """scaling.json's factor (1 when absent); a file that cannot be used is an error finding."""
     path = Path(directory) / "scaling.json"
-    if not path.is_file():
+    if not path.is_file():  # also False for a FIFO, a symlink loop or a folder: never opened
+        if path.is_symlink() or path.exists():
+            return 1.0, [_scaling_error(path, "scaling.json is not a regular file")]
         return 1.0, []
     try:
         obj = orjson.loads(path.read_bytes())
+        if not isinstance(obj, dict) or "scaling_factor" not in obj:
+            raise ValueError("it must be an object with 'scaling_factor'")
         factor = obj["scaling_factor"]
-        if isinstance(factor, bool) or not isinstance(factor, int | float) or factor <= 0:
-            raise ValueError(f"scaling_factor must be a positive number, got {factor!r}")
+        if isinstance(factor, bool) or not isinstance(factor, int | float):
+            raise ValueError(f"scaling_factor must be a number, got {_brief(factor)}")
+        if not (1.0 <= float(factor) <= MAX_SCALING_FACTOR):
+            raise ValueError(f"scaling_factor must be between 1 and {MAX_SCALING_FACTOR:g}, got {factor!r}")
         return float(factor), []
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        return 1.0, [
-            Finding(
-                "scaling_json", f"scaling.json cannot be used: {exc}", path=str(path), key="scaling_factor"
-            )
-        ]
+    except orjson.JSONDecodeError as exc:
+        return 1.0, [_scaling_error(path, f"scaling.json is not valid JSON: {exc}")]
+    except OSError as exc:
+        return 1.0, [_scaling_error(path, f"scaling.json cannot be read: {exc.strerror or exc}")]
+    except (OverflowError, ValueError) as exc:
+        return 1.0, [_scaling_error(path, f"scaling.json cannot be used: {exc}")]
+
+
+def _brief(x: Any) -> str:
+    text = type(x).__name__ if isinstance(x, dict | list) else repr(x)
+    return text[:60]
+
+
+def _scaling_error(path: Path, message: str) -> Finding:
+    return Finding("scaling_json", message, path=str(path), key="scaling_factor", source="002 §11 Benchmark Results")
 
 
 def read_run_set(
-    directory: str | Path,
+    directory: str | os.PathLike[str],
     *,
     unit: Unit = "auto",
     ruleset: str | None = None,
     files: Iterable[str | Path] | None = None,
 ) -> RunSet:
     d = Path(directory)
-    paths = [Path(f) for f in files] if files is not None else result_files(d)
+    try:
+        paths = [Path(f) for f in files] if files is not None else result_files(d)
+    except OSError as exc:
+        raise LogFormatError(f"cannot list the folder: {exc.strerror or exc}", file=str(d)) from exc
     runs = [read_run(f, unit=unit, ruleset=ruleset) for f in paths]
     factor, findings = read_scaling(d)
     rs = RunSet(

@@ -108,6 +108,7 @@ def score_run_set(
     minutes = rs.minutes()
     ok = rs.converged()
     findings = list(rs.findings)
+    findings.extend(f for r in rs.runs for f in r.findings if f.rule == "log_read")  # unverifiable
     if compliance is not None:
         for i, r in enumerate(rs.runs):
             if ok[i] and not compliance(r.path):
@@ -174,7 +175,8 @@ def score_run_set(
                 source=SOURCE,
             )
         )
-    valid = res.score is not None and not any(f.failed for f in findings if f.rule == "run_count")
+    bad = ("run_count", "log_read", "scaling_json") if apply_scaling else ("run_count", "log_read")
+    valid = res.score is not None and not any(f.failed for f in findings if f.rule in bad)
     factor = rs.scaling_factor if apply_scaling else 1.0
     score = None if res.score is None else res.score * factor
     out = BenchmarkScore(

@@ -37,74 +37,19 @@ def check_seeds(directory: str | Path) -> list[Finding]:
             )
         ]
     for path in files:
+        try:
+            n = _check_file(path, owners, findings)
+        except OSError as exc:  # unreadable: a finding naming the file, the other runs still checked
+            findings.append(
+                Finding(
+                    rule="seeds:unreadable",
+                    message=f"{path} cannot be read: {exc.strerror or exc}",
+                    path=str(path),
+                    source=SOURCE,
+                )
+            )
+            continue
         p = str(path)
-        n = 0
-        for rec in iter_records(path):
-            if isinstance(rec, BadLine):
-                findings.append(
-                    Finding(
-                        rule="seeds:parse",
-                        message=f"{path.name} line {rec.line} cannot be read: {rec.reason}",
-                        path=p,
-                        line=rec.line,
-                        source=SOURCE,
-                    )
-                )
-                continue
-            if rec.key != "seed":
-                continue
-            n += 1
-            src_file, src_line = rec.metadata.get("file"), rec.metadata.get("lineno")
-            try:
-                seed = int(rec.value)
-            except (TypeError, ValueError):
-                findings.append(
-                    Finding(
-                        rule="seeds:not_integer",
-                        message=f"{path.name} line {rec.line}: seed {rec.value!r} is not an integer",
-                        path=p,
-                        line=rec.line,
-                        key="seed",
-                        value=rec.value,
-                        expected="an integer",
-                        source=SOURCE,
-                    )
-                )
-                continue
-            if src_file is None or src_line is None:
-                findings.append(
-                    Finding(
-                        rule="seeds:not_through_mllog",
-                        message=f"{path.name} line {rec.line}: "
-                        "the seed record has no file/lineno metadata; seeds must be logged "
-                        "through mllog",
-                        path=p,
-                        line=rec.line,
-                        key="seed",
-                        value=seed,
-                        source=SOURCE,
-                    )
-                )
-                continue
-            triple = (str(src_file), int(src_line), seed)
-            first = owners.get(triple)
-            if first is not None:
-                findings.append(
-                    Finding(
-                        rule="seeds:duplicate",
-                        message=f"{path.name} logs seed {seed} on {src_file}:{src_line}, "
-                        f"but {Path(first).name} already logs the same seed on the same line",
-                        path=p,
-                        line=rec.line,
-                        key="seed",
-                        value=seed,
-                        expected="a seed no other run logs on this line",
-                        source=SOURCE,
-                        extra={"first": first},
-                    )
-                )
-            else:
-                owners[triple] = p
         if n == 0:
             findings.append(
                 Finding(
@@ -129,3 +74,91 @@ def check_seeds(directory: str | Path) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _check_file(path: Path, owners: dict[tuple[str, int, int], str], findings: list[Finding]) -> int:
+    """Add the seed findings of one run to `findings`; the number of seeds it logs."""
+    p = str(path)
+    n = 0
+    for rec in iter_records(path):
+        if isinstance(rec, BadLine):
+            findings.append(
+                Finding(
+                    rule="seeds:parse",
+                    message=f"{path.name} line {rec.line} cannot be read: {rec.reason}",
+                    path=p,
+                    line=rec.line,
+                    source=SOURCE,
+                )
+            )
+            continue
+        if rec.key != "seed":
+            continue
+        n += 1
+        src_file, src_line = rec.metadata.get("file"), rec.metadata.get("lineno")
+        try:
+            seed = int(rec.value)
+        except (TypeError, ValueError, OverflowError):
+            findings.append(
+                Finding(
+                    rule="seeds:not_integer",
+                    message=f"{path.name} line {rec.line}: seed {rec.value!r} is not an integer",
+                    path=p,
+                    line=rec.line,
+                    key="seed",
+                    value=rec.value,
+                    expected="an integer",
+                    source=SOURCE,
+                )
+            )
+            continue
+        if src_file is None or src_line is None:
+            findings.append(
+                Finding(
+                    rule="seeds:not_through_mllog",
+                    message=f"{path.name} line {rec.line}: "
+                    "the seed record has no file/lineno metadata; seeds must be logged "
+                    "through mllog",
+                    path=p,
+                    line=rec.line,
+                    key="seed",
+                    value=seed,
+                    source=SOURCE,
+                )
+            )
+            continue
+        try:
+            triple = (str(src_file), int(src_line), seed)
+        except (TypeError, ValueError, OverflowError):
+            findings.append(
+                Finding(
+                    rule="seeds:not_through_mllog",
+                    message=f"{path.name} line {rec.line}: the seed record's lineno "
+                    f"{str(src_line)[:40]!r} is not a line number; seeds must be logged through mllog",
+                    path=p,
+                    line=rec.line,
+                    key="seed",
+                    value=seed,
+                    source=SOURCE,
+                )
+            )
+            continue
+        first = owners.get(triple)
+        if first is not None:
+            findings.append(
+                Finding(
+                    rule="seeds:duplicate",
+                    message=f"{path.name} logs seed {seed} on {src_file}:{src_line}, "
+                    f"but {Path(first).name} already logs the same seed on the same line",
+                    path=p,
+                    line=rec.line,
+                    key="seed",
+                    value=seed,
+                    expected="a seed no other run logs on this line",
+                    source=SOURCE,
+                    extra={"first": first},
+                )
+            )
+        else:
+            owners[triple] = p
+    return n

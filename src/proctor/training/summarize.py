@@ -99,18 +99,35 @@ def _private_id(sys_dir: Path) -> str:
     if not path.is_file():
         return ""
     try:
-        return str(orjson.loads(path.read_bytes()).get("private_id", ""))
-    except (orjson.JSONDecodeError, AttributeError):
+        return str(orjson.loads(path.read_bytes()).get("private_id", ""))[:200]
+    except (OSError, orjson.JSONDecodeError, AttributeError):
         return ""
 
 
-def _system_dirs(package: Path) -> list[Path]:
-    base = package / "results" if (package / "results").is_dir() else package
+def system_dirs(package: str | os.PathLike[str]) -> list[Path]:
+    """System folders with results: `PKG/results/<system>` (or `PKG/<system>` for a results/ folder).
+
+    Empty for any other level (a benchmark folder, an empty folder); unreadable folders are skipped.
+    """
+    root = Path(package)
+    base = root / "results" if (root / "results").is_dir() else root
+
+    def entries(d: Path) -> list[Path]:
+        try:
+            return [p for p in d.iterdir() if p.is_dir()]
+        except OSError:
+            return []
+
     return sorted(
-        p
-        for p in base.iterdir()
-        if p.is_dir() and p.name != "systems" and any(result_files(b) for b in p.iterdir() if b.is_dir())
+        p for p in entries(base) if p.name != "systems" and any(result_files(b) for b in entries(p))
     )
+
+
+def system_bench_dirs(sys_dir: Path) -> list[Path]:
+    try:
+        return [p for p in sys_dir.iterdir() if p.is_dir() and result_files(p)]
+    except OSError:
+        return []
 
 
 def _predicate(comp: ComplianceFn | None, ruleset: str, bench: str) -> Compliance | None:
@@ -128,14 +145,14 @@ def summarize(
     rcp_bypass: bool = False,
 ) -> Summary:
     """Summarize one or more submission folders (each with systems/ and results/ or system folders)."""
-    comp = default_compliance(ruleset) if compliance == "auto" else compliance
+    comp = default_compliance(ruleset) if isinstance(compliance, str) else compliance
     benches = list(layout.allowed_benchmarks(ruleset))
     rows: list[dict[str, Any]] = []
     detailed: list[dict[str, Any]] = []
     findings: list[Finding] = []
     extra: list[str] = []
     for pkg in map(Path, packages):
-        for sys_dir in _system_dirs(pkg):
+        for sys_dir in system_dirs(pkg):
             desc_path = pkg / "systems" / f"{sys_dir.name}.json"
             desc, errs = (
                 read_system(desc_path)
@@ -162,7 +179,7 @@ def summarize(
             }
             scores: dict[str, Any] = {}
             det: dict[str, Any] = {}
-            for bdir in sorted(p for p in sys_dir.iterdir() if p.is_dir() and result_files(p)):
+            for bdir in sorted(p for p in system_bench_dirs(sys_dir)):
                 bench = bdir.name
                 if bench not in benches and bench not in extra:
                     extra.append(bench)

@@ -2,14 +2,16 @@
 
 The JSON files are verbatim copies of mlcommons/logging's `rcp_checker/training_<ruleset>/rcps_<b>.json`
 (rules "Reference Convergence Points": references provide 2N convergence points per batch size).
-4.0.0, 5.0.0, 5.1.0, 6.0.0 and 6.1.0 come from /work/shared/corpus/training/rcps (commit 7bbf792);
-4.1.0 and 6.1.0's rcps_dlrmv4.json come from the mlperf-logging 4.1.68 wheel.
+4.0.0, 5.0.0, 5.1.0, 6.0.0 and 6.1.0 come from mlcommons/logging at commit 7bbf792; 4.1.0 and
+6.1.0's rcps_dlrmv4.json from the mlperf-logging 4.1.68 wheel.
 Custom tables (a proctor benchmark such as `digits_train`, or temporary RCPs a WG accepted) use the
 same format and are read with `load_rcp_file`.
 """
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -33,7 +35,7 @@ class RcpRecord:
 
     name: str
     benchmark: str
-    batch_size: int
+    batch_size: int | float
     points: np.ndarray  # float64, as listed in the file
     hyperparams: dict[str, Any] = field(default_factory=dict)
     creator: str | None = None
@@ -48,6 +50,8 @@ def _parse_record(name: str, obj: Any, where: str) -> RcpRecord:
         if key not in obj:
             raise ConfigError(f"RCP record lacks '{key}'", file=where, key=name)
     bench = obj["Benchmark"]
+    if not isinstance(bench, str) or not bench:
+        raise ConfigError(f"'Benchmark' must be a benchmark name, got {_brief(bench)}", file=where, key=name)
     preferred = "samples to converge" if bench in SAMPLES_KEY_BENCHMARKS else "Epochs to converge"
     keys = [preferred] + [k for k in CONVERGENCE_KEYS if k != preferred]
     points = next((obj[k] for k in keys if k in obj), None)
@@ -56,12 +60,16 @@ def _parse_record(name: str, obj: Any, where: str) -> RcpRecord:
     if (
         not isinstance(points, list)
         or len(points) < 3
-        or not all(isinstance(p, int | float) and not isinstance(p, bool) for p in points)
+        or not all(
+            isinstance(p, int | float) and not isinstance(p, bool) and _finite(p) and p > 0 for p in points
+        )
     ):
-        raise ConfigError("convergence points must be a list of at least 3 numbers", file=where, key=name)
+        raise ConfigError(
+            "convergence points must be a list of at least 3 positive finite numbers", file=where, key=name
+        )
     bs = obj["BS"]
-    if not isinstance(bs, int | float) or isinstance(bs, bool) or bs <= 0:
-        raise ConfigError(f"'BS' must be a positive number, got {bs!r}", file=where, key=name)
+    if not isinstance(bs, int | float) or isinstance(bs, bool) or not _finite(bs) or bs <= 0:
+        raise ConfigError(f"'BS' must be a positive number, got {_brief(bs)}", file=where, key=name)
     hp = obj.get("Hyperparams") or {}
     return RcpRecord(
         name=name,
@@ -73,6 +81,17 @@ def _parse_record(name: str, obj: Any, where: str) -> RcpRecord:
         platform=obj.get("Platform"),
         precision=obj.get("Precision"),
     )
+
+
+def _finite(x: int | float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _brief(x: Any) -> str:
+    return type(x).__name__ if isinstance(x, dict | list) else repr(x)[:60]
 
 
 def parse_rcp_table(data: bytes, where: str) -> dict[str, list[RcpRecord]]:
@@ -90,7 +109,7 @@ def parse_rcp_table(data: bytes, where: str) -> dict[str, list[RcpRecord]]:
     return out
 
 
-def load_rcp_file(path: str | Path) -> dict[str, list[RcpRecord]]:
+def load_rcp_file(path: str | os.PathLike[str]) -> dict[str, list[RcpRecord]]:
     """A custom RCP file (official format), grouped by benchmark."""
     p = Path(path)
     try:
