@@ -79,8 +79,10 @@ def run(argv: list[str] | None = None) -> int:
         output.error_line(exc.format_message() + _usage_hint(exc))
         return output.EXIT_USAGE if exc.exit_code == 2 else int(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        output.error_line("interrupted")
-        return output.EXIT_INTERRUPTED
+        try:
+            output.interrupted()
+        except typer.Exit as done:
+            return int(done.exit_code)
     except RunError as exc:
         if output.debug():
             traceback.print_exc()

@@ -61,6 +61,13 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
+def interrupted(message: str = "interrupted") -> NoReturn:
+    """Ctrl-C: one line that starts with "interrupted" (not an error) and exit 130."""
+    text = " ".join(str(message).split())
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]{escape(text)}[/yellow]")
+    raise typer.Exit(EXIT_INTERRUPTED)
+
+
 def table(*headers: str, title: str | None = None, labels: Sequence[int] = (0,), show_header: bool = True) -> Table:
     """A table whose label columns (indexes in `labels`) wrap and whose other columns never do."""
     t = Table(title=title, show_header=show_header)

@@ -262,7 +262,7 @@ def _run_official(
     try:
         out = run_official(the_sut, qsl, settings, log_settings, audit_config=audit_conf)
     except KeyboardInterrupt:
-        output.fail("interrupted", EXIT_INTERRUPTED)
+        output.interrupted()
     except ConfigError as exc:
         output.fail(str(exc), EXIT_USAGE)
     except ProctorError as exc:
@@ -435,8 +435,8 @@ def run_cmd(
             drain_s=drain_s,
         )
     except KeyboardInterrupt:
-        output.fail(
-            f"interrupted: partial logs in {output_dir} (summary marked incomplete)", EXIT_INTERRUPTED
+        output.interrupted(
+            f"interrupted: partial logs in {output_dir} (summary marked incomplete)"
         )
     except ConfigError as exc:
         output.fail(str(exc), EXIT_USAGE)
