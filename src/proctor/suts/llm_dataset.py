@@ -49,7 +49,7 @@ class LLMSample:
 
 
 def _bad(path: str, line: int, what: str) -> ConfigError:
-    return ConfigError(f"{path}:{line}: {what}", file=path, line=line)
+    return ConfigError(what, file=path, line=line)
 
 
 def parse_line(raw: bytes, path: str = "<dataset>", line: int = 1) -> LLMSample | None:
@@ -98,7 +98,7 @@ def load_jsonl(path: str | Path) -> list[LLMSample]:
             if s is not None:
                 samples.append(s)
     if not samples:
-        raise ConfigError(f"{p}: the dataset holds no samples", file=p)
+        raise ConfigError("the dataset holds no samples", file=p)
     return samples
 
 
