@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proctor.errors import ConfigError
-from proctor.suts.llm_dataset import LLMSample, parse_line, parse_length
+from proctor.suts.llm_dataset import LLMSample, parse_length, parse_line
 from proctor.suts.openai import StreamState
 from proctor.suts.sse import SSEError, SSEParser
 

@@ -9,6 +9,7 @@ package's, never a hand-written one; without it the ROUGE keys are simply absent
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ def read_outputs(path: str | Path) -> dict[int, bytes]:
 
 def rouge_available() -> bool:
     try:
-        import rouge_score  # noqa: F401
+        importlib.import_module("rouge_score")
     except ImportError:
         return False
     return True
@@ -55,8 +56,7 @@ def score(outputs: dict[int, bytes], samples: Sequence[LLMSample]) -> dict[str, 
         return result
     result["exact_match"] = 100.0 * sum(p == r for p, r in pairs) / len(pairs)
     if rouge_available():
-        from rouge_score import rouge_scorer
-
+        rouge_scorer = importlib.import_module("rouge_score.rouge_scorer")
         scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
         sums = {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
         for pred, ref in pairs:

@@ -25,12 +25,7 @@ from proctor.errors import ConfigError
 MAX_TOKEN_ID = 2**31 - 1
 LENGTH_DISTS = ("const", "uniform", "normal", "lognormal", "exp")
 # Common English words: each is a single token in whitespace and most byte-level BPE vocabularies.
-WORDS = (
-    "the of and to in is was for on that with as by at from his her an were are which this be or "
-    "has had not but first one their its new after who they have two been more all when also into "
-    "other time over only most some any year made may between these out up than about such through "
-    "city world state part while both where used during under many then later each known since group"
-).split()
+WORDS = ["the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by", "at", "from", "his", "her", "an", "were", "are", "which", "this", "be", "or", "has", "had", "not", "but", "first", "one", "their", "its", "new", "after", "who", "they", "have", "two", "been", "more", "all", "when", "also", "into", "other", "time", "over", "only", "most", "some", "any", "year", "made", "may", "between", "these", "out", "up", "than", "about", "such", "through", "city", "world", "state", "part", "while", "both", "where", "used", "during", "under", "many", "then", "later", "each", "known", "since", "group"]
 
 
 @dataclass(frozen=True, slots=True)

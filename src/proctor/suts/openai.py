@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import threading
@@ -231,7 +232,7 @@ class OpenAIConfig:
 def load_tokenizer(path: str) -> Any:
     """A `tokenizers` tokenizer from a local tokenizer.json (or a folder holding one)."""
     try:
-        from tokenizers import Tokenizer
+        tokenizer_cls = importlib.import_module("tokenizers").Tokenizer
     except ImportError:
         raise ConfigError(
             "tokenizer= needs the 'tokenizers' package (pip install tokenizers)", key="tokenizer"
@@ -241,7 +242,7 @@ def load_tokenizer(path: str) -> Any:
         p = p / "tokenizer.json"
     if not p.is_file():
         raise ConfigError(f"tokenizer={path}: no tokenizer.json there", key="tokenizer")
-    return Tokenizer.from_file(str(p))
+    return tokenizer_cls.from_file(str(p))
 
 
 # --- the SUT ---------------------------------------------------------------------------------------
@@ -285,9 +286,8 @@ def _raise_fd_limit() -> None:
 
 def _new_loop() -> asyncio.AbstractEventLoop:
     try:
-        import uvloop  # optional: a faster loop when installed
-
-        return uvloop.new_event_loop()  # type: ignore[no-any-return]
+        loop: asyncio.AbstractEventLoop = importlib.import_module("uvloop").new_event_loop()  # optional
+        return loop
     except ImportError:
         return asyncio.new_event_loop()
 
