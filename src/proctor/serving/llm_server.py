@@ -10,8 +10,8 @@ reference. Timing is injected and known, so a client's measurements can be check
   alone, then tokens are grouped into SSE chunks of `chunk` (lo-hi) tokens, each sent when its
   last token is ready. A client's TTFT is ttft (+ prefill), its TPOT exactly tpot.
 - `timing="batch"`: a serving engine's shape: one decode step at a time for every running
-  request together, costing `tpot + batch_cost x batch size`; a new request's prefill
-  (ttft + prefill_per_token x prompt_len) delays the step it joins.
+  request together, costing `tpot + batch_cost x batch size`; a new request joins the batch once
+  its prefill (ttft + prefill_per_token x prompt_len) is done.
 
 Streams follow vLLM: a role chunk first (chat), content chunks, a finish chunk, a usage chunk when
 `stream_options.include_usage` is set, then `data: [DONE]`. `usage="final"` attaches usage to the

@@ -526,8 +526,8 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
 
     Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1,
-    tokenizer=PATH, perf_count (the QSL's performance sample count), seed. A key given more than
-    once (`url`) arrives as a list from the caller or as one comma-free value.
+    tokenizer=PATH, perf_count (the QSL's performance sample count), seed. Several endpoints:
+    `url` as a list (a registry that keeps repeated keys) or `url=A|B` (one comma-free value).
     """
     p: dict[str, Any] = dict(params)
     urls_raw = p.pop("url", None)
