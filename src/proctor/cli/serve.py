@@ -1,0 +1,73 @@
+"""`proctor serve ...`: servers proctor runs so remote SUT paths have a real system to drive.
+
+`serve_app` is shared: other serve commands (`serve node`) register on it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Annotated
+
+import typer
+
+from proctor.cli import output
+from proctor.cli.apps import app
+from proctor.errors import ConfigError
+
+serve_app = typer.Typer(help="Serve a model or SUT over the network (loopback by default).", no_args_is_help=True)
+app.add_typer(serve_app, name="serve")
+
+
+@serve_app.command("llm")
+def serve_llm_cmd(
+    host: Annotated[str, typer.Option(help="address to bind (loopback unless you mean otherwise)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one (printed)")] = 8000,
+    ttft_ms: Annotated[float, typer.Option(help="time to first token injected per request (ms)")] = 40.0,
+    tpot_ms: Annotated[float, typer.Option(help="time per further output token (ms)")] = 4.0,
+    prefill_us_per_token: Annotated[float, typer.Option(help="extra TTFT per prompt token (us)")] = 0.0,
+    chunk: Annotated[str, typer.Option(help="tokens per SSE chunk after the first: N or LO-HI")] = "1",
+    jitter_ms: Annotated[float, typer.Option(help="uniform extra delay per request (ms)")] = 0.0,
+    timing: Annotated[str, typer.Option(help="exact (known per-request truth) or batch (shared decode steps)")] = "exact",
+    batch_cost_us: Annotated[float, typer.Option(help="batch timing: step time per running request (us)")] = 0.0,
+    usage: Annotated[str, typer.Option(help="usage record: separate chunk, on the final chunk, or none")] = "separate",
+    done: Annotated[bool, typer.Option("--done/--no-done", help="end streams with data: [DONE]")] = True,
+    faults: Annotated[str, typer.Option(help="injected faults, e.g. 429=0.1,500=0.05,stall=0.05,drop=0.05,stall_s=30")] = "",
+    model_name: Annotated[str, typer.Option(help="the model name the server reports")] = "proctor-tiny",
+    vocab: Annotated[int, typer.Option(help="vocabulary size of the tiny model")] = 1024,
+    seed: Annotated[int, typer.Option(help="model and fault seed")] = 0,
+) -> None:
+    """An OpenAI-compatible streaming LLM server around a tiny deterministic model, with known timing."""
+    from proctor.serving.llm_server import Faults, ServerOptions, parse_chunk, serve_forever
+
+    try:
+        opts = ServerOptions(
+            model_name=model_name,
+            vocab_size=vocab,
+            seed=seed,
+            timing=timing,
+            ttft_ms=ttft_ms,
+            tpot_ms=tpot_ms,
+            prefill_us_per_token=prefill_us_per_token,
+            batch_cost_us=batch_cost_us,
+            chunk=parse_chunk(chunk),
+            jitter_ms=jitter_ms,
+            usage=usage,
+            done=done,
+            faults=Faults.parse(faults),
+        )
+    except ConfigError as exc:
+        output.fail(str(exc))
+    if not 0 <= port <= 65535:
+        output.fail(f"--port {port}: expected 0..65535")
+
+    def ready(bound: int) -> None:
+        print(f"proctor serve llm: listening on http://{host}:{bound} (model {model_name})", flush=True)
+
+    try:
+        asyncio.run(serve_forever(opts, host, port, ready))
+    except OSError as exc:
+        output.fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        print("proctor serve llm: stopped", file=sys.stderr)
+        raise typer.Exit(output.EXIT_INTERRUPTED) from None

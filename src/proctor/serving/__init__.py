@@ -1,0 +1,1 @@
+"""Servers proctor runs itself, so remote SUT paths have a real, known system to drive."""

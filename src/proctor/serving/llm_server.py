@@ -1,0 +1,478 @@
+"""`proctor serve llm`: an OpenAI-compatible streaming server around a tiny deterministic model.
+
+The model (`TinyLM`) is a word-level language model built in code: a vocabulary of made-up words,
+a whitespace tokenizer, and a next-token function hashed from the last three tokens, decoded
+greedily, so the same prompt always gives the same output and `TinyLM.generate` is the accuracy
+reference. Timing is injected and known, so a client's measurements can be checked against truth:
+
+- `timing="exact"` (the benchmark's truth): token k of a request is ready at
+  arrival + ttft + prefill_per_token x prompt_len + k x tpot (+ jitter); the first token goes out
+  alone, then tokens are grouped into SSE chunks of `chunk` (lo-hi) tokens, each sent when its
+  last token is ready. A client's TTFT is ttft (+ prefill), its TPOT exactly tpot.
+- `timing="batch"`: a serving engine's shape: one decode step at a time for every running
+  request together, costing `tpot + batch_cost x batch size`; a new request joins the batch once
+  its prefill (ttft + prefill_per_token x prompt_len) is done.
+
+Streams follow vLLM: a role chunk first (chat), content chunks, a finish chunk, a usage chunk when
+`stream_options.include_usage` is set, then `data: [DONE]`. `usage="final"` attaches usage to the
+last chunk and `done=False` omits [DONE] (as `transformers serve` does). `faults` injects 429s,
+500s, stalls and dropped connections at given rates, deterministically per request number, and
+counts what it injected in `stats` so tests compare counts exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from proctor.errors import ConfigError
+
+# --- the model --------------------------------------------------------------------------------------
+
+_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z")
+_VOWELS = ("a", "e", "i", "o", "u")
+
+
+class TinyLM:
+    """A deterministic word-level LM: whitespace tokens, greedy next token hashed from a 3-gram."""
+
+    def __init__(self, vocab_size: int = 1024, seed: int = 0) -> None:
+        if not 16 <= vocab_size <= 65536:
+            raise ConfigError(f"vocab_size={vocab_size}: expected 16..65536", key="vocab")
+        words: list[str] = []
+        rng = random.Random(seed)
+        seen: set[str] = set()
+        while len(words) < vocab_size:
+            w = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.randint(1, 3)))
+            if w not in seen:
+                seen.add(w)
+                words.append(w)
+        self.words = words
+        self.index = {w: i for i, w in enumerate(words)}
+        self.vocab_size = vocab_size
+        self.seed = seed
+
+    def encode(self, text: str) -> list[int]:
+        """Whitespace tokens; a word outside the vocabulary maps to a stable hashed id."""
+        out = []
+        for w in text.split():
+            i = self.index.get(w)
+            if i is None:
+                h = hashlib.blake2b(w.encode("utf-8", "surrogatepass"), digest_size=4).digest()
+                i = int.from_bytes(h, "little") % self.vocab_size
+            out.append(i)
+        return out
+
+    def next_token(self, a: int, b: int, c: int) -> int:
+        """Greedy 'argmax' of a fixed scoring: a mixing hash of the last three tokens."""
+        x = (a * 1_000_003 + b * 8_191 + c * 131 + self.seed * 7_919 + 12_345) & 0xFFFFFFFF
+        x ^= x >> 16
+        x = (x * 0x45D9F3B) & 0xFFFFFFFF
+        x ^= x >> 16
+        return x % self.vocab_size
+
+    def generate(self, prompt_ids: list[int], n: int) -> list[int]:
+        ctx = [0, 0, 0, *prompt_ids][-3:]
+        out: list[int] = []
+        for _ in range(n):
+            t = self.next_token(*ctx)
+            out.append(t)
+            ctx = [ctx[1], ctx[2], t]
+        return out
+
+    def piece(self, token: int) -> str:
+        """One token's text in a stream: a leading space then the word."""
+        return " " + self.words[token]
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(self.piece(t) for t in ids)
+
+    def prompt_text(self, body: dict[str, Any]) -> str | list[int]:
+        """The prompt of a completions or chat request (chat: the messages' contents, one per line)."""
+        if "messages" in body:
+            msgs = body["messages"]
+            if not isinstance(msgs, list):
+                raise ValueError("'messages' must be a list")
+            parts = []
+            for m in msgs:
+                content = m.get("content") if isinstance(m, dict) else None
+                if isinstance(content, list):  # content parts
+                    content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+                if not isinstance(content, str):
+                    raise ValueError("each message needs a text 'content'")
+                parts.append(content)
+            return "\n".join(parts)
+        prompt = body.get("prompt")
+        if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str | list):
+            prompt = prompt[0]
+        if isinstance(prompt, str):
+            return prompt
+        if isinstance(prompt, list) and prompt and all(type(t) is int and t >= 0 for t in prompt):
+            return prompt
+        raise ValueError("'prompt' must be a string or a list of token ids")
+
+    def reference(self, prompt: str | list[int], max_tokens: int) -> str:
+        """The output the server streams for this prompt: the accuracy reference."""
+        ids = prompt if isinstance(prompt, list) else self.encode(prompt)
+        return self.decode(self.generate(ids, max_tokens))
+
+
+# --- options ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """Rates (0..1) of injected faults, drawn per request from a seeded stream."""
+
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    stall: float = 0.0  # send the first token, then nothing for stall_s
+    drop: float = 0.0  # send a few tokens, then close the connection mid-stream
+    hang: float = 0.0  # accept the request, answer nothing for stall_s (no headers)
+    stall_s: float = 30.0
+
+    @classmethod
+    def parse(cls, spec: str) -> Faults:
+        """`429=0.1,500=0.05,stall=0.05,drop=0.05,hang=0.01,stall_s=30` (every key optional)."""
+        names = {"429": "rate_429", "500": "rate_500", "stall": "stall", "drop": "drop", "hang": "hang",
+                 "stall_s": "stall_s"}
+        kw: dict[str, float] = {}
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            k, sep, v = item.partition("=")
+            if not sep or k not in names:
+                raise ConfigError(f"--faults {item!r}: expected KEY=VALUE, KEY one of {', '.join(names)}",
+                                  key="--faults")
+            try:
+                kw[names[k]] = float(v)
+            except ValueError:
+                raise ConfigError(f"--faults {item!r}: {v!r} is not a number", key="--faults") from None
+        f = cls(**kw)
+        if sum((f.rate_429, f.rate_500, f.stall, f.drop, f.hang)) > 1 or min(
+            f.rate_429, f.rate_500, f.stall, f.drop, f.hang
+        ) < 0:
+            raise ConfigError("--faults: each rate is 0..1 and they sum to at most 1", key="--faults")
+        return f
+
+    def draw(self, rng: random.Random) -> str:
+        u = rng.random()
+        for kind, rate in (("429", self.rate_429), ("500", self.rate_500), ("stall", self.stall),
+                           ("drop", self.drop), ("hang", self.hang)):
+            if u < rate:
+                return kind
+            u -= rate
+        return "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    model_name: str = "proctor-tiny"
+    vocab_size: int = 1024
+    seed: int = 0
+    timing: str = "exact"  # exact | batch
+    ttft_ms: float = 40.0
+    tpot_ms: float = 4.0
+    prefill_us_per_token: float = 0.0
+    batch_cost_us: float = 0.0  # batch timing: extra step time per running request
+    chunk: tuple[int, int] = (1, 1)  # tokens per SSE chunk after the first, drawn uniformly lo..hi
+    jitter_ms: float = 0.0  # uniform extra delay on each request's schedule (exact timing)
+    usage: str = "separate"  # separate | final | none
+    done: bool = True  # send `data: [DONE]`
+    token_ids: bool = True  # honour `return_token_ids`
+    max_tokens_default: int = 16
+    faults: Faults = field(default_factory=Faults)
+
+    def __post_init__(self) -> None:
+        if self.timing not in ("exact", "batch"):
+            raise ConfigError(f"timing={self.timing!r}: expected exact or batch", key="--timing")
+        if self.usage not in ("separate", "final", "none"):
+            raise ConfigError(f"usage={self.usage!r}: expected separate, final or none", key="--usage")
+        lo, hi = self.chunk
+        if not 1 <= lo <= hi <= 1000:
+            raise ConfigError(f"chunk={lo}-{hi}: expected 1 <= lo <= hi <= 1000", key="--chunk")
+        for k in ("ttft_ms", "tpot_ms", "prefill_us_per_token", "batch_cost_us", "jitter_ms"):
+            v = getattr(self, k)
+            if not 0 <= v <= 3_600_000:
+                raise ConfigError(f"{k}={v}: expected 0..3600000", key=f"--{k.replace('_', '-')}")
+
+
+def parse_chunk(spec: str) -> tuple[int, int]:
+    lo, _, hi = spec.partition("-")
+    try:
+        return int(lo), int(hi or lo)
+    except ValueError:
+        raise ConfigError(f"--chunk {spec!r}: expected N or LO-HI", key="--chunk") from None
+
+
+# --- the server -------------------------------------------------------------------------------------
+
+
+class _Request:
+    """One generation in flight: its schedule (exact timing) or its place in the batch."""
+
+    __slots__ = ("ctx", "left", "ready", "tokens")
+
+    def __init__(self, ctx: list[int], n: int) -> None:
+        self.ctx = ctx
+        self.left = n
+        self.tokens: asyncio.Queue[tuple[int, float]] = asyncio.Queue()
+        self.ready = 0.0
+
+
+class LLMServer:
+    """The aiohttp application and its decode engine; `start()`/`stop()` or `run()`."""
+
+    def __init__(self, options: ServerOptions | None = None) -> None:
+        self.opt = options or ServerOptions()
+        self.model = TinyLM(self.opt.vocab_size, self.opt.seed)
+        self.stats: Counter[str] = Counter()
+        self._fault_rng = random.Random(self.opt.seed + 1)
+        self._rng = random.Random(self.opt.seed + 2)
+        self._batch: list[_Request] = []
+        self._wake: asyncio.Event | None = None
+        self._stepper: asyncio.Task[None] | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self.app = web.Application()
+        self.app.router.add_post("/v1/completions", self._completions)
+        self.app.router.add_post("/v1/chat/completions", self._chat)
+        self.app.router.add_get("/v1/models", self._models)
+        self.app.router.add_get("/health", self._health)
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, backlog=4096, reuse_address=True)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else port
+        if self.opt.timing == "batch":
+            self._wake = asyncio.Event()
+            self._stepper = asyncio.get_running_loop().create_task(self._step_loop())
+        return self.port
+
+    async def stop(self) -> None:
+        if self._stepper is not None:
+            self._stepper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stepper
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # --- endpoints ---------------------------------------------------------------------------------
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": self.opt.model_name, "object": "model"}]})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, chat=False)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, chat=True)
+
+    @staticmethod
+    def _error(status: int, message: str) -> web.Response:
+        return web.json_response({"error": {"message": message, "type": "invalid_request_error",
+                                            "code": status}}, status=status)
+
+    async def _serve(self, request: web.Request, chat: bool) -> web.StreamResponse:
+        arrival = time.monotonic()
+        try:
+            body = orjson.loads(await request.read())
+            if not isinstance(body, dict):
+                raise ValueError("the request body must be a JSON object")
+            prompt = self.model.prompt_text(body)
+            n = body.get("max_completion_tokens", body.get("max_tokens", self.opt.max_tokens_default))
+            if type(n) is not int or not 1 <= n <= 100_000:
+                raise ValueError("'max_tokens' must be an integer 1..100000")
+        except (orjson.JSONDecodeError, ValueError) as exc:
+            self.stats["bad_request"] += 1
+            return self._error(400, str(exc))
+        self.stats["requests"] += 1
+        fault = self.opt.faults.draw(self._fault_rng)
+        if fault == "429":
+            self.stats["429"] += 1
+            return self._error(429, "too many requests (injected)")
+        if fault == "500":
+            self.stats["500"] += 1
+            return self._error(500, "internal error (injected)")
+        if fault == "hang":
+            self.stats["hang"] += 1
+            await asyncio.sleep(self.opt.faults.stall_s)
+            return self._error(503, "hung (injected)")
+        prompt_ids = prompt if isinstance(prompt, list) else self.model.encode(prompt)
+        stream = bool(body.get("stream"))
+        so = body.get("stream_options")
+        want_usage = isinstance(so, dict) and bool(so.get("include_usage"))
+        want_ids = self.opt.token_ids and bool(body.get("return_token_ids"))
+        rid = f"{'chatcmpl' if chat else 'cmpl'}-{self.stats['requests']}"
+        if not stream:
+            ids = await self._generate_all(prompt_ids, n, arrival)
+            return web.json_response(self._full(rid, chat, ids, len(prompt_ids), want_ids))
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        head = {"id": rid, "object": "chat.completion.chunk" if chat else "text_completion",
+                "created": int(time.time()), "model": self.opt.model_name}
+        if chat:
+            await resp.write(_sse({**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                                         "finish_reason": None}]}))
+        sent = 0
+        usage = {"prompt_tokens": len(prompt_ids), "completion_tokens": n, "total_tokens": len(prompt_ids) + n}
+        try:
+            async for group in self._token_groups(prompt_ids, n, arrival):
+                sent += len(group)
+                last = sent == n
+                text = "".join(self.model.piece(t) for t in group)
+                choice: dict[str, Any] = (
+                    {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
+                )
+                if want_ids:
+                    choice["token_ids"] = group
+                choice["finish_reason"] = "length" if last and self.opt.usage == "final" else None
+                chunk: dict[str, Any] = {**head, "choices": [choice]}
+                if last and self.opt.usage == "final":
+                    chunk["usage"] = usage
+                await resp.write(_sse(chunk))
+                if fault == "stall" and sent >= 1:
+                    self.stats["stall"] += 1
+                    await asyncio.sleep(self.opt.faults.stall_s)
+                    return resp
+                if fault == "drop" and sent >= min(3, n):
+                    self.stats["drop"] += 1
+                    if request.transport is not None:
+                        request.transport.abort()
+                    return resp
+            if self.opt.usage != "final":
+                fin = {"index": 0, "delta": {}} if chat else {"index": 0, "text": ""}
+                await resp.write(_sse({**head, "choices": [{**fin, "finish_reason": "length"}]}))
+            if self.opt.usage == "separate" and want_usage:
+                await resp.write(_sse({**head, "choices": [], "usage": usage}))
+            if self.opt.done:
+                await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()
+            self.stats["completed"] += 1
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.stats["client_gone"] += 1
+            raise
+        return resp
+
+    def _full(self, rid: str, chat: bool, ids: list[int], n_prompt: int, want_ids: bool) -> dict[str, Any]:
+        text = self.model.decode(ids)
+        choice: dict[str, Any] = (
+            {"index": 0, "message": {"role": "assistant", "content": text}} if chat else {"index": 0, "text": text}
+        )
+        choice["finish_reason"] = "length"
+        if want_ids:
+            choice["token_ids"] = ids
+        return {"id": rid, "object": "chat.completion" if chat else "text_completion",
+                "model": self.opt.model_name, "choices": [choice],
+                "usage": {"prompt_tokens": n_prompt, "completion_tokens": len(ids),
+                          "total_tokens": n_prompt + len(ids)}}
+
+    async def _generate_all(self, prompt_ids: list[int], n: int, arrival: float) -> list[int]:
+        out: list[int] = []
+        async for group in self._token_groups(prompt_ids, n, arrival):
+            out.extend(group)
+        return out
+
+    # --- timing -------------------------------------------------------------------------------------
+
+    def _prefill_s(self, n_prompt: int) -> float:
+        return (self.opt.ttft_ms * 1e3 + self.opt.prefill_us_per_token * n_prompt) * 1e-6
+
+    async def _token_groups(self, prompt_ids: list[int], n: int, arrival: float) -> Any:
+        """The generated tokens in SSE chunk groups, each yielded when its last token is ready."""
+        lo, hi = self.opt.chunk
+        sizes = [1]
+        while sum(sizes) < n:
+            sizes.append(min(self._rng.randint(lo, hi), n - sum(sizes)))
+        if self.opt.timing == "exact":
+            ids = self.model.generate(prompt_ids, n)
+            t0 = arrival + self._prefill_s(len(prompt_ids)) + self._rng.uniform(0, self.opt.jitter_ms * 1e-3)
+            tpot = self.opt.tpot_ms * 1e-3
+            k = 0
+            for size in sizes:
+                k += size
+                await _sleep_until(t0 + (k - 1) * tpot)
+                yield ids[k - size:k]
+            return
+        req = _Request([0, 0, 0, *prompt_ids][-3:], n)
+        req.ready = arrival + self._prefill_s(len(prompt_ids))
+        self._batch.append(req)
+        assert self._wake is not None
+        self._wake.set()
+        got: list[int] = []
+        try:
+            for size in sizes:
+                while len(got) < size:
+                    tok, _ = await req.tokens.get()
+                    got.append(tok)
+                yield got[:size]
+                got = got[size:]
+        finally:
+            req.left = 0  # a client that went away frees its batch slot
+
+    async def _step_loop(self) -> None:
+        """Batch timing: one decode step for every admitted request together."""
+        assert self._wake is not None
+        while True:
+            if not self._batch:
+                self._wake.clear()
+                await self._wake.wait()
+            now = time.monotonic()
+            running = [r for r in self._batch if r.left > 0]
+            self._batch = running
+            if not running:
+                continue
+            pending = [r for r in running if r.ready > now]
+            admitted = [r for r in running if r.ready <= now]
+            if not admitted:
+                await _sleep_until(min(r.ready for r in pending))
+                continue
+            step = (self.opt.tpot_ms * 1e3 + self.opt.batch_cost_us * len(admitted)) * 1e-6
+            await asyncio.sleep(step)
+            t = time.monotonic()
+            for r in admitted:
+                tok = self.model.next_token(*r.ctx)
+                r.ctx = [r.ctx[1], r.ctx[2], tok]
+                r.left -= 1
+                r.tokens.put_nowait((tok, t))
+
+
+def _sse(obj: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+async def _sleep_until(t: float) -> None:
+    delay = t - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+async def serve_forever(options: ServerOptions, host: str, port: int, ready: Any = None) -> None:
+    """Run the server until cancelled; `ready(port)` is called once it listens."""
+    server = LLMServer(options)
+    bound = await server.start(host, port)
+    if ready is not None:
+        ready(bound)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+__all__ = ["Faults", "LLMServer", "ServerOptions", "TinyLM", "parse_chunk", "serve_forever"]

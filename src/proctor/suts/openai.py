@@ -1,0 +1,570 @@
+"""A SUT that drives OpenAI-compatible LLM endpoints over HTTP, streaming (vLLM, SGLang, TGI, ...).
+
+`--sut openai:url=URL[,url=URL2...],model=NAME,api=completions|chat,dataset=FILE`: every sample
+becomes one streamed `/v1/completions` or `/v1/chat/completions` request (`stream: true`,
+`stream_options.include_usage`), sent from one asyncio loop in a background thread over one
+aiohttp session (connection reuse, thousands of concurrent streams). The first chunk that carries
+a token calls `first_token_complete` and the end of the stream `query_samples_complete` with the
+token count, both the moment the chunk is parsed, so the engine stamps TTFT and TPOT itself.
+
+Token counts are exact or nothing: from the token ids the server returns (`token_ids`, vLLM's
+`return_token_ids`, or per-token `logprobs`), else from the stream's usage record, else by
+re-tokenizing the text with a local tokenizer (`tokenizer=PATH`, the `tokenizers` package); a
+chunk is never taken for one token. `count_sources` says which source each sample used.
+
+Faults (HTTP errors, 429s, connect errors, per-request timeouts, stalls past the no-progress
+timeout, dropped streams, broken SSE, a stream without a token count) are counted per kind in
+`faults`, logged with the sample, sent to the run's error log, and the sample completes with
+n_tokens=0 and no first token: the engine counts it as an error, it adds no TTFT (the percentile
+counts it above every measured one) and no per-token time of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import numpy as np
+import orjson
+
+from proctor.errors import ConfigError
+from proctor.loadgen import completion
+from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.suts.llm_dataset import LLMDataset, LLMSample, load_jsonl, synthetic
+from proctor.suts.sse import SSEError, SSEParser
+
+log = logging.getLogger("proctor.suts.openai")
+
+APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+FAULT_KINDS = (
+    "http_429",  # the server refused for load (429 Too Many Requests)
+    "http_error",  # any other non-200 answer, or an error object inside the stream
+    "connect",  # no connection (refused, unreachable, connect timeout)
+    "timeout",  # the per-request timeout passed
+    "stall",  # no byte arrived for the no-progress timeout
+    "dropped",  # the connection closed before the stream ended
+    "protocol",  # the stream is not SSE the client can follow
+    "no_count",  # the stream ended but no source gave its token count
+)
+MAX_ERROR_BODY = 2048
+
+
+# --- one stream's interpretation (pure, fuzzed) ---------------------------------------------------
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What the chunks of one stream said so far."""
+
+    text: list[str] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    n_ids: int = 0  # tokens counted from per-chunk ids or logprobs
+    ids_complete: bool = True  # every content chunk carried its token ids
+    usage_tokens: int | None = None
+    done: bool = False  # `data: [DONE]`
+    finished: bool = False  # a choice reported its finish_reason
+    first: bool = False  # a token has been seen
+    junk: int = 0  # events that were not JSON objects of the expected shape
+    error: str | None = None  # the server put an error object in the stream
+
+    @property
+    def ended(self) -> bool:
+        """The stream said it was complete (servers differ in how: [DONE], finish_reason, usage)."""
+        return self.done or self.finished or self.usage_tokens is not None
+
+    def feed(self, data: bytes) -> bool:
+        """Interpret one event's data; True when this event carried the stream's first token."""
+        if data.strip() == b"[DONE]":
+            self.done = True
+            return False
+        try:
+            obj = orjson.loads(data)
+        except (orjson.JSONDecodeError, RecursionError):
+            self.junk += 1
+            return False
+        if not isinstance(obj, dict):
+            self.junk += 1
+            return False
+        err = obj.get("error")
+        if err:
+            self.error = (err.get("message") if isinstance(err, dict) else None) or str(err)[:200]
+            return False
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            ct = usage.get("completion_tokens")
+            if type(ct) is int and ct >= 0:
+                self.usage_tokens = ct
+        choices = obj.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return False
+        c = choices[0]  # n=1: one choice per request
+        if not isinstance(c, dict):
+            self.junk += 1
+            return False
+        if c.get("finish_reason"):
+            self.finished = True
+        text = c.get("text")
+        if text is None:
+            delta = c.get("delta")
+            if isinstance(delta, dict):
+                text = delta.get("content") or delta.get("reasoning_content")
+        if not isinstance(text, str):
+            text = ""
+        n = self._count_ids(c)
+        if not text and not n:
+            return False  # role-only, empty, usage-only or finish-only chunk
+        self.text.append(text)
+        if n is None:
+            self.ids_complete = False
+        else:
+            self.n_ids += n
+        was_first = not self.first
+        self.first = True
+        return was_first
+
+    def _count_ids(self, c: dict[str, Any]) -> int | None:
+        """Tokens in this chunk from ids or logprobs when the server sent them, else None."""
+        ids = c.get("token_ids")
+        if isinstance(ids, list) and all(type(t) is int for t in ids):
+            self.ids.extend(ids)
+            return len(ids)
+        lp = c.get("logprobs")
+        if isinstance(lp, dict):
+            per = lp.get("tokens")  # completions
+            if per is None:
+                per = lp.get("content")  # chat
+            if isinstance(per, list):
+                return len(per)
+        return None
+
+    def token_count(self, tokenizer: Any = None) -> tuple[int, str] | None:
+        """(count, source) by the first exact source available, None when there is none."""
+        if self.first and self.ids_complete and self.n_ids:
+            return self.n_ids, "token_ids"
+        if self.usage_tokens is not None:
+            return self.usage_tokens, "usage"
+        if tokenizer is not None:
+            return len(tokenizer.encode("".join(self.text), add_special_tokens=False).ids), "tokenizer"
+        if not self.first:
+            return 0, "empty"
+        return None
+
+    def output(self) -> bytes:
+        return "".join(self.text).encode("utf-8", "surrogatepass")
+
+
+# --- configuration --------------------------------------------------------------------------------
+
+
+def endpoint_url(url: str, api: str) -> str:
+    """A base URL (`http://host:port`, `.../v1`) or a full endpoint URL to the endpoint to POST to."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"url={url!r}: expected http://HOST:PORT[/v1]", key="url")
+    path = parts.path.rstrip("/")
+    if path.endswith(("/completions", "/chat/completions")):
+        return url
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return f"{parts.scheme}://{parts.netloc}{path}{APIS[api]}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIConfig:
+    urls: tuple[str, ...]
+    model: str
+    api: str = "completions"
+    max_tokens: int = 128
+    timeout_s: float = 600.0  # per request, from send to the end of its stream
+    stall_s: float = 60.0  # no byte for this long: the stream is given up
+    connect_s: float = 10.0
+    concurrency: int = 0  # streams in flight at most (0: no limit beyond max_connections)
+    max_connections: int = 8192
+    token_ids: bool = False  # ask for token ids (vLLM `return_token_ids`)
+    ignore_eos: bool = False  # generate exactly max_tokens (vLLM/SGLang `ignore_eos` + `min_tokens`)
+    tokenizer: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.urls:
+            raise ConfigError("the openai SUT needs url=http://HOST:PORT", key="url")
+        if self.api not in APIS:
+            raise ConfigError(f"api={self.api!r}: expected one of {', '.join(APIS)}", key="api")
+        if not 1 <= self.max_tokens <= 1_000_000:
+            raise ConfigError(f"max_tokens={self.max_tokens}: expected 1..1000000", key="max_tokens")
+        for key in ("timeout_s", "stall_s", "connect_s"):
+            v = getattr(self, key)
+            if not 0 < v <= 86_400:
+                raise ConfigError(f"{key}={v}: expected seconds in (0, 86400]", key=key)
+
+    def body(self, s: LLMSample) -> bytes:
+        """The JSON request body of one sample (built at load time, outside the timed part)."""
+        n = s.max_tokens or self.max_tokens
+        req: dict[str, Any] = {"model": self.model, "max_tokens": n, "temperature": 0.0}
+        if self.api == "chat":
+            if s.prompt is None:
+                raise ConfigError("api=chat needs text prompts; this sample has only input_ids", key="api")
+            req["messages"] = [{"role": "user", "content": s.prompt}]
+        else:
+            req["prompt"] = list(s.input_ids) if s.input_ids is not None else s.prompt
+        req["stream"] = True
+        req["stream_options"] = {"include_usage": True}
+        if self.token_ids:
+            req["return_token_ids"] = True
+        if self.ignore_eos:
+            req["ignore_eos"] = True
+            req["min_tokens"] = n
+        req.update(self.extra)
+        return orjson.dumps(req)
+
+
+def load_tokenizer(path: str) -> Any:
+    """A `tokenizers` tokenizer from a local tokenizer.json (or a folder holding one)."""
+    try:
+        tokenizer_cls = importlib.import_module("tokenizers").Tokenizer
+    except ImportError:
+        raise ConfigError(
+            "tokenizer= needs the 'tokenizers' package (pip install tokenizers)", key="tokenizer"
+        ) from None
+    p = Path(path)
+    if p.is_dir():
+        p = p / "tokenizer.json"
+    if not p.is_file():
+        raise ConfigError(f"tokenizer={path}: no tokenizer.json there", key="tokenizer")
+    return tokenizer_cls.from_file(str(p))
+
+
+# --- the SUT ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Endpoint:
+    url: str
+    outstanding: int = 0
+    sent: int = 0
+
+
+def _engine_error(message: str) -> None:
+    """Put one line in the running test's error log (the detail log's `error_runtime`).
+
+    The engine has no public call for a SUT-side error yet, so this reaches the tracker's error
+    path under its lock; a no-op when no run is in progress.
+    """
+    tracker = completion._active
+    if tracker is None:
+        return
+    err = getattr(tracker, "_error", None)
+    lock = getattr(tracker, "_lock", None)
+    if err is None or lock is None:
+        return
+    with lock:
+        err(message)
+
+
+def _raise_fd_limit() -> None:
+    """Thousands of streams need thousands of sockets: lift the soft open-file limit to the hard one."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        loop: asyncio.AbstractEventLoop = importlib.import_module("uvloop").new_event_loop()  # optional
+        return loop
+    except ImportError:
+        return asyncio.new_event_loop()
+
+
+class OpenAISUT:
+    """Streams each sample to the endpoint with the fewest requests in flight; see the module doc."""
+
+    def __init__(self, config: OpenAIConfig, qsl: LLMDataset) -> None:
+        self.config = config
+        self.qsl = qsl
+        self.tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
+        self.endpoints = [_Endpoint(endpoint_url(u, config.api)) for u in config.urls]
+        self.faults: Counter[str] = Counter()
+        self.count_sources: Counter[str] = Counter()
+        self.count_mismatches = 0  # token ids and usage disagreed (the ids were used)
+        self.junk_events = 0
+        self.sent_ns: dict[int, int] | None = None  # set to {} to record each request's send time
+        self._headers = {"Content-Type": "application/json"}
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
+        self._timeout = aiohttp.ClientTimeout(
+            total=config.timeout_s, sock_connect=config.connect_s, sock_read=config.stall_s
+        )
+        _raise_fd_limit()
+        self._loop = _new_loop()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._session: aiohttp.ClientSession | None = None
+        self._sem: asyncio.Semaphore | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-sut", daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._open(), self._loop).result()
+        self._closed = False
+
+    async def _open(self) -> None:
+        connector = aiohttp.TCPConnector(limit=self.config.max_connections, limit_per_host=0)
+        self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+        if self.config.concurrency > 0:
+            self._sem = asyncio.Semaphore(self.config.concurrency)
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.config.model}@{','.join(e.url for e in self.endpoints)}"
+
+    # --- the engine's calls (any thread) ------------------------------------------------------------
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        self._loop.call_soon_threadsafe(self._start, [(s.id, s.index) for s in samples])
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        self._loop.call_soon_threadsafe(self._start, list(zip(ids.tolist(), indices.tolist(), strict=True)))
+
+    def flush_queries(self) -> None:
+        pass
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    def _start(self, pairs: list[tuple[int, int]]) -> None:
+        loop, tasks = self._loop, self._tasks
+        for i, idx in pairs:
+            t = loop.create_task(self._request(i, idx))
+            tasks.add(t)
+            t.add_done_callback(tasks.discard)
+
+    async def _request(self, i: int, idx: int) -> None:
+        if self._sem is None:
+            await self._stream(i, idx)
+        else:
+            async with self._sem:
+                await self._stream(i, idx)
+
+    async def _stream(self, i: int, idx: int) -> None:
+        ep = min(self.endpoints, key=_outstanding) if len(self.endpoints) > 1 else self.endpoints[0]
+        body = self.qsl.bodies.get(idx)
+        if body is None:  # not loaded (a caller outside the engine): build it now
+            body = self.config.body(self.qsl.samples[idx])
+        st = StreamState()
+        ep.outstanding += 1
+        ep.sent += 1
+        if self.sent_ns is not None:
+            self.sent_ns[i] = time.perf_counter_ns()
+        assert self._session is not None
+        try:
+            async with self._session.post(ep.url, data=body, timeout=self._timeout) as resp:
+                if resp.status != 200:
+                    text = (await resp.content.read(MAX_ERROR_BODY)).decode("utf-8", "replace")
+                    kind = "http_429" if resp.status == 429 else "http_error"
+                    self._fail(i, idx, kind, f"HTTP {resp.status} from {ep.url}: {text.strip()[:200]}")
+                    return
+                parser = SSEParser()
+                async for chunk in resp.content.iter_any():
+                    if self._events(i, parser.feed(chunk), st):
+                        break
+                else:
+                    self._events(i, parser.close(), st)
+        except aiohttp.ConnectionTimeoutError as exc:
+            self._fail(i, idx, "connect", f"connect timeout to {ep.url}: {exc}")
+            return
+        except aiohttp.SocketTimeoutError:
+            self._fail(i, idx, "stall", f"no data from {ep.url} for {self.config.stall_s:g} s")
+            return
+        except TimeoutError:
+            self._fail(i, idx, "timeout", f"request to {ep.url} took over {self.config.timeout_s:g} s")
+            return
+        except aiohttp.ClientConnectorError as exc:
+            self._fail(i, idx, "connect", f"cannot connect to {ep.url}: {exc.os_error or exc}")
+            return
+        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            self._fail(i, idx, "dropped", f"stream from {ep.url} broke off: {type(exc).__name__}: {exc}")
+            return
+        except SSEError as exc:
+            self._fail(i, idx, "protocol", f"{ep.url}: {exc}")
+            return
+        except aiohttp.ClientError as exc:
+            self._fail(i, idx, "http_error", f"{ep.url}: {type(exc).__name__}: {exc}")
+            return
+        finally:
+            ep.outstanding -= 1
+        self._finish(i, idx, st, ep.url)
+
+    def _events(self, i: int, events: list[bytes], st: StreamState) -> bool:
+        """Interpret events as they arrive; True once the stream said [DONE] or reported an error."""
+        for ev in events:
+            if st.feed(ev):
+                completion.first_token_complete([QuerySampleResponse(i, st.text[0].encode())])
+            if st.done or st.error:
+                return True
+        return False
+
+    def _finish(self, i: int, idx: int, st: StreamState, url: str) -> None:
+        self.junk_events += st.junk
+        if st.error:
+            self._fail(i, idx, "http_error", f"{url} sent an error in the stream: {st.error}")
+            return
+        if not st.ended:
+            self._fail(i, idx, "dropped", f"the stream from {url} ended without [DONE], finish_reason or usage")
+            return
+        counted = st.token_count(self.tokenizer)
+        if counted is None:
+            self._fail(
+                i,
+                idx,
+                "no_count",
+                f"{url} sent neither token ids nor a usage record; give tokenizer=PATH to count tokens",
+            )
+            return
+        n, source = counted
+        if source == "token_ids" and st.usage_tokens is not None and st.usage_tokens != n:
+            self.count_mismatches += 1
+        if source not in self.count_sources:
+            log.info("token counts from %s (first sample %d)", source, i)
+        self.count_sources[source] += 1
+        completion.query_samples_complete([QuerySampleResponse(i, st.output(), n)])
+
+    def _fail(self, i: int, idx: int, kind: str, message: str) -> None:
+        self.faults[kind] += 1
+        text = f"openai SUT: sample {i} (QSL index {idx}) failed: {kind}: {message}"
+        log.warning(text)
+        _engine_error(text)
+        completion.query_samples_complete([QuerySampleResponse(i, b"", 0)])
+
+    # --- reporting and shutdown ----------------------------------------------------------------------
+
+    def report(self) -> list[str]:
+        """Lines for the run's summary: token count sources, faults per kind, requests per endpoint."""
+        lines = [
+            "token counts from: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(self.count_sources.items())) or "no completed stream")
+        ]
+        if self.count_mismatches:
+            lines.append(f"token ids and usage disagreed on {self.count_mismatches} streams (ids used)")
+        faults = {k: self.faults[k] for k in FAULT_KINDS if self.faults[k]}
+        lines.append(
+            "faults: " + (", ".join(f"{k} {v}" for k, v in faults.items()) if faults else "none")
+        )
+        if self.junk_events:
+            lines.append(f"{self.junk_events} stream events were not JSON chunks (ignored)")
+        if len(self.endpoints) > 1:
+            lines.append("requests per endpoint: " + ", ".join(f"{e.url} {e.sent}" for e in self.endpoints))
+        return lines
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        async def shut() -> None:
+            for t in list(self._tasks):
+                t.cancel()
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self._session is not None:
+                await self._session.close()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(shut(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self) -> OpenAISUT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _outstanding(e: _Endpoint) -> int:
+    return e.outstanding
+
+
+# --- the registry factory ---------------------------------------------------------------------------
+
+_BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def _num(params: dict[str, str], key: str, default: float, kind: type = float) -> Any:
+    raw = params.pop(key, None)
+    if raw is None:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r} is not a {kind.__name__}", key=key) from None
+
+
+def _flag(params: dict[str, str], key: str) -> bool:
+    raw = params.pop(key, "0").lower()
+    if raw not in _BOOL:
+        raise ConfigError(f"{key}={raw!r}: expected 1/0, true/false or yes/no", key=key)
+    return _BOOL[raw]
+
+
+def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
+    """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
+
+    Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1,
+    tokenizer=PATH, perf_count (the QSL's performance sample count), seed. Several endpoints:
+    `url` as a list (a registry that keeps repeated keys) or `url=A|B` (one comma-free value).
+    """
+    p: dict[str, Any] = dict(params)
+    urls_raw = p.pop("url", None)
+    urls = tuple(urls_raw) if isinstance(urls_raw, list | tuple) else ((urls_raw,) if urls_raw else ())
+    urls = tuple(u for raw in urls for u in str(raw).split("|") if u)
+    cfg = OpenAIConfig(
+        urls=urls,
+        model=str(p.pop("model", "default")),
+        api=str(p.pop("api", "completions")),
+        max_tokens=_num(p, "max_tokens", 128, int),
+        timeout_s=_num(p, "timeout_s", 600.0),
+        stall_s=_num(p, "stall_s", 60.0),
+        connect_s=_num(p, "connect_s", 10.0),
+        concurrency=_num(p, "concurrency", 0, int),
+        token_ids=_flag(p, "token_ids"),
+        ignore_eos=_flag(p, "ignore_eos"),
+        tokenizer=p.pop("tokenizer", None),
+    )
+    dataset, n_synth = p.pop("dataset", None), p.pop("synthetic", None)
+    seed = _num(p, "seed", 0, int)
+    if dataset and n_synth:
+        raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
+    if dataset:
+        samples = load_jsonl(dataset)
+        name = Path(dataset).name
+    elif n_synth:
+        samples = synthetic(_num({"synthetic": n_synth}, "synthetic", 0, int), p.pop("in", "const:128"),
+                            p.pop("out", f"const:{cfg.max_tokens}"), seed)
+        name = f"synthetic-{len(samples)}"
+    else:
+        raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
+    perf = _num(p, "perf_count", 0, int)
+    p.pop("in", None), p.pop("out", None)
+    if p:
+        raise ConfigError(f"unknown openai SUT parameter(s): {', '.join(sorted(p))}", key="--sut")
+    qsl = LLMDataset(samples, cfg.body, performance_count=perf, name=name)
+    return OpenAISUT(cfg, qsl), qsl
+
+
+__all__ = ["APIS", "FAULT_KINDS", "OpenAIConfig", "OpenAISUT", "StreamState", "endpoint_url", "from_params"]
