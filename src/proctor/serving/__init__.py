@@ -1,0 +1,1 @@
+"""Servers and wire protocols: proctor systems under test served over the network."""
