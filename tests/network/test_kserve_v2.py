@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 
 import numpy as np
@@ -120,10 +121,8 @@ _JSONISH = st.recursive(
 @given(st.binary(max_size=300), st.one_of(st.none(), st.integers(-5, 400), st.text(max_size=6)))
 def test_random_bytes_never_crash_the_decoders(body, header):
     for decode in (v2.decode_request, v2.decode_response):
-        try:
+        with contextlib.suppress(CodecError):
             decode(body, header)
-        except CodecError:
-            pass
 
 
 @pytest.mark.fuzz
@@ -131,10 +130,8 @@ def test_random_bytes_never_crash_the_decoders(body, header):
 def test_random_json_structures_never_crash_the_decoders(obj, tail):
     head = orjson.dumps({"inputs": obj, "outputs": obj, "model_name": "m"} if not isinstance(obj, dict) else obj)
     for decode in (v2.decode_request, v2.decode_response):
-        try:
+        with contextlib.suppress(CodecError):
             decode(head + tail, len(head))
-        except CodecError:
-            pass
 
 
 @pytest.mark.fuzz

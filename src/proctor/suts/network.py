@@ -4,7 +4,7 @@ sends every query to SUT nodes over KServe V2 REST (proctor serve node, Triton, 
     --sut network:node=http://10.0.0.2:8001|http://10.0.0.3:8001,model=digits,qsl=digits
 
 Nodes: `node=URL` (several joined with `|`, or `node1=URL`, `node2=URL`, ...). Other parameters:
-`model` (default digits), `qsl` (digits | synthetic: the LoadGen-side data, default digits),
+`model` (default: the qsl's name), `qsl` (digits | synthetic: the LoadGen-side data, default digits),
 `binary=1|0` (the binary tensor extension, or JSON tensors: MLServer's REST endpoint answers the
 binary extension with HTTP 500), `compress=none|zlib|zstd` (QSL-side lossless compression of the
 inputs, done when samples are loaded, untimed), `compress_out` (ask the node to compress its
@@ -469,8 +469,9 @@ def from_params(**params: str) -> tuple[NetworkSUT, NetworkQSL]:
     """`--sut network:node=URL|URL2,model=digits,qsl=digits,binary=1,compress=none` -> (sut, qsl)."""
     p = dict(params)
     urls = _urls(p)
-    model = p.pop("model", "digits")
-    inner = _local_qsl(p.pop("qsl", "digits"), p)
+    kind = p.pop("qsl", "digits")
+    model = p.pop("model", kind)  # a node's model is named after its SUT by default
+    inner = _local_qsl(kind, p)
     binary = _flag(p, "binary", True)
     codec = compression.get(p.pop("compress", compression.NONE))
     compress_out = p.pop("compress_out", compression.NONE)
