@@ -1,1 +1,1 @@
-"""Servers proctor runs itself, so remote SUT paths have a real, known system to drive."""
+"""Servers proctor runs itself and their wire protocols: OpenAI-compatible LLM streaming, KServe V2 nodes."""

@@ -1,0 +1,39 @@
+"""`proctor serve node`: serve any proctor SUT to a Network-division QDL over KServe V2 REST.
+
+`register(serve_app)` adds the command to the `serve` sub-app (called from cli/serve.py).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from proctor.errors import ProctorError
+
+
+def register(serve_app: typer.Typer) -> None:
+    @serve_app.command("node")
+    def node(
+        sut: str = typer.Option("digits", "--sut", help="The SUT to serve, as for run: NAME[:k=v,...]."),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+        port: int = typer.Option(8001, "--port", min=0, max=65535, help="Port to bind (0: any free one)."),
+        name: str | None = typer.Option(
+            None, "--name", help="This node's unique name (default: SUT name@host:port)."
+        ),
+        model: str | None = typer.Option(None, "--model", help="V2 model name (default: the SUT's name)."),
+    ) -> None:
+        """Serve a proctor SUT over KServe V2 REST (binary tensor extension and JSON) as one node
+        of a Network-division SUT; stop with Ctrl-C."""
+        from proctor.cli import output
+        from proctor.serving import node_server
+
+        def ready(n: node_server.Node) -> None:
+            output.console(stderr=True).print(
+                f"serving {n.model.model_name} ({n.model.mode} mode) as node '{n.name}' on {n.url}"
+            )
+
+        try:
+            node_server.serve(sut, host, port, name, model_name=model, on_ready=ready)
+        except ProctorError as exc:
+            output.fail(f"--sut {sut}: {exc}")
+        except OSError as exc:
+            output.fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")

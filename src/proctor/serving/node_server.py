@@ -1,0 +1,444 @@
+"""A Network-division SUT node: any proctor SUT served over KServe V2 REST (aiohttp).
+
+    proctor serve node --sut digits:backend=numpy --host 127.0.0.1 --port 8001 [--name NODE]
+
+Endpoints: `GET /v2/health/live`, `/v2/health/ready`, `GET /v2` (server metadata; `name` is this
+node's unique name, which the QDL's Name() aggregates), `GET /v2/models/{model}` (model metadata),
+`GET /v2/models/{model}/ready`, `POST /v2/models/{model}/infer` (JSON tensors or the binary tensor
+data extension, answered in kind).
+
+What crosses the wire (Inference rules §SUT over the Network: "All queries must be transferred
+over the network, carrying the inference data"): the QSL lives on the LoadGen side, so a request
+carries the samples' input tensors, never only their indices, whenever the SUT has input data.
+- Tensor mode (digits, and any SUT that reads its inputs through `sut.qsl.batch(indices)` from a
+  `features` array): the node holds no data set. Received rows are written into slots of a small
+  input table that stands in for the SUT's QSL; the SUT is issued the slot numbers, so its own
+  batcher, workers and backend run unchanged on the received tensors. Input `x` FP32 [n, 64],
+  output `label` INT32 [n, 1] (the SUT's response bytes). Compressed inputs (request parameter
+  `proctor_compression`) arrive as BYTES, one compressed row per element, and are decompressed
+  here (timed, on the SUT side, as the rules allow).
+- Index mode (the synthetic SUT and any SUT without input data): the input is `index` INT64 [n],
+  the QSL index, because the SUT's "model" reads nothing but the index; the node loads the same
+  QSL locally. Output `output` BYTES [n]: each sample's response bytes.
+
+Completions: a proctor SUT reports through `proctor.loadgen.completion`'s module functions, which
+route to the one object attached there. A node process runs no test, so the node attaches its
+`CompletionRouter`, which resolves each request's future. Nothing is cached: a slot is reused
+only after its sample completed, and no response is kept after it was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+from aiohttp import web
+
+from proctor.errors import ConfigError, ProctorError
+from proctor.loadgen import completion
+from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.serving import compression
+from proctor.serving import kserve_v2 as v2
+
+DEFAULT_CAPACITY = 8192  # samples in flight per node (tensor mode's input table rows)
+MAX_BODY = 256 * 1024 * 1024
+COMPRESSION_PARAM = "proctor_compression"
+RESPONSE_COMPRESSION_PARAM = "proctor_response_compression"
+ROW_BYTES_PARAM = "proctor_row_bytes"  # a compressed output's uncompressed size per element
+
+
+class RequestError(ProctorError):
+    """A request the node cannot serve (answered 400, or 503 when `busy`)."""
+
+    def __init__(self, message: str, *, busy: bool = False) -> None:
+        super().__init__(message)
+        self.busy = busy
+
+
+@dataclass(slots=True)
+class _Pending:
+    """One request's samples: completed rows fill in, the future resolves when none remain."""
+
+    rows: list[bytes | None]
+    remaining: int
+    future: asyncio.Future[list[bytes]]
+    loop: asyncio.AbstractEventLoop
+    slots: np.ndarray | None
+    base: int  # id of the request's first sample
+
+
+class CompletionRouter:
+    """Stands where a run's CompletionTracker would: the SUT's completions resolve requests."""
+
+    def __init__(self, release: Callable[[np.ndarray], None]) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[int, _Pending] = {}
+        self._release = release
+        self._next = itertools.count()
+        self.protocol_errors: list[str] = []
+
+    def register(self, n: int, loop: asyncio.AbstractEventLoop, slots: np.ndarray | None) -> tuple[np.ndarray, _Pending]:
+        with self._lock:
+            base = next(self._next)
+            for _ in range(n - 1):
+                next(self._next)
+            p = _Pending([None] * n, n, loop.create_future(), loop, slots, base)
+            ids = np.arange(base, base + n, dtype=np.int64)
+            for i in ids.tolist():
+                self._pending[i] = p
+        return ids, p
+
+    def _done(self, i: int, data: Any) -> None:
+        """Caller holds the lock."""
+        p = self._pending.pop(i, None)
+        if p is None:
+            self.protocol_errors.append(f"unknown or repeated response id {i}")
+            return
+        p.rows[i - p.base] = completion.as_bytes(data)
+        p.remaining -= 1
+        if p.remaining == 0:
+            if p.slots is not None:
+                self._release(p.slots)
+            rows = cast(list[bytes], p.rows)
+            p.loop.call_soon_threadsafe(_resolve, p.future, rows)
+
+    # the three methods `proctor.loadgen.completion` calls on the attached object
+    def complete(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+        with self._lock:
+            for r in responses:
+                if response_cb is not None:
+                    response_cb(r)
+                self._done(r.id, r.data)
+
+    def complete_arrays(self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None) -> None:
+        with self._lock:
+            for k, i in enumerate(np.asarray(ids).tolist()):
+                self._done(int(i), None if data is None else data[k])
+
+    def first_token(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+        """V2 answers whole responses: first tokens are not sent over the wire."""
+
+    def fail_all(self, message: str) -> None:
+        with self._lock:
+            pending = {id(p): p for p in self._pending.values()}
+            self._pending.clear()
+        for p in pending.values():
+            p.loop.call_soon_threadsafe(_fail, p.future, RequestError(message))
+
+
+def _resolve(future: asyncio.Future[list[bytes]], rows: list[bytes]) -> None:
+    if not future.done():
+        future.set_result(rows)
+
+
+def _fail(future: asyncio.Future[list[bytes]], exc: Exception) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+class InputTable:
+    """Tensor mode's stand-in for the SUT's QSL: `batch(slots)` gives the received rows."""
+
+    def __init__(self, width: int, dtype: np.dtype[Any], capacity: int) -> None:
+        self.features = np.zeros((capacity, width), dtype)
+        self._free: deque[int] = deque(range(capacity))
+        self._lock = threading.Lock()
+        self.capacity = capacity
+
+    def take(self, n: int) -> np.ndarray:
+        with self._lock:
+            if n > len(self._free):
+                raise RequestError(
+                    f"node busy: {n} samples asked, {len(self._free)} of {self.capacity} input slots free",
+                    busy=True,
+                )
+            return np.fromiter((self._free.popleft() for _ in range(n)), np.int64, n)
+
+    def release(self, slots: np.ndarray) -> None:
+        with self._lock:
+            self._free.extend(slots.tolist())
+
+    def batch(self, indices: np.ndarray) -> np.ndarray:
+        return self.features[indices]
+
+
+class NodeModel:
+    """One proctor SUT behind the V2 protocol (see the module docstring for the two modes)."""
+
+    def __init__(self, sut: Any, qsl: Any, model_name: str, *, capacity: int = DEFAULT_CAPACITY) -> None:
+        self.sut, self.qsl, self.model_name = sut, qsl, model_name
+        inner = getattr(sut, "qsl", None)
+        features = getattr(inner, "features", None)
+        self.table: InputTable | None = None
+        self.inputs: list[tuple[str, str, tuple[int, ...]]]
+        self.outputs: list[tuple[str, str, tuple[int, ...]]]
+        if callable(getattr(inner, "batch", None)) and isinstance(features, np.ndarray) and features.ndim == 2:
+            self.table = InputTable(features.shape[1], features.dtype, capacity)
+            sut.qsl = self.table  # the SUT now reads the received tensors (module docstring)
+            in_type = v2.Tensor.of("x", features[:0]).datatype
+            self.inputs = [("x", in_type, (-1, features.shape[1]))]
+            self.outputs = [("label", "INT32", (-1, 1))]
+            self.row_dtype: np.dtype[Any] = features.dtype
+        else:
+            qsl.load_samples(list(range(int(qsl.total_sample_count))))
+            self.inputs = [("index", "INT64", (-1,))]
+            self.outputs = [("output", v2.BYTES, (-1,))]
+            self.row_dtype = np.dtype("<i8")
+        self.router = CompletionRouter(self.table.release if self.table is not None else lambda s: None)
+        self._arrays = callable(getattr(sut, "issue_query_arrays", None))
+
+    @property
+    def mode(self) -> str:
+        return "tensor" if self.table is not None else "index"
+
+    def metadata(self) -> dict[str, Any]:
+        return v2.model_metadata(self.model_name, self.inputs, self.outputs, platform=f"proctor:{self.mode}")
+
+    def _input(self, req: v2.InferRequest) -> v2.Tensor:
+        name = self.inputs[0][0]
+        if len(req.inputs) == 1:
+            return req.inputs[0]
+        for t in req.inputs:
+            if t.name == name:
+                return t
+        raise RequestError(f"expected one input '{name}', got {[t.name for t in req.inputs]}")
+
+    def _rows(self, req: v2.InferRequest) -> np.ndarray:
+        """The request's input rows as the SUT's dtype: [n, width] (tensor) or [n] (index)."""
+        t = self._input(req)
+        name, datatype, shape = self.inputs[0]
+        method = req.parameters.get(COMPRESSION_PARAM)
+        if method not in (None, compression.NONE):
+            if t.datatype != v2.BYTES or len(t.shape) != 1:
+                raise RequestError(f"compressed input '{t.name}' must be BYTES [n], one row per element")
+            try:
+                codec = compression.get(str(method))
+            except ConfigError as exc:
+                raise RequestError(str(exc)) from None
+            assert codec is not None
+            size = int(np.prod(shape[1:], dtype=np.int64)) * self.row_dtype.itemsize
+            try:
+                raw = b"".join(codec.decompress(b, size) for b in t.items())
+            except compression.DecompressionError as exc:
+                raise RequestError(f"input '{t.name}': {exc}") from None
+            return np.frombuffer(raw, self.row_dtype).reshape((len(t.items()), *shape[1:]))
+        if t.datatype != datatype:
+            raise RequestError(f"input '{t.name}' must be {datatype}, not {t.datatype}")
+        if len(t.shape) != len(shape) or any(w != -1 and w != d for w, d in zip(shape, t.shape, strict=True)):
+            raise RequestError(f"input '{t.name}' must have shape {list(shape)} (-1: any), not {list(t.shape)}")
+        return t.array()
+
+    async def infer(self, req: v2.InferRequest) -> list[bytes]:
+        """Each sample's response bytes, in request order."""
+        rows = self._rows(req)
+        n = int(rows.shape[0])
+        if n == 0:
+            return []
+        loop = asyncio.get_running_loop()
+        if self.table is not None:
+            slots = self.table.take(n)
+            self.table.features[slots] = rows
+            indices = slots
+        else:
+            slots = None
+            indices = rows.astype(np.int64).reshape(-1)
+            total = int(self.qsl.total_sample_count)
+            if indices.min() < 0 or indices.max() >= total:
+                raise RequestError(f"index out of range [0, {total})")
+        ids, pending = self.router.register(n, loop, slots)
+        try:
+            if self._arrays:
+                self.sut.issue_query_arrays(ids, indices)
+            else:
+                self.sut.issue_query([QuerySample(i, j) for i, j in zip(ids.tolist(), indices.tolist(), strict=True)])
+        except Exception as exc:
+            self.router.fail_all(f"the SUT raised {type(exc).__name__}: {exc}")
+            raise
+        return await pending.future
+
+    def response_tensor(self, rows: list[bytes]) -> v2.Tensor:
+        name, datatype, _ = self.outputs[0]
+        if datatype == v2.BYTES:
+            return v2.Tensor.of_bytes(name, rows)
+        dt = v2.DTYPES[datatype]
+        if any(len(r) != dt.itemsize for r in rows):
+            raise RequestError(f"the SUT answered rows that are not one {datatype} each")
+        return v2.Tensor.of(name, np.frombuffer(b"".join(rows), dt).reshape(len(rows), 1))
+
+
+def _json(obj: Any, status: int = 200) -> web.Response:
+    import orjson
+
+    return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")
+
+
+def _error(message: str, status: int) -> web.Response:
+    return web.Response(body=v2.encode_error(message), status=status, content_type="application/json")
+
+
+def server_metadata(node_name: str) -> dict[str, Any]:
+    """The `GET /v2` object: the node's unique name is what the QDL's Name() aggregates."""
+    from proctor import __version__
+
+    return {
+        "name": node_name,
+        "version": __version__,
+        "extensions": ["binary_tensor_data", "proctor_compression"],
+        "proctor_compression": compression.available(),
+    }
+
+
+def build_app(model: NodeModel, meta: dict[str, Any]) -> web.Application:
+    """The aiohttp application of one node; `meta` is served as is (and may be updated later)."""
+    app = web.Application(client_max_size=MAX_BODY)
+
+    async def live(_: web.Request) -> web.Response:
+        return _json({"live": True})
+
+    async def ready(_: web.Request) -> web.Response:
+        return _json({"ready": True})
+
+    async def server_meta(_: web.Request) -> web.Response:
+        return _json(meta)
+
+    def _model(request: web.Request) -> web.Response | None:
+        if request.match_info["model"] != model.model_name:
+            return _error(f"unknown model '{request.match_info['model']}'; this node serves "
+                          f"'{model.model_name}'", 404)
+        return None
+
+    async def model_meta(request: web.Request) -> web.Response:
+        return _model(request) or _json(model.metadata())
+
+    async def model_ready(request: web.Request) -> web.Response:
+        return _model(request) or _json({"name": model.model_name, "ready": True})
+
+    async def infer(request: web.Request) -> web.Response:
+        if (bad := _model(request)) is not None:
+            return bad
+        body = await request.read()
+        try:
+            req = v2.decode_request(body, request.headers.get(v2.HEADER_LENGTH))
+            rows = await model.infer(req)
+            out = model.response_tensor(rows)
+            method = req.parameters.get(RESPONSE_COMPRESSION_PARAM)
+            if method not in (None, compression.NONE) and rows and len({len(r) for r in rows}) == 1:
+                codec = compression.get(str(method))  # rows of one size: the receiver bounds by it
+                assert codec is not None
+                out = v2.Tensor.of_bytes(out.name, [codec.compress(r) for r in rows])
+                out.parameters[RESPONSE_COMPRESSION_PARAM] = method
+                out.parameters[ROW_BYTES_PARAM] = len(rows[0])
+            data, headers = v2.encode_response(model.model_name, [out], id=req.id,
+                                               binary=req.wants_binary(out.name))
+        except (v2.CodecError, RequestError, ConfigError) as exc:
+            busy = isinstance(exc, RequestError) and exc.busy
+            return _error(str(exc), 503 if busy else 400)
+        except Exception as exc:  # the SUT failed: the client sees why, the node keeps serving
+            return _error(f"{type(exc).__name__}: {exc}", 500)
+        return web.Response(body=data, headers=headers)
+
+    app.router.add_get("/v2/health/live", live)
+    app.router.add_get("/v2/health/ready", ready)
+    app.router.add_get("/v2", server_meta)
+    app.router.add_get("/v2/models/{model}", model_meta)
+    app.router.add_get("/v2/models/{model}/ready", model_ready)
+    app.router.add_post("/v2/models/{model}/infer", infer)
+    return app
+
+
+@dataclass(slots=True)
+class Node:
+    """A started node: its address and name; `stop()` ends it."""
+
+    host: str
+    port: int
+    name: str
+    model: NodeModel
+    runner: web.AppRunner
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
+async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: str | None = None,
+                     *, model_name: str | None = None, capacity: int = DEFAULT_CAPACITY) -> Node:
+    """Build the SUT of `spec` (`--sut` syntax), attach its completions, bind, and start serving.
+
+    `port=0` binds an ephemeral port (the Node says which). The default node name,
+    `<sut name>@<host>:<port>`, is unique per node even when nodes serve the same SUT.
+    """
+    from proctor.suts import registry
+
+    sut_name, _ = registry.parse_spec(spec)
+    sut, qsl = registry.build(spec)
+    model = NodeModel(sut, qsl, model_name or sut_name, capacity=capacity)
+    completion.attach(cast(Any, model.router))  # a node process runs no test: its SUT reports here
+    meta = server_metadata("")
+    try:
+        runner = web.AppRunner(build_app(model, meta), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, reuse_address=True)
+        await site.start()
+    except BaseException:
+        completion.detach(cast(Any, model.router))
+        raise
+    bound = port
+    for sock in getattr(site._server, "sockets", None) or ():
+        bound = sock.getsockname()[1]
+    meta["name"] = name or f"{sut.name}@{host}:{bound}"
+    return Node(host, bound, meta["name"], model, runner)
+
+
+def serve(spec: str, host: str, port: int, name: str | None = None, *,
+          model_name: str | None = None, on_ready: Callable[[Node], None] | None = None) -> None:
+    """Serve until interrupted (Ctrl-C / SIGTERM); `on_ready` is called once the port is bound."""
+
+    async def main() -> None:
+        node = await start_node(spec, host, port, name, model_name=model_name)
+        try:
+            if on_ready is not None:
+                on_ready(node)
+            await asyncio.Event().wait()
+        finally:
+            node.model.router.fail_all("node shutting down")
+            await node.stop()
+            with contextlib.suppress(Exception):
+                node.model.sut.close()
+            completion.detach(cast(Any, node.model.router))
+
+    with contextlib.suppress(asyncio.CancelledError):
+        asyncio.run(main())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -c 'from proctor.serving.node_server import main; main()' --sut digits --port N`:
+    the node without the CLI (tests start nodes this way); prints `READY <url> <name>` once bound."""
+    import argparse
+    import signal
+    import sys
+
+    ap = argparse.ArgumentParser(prog="proctor-node")
+    ap.add_argument("--sut", default="digits")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--name", default=None)
+    ap.add_argument("--model", default=None)
+    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    def ready(node: Node) -> None:
+        print(f"READY {node.url} {node.name}", flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        serve(args.sut, args.host, args.port, args.name, model_name=args.model, on_ready=ready)

@@ -1,0 +1,489 @@
+"""The Network division's query dispatch library (QDL): a SUT proxy on the LoadGen system that
+sends every query to SUT nodes over KServe V2 REST (proctor serve node, Triton, MLServer, KServe).
+
+    --sut network:node=http://10.0.0.2:8001|http://10.0.0.3:8001,model=digits,qsl=digits
+
+Nodes: `node=URL` (several joined with `|`, or `node1=URL`, `node2=URL`, ...). Other parameters:
+`model` (default: the qsl's name), `qsl` (digits | synthetic: the LoadGen-side data, default digits),
+`binary=1|0` (the binary tensor extension, or JSON tensors: MLServer's REST endpoint answers the
+binary extension with HTTP 500), `compress=none|zlib|zstd` (QSL-side lossless compression of the
+inputs, done when samples are loaded, untimed), `compress_out` (ask the node to compress its
+outputs; decompressed here, timed), `chunk` (most samples per request, default 64: a query larger
+than that, e.g. Offline's one query, is split across requests and nodes), `timeout_s` (per request,
+default 30), `perf_count`, and for qsl=synthetic `total`, `perf`.
+
+The rules' QDL constraints (Inference rules §Network Division, QDL Constraints) and how they hold:
+- no pre-processing, no padding: a request carries the QSL's rows as loaded (or their lossless
+  compression, made by the QSL at load time), in the QSL's dtype and layout;
+- no post-processing: each sample's response bytes are the node's output row, unchanged (only
+  decompressed when the node compressed them, a timed step);
+- no batching: a request holds samples of one query only; no caching: nothing is kept after a
+  response was reported;
+- one SUT towards LoadGen; `name` makes a round trip to every node (`GET /v2`) each time it is
+  read and aggregates the node names, prefixed "Network SUT".
+
+Session-layer API (what is marshalled per query, for a reader of this code): one HTTP/1.1 POST
+`/v2/models/{model}/infer` per query (or per `chunk` of a large query) on a kept-alive
+connection; its body is the V2 JSON header plus, with the binary extension, the raw input tensor
+(`x`: FP32 [n, 64] for digits; `index`: INT64 [n] for index-mode nodes; compressed: BYTES [n]);
+the response carries one output row per sample. See `proctor.serving.kserve_v2`.
+
+Dispatch: each request goes to the live node with the fewest outstanding samples. A node that
+fails at the connection level is marked down and gets nothing more; every sample it still owed
+fails with one clear error per request in the detail log, is completed with an empty response so
+the run ends instead of waiting for it, and is counted in `lost` (per node), which `report()`
+gives for the summary. If every node is down, `issue_query` raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from proctor.errors import ConfigError, RunError
+from proctor.loadgen import completion
+from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.serving import compression
+from proctor.serving import kserve_v2 as v2
+from proctor.serving.node_server import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
+
+NAME_TAG = "Network SUT"
+DEFAULT_CHUNK = 64
+EMPTY = np.zeros((0,), np.uint8)
+
+
+@dataclass(slots=True)
+class NodeState:
+    url: str
+    name: str = ""
+    outstanding: int = 0  # samples sent and not answered
+    alive: bool = True
+    requests: int = 0
+    samples: int = 0
+    failed_requests: int = 0
+    lost: int = 0  # samples that failed on this node
+    last_error: str = ""
+    busy_ns: int = 0  # sum of request round trips (for mean latency)
+
+
+@dataclass(slots=True)
+class _Source:
+    """The LoadGen-side data of one model input, filled by the QSL at load time."""
+
+    input_name: str
+    datatype: str
+    rows: np.ndarray | None = None  # [total, ...] (digits: the QSL's features, a view)
+    compressed: dict[int, bytes] = field(default_factory=dict)
+
+
+class NetworkQSL:
+    """The LoadGen-side QSL: the inner QSL loads (and preprocesses) samples as in-process; with
+    compression on, each loaded row is also compressed here, untimed (rules: "Compression is
+    performed by QSL, and is untimed")."""
+
+    def __init__(self, inner: Any, codec: compression.Codec | None) -> None:
+        self.inner, self.codec = inner, codec
+        self.source: _Source | None = None  # set by the SUT once it knows the nodes' input
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name}" + (f"+{self.codec.name}" if self.codec else "")
+
+    @property
+    def total_sample_count(self) -> int:
+        return int(self.inner.total_sample_count)
+
+    @property
+    def performance_sample_count(self) -> int:
+        return int(self.inner.performance_sample_count)
+
+    def load_samples(self, indices: Sequence[int]) -> None:
+        self.inner.load_samples(indices)
+        src = self.source
+        if self.codec is not None and src is not None:
+            for i in np.unique(np.asarray(indices, np.int64)).tolist():
+                if i not in src.compressed:
+                    src.compressed[i] = self.codec.compress(self._row(i).tobytes())
+
+    def unload_samples(self, indices: Sequence[int]) -> None:
+        self.inner.unload_samples(indices)
+        src = self.source
+        if src is not None and src.compressed:
+            loaded = getattr(self.inner, "loaded", None)
+            for i in np.unique(np.asarray(indices, np.int64)).tolist():
+                if loaded is None or not loaded[i]:
+                    src.compressed.pop(i, None)
+
+    def _row(self, i: int) -> np.ndarray:
+        src = self.source
+        assert src is not None
+        if src.rows is None:
+            return np.asarray([i], np.int64)
+        return src.rows[i]
+
+    def tensor(self, indices: np.ndarray) -> tuple[v2.Tensor, dict[str, Any]]:
+        """The input tensor of a request for `indices` and its request parameters."""
+        src = self.source
+        assert src is not None
+        if self.codec is not None:
+            items = [src.compressed[i] for i in indices.tolist()]
+            return v2.Tensor.of_bytes(src.input_name, items), {COMPRESSION_PARAM: self.codec.name}
+        if src.rows is None:
+            return v2.Tensor.of(src.input_name, indices.astype(np.int64)), {}
+        return v2.Tensor.of(src.input_name, src.rows[indices]), {}
+
+
+class NetworkSUT:
+    """The QDL: an asyncio loop with one aiohttp session (kept-alive connections) in a background
+    thread; `issue_query_arrays` picks nodes and hands requests to it without waiting."""
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        qsl: NetworkQSL,
+        *,
+        model: str = "digits",
+        binary: bool = True,
+        compress_out: str = compression.NONE,
+        chunk: int = DEFAULT_CHUNK,
+        timeout_s: float = 30.0,
+    ) -> None:
+        if not urls:
+            raise ConfigError("give at least one node=URL", key="node")
+        if len(set(urls)) != len(urls):
+            raise ConfigError(f"a node is listed twice: {list(urls)}", key="node")
+        self.nodes = [NodeState(u.rstrip("/")) for u in urls]
+        self.qsl, self.model, self.binary, self.chunk = qsl, model, binary, chunk
+        self.out_codec = compression.get(compress_out)
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._lock = threading.Lock()
+        self._turn = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="network-qdl", daemon=True)
+        self._thread.start()
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+        try:
+            self._call(self._open())
+            self._setup_source()
+        except BaseException:
+            self.close()
+            raise
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def _call(self, coro: Any, timeout: float | None = 60.0) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    async def _open(self) -> None:
+        # one connector for every node: connections are kept alive and reused across requests
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=60),
+            timeout=self._timeout,
+            skip_auto_headers=("User-Agent",),
+        )
+
+    async def _get(self, node: NodeState, path: str) -> Any:
+        assert self._session is not None
+        async with self._session.get(node.url + path) as resp:
+            body = await resp.read()
+            if resp.status != 200:
+                raise RunError(f"{node.url}{path}: HTTP {resp.status}: {v2.error_message(body)}")
+            import orjson
+
+            return orjson.loads(body)
+
+    async def _all(self, path: str) -> list[Any]:
+        results = await asyncio.gather(*(self._get(n, path) for n in self.nodes), return_exceptions=True)
+        for node, r in zip(self.nodes, results, strict=True):
+            if isinstance(r, BaseException):
+                msg = r if isinstance(r, RunError) else f"{type(r).__name__}: {r}"
+                raise ConfigError(f"node {node.url} did not answer {path}: {msg}", key="node")
+        return results
+
+    def _setup_source(self) -> None:
+        """Ask every node for the model's metadata; they must agree on the input."""
+        metas = self._call(self._all(f"/v2/models/{self.model}"))
+        specs = []
+        for node, meta in zip(self.nodes, metas, strict=True):
+            try:
+                inputs = v2.tensor_specs(meta, "inputs") if isinstance(meta, dict) and meta.get("inputs") else []
+            except v2.CodecError as exc:
+                raise ConfigError(f"node {node.url}: {exc}", key="node") from None
+            specs.append(inputs[:1])
+        first = specs[0]
+        if any(s != first for s in specs):
+            raise ConfigError(f"the nodes serve different inputs for '{self.model}': {specs}", key="node")
+        inner = self.qsl.inner
+        features = getattr(inner, "features", None)
+        if first and first[0][1] == "INT64" and first[0][0] == "index" or not isinstance(features, np.ndarray):
+            if first and first[0][1] != "INT64":
+                raise ConfigError(f"the nodes want {first[0]} but the QSL has no input data; use qsl=digits",
+                                  key="qsl")
+            self.qsl.source = _Source(first[0][0] if first else "index", "INT64")
+            return
+        name, datatype = (first[0][0], first[0][1]) if first else ("x", "FP32")
+        if datatype != v2.Tensor.of("x", features[:0]).datatype:
+            raise ConfigError(f"the nodes want {datatype} input, the QSL holds {features.dtype}", key="qsl")
+        self.qsl.source = _Source(name, datatype, features)
+
+    # --- the SUT interface ------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """A round trip to every node (`GET /v2`), each time: "Network SUT[a, b]"."""
+        metas = self._call(self._all("/v2"))
+        parts = []
+        for node, meta in zip(self.nodes, metas, strict=True):
+            meta = meta if isinstance(meta, dict) else {}
+            base = str(meta.get("name", "?"))
+            if "version" in meta and base in ("mlserver", "triton"):
+                base += f" {meta['version']}"
+            # the URL keeps names unique when two servers call themselves the same (e.g. "mlserver")
+            node.name = base if node.url.split("//")[-1] in base else f"{base}@{node.url.split('//')[-1]}"
+            parts.append(node.name)
+        if len(set(parts)) != len(parts):
+            raise RunError(f"the nodes' names are not unique: {parts}")
+        return f"{NAME_TAG}[{', '.join(parts)}] model={self.model}"
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        for a in range(0, len(ids), self.chunk):
+            part_ids, part_idx = ids[a : a + self.chunk], indices[a : a + self.chunk]
+            node = self._pick(len(part_ids))
+            self._loop.call_soon_threadsafe(self._start, node, part_ids, part_idx)
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        n = len(samples)
+        self.issue_query_arrays(np.fromiter((s.id for s in samples), np.int64, n),
+                                np.fromiter((s.index for s in samples), np.int64, n))
+
+    def flush_queries(self) -> None:
+        """Nothing is held back: every query was sent when it was issued."""
+
+    def _pick(self, n: int) -> NodeState:
+        with self._lock:
+            live = [x for x in self.nodes if x.alive]
+            if not live:
+                raise RunError("network SUT: every node is down: " +
+                               "; ".join(f"{x.url}: {x.last_error}" for x in self.nodes))
+            self._turn += 1  # ties (e.g. all idle) rotate, so light load spreads over the nodes
+            k = self._turn % len(live)
+            node = min(live[k:] + live[:k], key=lambda x: x.outstanding)
+            node.outstanding += n
+            return node
+
+    def _start(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
+        self._loop.create_task(self._send(node, ids, indices))
+
+    async def _send(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
+        n = len(ids)
+        t0 = time.perf_counter_ns()
+        try:
+            if not node.alive:
+                raise ConnectionError("the node was marked down by an earlier failure")
+            tensor, params = self.qsl.tensor(indices)
+            if self.out_codec is not None:
+                params[RESPONSE_COMPRESSION_PARAM] = self.out_codec.name
+            body, headers = v2.encode_request([tensor], binary=self.binary, parameters=params)
+            assert self._session is not None
+            async with self._session.post(f"{node.url}/v2/models/{self.model}/infer", data=body,
+                                          headers=headers) as resp:
+                raw = await resp.read()
+                if resp.status != 200:
+                    raise RunError(f"HTTP {resp.status}: {v2.error_message(raw)}")
+                out = v2.decode_response(raw, resp.headers.get(v2.HEADER_LENGTH)).output()
+            data = self._rows(out, n)
+        except Exception as exc:
+            self._failed(node, ids, exc)
+            return
+        with self._lock:
+            node.outstanding -= n
+            node.requests += 1
+            node.samples += n
+            node.busy_ns += time.perf_counter_ns() - t0
+        if isinstance(data, list):  # byte rows of any length: one response object each
+            completion.query_samples_complete(
+                [QuerySampleResponse(i, d) for i, d in zip(ids.tolist(), data, strict=True)]
+            )
+        else:
+            completion.complete_arrays(ids, None, data=data)
+
+    def _rows(self, out: v2.Tensor, n: int) -> np.ndarray | list[bytes]:
+        """One response row per sample, as the node sent it (decompressed if it compressed)."""
+        if out.datatype == v2.BYTES:
+            items = out.items()
+            if len(items) != n:
+                raise RunError(f"{len(items)} output elements for {n} samples")
+            method = out.parameters.get(RESPONSE_COMPRESSION_PARAM)
+            if method:  # the node compressed its output: decompressing is the QDL's timed step
+                codec = compression.get(str(method))
+                size = out.parameters.get(ROW_BYTES_PARAM)
+                if codec is None or isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                    raise RunError(f"compressed output without a valid {ROW_BYTES_PARAM}")
+                items = [codec.decompress(b, size) for b in items]
+            return items
+        arr = out.array()
+        if arr.ndim == 0 or arr.shape[0] != n:
+            raise RunError(f"output shape {list(arr.shape)} does not hold {n} samples")
+        rows = arr.reshape(n, -1)
+        return rows
+
+    def _failed(self, node: NodeState, ids: np.ndarray, exc: BaseException) -> None:
+        down = isinstance(exc, aiohttp.ClientConnectionError | ConnectionError | OSError)
+        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+            what = f"no answer within {self._timeout.total:g} s"
+        else:
+            what = f"{type(exc).__name__}: {exc}"
+        with self._lock:
+            node.outstanding -= len(ids)
+            node.failed_requests += 1
+            node.lost += len(ids)
+            node.last_error = what
+            if down:
+                node.alive = False
+        message = (f"network SUT: node {node.name or node.url} ({node.url}) failed a request of "
+                   f"{len(ids)} sample(s) (ids {ids[:5].tolist()}{'...' if len(ids) > 5 else ''}): {what}"
+                   + ("; node marked down" if down else ""))
+        _report_error(message)
+        completion.complete_arrays(ids, None, data=np.zeros((len(ids), 0), np.uint8))
+
+    # --- results ----------------------------------------------------------------------------
+
+    @property
+    def lost(self) -> dict[str, int]:
+        """Samples that failed, per node URL (nodes that lost none are left out)."""
+        with self._lock:
+            return {x.url: x.lost for x in self.nodes if x.lost}
+
+    def report(self) -> list[str]:
+        """One line per node for the summary: requests, samples, mean round trip, losses."""
+        lines = []
+        with self._lock:
+            for x in self.nodes:
+                mean = f"{x.busy_ns / x.requests / 1e3:.0f} us" if x.requests else "-"
+                line = (f"{x.name or x.url} ({x.url}): {x.requests} requests, {x.samples} samples, "
+                        f"mean round trip {mean}")
+                if x.lost:
+                    line += f"; LOST {x.lost} samples in {x.failed_requests} requests ({x.last_error})"
+                if not x.alive:
+                    line += "; down"
+                lines.append(line)
+        return lines
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._session is not None:
+            with contextlib.suppress(Exception):
+                self._call(self._session.close(), timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self) -> NetworkSUT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _report_error(message: str) -> None:
+    """Count `message` as an error of the run in progress (its detail log), as a completion
+    protocol error is. The engine has no public call for a failed sample yet: this uses the
+    tracker's error path under its lock (`proctor.loadgen.completion`), the closest one."""
+    tracker: Any = completion._active
+    if tracker is None:
+        return
+    with tracker._lock:
+        tracker._error(message)
+
+
+# --- the registry factory --------------------------------------------------------------------------
+
+_NODE_KEY = re.compile(r"node\d*")
+
+
+def _urls(params: dict[str, str]) -> list[str]:
+    urls: list[str] = []
+    for key in sorted((k for k in params if _NODE_KEY.fullmatch(k)), key=lambda k: (len(k), k)):
+        for url in params.pop(key).split("|"):
+            url = url.strip()
+            if not url:
+                continue
+            if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", url):
+                raise ConfigError(f"'{url}' is not an http://host:port URL", key=key)
+            urls.append(url)
+    return urls
+
+
+def _flag(params: dict[str, str], key: str, default: bool) -> bool:
+    raw = params.pop(key, None)
+    if raw is None:
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"must be 1 or 0, not '{raw}'", key=key)
+
+
+def _number(params: dict[str, str], key: str, default: float, low: float) -> float:
+    raw = params.pop(key, None)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"'{raw}' is not a number", key=key) from None
+    if not value >= low:
+        raise ConfigError(f"must be >= {low:g}, not {raw}", key=key)
+    return value
+
+
+def _local_qsl(kind: str, params: dict[str, str]) -> Any:
+    if kind == "digits":
+        from proctor.workloads.digits import PERFORMANCE_SAMPLE_COUNT
+        from proctor.workloads.digits.qsl import DigitsQSL
+
+        return DigitsQSL(int(_number(params, "perf_count", PERFORMANCE_SAMPLE_COUNT, 1)))
+    if kind == "synthetic":
+        from proctor.suts.synthetic import InMemoryQSL
+
+        total = int(_number(params, "total", 1024, 1))
+        return InMemoryQSL(total, int(_number(params, "perf", min(256, total), 1)))
+    raise ConfigError(f"must be digits or synthetic, not '{kind}'", key="qsl")
+
+
+def from_params(**params: str) -> tuple[NetworkSUT, NetworkQSL]:
+    """`--sut network:node=URL|URL2,model=digits,qsl=digits,binary=1,compress=none` -> (sut, qsl)."""
+    p = dict(params)
+    urls = _urls(p)
+    kind = p.pop("qsl", "digits")
+    model = p.pop("model", kind)  # a node's model is named after its SUT by default
+    inner = _local_qsl(kind, p)
+    binary = _flag(p, "binary", True)
+    codec = compression.get(p.pop("compress", compression.NONE))
+    compress_out = p.pop("compress_out", compression.NONE)
+    chunk = int(_number(p, "chunk", DEFAULT_CHUNK, 1))
+    timeout_s = _number(p, "timeout_s", 30.0, 0.001)
+    if p:
+        raise ConfigError(
+            f"unknown network SUT parameter(s) {', '.join(sorted(p))}; known: node, model, qsl, binary, "
+            "compress, compress_out, chunk, timeout_s, perf_count (qsl=digits), total, perf (qsl=synthetic)",
+            key=sorted(p)[0],
+        )
+    qsl = NetworkQSL(inner, codec)
+    sut = NetworkSUT(urls, qsl, model=model, binary=binary, compress_out=compress_out, chunk=chunk,
+                     timeout_s=timeout_s)
+    return sut, qsl
