@@ -186,6 +186,29 @@ class PeakProgress(LiveProgress):
         )
 
 
+def sut_report_lines(the_sut: object) -> list[str]:
+    """What a remote SUT says about its run (token-count sources, faults per kind, lost samples)."""
+    report = getattr(the_sut, "report", None)
+    if not callable(report):
+        return []
+    text = report()
+    items = text if isinstance(text, list | tuple) else str(text).splitlines()
+    return [f"sut: {line}" for line in items if str(line).strip()]
+
+
+def record_sut_report(log_paths: dict[str, Path], lines: list[str]) -> None:
+    """Keep the SUT's own account (e.g. samples lost with a node) in the logs, not only on screen."""
+    from proctor.loadgen.logs.detail import append_record
+
+    if not lines:
+        return
+    if log_paths["detail"].is_file():
+        append_record(log_paths["detail"], "proctor_sut_report", lines)
+    if log_paths["summary"].is_file():
+        with open(log_paths["summary"], "a", encoding="utf-8", newline="\n") as f:
+            f.write("\n" + "".join(f"PROCTOR: {line}\n" for line in lines))
+
+
 def peak_lines(outcome: RunOutcome) -> list[str]:
     """FindPeakPerformance: the peak and each probe, for the verdict."""
     found = outcome.find_peak
@@ -333,6 +356,14 @@ def run_cmd(
         Path, typer.Option("--output", "-o", help="Directory for the four log files.")
     ] = Path("proctor-logs"),
     sut: Annotated[str, typer.Option("--sut", help=SUT_HELP)] = "synthetic",
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="JSONL dataset for LLM SUTs (one object per line: prompt or input_ids, optional output); "
+            "passed to the SUT as dataset=FILE.",
+        ),
+    ] = None,
     list_suts_flag: Annotated[
         bool, typer.Option("--list-suts", help="List the registered SUTs with their parameters and exit.")
     ] = False,
@@ -413,6 +444,10 @@ def run_cmd(
             min_queries=min_queries,
             max_duration_ms=max_duration_ms,
         )
+        if dataset is not None:
+            if not dataset.is_file():
+                raise ConfigError(f"{dataset}: no such file (a JSONL dataset)", key="--dataset")
+            sut = registry.with_param(sut, "dataset", str(dataset))
         the_sut, qsl = registry.build(sut)
     except ConfigError as exc:
         output.fail(str(exc))
@@ -455,6 +490,9 @@ def run_cmd(
     mark_short_run(outcome.log_paths, resolved.short_run)
     ok, lines = verdict(outcome, settings, resolved.short_run)
     lines += peak_lines(outcome)
+    sut_lines = sut_report_lines(the_sut)
+    record_sut_report(outcome.log_paths, sut_lines)
+    lines += sut_lines
     if audit_conf.is_file():
         lines.append(f"note: {audit_conf} was applied (as the official LoadGen applies audit.config)")
     if not quiet:

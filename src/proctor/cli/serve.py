@@ -19,6 +19,15 @@ serve_app = typer.Typer(help="Serve a model or SUT over the network (loopback by
 app.add_typer(serve_app, name="serve")
 
 
+def _register_node() -> None:
+    from proctor.cli import serve_node
+
+    serve_node.register(serve_app)
+
+
+_register_node()
+
+
 @serve_app.command("llm")
 def serve_llm_cmd(
     host: Annotated[str, typer.Option(help="address to bind (loopback unless you mean otherwise)")] = "127.0.0.1",

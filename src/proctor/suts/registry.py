@@ -74,7 +74,9 @@ def parse_params(text: str, where: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"SUT parameter '{item}' is not key=value", key=where)
-        params[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        # a repeated key (node=A,node=B) lists values; factories split on '|'
+        params[key] = f"{params[key]}|{value}" if key in params else value
     return params
 
 
@@ -92,6 +94,18 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     if factory and "=" not in factory:  # module:factory[:params]; a NAME's parameters always hold '='
         return "module", f"{head}:{factory}", parse_params(params, "--sut")
     return "name", head, parse_params(rest, "--sut")
+
+
+def with_param(spec: str, key: str, value: str) -> str:
+    """SPEC with one more k=v parameter (e.g. `--dataset FILE` -> dataset=FILE), in any of the forms."""
+    if "," in value:
+        raise ConfigError(f"'{value}': a SUT parameter value cannot hold ','", key=f"--{key}")
+    kind, target, params = parse_spec(spec)
+    if key in params:
+        raise ConfigError(f"{key} is given twice (in --sut and as --{key})", key=f"--{key}")
+    params[key] = value
+    joined = ",".join(f"{k}={v}" for k, v in params.items())
+    return f"{target}:{joined}"
 
 
 def _load_file(path_text: str) -> Any:
