@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from proctor.cli.apps import app, training_app
 from proctor.cli.output import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, console, error_line, fail, print_table
 from proctor.errors import ProctorError, RunError
 
-_out = Console(highlight=False, soft_wrap=True)
+_out = console()
 
 
 def _register_reference_benchmarks() -> None:
@@ -141,8 +140,7 @@ def train_cmd(
                     f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s"
                 )
         except (ProctorError, ValueError, ImportError) as exc:
-            _out.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
+            fail(f"{output}: {exc}")
 
 
 @training_app.command("reference-rcps")
@@ -171,8 +169,7 @@ def reference_rcps_cmd(
             ),
         )
     except (RuntimeError, ValueError, ImportError) as exc:
-        _out.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(str(exc))
     path = write(table, output)
     for name, rec in table.items():
         pts = rec["Epochs to converge"]
