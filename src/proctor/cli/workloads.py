@@ -1,7 +1,7 @@
 """`proctor demo`, `proctor training train` and `proctor training reference-rcps`: the reference workloads.
 
-The commands only parse options and call the workload modules; the work (and its checks) lives in
-`proctor.workloads`.
+The commands only parse options and call the workload modules (`proctor.workloads`) or, for the
+demo, the application layer (`proctor.app.demo`); the work and its checks live there.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from proctor.cli.apps import app, training_app
-from proctor.errors import ProctorError
+from proctor.cli.output import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, console, error_line, fail, print_table
+from proctor.errors import ProctorError, RunError
 
-_out = Console(highlight=False, soft_wrap=True)
+_out = console()
 
 
 def _register_reference_benchmarks() -> None:
@@ -58,26 +58,49 @@ def demo_cmd(
 ) -> None:
     """One benchmark round on the reference workloads: inference digits (Offline, Server, SingleStream
     and accuracy), the submission checker, digits_train runs with their compliance, seed, RCP checks and
-    olympic score; ends with one table of every result, its validity and why."""
-    from proctor.workloads.demo import DemoOptions, render_table, run_demo
+    olympic score; ends with one table of every result, its validity and why.
+
+    Exit status: 0 everything as expected, 1 not, 2 bad options, 130 interrupted (Ctrl-C)."""
+    from proctor.app.demo import (
+        DemoInterrupted,
+        DemoOptions,
+        closing_lines,
+        output_paths,
+        render_table,
+        run_demo,
+    )
 
     if full and quick:
-        raise typer.BadParameter("--full and --quick exclude each other")
+        fail("--full and --quick exclude each other; pick one")
+    if backend not in ("sklearn", "torch"):
+        fail(f"--backend: unknown digits_train backend {backend!r}; use sklearn or torch")
+    if training_runs is not None and training_runs < 3:
+        fail(f"--training-runs: {training_runs} is too few for an olympic score; give 3 or more")
+    if output.exists() and not output.is_dir():
+        fail(f"--output {output}: exists and is not a folder; give a folder (it is emptied first)")
+    out = console()
     try:
         report = run_demo(
             DemoOptions(output=output, full=full, quick=quick, training_runs=training_runs, backend=backend),
-            echo=None if json_out else _out.print,
+            echo=None if json_out else out.print,
         )
+    except DemoInterrupted as exc:
+        error_line(f"demo interrupted; partial output (logs marked incomplete) in {exc.output}")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except RunError as exc:
+        fail(str(exc), EXIT_INVALID)
     except ProctorError as exc:
-        _out.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(str(exc))
     if json_out:
         import orjson
 
         typer.echo(orjson.dumps(report.to_dict(), default=str).decode())
     else:
-        _out.print(render_table(report))
-    raise typer.Exit(0 if report.as_expected else 1)
+        out.print()
+        print_table(out, render_table(report), output_paths(report))
+        for line in closing_lines(report):
+            out.print(line, markup=False)
+    raise typer.Exit(EXIT_OK if report.as_expected else EXIT_INVALID)
 
 
 @training_app.command("train")
@@ -117,8 +140,7 @@ def train_cmd(
                     f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s"
                 )
         except (ProctorError, ValueError, ImportError) as exc:
-            _out.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
+            fail(f"{output}: {exc}")
 
 
 @training_app.command("reference-rcps")
@@ -147,8 +169,7 @@ def reference_rcps_cmd(
             ),
         )
     except (RuntimeError, ValueError, ImportError) as exc:
-        _out.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(str(exc))
     path = write(table, output)
     for name, rec in table.items():
         pts = rec["Epochs to converge"]

@@ -1,5 +1,6 @@
 """`proctor demo`: one benchmark round on the reference workloads, from model to checked result.
 
+The application layer (it uses the engine, a workload and the checkers; no workload depends on it).
 Inference: `digits` in Offline, Server and SingleStream (performance and accuracy runs each) through
 proctor's load generator, the accuracy script, then the submission checker on the tree. Training:
 N runs of `digits_train`, then compliance, seeds, RCP (the shipped reference RCPs) and the olympic
@@ -13,6 +14,11 @@ The default demo is short on purpose (each performance run lasts seconds, not th
 the submission checker must report exactly one broken rule per performance result, `min_duration`,
 and nothing else; `--full` uses the rules' durations and every check passes. The report says for
 each row whether that is what happened (`as_expected`).
+
+The verdict must not depend on machine load (docs/deviations.md, "proctor demo"): each scenario is
+sized so that a noisy probe cannot break a rule other than `min_duration` (see `size_inference`).
+Ctrl-C stops within a second: the SUT drops its queue, the engine writes the logs marked
+incomplete, and `DemoInterrupted` carries where the partial output is.
 """
 
 from __future__ import annotations
@@ -20,13 +26,17 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from proctor.errors import RunError
@@ -39,6 +49,20 @@ SCENARIOS = ("Offline", "Server", "SingleStream")
 DEMO_BASE_SEED = 7  # seeds of the demo's training runs (the RCPs used another stream)
 SHORT_RULE = "min_duration"  # the one rule a short demo run breaks
 
+# --- sizing: bounds, not estimates -------------------------------------------------------------
+PROBES = 3  # Offline probes; the fastest counts (noise only ever slows a probe down)
+PROBE_QPS = 100_000  # asked of each probe: enough samples that per-run overheads do not dominate
+OFFLINE_OVERASK = 1.5  # Offline asks this x the fastest probe (a short Offline run only adds min_duration)
+MIN_OFFLINE_QPS = 1_000.0  # keeps the Offline query above digits' 600-sample minimum in any mode
+# SingleStream generates queries until 2 x min_duration at `expected latency` apart, and ends once
+# min_duration and min_query_count are met: running out is an error, generating more only costs
+# memory. A digits query crosses two thread hand-offs and a numpy call, so it cannot complete in
+# under 10 us; generating for 20 us per query (x2 by the official rule) cannot run out.
+SS_BOUND_MS = 0.02
+SERVER_SHARE = 0.05  # Server asks 5% of the fastest probe's capacity ...
+MIN_SERVER_QPS = 250.0  # ... but at least this (early stopping at p99 needs ~500+ queries)
+CLOSE_TIMEOUT_S = 0.5  # per batcher worker, once the run has ended or was interrupted
+
 
 @dataclass(frozen=True, slots=True)
 class Durations:
@@ -48,16 +72,19 @@ class Durations:
     server_min_duration_ms: int | None  # Server needs thousands of queries for early stopping at p99
     server_qps_cap: float
     probe_ms: int
+    ss_bound_ms: float = SS_BOUND_MS  # 600 s at 20 us would generate 60M queries: full uses more
 
     def for_scenario(self, scenario: str) -> int | None:
         return self.server_min_duration_ms if scenario == "Server" else self.min_duration_ms
 
 
 DEFAULT = Durations(
-    min_duration_ms=15_000, server_min_duration_ms=15_000, server_qps_cap=1000.0, probe_ms=1_000
+    min_duration_ms=15_000, server_min_duration_ms=15_000, server_qps_cap=1000.0, probe_ms=200
 )
-QUICK = Durations(min_duration_ms=1_000, server_min_duration_ms=4_000, server_qps_cap=1000.0, probe_ms=300)
-FULL = Durations(min_duration_ms=None, server_min_duration_ms=None, server_qps_cap=1500.0, probe_ms=2_000)
+QUICK = Durations(min_duration_ms=1_000, server_min_duration_ms=4_000, server_qps_cap=1000.0, probe_ms=200)
+FULL = Durations(
+    min_duration_ms=None, server_min_duration_ms=None, server_qps_cap=1500.0, probe_ms=1_000, ss_bound_ms=0.04
+)
 # Python's default 5 ms GIL switch interval alone can push a Server query past digits' 10 ms bound
 # when threads contend; the SUT is tuned for latency as a submitter would tune theirs.
 SWITCH_INTERVAL_S = 0.0002
@@ -85,6 +112,17 @@ class DemoOptions:
 
 
 @dataclass(slots=True)
+class Sizing:
+    """The load each scenario is asked for, and a sentence per scenario saying how it was chosen."""
+
+    offline_qps: float
+    server_qps: float
+    single_stream_ms: float
+    probes_qps: tuple[float, ...] = ()
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Row:
     """One line of the final table: a result, its validity, why, and the rules it broke."""
 
@@ -109,19 +147,34 @@ class DemoReport:
     rows: list[Row] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    sizing: dict[str, str] = field(default_factory=dict)  # scenario -> how its load was chosen
+    # scenario -> rules its own measurements break besides the short duration (a loaded machine)
+    measured_rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    interrupted: bool = False
 
     @property
     def as_expected(self) -> bool:
-        return bool(self.rows) and all(r.as_expected for r in self.rows)
+        return not self.interrupted and bool(self.rows) and all(r.as_expected for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "output": str(self.output),
             "mode": self.mode,
             "as_expected": self.as_expected,
+            "interrupted": self.interrupted,
             "timings_s": self.timings_s,
+            "sizing": self.sizing,
+            "measured_rules": {k: list(v) for k, v in self.measured_rules.items()},
             "rows": [{**asdict(r), "rules": list(r.rules), "as_expected": r.as_expected} for r in self.rows],
         }
+
+
+class DemoInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the demo: what was measured is on disk under `output` (logs marked incomplete)."""
+
+    def __init__(self, output: Path, report: DemoReport) -> None:
+        super().__init__(f"demo interrupted; partial output in {output}")
+        self.output, self.report = output, report
 
 
 Echo = Callable[[str], None]
@@ -129,6 +182,63 @@ Echo = Callable[[str], None]
 
 def _quiet(_msg: str) -> None:
     pass
+
+
+# --- Ctrl-C --------------------------------------------------------------------------------------
+class StopFlag:
+    """Set on the first Ctrl-C: SUT backends stop computing, so nothing drains for long."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    @property
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+
+@contextmanager
+def interruptible(stop: StopFlag) -> Iterator[None]:
+    """For the demo's duration: the first SIGINT sets `stop` and raises KeyboardInterrupt in the main
+    thread (once); a second one exits at once with status 130. Outside the main thread: no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.is_set:
+            os.write(2, b"\ninterrupted again: exiting now\n")
+            os._exit(130)
+        stop.event.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _StoppableBackend:
+    """Wraps the SUT's backend: once `stop` is set, batches complete at once (the run is over and
+    its completions are dropped), so closing the batcher does not wait for a queued Offline query."""
+
+    def __init__(self, inner: Any, stop: StopFlag) -> None:
+        self.inner, self.stop = inner, stop
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        if self.stop.is_set:
+            return np.zeros(len(x), np.int32)
+        return np.asarray(self.inner.predict(x))
+
+
+def _check_stop(stop: StopFlag) -> None:
+    """Between phases: a Ctrl-C that landed inside a thread or C call still stops the demo."""
+    if stop.is_set:
+        raise KeyboardInterrupt
 
 
 # --- system description ------------------------------------------------------------------------
@@ -200,23 +310,18 @@ def _write_json(path: Path, obj: Any) -> None:
 
 # --- inference ---------------------------------------------------------------------------------
 def _inference_settings(
-    scenario: str,
-    mode: str,
-    min_duration_ms: int | None,
-    *,
-    offline_qps: float,
-    server_qps: float,
-    user_conf: Path,
-    single_stream_ms: float = 1.0,
+    scenario: str, mode: str, min_duration_ms: int | None, sizing: Sizing, *, user_conf: Path
 ) -> Any:
+    """The run's TestSettings: mlperf.conf plus the demo's user.conf (written where a submission
+    keeps it). The one place the demo builds settings."""
     from proctor.loadgen.conf import load_conf_files
     from proctor.loadgen.settings import TestSettings
     from proctor.loadgen.types import TestMode
 
     lines = [
-        f"*.Offline.target_qps = {offline_qps:.0f}",
-        f"*.Server.target_qps = {server_qps:.0f}",
-        f"*.SingleStream.target_latency = {single_stream_ms:.4g}",
+        f"*.Offline.target_qps = {sizing.offline_qps:.0f}",
+        f"*.Server.target_qps = {sizing.server_qps:.0f}",
+        f"*.SingleStream.target_latency = {sizing.single_stream_ms:.4g}",
     ]
     if min_duration_ms is not None:  # the demo's one departure from the rules: shorter runs
         lines.append(f"*.*.min_duration = {min_duration_ms}")
@@ -228,6 +333,7 @@ def _inference_settings(
             if min_duration_ms is None
             else f"short runs ({min_duration_ms} ms) suited to a demo, NOT the rules' 600 s\n"
         )
+        + "".join(f"# {s}: {note}\n" for s, note in sizing.notes.items())
         + "\n".join(lines)
         + "\n"
     )
@@ -236,36 +342,96 @@ def _inference_settings(
     return settings
 
 
-def _run_one(scenario: str, mode: str, outdir: Path, settings: Any) -> Any:
+def _run_one(scenario: str, mode: str, outdir: Path, settings: Any, stop: StopFlag) -> Any:
     from proctor.loadgen.engine import run_test
     from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.workloads.digits.sut import from_params
 
     outdir.mkdir(parents=True, exist_ok=True)
     sut, qsl = from_params(backend="numpy", precision="fp32")
+    sut.backend = _StoppableBackend(sut.backend, stop)
     log = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False)
     try:
         try:
             return run_test(sut, qsl, settings, log, audit_config=None)
+        except BaseException:
+            stop.event.set()  # the run is over: drop what the batcher still holds
+            raise
         finally:
-            sut.close()  # raises the batcher's first processing error, if any
+            # raises the batcher's first processing error, if any; bounded when the run failed
+            sut.batcher.close(timeout=CLOSE_TIMEOUT_S if stop.is_set else 10.0)
     except RunError as exc:
         raise RunError(f"{INFERENCE_BENCHMARK} {scenario} {mode} run (logs in {outdir}): {exc}") from exc
 
 
-def _probe_throughput(work: Path, probe_ms: int) -> float:
-    """Samples/s of a short Offline run, to size the real runs' load as a submitter would."""
-    settings = _inference_settings(
-        "Offline",
-        "performance",
-        probe_ms,
-        offline_qps=5000,
-        server_qps=100,
-        user_conf=work / "probe" / "user.conf",
+def _probe_offline(work: Path, probe_ms: int, stop: StopFlag, echo: Echo) -> tuple[float, ...]:
+    """Samples/s of PROBES short Offline runs (a submitter's first measurement)."""
+    sizing = Sizing(PROBE_QPS, MIN_SERVER_QPS, 1.0)
+    got = []
+    for i in range(PROBES):
+        _check_stop(stop)
+        echo(f"probing Offline throughput ({i + 1}/{PROBES}) ...")
+        settings = _inference_settings(
+            "Offline", "performance", probe_ms, sizing, user_conf=work / "probe" / "user.conf"
+        )
+        out = _run_one("Offline", "performance", work / "probe", settings, stop)
+        got.append(float(getattr(out.result, "samples_per_second", 0.0) or 0.0))
+    return tuple(got)
+
+
+def size_inference(probes_qps: tuple[float, ...], d: Durations) -> Sizing:
+    """Each scenario's load from the fastest probe, chosen so that probe noise cannot change a verdict.
+
+    Offline: 1.5 x the fastest probe; a machine faster than that only shortens the run, which breaks
+    `min_duration` and nothing else (the demo's runs are short anyway). SingleStream: queries are
+    generated for a fixed bound per query (SS_BOUND_MS), below any digits query, so the schedule
+    cannot run out whatever the probe said. Server: 5% of the fastest probe, within [250, cap] qps:
+    far below capacity, so a loaded machine still meets the 10 ms p99 (and a miss reruns lower).
+    """
+    fastest = max(probes_qps, default=0.0)
+    offline = max(OFFLINE_OVERASK * fastest, MIN_OFFLINE_QPS)
+    server = min(max(SERVER_SHARE * fastest, MIN_SERVER_QPS), d.server_qps_cap)
+    probes = ", ".join(f"{q:,.0f}" for q in probes_qps) or "none"
+    return Sizing(
+        offline_qps=offline,
+        server_qps=server,
+        single_stream_ms=d.ss_bound_ms,
+        probes_qps=probes_qps,
+        notes={
+            "Offline": f"asks {offline:,.0f} samples/s = {OFFLINE_OVERASK:g} x the fastest of "
+            f"{len(probes_qps)} probes ({probes} samples/s)",
+            "Server": f"{server:,.0f} qps = {SERVER_SHARE:.0%} of the fastest probe, within "
+            f"[{MIN_SERVER_QPS:g}, {d.server_qps_cap:g}]",
+            "SingleStream": f"queries generated for {d.ss_bound_ms * 1000:g} us each, a bound below any "
+            "digits query (not an estimate)",
+        },
     )
-    out = _run_one("Offline", "performance", work / "probe", settings)
-    qps = float(getattr(out.result, "samples_per_second", 0.0) or 0.0)
-    return max(qps, 100.0)
+
+
+def measured_rules(result: Any) -> tuple[tuple[str, ...], str]:
+    """The rules a performance run's own measurements break, as the engine measured them, and why.
+
+    Latency and early stopping are timing results: on a busy machine a p99 can miss 10 ms however
+    low the load (the OS does not schedule the SUT's threads in time). The demo expects the checker
+    to report exactly what was measured, so "as expected" does not depend on machine load; the row
+    itself still says INVALID.
+    """
+    if result is None:
+        return (), ""
+    rules, why = set(), []
+    if not result.min_duration_met:
+        rules.add(SHORT_RULE)
+        why.append("the run ended before its min_duration")
+    if not result.min_queries_met:
+        rules.add("min_queries")
+        why.append("too few queries")
+    if result.has_perf_constraints and not result.perf_constraints_met:
+        rules.add("latency_limit")
+        why.append(f"measured p{result.target_percentile * 100:g} {result.samples.target / 1e6:.2f} ms over the bound")
+    if not result.early_stopping_met:
+        rules.add("early_stopping")
+        why.append("early stopping not met")
+    return tuple(sorted(rules)), "; ".join(why)
 
 
 def _accuracy_text(accuracy_json: Path) -> str:
@@ -306,34 +472,32 @@ def _write_layout(sub: Path) -> None:
         )
 
 
-def _run_scenarios(opts: DemoOptions, sub: Path, work: Path, echo: Echo, report: DemoReport) -> None:
-    """A performance and an accuracy run per scenario, sized from a short Offline probe."""
+
+
+def _run_scenarios(
+    opts: DemoOptions, sub: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
+) -> None:
+    """A performance and an accuracy run per scenario, sized by `size_inference`."""
     d = opts.durations
     t0 = time.perf_counter()
-    echo("probing Offline throughput ...")
-    qps = _probe_throughput(work, d.probe_ms)
+    sizing = size_inference(_probe_offline(work, d.probe_ms, stop, echo), d)
+    report.sizing.update(sizing.notes)
     report.timings_s["inference_probe"] = time.perf_counter() - t0
-    # Over-ask Offline and SingleStream (a run ends once its duration is met; under-asking ends it
-    # early, which would break min_duration for a reason other than the demo's length).
-    offline_qps, single_stream_ms = 1.5 * qps, 1000.0 / qps
-    server_qps = min(0.3 * qps, d.server_qps_cap)
     for scenario in SCENARIOS:
         scen = sub / "results" / SYSTEM / INFERENCE_BENCHMARK / scenario
         user_conf = sub / "measurements" / SYSTEM / INFERENCE_BENCHMARK / scenario / "user.conf"
         for mode in ("performance", "accuracy"):
             t0 = time.perf_counter()
-            settings = _inference_settings(
-                scenario,
-                mode,
-                d.for_scenario(scenario),
-                offline_qps=offline_qps,
-                server_qps=server_qps,
-                user_conf=user_conf,
-                single_stream_ms=single_stream_ms,
-            )
             out_dir = scen / "performance" / "run_1" if mode == "performance" else scen / "accuracy"
+            _check_stop(stop)
+            settings = _inference_settings(scenario, mode, d.for_scenario(scenario), sizing, user_conf=user_conf)
             echo(f"inference {INFERENCE_BENCHMARK} {scenario} {mode} ...")
-            _run_one(scenario, mode, out_dir, settings)
+            out = _run_one(scenario, mode, out_dir, settings, stop)
+            if mode == "performance":
+                rules, why = measured_rules(out.result)
+                report.measured_rules[scenario] = rules
+                if why:
+                    report.sizing[scenario] += f"; this run: {why} (the checker must say so too)"
             # not part of a submission's result folders
             (out_dir / "mlperf_log_trace.json").unlink(missing_ok=True)
             if mode == "performance":
@@ -356,8 +520,9 @@ def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport)
     report.timings_s["inference_checker"] = time.perf_counter() - t0
     report.findings.extend(sr.findings)
     _write_json(work / "submission_check.json", sr.to_dict())
-    expected = (SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()
+    short = (SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()
     for res in sr.results:
+        expected = tuple(sorted(set(short) | set(report.measured_rules.get(str(res.scenario), ()))))
         mine = [f for f in sr.findings if f.failed and _under(f.path, res.path)]
         unit = f" {res.units}" if res.units else ""
         report.rows.append(
@@ -388,10 +553,13 @@ def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport)
     )
 
 
-def _inference(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport) -> None:
+def _inference(
+    opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
+) -> None:
     sub = root / "closed" / SUBMITTER
     _write_layout(sub)
-    _run_scenarios(opts, sub, work, echo, report)
+    _run_scenarios(opts, sub, work, echo, report, stop)
+    _check_stop(stop)
     echo("inference submission checker ...")
     _checker_rows(opts, root, work, report)
     report.rows.extend(_accuracy_rows(sub))
@@ -423,7 +591,9 @@ def _accuracy_rows(sub: Path) -> list[Row]:
 
 
 # --- training ----------------------------------------------------------------------------------
-def _training(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport) -> None:
+def _training(
+    opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
+) -> None:
     from proctor.training.compliance import check_file
     from proctor.training.package import check_package
     from proctor.training.rcp import check_rcp
@@ -455,9 +625,11 @@ def _training(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: Dem
     bdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for i, seed in enumerate(run_seeds(n, opts.base_seed)):
+        _check_stop(stop)
         echo(f"training {BENCHMARK} run {i + 1}/{n} (seed {seed}) ...")
-        r = train_run(bdir / f"result_{i}.txt", seed=seed, batch_size=bs, backend=opts.backend)
-        rep = check_file(r.path)
+        path = bdir / f"result_{i}.txt"
+        r = train_run(path, seed=seed, batch_size=bs, backend=opts.backend)
+        rep = check_file(r.path or path)
         fails = [f for f in rep.findings if f.failed]
         why = (
             "complies with ruleset 6.1.0; "
@@ -476,6 +648,7 @@ def _training(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: Dem
             )
         )
     report.timings_s["training_runs"] = time.perf_counter() - t0
+    _check_stop(stop)
 
     t0 = time.perf_counter()
     seeds = check_seeds(bdir)
@@ -545,7 +718,10 @@ def _training(opts: DemoOptions, root: Path, work: Path, echo: Echo, report: Dem
 
 # --- the job -----------------------------------------------------------------------------------
 def run_demo(opts: DemoOptions, echo: Echo | None = None) -> DemoReport:
-    """Run the whole round into `opts.output` (emptied first) and return its table."""
+    """Run the whole round into `opts.output` (emptied first) and return its table.
+
+    Ctrl-C (in the main thread) raises DemoInterrupted within a second, after the report of what
+    was measured so far is written (`interrupted: true`)."""
     say = echo or _quiet
     out = opts.output
     if out.exists():
@@ -553,35 +729,62 @@ def run_demo(opts: DemoOptions, echo: Echo | None = None) -> DemoReport:
     out.mkdir(parents=True)
     work = out / "work"
     report = DemoReport(out, opts.mode)
+    stop = StopFlag()
     t0 = time.perf_counter()
-    if opts.inference:
-        previous = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
-        try:
-            _inference(opts, out / "inference", work, say, report)
-        finally:
-            sys.setswitchinterval(previous)
-    if opts.training:
-        _training(opts, out / "training", work, say, report)
+    try:
+        with interruptible(stop):
+            if opts.inference:
+                previous = sys.getswitchinterval()
+                sys.setswitchinterval(SWITCH_INTERVAL_S)
+                try:
+                    _inference(opts, out / "inference", work, say, report, stop)
+                finally:
+                    sys.setswitchinterval(previous)
+            if opts.training:
+                _check_stop(stop)
+                _training(opts, out / "training", work, say, report, stop)
+            _check_stop(stop)
+    except KeyboardInterrupt as exc:
+        stop.event.set()
+        report.interrupted = True
+        report.timings_s["total"] = time.perf_counter() - t0
+        _write_json(out / "demo_report.json", report.to_dict())
+        raise DemoInterrupted(out, report) from exc
     report.timings_s["total"] = time.perf_counter() - t0
     _write_json(out / "demo_report.json", report.to_dict())
     return report
 
 
 def render_table(report: DemoReport) -> Any:
-    """The closing table (rich), one row per result with its validity and why."""
-    from rich.table import Table
+    """The closing table: one row per result with its validity and why; values are never cut."""
+    from proctor.cli.output import table
 
-    t = Table(title=f"proctor demo ({report.mode}) -> {report.output}", show_lines=False)
-    for col in ("part", "what", "result", "valid", "why"):
-        t.add_column(col, overflow="fold")
+    t = table("part", "what", "result", "valid", "why", title=f"proctor demo ({report.mode})", labels=(1, 4))
     for r in report.rows:
         mark = "[green]valid[/green]" if r.valid else "[red]INVALID[/red]"
         if not r.as_expected:
             mark += " [yellow](unexpected)[/yellow]"
         t.add_row(r.part, r.item, r.result, mark, r.why)
-    verdict = "as expected" if report.as_expected else "NOT as expected"
-    t.caption = f"{verdict}; total {report.timings_s.get('total', 0.0):.1f} s" + (
-        "; short runs: only min_duration may fail" if report.mode != "full" else ""
-    )
     return t
+
+
+def closing_lines(report: DemoReport) -> list[str]:
+    """What follows the table: how each scenario was sized, then the verdict and the time."""
+    lines = [f"sized: {scenario}: {note}" for scenario, note in report.sizing.items()]
+    verdict = "as expected" if report.as_expected else "NOT as expected"
+    lines.append(
+        f"{verdict}; total {report.timings_s.get('total', 0.0):.1f} s"
+        + ("; short runs: only min_duration may fail" if report.mode != "full" else "")
+    )
+    return lines
+
+
+def output_paths(report: DemoReport) -> list[tuple[str, str]]:
+    """(name, path) printed in full under the table."""
+    out = report.output
+    return [
+        ("output", str(out)),
+        ("report", str(out / "demo_report.json")),
+        ("inference submission", str(out / "inference" / "closed" / SUBMITTER)),
+        ("training submission", str(out / "training" / SUBMITTER)),
+    ]
