@@ -314,8 +314,7 @@ def _inference_settings(
 ) -> Any:
     """The run's TestSettings: mlperf.conf plus the demo's user.conf (written where a submission
     keeps it). The one place the demo builds settings."""
-    from proctor.loadgen.conf import load_conf_files
-    from proctor.loadgen.settings import TestSettings
+    from proctor.loadgen.resolve import Confs, resolve_settings
     from proctor.loadgen.types import TestMode
 
     lines = [
@@ -337,9 +336,11 @@ def _inference_settings(
         + "\n".join(lines)
         + "\n"
     )
-    settings = load_conf_files(TestSettings(), INFERENCE_BENCHMARK, scenario, user_conf=user_conf)
-    settings.mode = TestMode.ACCURACY_ONLY if mode == "accuracy" else TestMode.PERFORMANCE_ONLY
-    return settings
+    run_mode = TestMode.ACCURACY_ONLY if mode == "accuracy" else TestMode.PERFORMANCE_ONLY
+    # the one settings pipeline (loadgen/resolve.py); digits is proctor's workload, not in mlperf.conf
+    return resolve_settings(
+        INFERENCE_BENCHMARK, scenario, run_mode, Confs(user_conf=user_conf), check_model=False
+    ).settings
 
 
 def _run_one(scenario: str, mode: str, outdir: Path, settings: Any, stop: StopFlag) -> Any:

@@ -380,7 +380,7 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
     """
     from proctor.suts import registry
 
-    sut_name, _ = registry.parse_spec(spec)
+    _, sut_name, _ = registry.parse_spec(spec)
     sut, qsl = registry.build(spec)
     model = NodeModel(sut, qsl, model_name or sut_name, capacity=capacity)
     completion.attach(cast(Any, model.router))  # a node process runs no test: its SUT reports here
