@@ -15,7 +15,7 @@ import proctor.loadgen.types as lt
 from proctor.loadgen import settings as lset
 from proctor.loadgen.logs import (
     AccuracyLog,
-    DetailLog,
+    DetailLogWriter,
     TraceLog,
     log_effective_settings,
     log_requested_settings,
@@ -187,7 +187,7 @@ def test_settings_blocks_match_official_order_and_values():
         summ = read_summary(CORPUS / scenario / "mlperf_log_summary.txt")
         eff = eff_from_detail(official, summ)
         buf = io.StringIO()
-        with DetailLog(buf) as log:
+        with DetailLogWriter(buf) as log:
             log_requested_settings(log, ts)
             log_effective_settings(log, eff)
         got = [json.loads(x[len(":::MLLOG ") :]) for x in buf.getvalue().splitlines()]
@@ -201,7 +201,7 @@ def test_settings_blocks_match_official_order_and_values():
 def test_detail_log_writes_as_it_goes_and_counts():
     buf = io.StringIO()
     clock = iter(range(0, 10**12, 1_234_567))
-    log = DetailLog(buf, clock_ns=lambda: next(clock), flush_interval_s=0.01)
+    log = DetailLogWriter(buf, clock_ns=lambda: next(clock), flush_interval_s=0.01)
     log.log("sut_name", "my sut")
     log.warning("careful")
     log.error("broken")
@@ -585,7 +585,7 @@ def test_proctor_logs_round_trip(tmp_path, scenario):
         accuracy_sample_count=7,
     )
     r = summarize(eff, schedule, rec)
-    with DetailLog(tmp_path / "detail.txt") as log:
+    with DetailLogWriter(tmp_path / "detail.txt") as log:
         log_effective_settings(log, eff)
         log_results(log, r)
     write_summary(

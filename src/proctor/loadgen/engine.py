@@ -32,7 +32,7 @@ from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import CompletionTracker
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
-from proctor.loadgen.logs.detail import DetailLog, log_effective_settings, log_requested_settings, log_results
+from proctor.loadgen.logs.detail import DetailLogWriter, log_effective_settings, log_requested_settings, log_results
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
@@ -537,7 +537,7 @@ class Run:
 
 @dataclass(slots=True)
 class _Logs:
-    detail: DetailLog
+    detail: DetailLogWriter
     accuracy: AccuracyLog
     trace: TraceLog
     summary: Path
@@ -549,7 +549,7 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
     try:
         Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
         copy = sys.stdout if log_settings.log_output.copy_detail_to_stdout else None
-        opened.append(DetailLog(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
+        opened.append(DetailLogWriter(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
         opened.append(AccuracyLog(paths["accuracy"]))
         opened.append(TraceLog(paths["trace"], enabled=log_settings.enable_trace, start_ns=clock.now_ns()))
         with open(paths["summary"], "w", encoding="utf-8"):
