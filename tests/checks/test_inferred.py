@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from proctor.loadgen.logs import read_detail
 from proctor.checks.inferred import (
     infer,
     multistream_from_singlestream_ms,
     offline_from_multistream,
     offline_from_singlestream,
 )
+from proctor.loadgen.logs import read_detail
 from proctor.rules.inference import Category
 
 SS_LOG = (

@@ -18,8 +18,8 @@ import orjson
 import pytest
 from checks_corpus import summary_metric
 
-from proctor.loadgen.logs import read_detail
 from proctor.checks.submission import SYSTEM_FIELDS, check_submission
+from proctor.loadgen.logs import read_detail
 
 _RUN = r"""
 import sys, numpy as np, mlperf_loadgen as lg

@@ -32,7 +32,12 @@ from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import CompletionTracker
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
-from proctor.loadgen.logs.detail import DetailLogWriter, log_effective_settings, log_requested_settings, log_results
+from proctor.loadgen.logs.detail import (
+    DetailLogWriter,
+    log_effective_settings,
+    log_requested_settings,
+    log_results,
+)
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize

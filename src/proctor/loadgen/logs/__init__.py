@@ -5,7 +5,12 @@ submission checker and the official-engine adapter; the writer is `DetailLogWrit
 """
 
 from proctor.loadgen.logs.accuracy import AccuracyLog
-from proctor.loadgen.logs.detail import DetailLogWriter, log_effective_settings, log_requested_settings, log_results
+from proctor.loadgen.logs.detail import (
+    DetailLogWriter,
+    log_effective_settings,
+    log_requested_settings,
+    log_results,
+)
 from proctor.loadgen.logs.reader import DetailLogData, Entry, read_detail, read_summary
 from proctor.loadgen.logs.recompute import Recomputed, recompute
 from proctor.loadgen.logs.summary import render_summary, write_summary
