@@ -529,7 +529,7 @@ def _check_accuracy_log(log: DetailLogData, bench: Benchmark) -> list[Finding]:
                 f"the accuracy run covered {count} samples; it must use one copy of the "
                 f"{bench.dataset} validation set ({size} samples)",
                 key=key,
-                line=log.line_of(key),
+                line=log.line_of(key) if key else None,
                 expected=size,
                 source=DATASET_SRC,
             )
