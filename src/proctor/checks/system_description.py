@@ -78,8 +78,10 @@ def load_strict_json(data: bytes) -> Any:
 
     Raises ValueError (the message says what is wrong); deep nesting raises it too.
     """
+    if data.startswith(b"\xef\xbb\xbf"):  # Python's json (the official checker) refuses it too
+        raise ValueError("starts with a UTF-8 byte-order mark; save the file without one")
     try:
-        return json.loads(data, object_pairs_hook=_pairs, parse_float=_finite, parse_constant=_constant)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_pairs, parse_float=_finite, parse_constant=_constant)
     except _Duplicate as exc:
         raise ValueError(f"duplicate key '{exc.args[0]}'") from None
     except RecursionError:
