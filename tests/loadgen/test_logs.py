@@ -605,3 +605,22 @@ def test_proctor_logs_round_trip(tmp_path, scenario):
         assert not r.early_stopping_met and rc.required_queries == r.query_count + int(
             re.search(r"at least (\d+) more", r.early_stopping_text).group(1)
         )
+
+
+def test_read_detail_bounds_hostile_lines(tmp_path):
+    """Overlong lines, deep values and floods of errors cost bounded memory and become bad lines."""
+    from proctor.loadgen.logs.reader import MAX_DEPTH, MAX_KEPT, MAX_LINE_BYTES
+
+    p = tmp_path / "d.txt"
+    deep = "[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2)
+    with p.open("w") as fh:
+        fh.write(format_line("result_validity", "VALID", 1) + "\n")
+        fh.write(":::MLLOG " + "x" * (MAX_LINE_BYTES + 10) + "\n")
+        fh.write(f':::MLLOG {{"key": "effective_scenario", "value": {deep}}}\n')
+        for _ in range(MAX_KEPT + 5):
+            fh.write(format_line("error_runtime", "boom", 2, is_error=True) + "\n")
+    d = read_detail(p, keep_entries=False)
+    assert [b.line for b in d.bad_lines] == [2, 3] and "longer than" in d.bad_lines[0].reason
+    assert "nested deeper" in d.bad_lines[1].reason and "effective_scenario" not in d
+    assert d.n_errors == MAX_KEPT + 5 and len(d.errors) == MAX_KEPT and d.entries == []
+    assert d.get("result_validity") == "VALID" and d.line_of("error_runtime") == MAX_KEPT + 8
