@@ -107,17 +107,6 @@ def check_performance_log(log: DetailLogData, rules: RunRules) -> list[Finding]:
                 message=f"{log.n_errors - MAX_ERRORS_LISTED} more LoadGen errors in this log",
             )
         )
-    validity = c.need("result_validity")
-    if validity is not None and validity != "VALID":
-        reason = log.get("result_invalid_reason")
-        c.bad(
-            "result_validity",
-            "result_validity",
-            f"LoadGen judged this run {short(validity)}"
-            + (f" ({short(reason, 200)})" if reason else "")
-            + "; only a VALID performance run can be submitted",
-            source=f"{RULES} §LoadGen Operation",
-        )
     mode = log.get("effective_test_mode")
     if mode is not None and mode not in PERFORMANCE_MODES:
         c.bad("test_mode", "effective_test_mode", f"test mode {short(mode)} is not a performance run")
@@ -182,7 +171,25 @@ def check_performance_log(log: DetailLogData, rules: RunRules) -> list[Finding]:
                 expected=want,
                 source=SCENARIOS_SRC,
             )
+    _validity(c)
     return c.out
+
+
+def _validity(c: _Log) -> None:
+    """LoadGen's own verdict: an INVALID run fails even when no check above names why (a finding
+    that already names the cause is enough)."""
+    validity = c.need("result_validity")
+    if validity is None or validity == "VALID" or any(f.failed for f in c.out):
+        return
+    reason = c.log.get("result_invalid_reason")
+    c.bad(
+        "result_validity",
+        "result_validity",
+        f"LoadGen judged this run {short(validity)}"
+        + (f" ({short(reason, 200)})" if reason else "")
+        + "; only a VALID performance run can be submitted",
+        source=f"{RULES} §LoadGen Operation",
+    )
 
 
 def _percentile_rules(c: _Log, rules: RunRules) -> None:
