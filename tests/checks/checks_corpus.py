@@ -69,3 +69,27 @@ def edit_detail(path: Path, key: str, value: str) -> None:
     )
     assert n >= 1, f"{key} not in {path}"
     path.write_text(new)
+
+
+def build_valid_tree(tmp_path: Path) -> Path:
+    """One closed submitter whose edge resnet50 SingleStream/MultiStream/Offline results pass every
+    check: the real UntetherAI performance logs, plus an accuracy folder built from them (the detail
+    log switched to AccuracyOnly over the whole ImageNet validation set, an accuracy.txt at target)."""
+    if not CORPUS.is_dir():
+        pytest.skip("shared/corpus/inference is not available")
+    root = tmp_path / "valid"
+    sub = root / "closed" / "UntetherAI"
+    for name in ("systems", "measurements", "code", "compliance"):
+        (sub / name).mkdir(parents=True)
+    shutil.copy(CORPUS / "UntetherAI" / "systems" / f"{UT_EDGE}.json", sub / "systems" / f"{UT_EDGE}.json")
+    for scen in ("singlestream", "multistream", "offline"):
+        d = _copy_result(
+            root, "UntetherAI", UT_EDGE, "resnet50", scen, CORPUS / "UntetherAI" / UT_EDGE / "resnet50" / scen
+        )
+        acc = d / "accuracy"
+        shutil.copy(d / "performance" / "run_1" / "mlperf_log_detail.txt", acc / "mlperf_log_detail.txt")
+        edit_detail(acc / "mlperf_log_detail.txt", "effective_test_mode", '"AccuracyOnly"')
+        edit_detail(acc / "mlperf_log_detail.txt", "qsl_reported_total_count", "50000")
+        (acc / "accuracy.txt").write_text("accuracy=76.078%, good=38039, total=50000\n")
+        (acc / "mlperf_log_accuracy.json").write_text('[\n{ "seq_id" : 0, "qsl_idx" : 0, "data" : "00" }\n]\n')
+    return root

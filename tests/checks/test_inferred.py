@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from proctor.checks.detail_log import read_detail_log
 from proctor.checks.inferred import (
     infer,
     multistream_from_singlestream_ms,
     offline_from_multistream,
     offline_from_singlestream,
 )
+from proctor.loadgen.logs import read_detail
 from proctor.rules.inference import Category
 
 SS_LOG = (
@@ -35,7 +35,7 @@ def test_rules_examples() -> None:
 def test_infer_from_a_real_singlestream_log() -> None:
     if not SS_LOG.is_file():
         pytest.skip("corpus not available")
-    log = read_detail_log(SS_LOG)
+    log = read_detail(SS_LOG)
     ms = infer(Category.MULTI_STREAM, Category.SINGLE_STREAM, log.values)
     assert ms.units == "ms" and ms.value == pytest.approx(8 * 125469 / 1e6)
     off = infer(Category.OFFLINE, Category.SINGLE_STREAM, log.values)

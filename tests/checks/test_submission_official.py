@@ -18,8 +18,8 @@ import orjson
 import pytest
 from checks_corpus import summary_metric
 
-from proctor.checks.detail_log import read_detail_log
 from proctor.checks.submission import SYSTEM_FIELDS, check_submission
+from proctor.loadgen.logs import read_detail
 
 _RUN = r"""
 import sys, numpy as np, mlperf_loadgen as lg
@@ -81,7 +81,7 @@ def test_official_loadgen_logs(tmp_path: Path) -> None:
         ("min_duration", "effective_min_duration_ms", s) for s in ("MultiStream", "Offline", "SingleStream")
     ]
     rows = {r.scenario: r for r in report.results}
-    log = read_detail_log(ss / "performance/run_1/mlperf_log_detail.txt")
+    log = read_detail(ss / "performance/run_1/mlperf_log_detail.txt")
     estimate = summary_metric(
         ss / "performance/run_1/mlperf_log_summary.txt", r"Early stopping 90\.0th percentile estimate"
     )

@@ -143,12 +143,12 @@ def _runs_with_the_rules_settings_are_accepted(runs: tuple[Path, Path]) -> None:
     rows = {r.scenario: r for r in report.results}
     assert set(rows) == set(SCENARIOS) and all(r.valid for r in rows.values())
     # each metric is the one the engine logged
-    from proctor.checks.detail_log import read_detail_log
+    from proctor.loadgen.logs import read_detail
 
     perf = fixed / "closed/proctor/results" / SYSTEM / BENCH
-    ss = read_detail_log(perf / "SingleStream/performance/run_1/mlperf_log_detail.txt")
+    ss = read_detail(perf / "SingleStream/performance/run_1/mlperf_log_detail.txt")
     assert rows["SingleStream"].value == ss.get("early_stopping_latency_ss") / 1e6
-    off = read_detail_log(perf / "Offline/performance/run_1/mlperf_log_detail.txt")
+    off = read_detail(perf / "Offline/performance/run_1/mlperf_log_detail.txt")
     assert rows["Offline"].value == off.get("result_samples_per_second")
     assert off.get("effective_samples_per_query") >= 24576
 

@@ -15,7 +15,7 @@ import proctor.loadgen.types as lt
 from proctor.loadgen import settings as lset
 from proctor.loadgen.logs import (
     AccuracyLog,
-    DetailLog,
+    DetailLogWriter,
     TraceLog,
     log_effective_settings,
     log_requested_settings,
@@ -187,7 +187,7 @@ def test_settings_blocks_match_official_order_and_values():
         summ = read_summary(CORPUS / scenario / "mlperf_log_summary.txt")
         eff = eff_from_detail(official, summ)
         buf = io.StringIO()
-        with DetailLog(buf) as log:
+        with DetailLogWriter(buf) as log:
             log_requested_settings(log, ts)
             log_effective_settings(log, eff)
         got = [json.loads(x[len(":::MLLOG ") :]) for x in buf.getvalue().splitlines()]
@@ -201,7 +201,7 @@ def test_settings_blocks_match_official_order_and_values():
 def test_detail_log_writes_as_it_goes_and_counts():
     buf = io.StringIO()
     clock = iter(range(0, 10**12, 1_234_567))
-    log = DetailLog(buf, clock_ns=lambda: next(clock), flush_interval_s=0.01)
+    log = DetailLogWriter(buf, clock_ns=lambda: next(clock), flush_interval_s=0.01)
     log.log("sut_name", "my sut")
     log.warning("careful")
     log.error("broken")
@@ -585,7 +585,7 @@ def test_proctor_logs_round_trip(tmp_path, scenario):
         accuracy_sample_count=7,
     )
     r = summarize(eff, schedule, rec)
-    with DetailLog(tmp_path / "detail.txt") as log:
+    with DetailLogWriter(tmp_path / "detail.txt") as log:
         log_effective_settings(log, eff)
         log_results(log, r)
     write_summary(
@@ -605,3 +605,22 @@ def test_proctor_logs_round_trip(tmp_path, scenario):
         assert not r.early_stopping_met and rc.required_queries == r.query_count + int(
             re.search(r"at least (\d+) more", r.early_stopping_text).group(1)
         )
+
+
+def test_read_detail_bounds_hostile_lines(tmp_path):
+    """Overlong lines, deep values and floods of errors cost bounded memory and become bad lines."""
+    from proctor.loadgen.logs.reader import MAX_DEPTH, MAX_KEPT, MAX_LINE_BYTES
+
+    p = tmp_path / "d.txt"
+    deep = "[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2)
+    with p.open("w") as fh:
+        fh.write(format_line("result_validity", "VALID", 1) + "\n")
+        fh.write(":::MLLOG " + "x" * (MAX_LINE_BYTES + 10) + "\n")
+        fh.write(f':::MLLOG {{"key": "effective_scenario", "value": {deep}}}\n')
+        for _ in range(MAX_KEPT + 5):
+            fh.write(format_line("error_runtime", "boom", 2, is_error=True) + "\n")
+    d = read_detail(p, keep_entries=False)
+    assert [b.line for b in d.bad_lines] == [2, 3] and "longer than" in d.bad_lines[0].reason
+    assert "nested deeper" in d.bad_lines[1].reason and "effective_scenario" not in d
+    assert d.n_errors == MAX_KEPT + 5 and len(d.errors) == MAX_KEPT and d.entries == []
+    assert d.get("result_validity") == "VALID" and d.line_of("error_runtime") == MAX_KEPT + 8

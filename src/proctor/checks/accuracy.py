@@ -8,6 +8,7 @@ have output-length bounds (tokens per sample, or total generated length) relativ
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,14 +44,16 @@ METRIC_KEYS: dict[str, tuple[str, ...]] = {
     "gen_len": ("gen_len",),
 }
 
-_PAIR = re.compile(
-    r"""['"]?(?P<key>[A-Za-z][\w .-]*?)['"]?\s*[:=]\s*(?:mean\s*=\s*)?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?"""
-)
+# `key: number` / `key=number`. Matched from the separator so that a long line without one costs
+# linear time (a lazy key pattern tried at every start was quadratic: 64 KB took minutes).
+_VALUE = re.compile(r"[:=]\s*(?:mean\s*=\s*)?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?")
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+MAX_LINE_CHARS = 64 << 10  # longer lines are cut: an accuracy script prints short ones
 
 
 def round_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES) -> float:
     """Round half to even at `figures` significant figures: 98.9995 -> 99.0 (printed 99.000)."""
-    if value == 0 or value != value:
+    if value == 0 or not math.isfinite(value):
         return value
     d = Decimal(repr(float(value)))
     exponent = d.adjusted() - figures + 1
@@ -61,6 +64,8 @@ def format_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES
     """The reported string: five significant figures, trailing zeros kept ("99.000")."""
     if value == 0:
         return "0." + "0" * (figures - 1)
+    if not math.isfinite(value):
+        return str(value)
     d = Decimal(repr(float(value)))
     exponent = d.adjusted() - figures + 1
     q = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN)
@@ -79,10 +84,39 @@ def parse_accuracy_text(text: str) -> dict[str, float]:
     for line in text.splitlines():
         if line.strip().lower().startswith("hash="):
             continue
-        for m in _PAIR.finditer(line):
-            key = m["key"].strip().lower()
-            out[key] = float(m["num"])
+        for key, num in _pairs(line[:MAX_LINE_CHARS]):
+            out[key] = num
     return out
+
+
+def _key_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_ .-"  # the old pattern's [\w .-]
+
+
+def _pairs(line: str) -> list[tuple[str, float]]:
+    """The pairs of one line: the key is the run of name characters before each separator (behind
+    an optional quote and spaces), starting at its first letter, after the previous pair."""
+    found: list[tuple[str, float]] = []
+    floor = 0  # the previous pair's end: a key never reaches back past it
+    for m in _VALUE.finditer(line):
+        end = m.start()
+        while end > floor and line[end - 1].isspace():
+            end -= 1
+        if end > floor and line[end - 1] in "'\"":
+            end -= 1
+        start = end
+        while start > floor and _key_char(line[start - 1]):
+            start -= 1
+        while start < end and line[start] not in _ASCII_LETTERS:
+            start += 1
+        key = line[start:end].strip().lower()
+        if key:
+            if len(m["num"]) > 400:  # more digits than a double holds: report it as out of range
+                found.append((key, math.inf))
+            else:
+                found.append((key, float(m["num"])))
+            floor = m.end()
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +183,10 @@ def check_level(
             )
             results.append(AccuracyResult(target.metric, None, None, threshold, False, ">="))
             continue
+        if not math.isfinite(value):
+            findings.append(_not_finite(benchmark, target.metric, value, path, src))
+            results.append(AccuracyResult(target.metric, value, None, threshold, False, ">="))
+            continue
         if target.higher_is_better:
             value = _to_table_unit(target, value, threshold)
             rounded = round_significant(value)
@@ -176,6 +214,18 @@ def check_level(
     return findings, results
 
 
+def _not_finite(benchmark: Benchmark, metric: str, value: float, path: str | None, src: str) -> Finding:
+    return Finding(
+        rule="accuracy_value",
+        path=path,
+        key=metric,
+        value=str(value),
+        source=src,
+        message=f"{benchmark.display}: {metric} = {value} is not a finite number (out of range, e.g. 1e999); "
+        "keep the accuracy script's own output",
+    )
+
+
 def check_generation_length(
     benchmark: Benchmark, reported: Mapping[str, float], path: str | None = None
 ) -> tuple[list[Finding], list[AccuracyResult]]:
@@ -197,6 +247,10 @@ def check_generation_length(
                 )
             )
             results.append(AccuracyResult(gb.metric, None, None, low, False, "> low"))
+            continue
+        if not math.isfinite(value):
+            findings.append(_not_finite(benchmark, gb.metric, value, path, DC_TABLE))
+            results.append(AccuracyResult(gb.metric, value, None, low, False, "> low"))
             continue
         ok = value > low
         results.append(AccuracyResult(gb.metric, value, value, low, ok, "> low"))

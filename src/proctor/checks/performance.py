@@ -8,10 +8,11 @@ latency or TTFT/TPOT bounds (p99 strictly below), and the Offline query size.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.checks.detail_log import DetailLog
+from proctor.checks.detail_log import DetailLogData, short
 from proctor.findings import Finding, Severity
 from proctor.rules.inference import MIN_DURATION_MS, RULES, SEED_KEYS, Benchmark, Category
 
@@ -45,8 +46,9 @@ class RunRules:
 class _Log:
     """Collects findings about one log, each pointing at the key's line."""
 
-    def __init__(self, log: DetailLog) -> None:
-        self.log, self.out = log, []  # type: ignore[var-annotated]
+    def __init__(self, log: DetailLogData) -> None:
+        self.log = log
+        self.out: list[Finding] = []
 
     def need(self, key: str) -> Any:
         if key not in self.log:
@@ -65,8 +67,8 @@ class _Log:
         value = self.need(key) if required else self.log.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            self.bad("detail_log_value", key, f"'{key}' should be a number, found {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.bad("detail_log_value", key, f"'{key}' should be a finite number, found {short(value)}")
             return None
         return value
 
@@ -84,7 +86,7 @@ class _Log:
         )
 
 
-def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
+def check_performance_log(log: DetailLogData, rules: RunRules) -> list[Finding]:
     c = _Log(log)
     bench, run_cat = rules.benchmark, rules.run_category
     for line, key, value in log.errors[:MAX_ERRORS_LISTED]:
@@ -94,20 +96,20 @@ def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
                 path=log.path,
                 line=line,
                 key=key,
-                message=f"LoadGen logged an error at line {line}: {key} = {value!r}; fix its cause and rerun",
+                message=f"LoadGen logged an error at line {line}: {key} = {short(value)}; fix its cause and rerun",
             )
         )
-    if len(log.errors) > MAX_ERRORS_LISTED:
+    if log.n_errors > MAX_ERRORS_LISTED:
         c.out.append(
             Finding(
                 rule="loadgen_error",
                 path=log.path,
-                message=f"{len(log.errors) - MAX_ERRORS_LISTED} more LoadGen errors in this log",
+                message=f"{log.n_errors - MAX_ERRORS_LISTED} more LoadGen errors in this log",
             )
         )
     mode = log.get("effective_test_mode")
     if mode is not None and mode not in PERFORMANCE_MODES:
-        c.bad("test_mode", "effective_test_mode", f"test mode {mode} is not a performance run")
+        c.bad("test_mode", "effective_test_mode", f"test mode {short(mode)} is not a performance run")
     # Seeds: the round's official values from its mlperf.conf (§Non-determinism is restricted).
     for key, want in zip(SEED_KEYS, rules.seeds, strict=True):
         got = c.num(f"effective_{key}")
@@ -169,7 +171,25 @@ def check_performance_log(log: DetailLog, rules: RunRules) -> list[Finding]:
                 expected=want,
                 source=SCENARIOS_SRC,
             )
+    _validity(c)
     return c.out
+
+
+def _validity(c: _Log) -> None:
+    """LoadGen's own verdict: an INVALID run fails even when no check above names why (a finding
+    that already names the cause is enough)."""
+    validity = c.need("result_validity")
+    if validity is None or validity == "VALID" or any(f.failed for f in c.out):
+        return
+    reason = c.log.get("result_invalid_reason")
+    c.bad(
+        "result_validity",
+        "result_validity",
+        f"LoadGen judged this run {short(validity)}"
+        + (f" ({short(reason, 200)})" if reason else "")
+        + "; only a VALID performance run can be submitted",
+        source=f"{RULES} §LoadGen Operation",
+    )
 
 
 def _percentile_rules(c: _Log, rules: RunRules) -> None:

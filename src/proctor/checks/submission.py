@@ -11,6 +11,8 @@ This module walks the tree and decides what applies; the rules live in `performa
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,12 +20,13 @@ from typing import Any
 import orjson
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
-from proctor.checks.detail_log import DetailLog, read_detail_log
+from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
 from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
 from proctor.checks.metrics import Metric, result_metric
 from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
+from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.rules.inference import (
     CURRENT_ROUND,
@@ -110,8 +113,47 @@ class SubmissionReport:
         }
 
 
-def _dirs(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+MAX_ACCURACY_TXT = 16 << 20  # an accuracy script prints a few lines; read no more than this
+
+
+def _dirs(path: Path, findings: list[Finding]) -> list[Path]:
+    """The visible sub-folders of `path`; an unreadable folder is a finding, not an exception."""
+    try:
+        return sorted(p for p in path.iterdir() if _kind(p) == "dir" and not p.name.startswith("."))
+    except OSError as exc:
+        findings.append(_unreadable(path, exc))
+        return []
+
+
+def _kind(path: Path) -> str:
+    """'dir', 'file' (regular), 'other' (FIFO, socket, device), 'missing', or 'error: <why>'."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        return f"error: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def _unreadable(path: Path | str, exc: BaseException) -> Finding:
+    why = getattr(exc, "strerror", None) or str(exc)
+    where = getattr(exc, "filename", None) or path
+    return _err("unreadable", where, f"cannot read {where}: {why}; fix its permissions or remove it")
+
+
+def _file_problem(path: Path, rule: str, missing: str, **kw: Any) -> list[Finding]:
+    """No finding when `path` is a regular file; else one saying it is missing, unreadable or not a file."""
+    kind = _kind(path)
+    if kind == "file":
+        return []
+    if kind == "missing":
+        return [_err(rule, path, missing, **kw)]
+    if kind.startswith("error"):
+        return [_err("unreadable", path, f"cannot read it ({kind[7:]}); fix its permissions", **kw)]
+    return [_err(rule, path, "not a regular file (a folder, FIFO or device); put the file itself here", **kw)]
 
 
 def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
@@ -136,20 +178,20 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
     if version not in SEEDS:
         raise ValueError(f"unknown round {version!r}; known: {', '.join(SEEDS)}")
     report = SubmissionReport()
-    if not root.is_dir():
+    if _kind(root) != "dir":
         report.findings.append(_err("layout", root, "not a directory"))
         return report
-    if (root / "results").is_dir() or (root / "systems").is_dir():
+    if "dir" in (_kind(root / "results"), _kind(root / "systems")):
         _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version), report)
         return report
     found = False
-    for div in _dirs(root):
+    for div in _dirs(root, report.findings):
         if div.name.lower() not in DIVISIONS:
             report.findings.append(
                 _err("layout", div, f"'{div.name}' is not a division; use one of {', '.join(DIVISIONS)}")
             )
             continue
-        for sub in _dirs(div):
+        for sub in _dirs(div, report.findings):
             found = True
             _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version), report)
     if not found:
@@ -164,12 +206,31 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
 
 
 def _check_submitter(sub: _Submitter, report: SubmissionReport) -> None:
+    n_results = len(report.results)
+    try:
+        _check_submitter_tree(sub, report)
+    except (OSError, ProctorError) as exc:  # anything the walk did not expect still names its file
+        report.findings.append(_unreadable(sub.root, exc))
+    if len(report.results) == n_results and _kind(sub.root / "results") == "dir":
+        report.findings.append(
+            _err(
+                "no_results",
+                sub.root / "results",
+                "no results found; expected results/<system>/<benchmark>/<scenario>/performance/run_1",
+            )
+        )
+
+
+def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
     f = report.findings
     for name in ("systems", "results"):
-        if not (sub.root / name).is_dir():
+        kind = _kind(sub.root / name)
+        if kind.startswith("error"):
+            f.append(_err("unreadable", sub.root / name, f"cannot read '{name}' ({kind[7:]}); fix its permissions"))
+        elif kind != "dir":
             f.append(_err("layout", sub.root / name, f"missing '{name}' folder"))
     for name in ("measurements", "code") + (("compliance",) if sub.closed else ()):
-        if not (sub.root / name).is_dir():
+        if _kind(sub.root / name) != "dir":
             f.append(
                 _err(
                     "layout",
@@ -178,28 +239,38 @@ def _check_submitter(sub: _Submitter, report: SubmissionReport) -> None:
                     severity=Severity.WARNING,
                 )
             )
-    if not (sub.root / "results").is_dir():
+    if _kind(sub.root / "results") != "dir":
         return
     mapping = _model_mapping(sub.root / "model_mapping.json", f)
-    for sysdir in _dirs(sub.root / "results"):
+    for sysdir in _dirs(sub.root / "results", f):
         desc, found = check_system_description(
             sub.root / "systems" / f"{sysdir.name}.json", sub.division, sub.name
         )
         f.extend(found)
-        for benchdir in _dirs(sysdir):
+        for benchdir in _dirs(sysdir, f):
             _check_benchmark(sub, sysdir.name, system_suites(desc), benchdir, mapping, report)
 
 
 def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
     """Open division: `model_mapping.json` maps a submitter's model names to benchmark names."""
-    if not path.is_file():
+    if _kind(path) == "missing":
+        return {}
+    problem = _file_problem(path, "model_mapping", "")
+    if problem:
+        findings += problem
         return {}
     try:
         data = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
         findings.append(_err("model_mapping", path, f"not valid JSON: {exc}"))
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except OSError as exc:
+        findings.append(_unreadable(path, exc))
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        findings.append(_err("model_mapping", path, "must be a JSON object of model name -> benchmark name strings"))
+        return {}
+    return dict(data)
 
 
 def _scenario_of(name: str) -> Category | None:
@@ -240,7 +311,7 @@ def _check_benchmark(
             )
         )
     present: set[Category] = set()
-    for scendir in _dirs(benchdir):
+    for scendir in _dirs(benchdir, f):
         cat = _scenario_of(scendir.name)
         if cat is None:
             f.append(
@@ -254,7 +325,10 @@ def _check_benchmark(
         if variant.interactive and cat is Category.SERVER:
             cat = Category.INTERACTIVE
         present.add(cat)
-        _check_result(sub, system, suites, in_suites, variant, cat, scendir, report)
+        try:
+            _check_result(sub, system, suites, in_suites, variant, cat, scendir, report)
+        except (OSError, ProctorError) as exc:
+            f.append(_unreadable(scendir, exc))
     if not sub.closed:
         return  # open: "Scenario constraints are not applicable"
     for suite in in_suites:
@@ -293,22 +367,17 @@ def _check_result(
     bench = variant.benchmark
     local: list[Finding] = []
     perf = scendir / "performance" / "run_1"
-    detail: DetailLog | None = None
+    detail: DetailLogData | None = None
     inferred_from: Category | None = None
     if not bench.accuracy_only:
         for name in PERF_FILES:
-            if not (perf / name).is_file():
-                local.append(
-                    _err(
-                        "performance_log",
-                        perf / name,
-                        f"missing {name}; copy the performance run's LoadGen output here",
-                    )
-                )
-        if (perf / "mlperf_log_detail.txt").is_file():
-            detail = read_detail_log(perf / "mlperf_log_detail.txt")
-            local += detail.problems
-            logged = _scenario_of(str(detail.get("effective_scenario", "")))
+            local += _file_problem(
+                perf / name, "performance_log", f"missing {name}; copy the performance run's LoadGen output here"
+            )
+        if _kind(perf / "mlperf_log_detail.txt") == "file":
+            detail, problems = load_detail_log(perf / "mlperf_log_detail.txt")
+            local += problems
+            logged = _logged_scenario(detail, local)
             base = Category.SERVER if cat is Category.INTERACTIVE else cat
             if logged is not None and logged is not base:
                 if (base, logged) in INFERRED_ALLOWED and Suite.EDGE in suites:
@@ -325,8 +394,9 @@ def _check_result(
                             source=INFERRED_SOURCE,
                         )
                     )
-                    detail = None  # a misplaced log says nothing about this result
-            if detail is not None and not detail.problems:
+            if problems or logged is None or (logged is not base and inferred_from is None):
+                detail = None  # an unreadable or misplaced log says nothing about this result
+            if detail is not None:
                 rules = RunRules(
                     benchmark=bench,
                     category=cat,
@@ -357,14 +427,36 @@ def _check_result(
     )
 
 
+def _logged_scenario(log: DetailLogData, findings: list[Finding]) -> Category | None:
+    """The scenario the log was measured in; a finding when the key is missing or names none."""
+    if not log.values:
+        return None  # unreadable: already a finding
+    value = log.get("effective_scenario")
+    cat = _scenario_of(value) if isinstance(value, str) else None
+    if cat is None:
+        findings.append(
+            _err(
+                "detail_log_value" if "effective_scenario" in log else "detail_log_key",
+                log.path,
+                f"effective_scenario {short(value)} is not a LoadGen scenario "
+                "(SingleStream, MultiStream, Server, Offline); regenerate the log"
+                if "effective_scenario" in log
+                else "key 'effective_scenario' is missing; the run did not start or the log was cut",
+                line=log.line_of("effective_scenario"),
+                key="effective_scenario",
+            )
+        )
+    return cat
+
+
 def _metric(
     bench: Benchmark,
     cat: Category,
     inferred_from: Category | None,
-    log: DetailLog | None,
+    log: DetailLogData | None,
     findings: list[Finding],
 ) -> Metric:
-    if log is None or log.problems:
+    if log is None:
         return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
     try:
         return result_metric(bench, cat, log.values, inferred_from)
@@ -378,6 +470,9 @@ def _metric(
             )
         )
         return Metric("inferred", None, "")
+    except (OverflowError, RecursionError) as exc:
+        findings.append(_err("detail_log_value", log.path, f"a result value is not a usable number: {exc}"))
+        return Metric("n/a", None, "")
 
 
 def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> list[Finding]:
@@ -385,21 +480,24 @@ def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> lis
     out: list[Finding] = []
     accdir = scendir / "accuracy"
     for name in ACC_FILES:
-        if not (accdir / name).is_file():
-            out.append(
-                _err(
-                    "accuracy_log",
-                    accdir / name,
-                    f"missing {name}; every performance result needs its accuracy run (mode AccuracyOnly) "
-                    "and the accuracy script's output",
-                    source=ACCURACY_RUN_SRC,
-                )
-            )
-    if (accdir / "mlperf_log_detail.txt").is_file():
-        out += _check_accuracy_log(read_detail_log(accdir / "mlperf_log_detail.txt"), variant.benchmark)
+        out += _file_problem(
+            accdir / name,
+            "accuracy_log",
+            f"missing {name}; every performance result needs its accuracy run (mode AccuracyOnly) "
+            "and the accuracy script's output",
+            source=ACCURACY_RUN_SRC,
+        )
+    if _kind(accdir / "mlperf_log_detail.txt") == "file":
+        log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
+        out += problems + _check_accuracy_log(log, variant.benchmark)
     acc = accdir / "accuracy.txt"
-    if acc.is_file():
-        values = parse_accuracy_text(acc.read_text(errors="replace"))
+    if _kind(acc) == "file":
+        try:
+            with acc.open("rb") as fh:
+                text = fh.read(MAX_ACCURACY_TXT).decode("utf-8", "replace")
+        except OSError as exc:
+            return out + [_unreadable(acc, exc)]
+        values = parse_accuracy_text(text)
         if not values:
             out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))
         elif sub.closed:  # open: "the submission must report the accuracy obtained"
@@ -407,15 +505,15 @@ def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> lis
     return out
 
 
-def _check_accuracy_log(log: DetailLog, bench: Benchmark) -> list[Finding]:
-    out = list(log.problems)
+def _check_accuracy_log(log: DetailLogData, bench: Benchmark) -> list[Finding]:
+    out: list[Finding] = []
     mode = log.get("effective_test_mode")
     if mode is not None and mode not in ACCURACY_MODES:
         out.append(
             _err(
                 "test_mode",
                 log.path,
-                f"test mode {mode} is not an accuracy run",
+                f"test mode {short(mode)} is not an accuracy run",
                 key="effective_test_mode",
                 line=log.line_of("effective_test_mode"),
             )
@@ -423,15 +521,15 @@ def _check_accuracy_log(log: DetailLog, bench: Benchmark) -> list[Finding]:
     size = bench.accuracy_dataset_size
     key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
     count = log.get(key) if key is not None else None
-    if size is not None and isinstance(count, int) and count != size:
+    if size is not None and isinstance(count, int) and not isinstance(count, bool) and count != size:
         out.append(
             _err(
                 "accuracy_dataset",
                 log.path,
-                f"the accuracy run covered {log.get(key)} samples; it must use one copy of the "
+                f"the accuracy run covered {count} samples; it must use one copy of the "
                 f"{bench.dataset} validation set ({size} samples)",
                 key=key,
-                line=log.line_of(key),
+                line=log.line_of(key) if key else None,
                 expected=size,
                 source=DATASET_SRC,
             )
@@ -441,7 +539,7 @@ def _check_accuracy_log(log: DetailLog, bench: Benchmark) -> list[Finding]:
             _err(
                 "loadgen_error",
                 log.path,
-                f"LoadGen logged an error at line {line}: {k} = {value!r}",
+                f"LoadGen logged an error at line {line}: {k} = {short(value)}",
                 line=line,
                 key=k,
             )

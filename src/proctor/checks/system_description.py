@@ -7,12 +7,14 @@ error. `system_type` decides which suite's required scenarios apply.
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from proctor.findings import Finding
+from proctor.findings import Finding, Severity
 from proctor.rules.inference import Suite
 
 STATUSES = ("available", "preview", "rdi")
@@ -40,11 +42,69 @@ SYSTEM_MEANINGFUL = (
     "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
     "host_memory_capacity", "accelerators_per_node", "accelerator_model_name", "framework", "operating_system",
 )
+# Counts: a whole number (or a string holding one) in a sane range.
+SYSTEM_COUNTS = ("number_of_nodes", "host_processors_per_node", "host_processor_core_count", "accelerators_per_node")
 # fmt: on
+MAX_COUNT = 1 << 31
+MAX_BYTES = 1 << 20  # a system description is a few KB
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Duplicate(k)
+        out[k] = v
+    return out
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_strict_json(data: bytes) -> Any:
+    """JSON as the rules' tools expect it: no duplicate keys, no NaN/Infinity, no numbers out of range.
+
+    Raises ValueError (the message says what is wrong); deep nesting raises it too.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):  # Python's json (the official checker) refuses it too
+        raise ValueError("starts with a UTF-8 byte-order mark; save the file without one")
+    try:
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_pairs, parse_float=_finite, parse_constant=_constant)
+    except _Duplicate as exc:
+        raise ValueError(f"duplicate key '{exc.args[0]}'") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+    except ValueError as exc:  # JSONDecodeError, too many digits, a number out of range
+        raise ValueError(" ".join(str(exc).split())[:200]) from None
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 12:
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and 0 <= value < MAX_COUNT else None
 
 
 def system_suites(desc: dict[str, Any] | None) -> tuple[Suite, ...]:
-    return SYSTEM_TYPES.get(str((desc or {}).get("system_type", "")).replace(" ", "").lower(), ())
+    value = (desc or {}).get("system_type", "")
+    return SYSTEM_TYPES.get(value.replace(" ", "").lower(), ()) if isinstance(value, str) else ()
 
 
 def check_system_description(
@@ -52,34 +112,65 @@ def check_system_description(
 ) -> tuple[dict[str, Any] | None, list[Finding]]:
     """Load and check one description; None when it is missing or not a JSON object."""
 
-    def err(message: str, key: str | None = None) -> Finding:
-        return Finding(rule="system_description", path=str(path), message=message, key=key)
+    def err(message: str, key: str | None = None, severity: Severity = Severity.ERROR) -> Finding:
+        return Finding(rule="system_description", path=str(path), message=message, key=key, severity=severity)
 
-    if not path.is_file():
-        return None, [err(f"missing system description; write systems/{path.name} with the required fields")]
     try:
-        desc = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None, [err(f"missing system description; write systems/{path.name} with the required fields")]
+    except OSError as exc:
+        return None, [err(f"cannot read it ({exc.strerror or exc}); fix its permissions")]
+    if not stat.S_ISREG(mode):  # a FIFO would block the read forever
+        return None, [err("not a regular file (a folder, FIFO or device); put the JSON file itself here")]
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        return None, [err(f"cannot read it ({exc.strerror or exc}); fix its permissions")]
+    if len(data) > MAX_BYTES:
+        return None, [err(f"larger than {MAX_BYTES} bytes: not a system description")]
+    try:
+        desc = load_strict_json(data)
+    except ValueError as exc:
         return None, [err(f"not valid JSON: {exc}")]
     if not isinstance(desc, dict):
         return None, [err("must be a JSON object")]
     out: list[Finding] = []
+    wrong = [k for k in SYSTEM_MEANINGFUL if k in desc and not isinstance(desc[k], str | int | float)]
+    wrong += [k for k in SYSTEM_MEANINGFUL if isinstance(desc.get(k), bool)]
+    if wrong:
+        out.append(err(f"fields must be a string or a number: {', '.join(wrong)}", wrong[0]))
+    bad_counts = [k for k in SYSTEM_COUNTS if k in desc and k not in wrong and _count(desc[k]) is None]
+    if bad_counts:
+        out.append(
+            err(
+                f"fields should be whole numbers from 0 to {MAX_COUNT - 1}: {', '.join(bad_counts)}",
+                bad_counts[0],
+                Severity.WARNING,  # the official checker does not check them; reviewers will
+            )
+        )
+
+    def text(key: str) -> str:  # a wrongly typed field was reported above: read it as empty
+        v = desc.get(key, "")
+        return "" if key in wrong or not isinstance(v, str | int | float) else str(v)
+
     missing = [k for k in SYSTEM_FIELDS if k not in desc]
     if missing:
         out.append(err(f"missing fields: {', '.join(missing)}", missing[0]))
-    empty = [k for k in SYSTEM_MEANINGFUL if k in desc and str(desc[k]).strip() == ""]
+    empty = [k for k in SYSTEM_MEANINGFUL if k in desc and k not in wrong and text(k).strip() == ""]
     if empty:
         out.append(err(f"fields must not be empty: {', '.join(empty)}", empty[0]))
-    div = str(desc.get("division", "")).lower()
+    div = text("division").lower()
     if div and div != division:
-        out.append(err(f"division '{div}' does not match the folder '{division}'", "division"))
-    sub = str(desc.get("submitter", ""))
+        out.append(err(f"division '{div[:80]}' does not match the folder '{division}'", "division"))
+    sub = text("submitter")
     if sub and sub != submitter:
-        out.append(err(f"submitter '{sub}' does not match the folder '{submitter}'", "submitter"))
-    status = str(desc.get("status", "")).lower()
+        out.append(err(f"submitter '{sub[:80]}' does not match the folder '{submitter}'", "submitter"))
+    status = text("status").lower()
     if status and status not in STATUSES:
-        out.append(err(f"status '{status}' must be one of {', '.join(STATUSES)}", "status"))
-    stype = str(desc.get("system_type", "")).replace(" ", "").lower()
+        out.append(err(f"status '{status[:80]}' must be one of {', '.join(STATUSES)}", "status"))
+    stype = text("system_type").replace(" ", "").lower()
     if stype and stype not in SYSTEM_TYPES:
-        out.append(err(f"system_type '{stype}' must be datacenter, edge or datacenter,edge", "system_type"))
+        out.append(err(f"system_type '{stype[:80]}' must be datacenter, edge or datacenter,edge", "system_type"))
     return desc, out

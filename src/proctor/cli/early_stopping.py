@@ -1,26 +1,46 @@
-"""`proctor early-stopping`: how many queries a run needs, and what early stopping will report."""
+"""`proctor early-stopping`: how many queries a run needs, and what early stopping will report.
+
+Inputs that cannot describe a run (a percentile outside (0, 1) or (0, 100), negative counts, more
+over-latency queries than queries) are one error line and exit 2.
+"""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import orjson
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from proctor.cli.apps import app
+from proctor.cli.output import console, fail, print_table, table
 from proctor.loadgen import early_stopping as es
+
+MAX_QUERIES = 10**12  # far beyond any run; keeps the early-stopping search bounded
 
 
 def _percentile(value: float) -> float:
+    """90 or 0.9 -> 0.9; raises ValueError outside (0, 1) / (0, 100)."""
     p = value / 100.0 if value > 1.0 else value
-    if not 0.0 < p < 1.0:
-        raise typer.BadParameter(f"percentile must be in (0, 1) or (0, 100), got {value}")
+    if not (math.isfinite(p) and 0.0 < p < 1.0):
+        raise ValueError(f"--percentile {value}: give a percentile in (0, 1) or (0, 100), e.g. 90 or 0.9")
     return p
 
 
+def _check_counts(queries: int, overlatency: int | None) -> None:
+    if not 0 <= queries <= MAX_QUERIES:
+        raise ValueError(f"--queries {queries}: give the number of queries, 0 to {MAX_QUERIES}")
+    if overlatency is not None and not 0 <= overlatency <= queries:
+        raise ValueError(
+            f"--overlatency {overlatency}: over-latency queries are part of the {queries} queries; "
+            f"give 0 to {queries}"
+        )
+
+
 def early_stopping_report(percentile: float, queries: int, overlatency: int | None) -> dict[str, object]:
-    """The figures the command prints (shared by the table and --json)."""
+    """The figures the command prints (shared by the table and --json); ValueError on bad input."""
     p = _percentile(percentile)
+    _check_counts(queries, overlatency)
     out: dict[str, object] = {"percentile": p, "queries": queries, "min_queries": es.min_queries(p)}
     if overlatency is None:
         t = es.stream_t(queries, p)
@@ -41,30 +61,33 @@ def early_stopping_report(percentile: float, queries: int, overlatency: int | No
 @app.command("early-stopping")
 def early_stopping_cmd(
     percentile: float = typer.Option(..., "--percentile", "-p", help="Target percentile: 90 or 0.9."),
-    queries: int = typer.Option(..., "--queries", "-n", min=0, help="Queries processed (or planned)."),
+    queries: int = typer.Option(..., "--queries", "-n", help="Queries processed (or planned)."),
     overlatency: int | None = typer.Option(
-        None, "--overlatency", "-t", min=0, help="Server: queries over the latency target."
+        None, "--overlatency", "-t", help="Server: queries over the latency target (at most --queries)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Early stopping (MLPerf Inference rules, appendix): queries needed and the percentile reported."""
-    report = early_stopping_report(percentile, queries, overlatency)
+    try:
+        with np.errstate(all="ignore"):  # extreme percentiles overflow the guess; the search settles it
+            report = early_stopping_report(percentile, queries, overlatency)
+    except ValueError as exc:
+        fail(str(exc))
     if as_json:
         typer.echo(orjson.dumps(report).decode())
         return
     p = float(report["percentile"]) * 100  # type: ignore[arg-type]
-    table = Table(title=f"Early stopping, {p:g}th percentile, {queries} queries", show_header=False)
-    table.add_column(style="bold")
-    table.add_column(justify="right")
-    table.add_row("min queries (SingleStream/MultiStream)", str(report["min_queries"]))
+    tbl = table("", "", title=f"Early stopping, {p:g}th percentile, {queries} queries", show_header=False)
+    tbl.columns[1].justify = "right"
+    tbl.add_row("min queries (SingleStream/MultiStream)", str(report["min_queries"]))
     if overlatency is None:
         if report["enough"]:
-            table.add_row("highest latencies discarded", str(report["discarded"]))
-            table.add_row("reported order statistic (rank, ascending)", str(report["reported_rank"]))
+            tbl.add_row("highest latencies discarded", str(report["discarded"]))
+            tbl.add_row("reported order statistic (rank, ascending)", str(report["reported_rank"]))
         else:
-            table.add_row("result", f"too few queries: need {report['min_queries']}")
+            tbl.add_row("result", f"too few queries: need {report['min_queries']}")
     else:
-        table.add_row("over-latency queries", str(overlatency))
-        table.add_row("required queries (Server)", str(report["required_queries"]))
-        table.add_row("enough", "yes" if report["enough"] else f"no: {report['more_queries_needed']} more")
-    Console().print(table)
+        tbl.add_row("over-latency queries", str(overlatency))
+        tbl.add_row("required queries (Server)", str(report["required_queries"]))
+        tbl.add_row("enough", "yes" if report["enough"] else f"no: {report['more_queries_needed']} more")
+    print_table(console(), tbl)

@@ -1,32 +1,62 @@
-"""Commands: `proctor check submission`, `proctor bandwidth`, `proctor summarize` (parse, call, print)."""
+"""Commands: `proctor check submission`, `proctor bandwidth`, `proctor summarize` (parse, call, print).
+
+Bad input (a missing or empty folder, a folder at the wrong level, an unknown benchmark, a
+throughput or dtype size that cannot be) is one error line and exit 2; a checked tree that fails
+the rules is exit 1 (README, "Exit status").
+"""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from proctor.cli.apps import app, check_app
+from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_table, table
 from proctor.rules.inference import CURRENT_ROUND, SEEDS, resolve
 
-_out = Console(highlight=False)
-_err = Console(stderr=True, highlight=False)
+if TYPE_CHECKING:
+    from proctor.checks.submission import ResultRow
 
 VersionOpt = Annotated[
     str, typer.Option("--round", help=f"Submission round whose seeds apply ({', '.join(SEEDS)}).")
 ]
+MAX_DTYPE_SIZE = 8  # bytes: the widest element type the bandwidth appendix has in mind is 64 bits
+LEVEL = (
+    "a submission root (holding closed/open/network) or one <division>/<submitter> folder "
+    "(holding systems/ and results/)"
+)
 
 
 def _check_version(version: str) -> None:
     if version not in SEEDS:
-        _err.print(f"[red]unknown round {version!r}; use one of {', '.join(SEEDS)}[/red]")
-        raise typer.Exit(2)
+        fail(f"--round {version!r} is not a known round; use one of {', '.join(SEEDS)}")
+
+
+def _check_directory(directory: Path) -> None:
+    if not directory.is_dir():
+        fail(f"{directory}: not a folder; give {LEVEL}")
+
+
+def _results_table(rows: list[ResultRow]) -> None:
+    out = console()
+    tbl = table("system", "benchmark", "scenario", "metric", "value", "units", "valid", labels=(0, 1, 3))
+    for r in rows:
+        tbl.add_row(
+            r.system,
+            r.benchmark,
+            r.scenario,
+            r.metric,
+            "" if r.value is None else f"{r.value:.6g}",
+            r.units,
+            "yes" if r.valid else "NO",
+        )
+    print_table(out, tbl)
 
 
 @check_app.command("submission")
@@ -44,63 +74,60 @@ def submission_cmd(
     from proctor.checks.submission import check_submission
 
     _check_version(version)
-    if not directory.is_dir():
-        _err.print(f"[red]{directory}: not a directory[/red]")
-        raise typer.Exit(2)
+    _check_directory(directory)
     report = check_submission(directory, version)
     if as_json:
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
+        out = console()
         for f in report.findings:
             colour = {"error": "red", "warning": "yellow"}.get(f.severity.value, "cyan")
             where = f.path + (f":{f.line}" if f.line else "") if f.path else ""
-            _out.print(
-                f"[{colour}]{f.severity.value.upper()}[/{colour}] {escape(f'[{f.rule}] {where}')}\n"
-                f"    {escape(f.message)}"
-            )
-        table = Table("system", "benchmark", "scenario", "metric", "value", "units", "valid")
-        for r in report.results:
-            table.add_row(
-                r.system,
-                r.benchmark,
-                r.scenario,
-                r.metric,
-                "" if r.value is None else f"{r.value:.6g}",
-                r.units,
-                "yes" if r.valid else "NO",
-            )
-        _out.print(table)
+            out.print(f"[{colour}]{f.severity.value.upper()}[/{colour}] {escape(f'[{f.rule}] {where}')}")
+            out.print(f"    {f.message}", markup=False)
+        _results_table(report.results)
         n_err = sum(f.failed for f in report.findings)
-        _out.print(
-            f"{'VALID' if report.valid else 'INVALID'}: {n_err} error(s), "
-            f"{len(report.findings) - n_err} other finding(s)"
+        out.print(
+            f"{'VALID' if report.valid else 'INVALID'}: {len(report.results)} result(s), {n_err} error(s), "
+            f"{len(report.findings) - n_err} other finding(s)",
+            markup=False,
         )
-    raise typer.Exit(0 if report.valid else 1)
+    raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)
+
+
+def _bandwidth_inputs(throughput: float, dtype_size: int) -> None:
+    if not math.isfinite(throughput) or throughput <= 0:
+        fail(f"--throughput {throughput}: give the achieved samples per second, a finite number > 0")
+    if not 0 < dtype_size <= MAX_DTYPE_SIZE:
+        fail(f"--dtype-size {dtype_size}: give the bytes per element, 1 to {MAX_DTYPE_SIZE} (64 bits)")
 
 
 @app.command("bandwidth")
 def bandwidth_cmd(
     benchmark: Annotated[str, typer.Argument(help="Benchmark name (mlperf.conf or rules spelling).")],
     throughput: Annotated[float, typer.Option("--throughput", help="Achieved samples per second.")],
-    dtype_size: Annotated[int, typer.Option("--dtype-size", help="Bytes per input/output element.")],
+    dtype_size: Annotated[
+        int, typer.Option("--dtype-size", help=f"Bytes per input/output element (1 to {MAX_DTYPE_SIZE}).")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Minimum ingress and egress bandwidth (bytes/s) from the rules' datacenter bandwidth appendix."""
     from proctor.checks.bandwidth import minimum_bandwidth
 
+    _bandwidth_inputs(throughput, dtype_size)
     try:
         req = minimum_bandwidth(resolve(benchmark).benchmark, throughput, dtype_size)
     except (KeyError, ValueError) as exc:
-        _err.print(f"[red]{exc.args[0] if exc.args else exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(str(exc.args[0] if exc.args else exc))
     if as_json:
         sys.stdout.write(orjson.dumps(req.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    _out.print(f"{req.benchmark} at {req.throughput:g} samples/s, dtype size {req.dtype_size} B")
-    _out.print(f"  ingress: {req.ingress_bytes_per_s:.6g} bytes/s  ({req.ingress_formula})", markup=False)
-    _out.print(f"  egress:  {req.egress_bytes_per_s:.6g} bytes/s  ({req.egress_formula})", markup=False)
+    out = console()
+    out.print(f"{req.benchmark} at {req.throughput:g} samples/s, dtype size {req.dtype_size} B", markup=False)
+    out.print(f"  ingress: {req.ingress_bytes_per_s:.6g} bytes/s  ({req.ingress_formula})", markup=False)
+    out.print(f"  egress:  {req.egress_bytes_per_s:.6g} bytes/s  ({req.egress_formula})", markup=False)
     for note in req.notes:
-        _out.print(f"  note: {note}", markup=False)
+        out.print(f"  note: {note}", markup=False)
 
 
 @app.command("summarize")
@@ -114,24 +141,13 @@ def summarize_cmd(
     from proctor.checks.summarize import summarize, to_csv, to_json
 
     _check_version(version)
-    if not directory.is_dir():
-        _err.print(f"[red]{directory}: not a directory[/red]")
-        raise typer.Exit(2)
+    _check_directory(directory)
     rows = summarize(directory, version)
+    if not rows:
+        fail(f"{directory}: no results found; give {LEVEL}, with results/<system>/<benchmark>/<scenario>")
     if as_json:
         sys.stdout.write(to_json(rows).decode() + "\n")
     elif as_csv:
         sys.stdout.write(to_csv(rows))
     else:
-        table = Table("system", "benchmark", "scenario", "metric", "value", "units", "valid")
-        for r in rows:
-            table.add_row(
-                r.system,
-                r.benchmark,
-                r.scenario,
-                r.metric,
-                "" if r.value is None else f"{r.value:.6g}",
-                r.units,
-                "yes" if r.valid else "NO",
-            )
-        _out.print(table)
+        _results_table(rows)

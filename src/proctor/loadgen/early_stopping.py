@@ -28,7 +28,8 @@ TABLE_LIMIT = 1 << 16  # beyond this many candidate ranks, bisect instead of tab
 
 def odds(h: np.ndarray | int, t: np.ndarray | int, percentile: float) -> np.ndarray:
     """Probability of at most `t` over-latency queries among `h + t` (binomial CDF)."""
-    return betainc(np.asarray(h, np.float64), np.asarray(t, np.float64) + 1.0, percentile - TOLERANCE)
+    out: np.ndarray = betainc(np.asarray(h, np.float64), np.asarray(t, np.float64) + 1.0, percentile - TOLERANCE)
+    return out
 
 
 def _passes(h: np.ndarray, t: np.ndarray, p: float, c: float) -> np.ndarray:

@@ -37,7 +37,12 @@ from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
-from proctor.loadgen.logs.detail import DetailLog, log_effective_settings, log_requested_settings, log_results
+from proctor.loadgen.logs.detail import (
+    DetailLogWriter,
+    log_effective_settings,
+    log_requested_settings,
+    log_results,
+)
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
@@ -580,7 +585,7 @@ class Run:
 
 @dataclass(slots=True)
 class _Logs:
-    detail: DetailLog
+    detail: DetailLogWriter
     accuracy: AccuracyLog
     trace: TraceLog
     summary: Path
@@ -588,11 +593,11 @@ class _Logs:
 
 def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) -> _Logs:
     """All four files open before anything runs; a file that cannot be opened stops the run."""
-    opened: list[DetailLog | AccuracyLog | TraceLog] = []
+    opened: list[DetailLogWriter | AccuracyLog | TraceLog] = []
     try:
         Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
         copy: IO[str] | None = sys.stdout if log_settings.log_output.copy_detail_to_stdout else None
-        opened.append(DetailLog(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
+        opened.append(DetailLogWriter(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
         opened.append(AccuracyLog(paths["accuracy"]))
         opened.append(TraceLog(paths["trace"], enabled=log_settings.enable_trace, start_ns=clock.now_ns()))
         with open(paths["summary"], "w", encoding="utf-8"):
@@ -602,7 +607,7 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
             log.close()
         raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
     detail, accuracy, trace = opened
-    assert isinstance(detail, DetailLog) and isinstance(accuracy, AccuracyLog) and isinstance(trace, TraceLog)
+    assert isinstance(detail, DetailLogWriter) and isinstance(accuracy, AccuracyLog) and isinstance(trace, TraceLog)
     return _Logs(detail, accuracy, trace, paths["summary"])
 
 

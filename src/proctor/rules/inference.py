@@ -1,7 +1,7 @@
 """The MLPerf Inference benchmarks as data: one typed row per benchmark, each traceable to the rules.
 
-Every number here is copied from `shared/rules/000_*.txt` (the "Inference rules"), and `source`
-fields name the table or appendix it comes from. Where the rules text has no number and the
+Every number here is copied from the MLPerf Inference rules (the "Inference rules" document,
+inference_rules.adoc), and `source` fields name the table or appendix it comes from. Where the rules text has no number and the
 shipped `mlperf.conf` does (e.g. the ResNet50 Server bound), the row says so in its `source`.
 
 Names are the official `mlperf.conf` model names (`llama3_1-8b`, `resnet50`); the rules' display
@@ -11,6 +11,7 @@ names ("Llama3.1-8B") and the submission-layout names (`llama3.1-8b`, `resnet`, 
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -26,7 +27,7 @@ BW_INGRESS = f"{RULES} [[appendix-bw]] Ingress Bandwidth"
 BW_EGRESS = f"{RULES} [[appendix-bw]] Egress Bandwidth"
 SPEC_DECODING = f"{RULES} [[appendix-speculative-decoding]]"
 PROCTOR_WORKLOAD = "proctor reference workload (proctor.workloads.digits), not an MLPerf rules table"
-CONF = "shipped mlperf.conf (loadgen 6.0.17; shared/spec/official-loadgen.md §2)"
+CONF = "shipped mlperf.conf (loadgen 6.0.17)"
 
 # §Scenarios table: "Duration 600 seconds" for every scenario.
 MIN_DURATION_MS = 600_000
@@ -668,7 +669,15 @@ def resolve(name: str) -> Variant:
             elif base.quality:
                 level = base.quality[0]
             return Variant(base, level, bool(m["inter"]), name)
-    raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(sorted(BY_NAME))}")
+    raise KeyError(f"unknown benchmark {name!r}; {did_you_mean(name)}")
+
+
+def did_you_mean(name: str) -> str:
+    """One short hint for a misspelt benchmark name (the closest known spelling), not the whole list."""
+    close = difflib.get_close_matches(_norm(name)[:200], list(_INDEX), n=1, cutoff=0.5)
+    if close:
+        return f"did you mean {_INDEX[close[0]].name!r}?"
+    return f"use an mlperf.conf model name such as {', '.join(sorted(BY_NAME)[:3])}"
 
 
 def required_scenarios(benchmark: Benchmark, suite: Suite) -> tuple[tuple[Category, ...], ...]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen import completion
+from proctor.loadgen.logs import reader as logs_reader
 from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
 
 
@@ -167,24 +168,11 @@ METRIC_KEYS = {
 
 
 def read_detail(path: Path) -> tuple[dict[str, Any], int, int, list[str]]:
-    """First value of each key, and the error and warning counts, of an official detail log."""
-    import orjson
-
-    values: dict[str, Any] = {}
-    errors = warnings = 0
-    messages: list[str] = []
-    for line in path.read_bytes().splitlines():
-        if not line.startswith(b":::MLLOG"):
-            continue
-        rec = orjson.loads(line[len(b":::MLLOG ") :])
-        meta = rec.get("metadata") or {}
-        if meta.get("is_error"):
-            errors += 1
-            messages.append(f"{rec['key']}: {rec['value']}")
-        if meta.get("is_warning"):
-            warnings += 1
-        values.setdefault(rec["key"], rec["value"])
-    return values, errors, warnings, messages
+    """Each key's value, and the error and warning counts, of an official detail log (the one
+    reader in `proctor.loadgen.logs`)."""
+    log = logs_reader.read_detail(path, keep_entries=False)
+    messages = [f"{e.key}: {e.value}" for e in log.errors]
+    return log.values, log.n_errors, log.n_warnings, messages
 
 
 def run_official(

@@ -217,7 +217,7 @@ def append_record(path: str | Path, key: str, value: Any) -> None:
         f.write(format_line(key, value, 0, pid=os.getpid()) + "\n")
 
 
-class DetailLog:
+class DetailLogWriter:
     """The detail log of one run, written line by line in a background thread.
 
     Thread-safe: `log` may be called from any thread; it records the time and thread id and only
@@ -314,14 +314,14 @@ class DetailLog:
         if self._owns:
             self._file.close()
 
-    def __enter__(self) -> DetailLog:
+    def __enter__(self) -> DetailLogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def log_requested_settings(detail: DetailLog, settings: TestSettings) -> None:
+def log_requested_settings(detail: DetailLogWriter, settings: TestSettings) -> None:
     """The `requested_*` block in the official order (only the current scenario's fields)."""
     scenario = str(settings.scenario)
     rows = _REQUESTED_COMMON_HEAD + _REQUESTED_BY_SCENARIO[scenario] + _REQUESTED_COMMON_TAIL
@@ -343,7 +343,7 @@ def log_requested_settings(detail: DetailLog, settings: TestSettings) -> None:
             )
 
 
-def log_effective_settings(detail: DetailLog, eff: EffectiveSettings) -> None:
+def log_effective_settings(detail: DetailLogWriter, eff: EffectiveSettings) -> None:
     """The `effective_*` block in the official order."""
     for name, line in _EFFECTIVE:
         value = getattr(eff, name)
@@ -467,7 +467,7 @@ def _source_of(key: str) -> tuple[str, int]:
     return ("proctor", 0)
 
 
-def log_results(detail: DetailLog, result: PerformanceResult) -> None:
+def log_results(detail: DetailLogWriter, result: PerformanceResult) -> None:
     """Log the results block, the proctor_* extras, and `num_errors` last (as the official)."""
     for key, value in result_entries(result):
         file, line = _source_of(key)

@@ -1,23 +1,34 @@
-"""Readers of the official detail and summary logs (and of proctor's own, which share the format).
+"""The one reader of detail logs (official and proctor's own share the format) and of summaries.
 
-`read_detail` streams `:::MLLOG` / `:::ENDPTS` lines through `proctor.mllog_lines` (CRLF and
-launcher prefixes are fine); lines that are not JSON are kept as `bad_lines` with their numbers
-instead of stopping the read. `read_summary` turns `name : value` lines into a dict.
+`read_detail` streams `:::MLLOG` / `:::ENDPTS` lines, each decoded by `proctor.mllog_lines`
+(CRLF and launcher prefixes are fine); the file is never read whole and only a bounded number of
+error, warning and bad lines is kept (all are counted), so a huge or hostile log costs constant
+memory beyond its distinct keys. A line that is not JSON, longer than `MAX_LINE_BYTES` or holds a
+value nested deeper than `MAX_DEPTH` is kept as a `BadLine` with its number instead of stopping
+the read. Only regular files are opened (a FIFO named like a log would block forever).
+`read_summary` turns `name : value` lines into a dict. Both raise `LogFormatError` (naming the
+file, and the line where there is one) for anything they cannot read.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NamedTuple
 
 from proctor.errors import LogFormatError
-from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, iter_log
+from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, LogLine, parse_line
+
+MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
+MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value
+MAX_KEPT = 1000  # errors, warnings and bad lines kept per log (all of them are counted)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     line: int
     key: str
     value: Any
@@ -25,15 +36,24 @@ class Entry:
 
 @dataclass(slots=True)
 class DetailLogData:
+    """What a detail log holds: the last value of each key and the line it came from, plus what broke."""
+
     path: str
     values: dict[str, Any] = field(default_factory=dict)  # key -> value, last one wins
-    entries: list[Entry] = field(default_factory=list)  # every line, in order
-    errors: list[Entry] = field(default_factory=list)  # metadata.is_error or error_* keys
-    warnings: list[Entry] = field(default_factory=list)
-    bad_lines: list[BadLine] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # key -> line of that last value
+    entries: list[Entry] = field(default_factory=list)  # every line, in order (keep_entries=True)
+    errors: list[Entry] = field(default_factory=list)  # metadata.is_error or error_* keys (first MAX_KEPT)
+    warnings: list[Entry] = field(default_factory=list)  # (first MAX_KEPT)
+    bad_lines: list[BadLine] = field(default_factory=list)  # (first MAX_KEPT)
+    n_errors: int = 0
+    n_warnings: int = 0
+    n_bad_lines: int = 0
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.values
 
     def require(self, key: str) -> Any:
         """The value of `key`, or a LogFormatError naming the file and the key."""
@@ -42,44 +62,129 @@ class DetailLogData:
         return self.values[key]
 
     def line_of(self, key: str) -> int | None:
-        for e in reversed(self.entries):
-            if e.key == key:
-                return e.line
-        return None
+        return self.lines.get(key)
 
 
-def read_detail(path: str | Path, *, strict: bool = False) -> DetailLogData:
-    """Parse a detail log; `strict=True` raises LogFormatError at the first bad line."""
-    p = Path(path)
-    if not p.is_file():
-        raise LogFormatError("no such file", file=str(p))
-    data = DetailLogData(path=str(p))
-    for item in iter_log(p, markers=(MARKER, ENDPOINTS_MARKER)):
-        if isinstance(item, BadLine):
-            if strict:
-                raise LogFormatError(item.reason, file=str(p), line=item.line)
-            data.bad_lines.append(item)
+def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply lists/objects nest in `value` (without recursion), counting up to `limit` + 1."""
+    depth, level = 0, [value]
+    while level and depth <= limit:
+        nxt: list[Any] = []
+        for v in level:
+            if isinstance(v, dict):
+                nxt.extend(v.values())
+            elif isinstance(v, list):
+                nxt.extend(v)
+        if not nxt:
+            break
+        depth, level = depth + 1, nxt
+    return depth
+
+
+def open_regular(path: str | Path) -> IO[bytes]:
+    """Open a regular file for reading, or raise LogFormatError saying why not (never blocks)."""
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise LogFormatError("no such file", file=p) from None
+    except OSError as exc:
+        raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise LogFormatError("not a regular file (a folder, FIFO or device); expected a log file", file=p)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two looks
+            os.close(fd)
+            raise LogFormatError("not a regular file", file=p)
+        return os.fdopen(fd, "rb")
+    except OSError as exc:
+        raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+
+
+def iter_lines(fh: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """(number, line) for each line, streaming; None for a line longer than `max_bytes` (skipped)."""
+    lineno = 0
+    while True:
+        chunk = fh.readline(max_bytes)
+        if not chunk:
+            return
+        lineno += 1
+        if len(chunk) >= max_bytes and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):  # drop the rest of the overlong line
+                chunk = fh.readline(max_bytes)
+            yield lineno, None
             continue
-        entry = Entry(item.line, item.key, item.value)
-        data.entries.append(entry)
-        data.values[item.key] = item.value
-        meta = item.metadata or {}
-        if meta.get("is_error") or item.key.startswith("error_"):
-            data.errors.append(entry)
-        if meta.get("is_warning") or item.key.startswith("warning_"):
-            data.warnings.append(entry)
-    if not data.entries and not data.bad_lines:
-        raise LogFormatError("no :::MLLOG lines: not a detail log", file=str(p))
+        yield lineno, chunk
+
+
+def _parse(text: bytes | None, lineno: int) -> LogLine | BadLine | None:
+    if text is None:
+        return BadLine(lineno, "", f"line longer than {MAX_LINE_BYTES} bytes")
+    try:
+        rec = parse_line(text, lineno, (MARKER, ENDPOINTS_MARKER))
+    except (RecursionError, ValueError, TypeError) as exc:
+        return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"unreadable record: {type(exc).__name__}")
+    if isinstance(rec, LogLine) and nesting_depth(rec.value) > MAX_DEPTH:
+        return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"value nested deeper than {MAX_DEPTH} levels")
+    return rec
+
+
+def read_detail(path: str | Path, *, strict: bool = False, keep_entries: bool = True) -> DetailLogData:
+    """Parse a detail log, streaming; `strict=True` raises LogFormatError at the first bad line.
+
+    `keep_entries=False` keeps only the last value per key (what the checkers need) so memory does
+    not grow with the number of lines. Raises LogFormatError when the file cannot be read or holds
+    no `:::MLLOG` line.
+    """
+    p = str(path)
+    data = DetailLogData(path=p)
+    with open_regular(p) as fh:
+        try:
+            for lineno, text in iter_lines(fh):
+                item = _parse(text, lineno)
+                if item is None:
+                    continue
+                if isinstance(item, BadLine):
+                    if strict:
+                        raise LogFormatError(item.reason, file=p, line=item.line)
+                    data.n_bad_lines += 1
+                    if len(data.bad_lines) < MAX_KEPT:
+                        data.bad_lines.append(item)
+                    continue
+                _add(data, item, keep_entries)
+        except OSError as exc:
+            raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+    if not data.values and not data.n_bad_lines:
+        raise LogFormatError("no :::MLLOG lines: not a detail log", file=p)
     return data
 
 
+def _add(data: DetailLogData, item: LogLine, keep_entries: bool) -> None:
+    entry = Entry(item.line, item.key, item.value)
+    if keep_entries:
+        data.entries.append(entry)
+    data.values[item.key] = item.value
+    data.lines[item.key] = item.line
+    meta = item.metadata
+    if meta.get("is_error") is True or item.key.startswith("error_"):
+        data.n_errors += 1
+        if len(data.errors) < MAX_KEPT:
+            data.errors.append(entry)
+    if meta.get("is_warning") is True or item.key.startswith("warning_"):
+        data.n_warnings += 1
+        if len(data.warnings) < MAX_KEPT:
+            data.warnings.append(entry)
+
+
 _NUMBER = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
-_FOOTER_WARN = re.compile(r"^(No|\d+) warnings? encountered")
-_FOOTER_ERR = re.compile(r"^(No|\d+) (ERRORS?|errors) encountered")
+_FOOTER_WARN = re.compile(r"^(No|\d{1,18}) warnings? encountered")
+MAX_SUMMARY_LINE = 64 << 10
+_FOOTER_ERR = re.compile(r"^(No|\d{1,18}) (ERRORS?|errors) encountered")
 
 
 def _scalar(text: str) -> Any:
-    if _NUMBER.match(text):
+    if len(text) <= 64 and _NUMBER.match(text):  # a longer "number" is not one LoadGen printed
         return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
     return text
 
@@ -92,11 +197,25 @@ def read_summary(path: str | Path) -> dict[str, Any]:
     `test_parameters`; plus `recommendations`, `early_stopping` (label -> text), `warnings`,
     `errors` (counts) and `run_incomplete` (proctor's note, or None).
     """
-    p = Path(path)
+    p = str(path)
+    with open_regular(p) as fh:
+        return _parse_summary(p, _decoded(p, fh))
+
+
+def _decoded(p: str, fh: IO[bytes]) -> Iterator[tuple[int, str]]:
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise LogFormatError("no such file", file=str(p)) from None
+        for i, raw in iter_lines(fh, MAX_SUMMARY_LINE):
+            if raw is None:
+                raise LogFormatError(f"line longer than {MAX_SUMMARY_LINE} bytes: not a summary", file=p, line=i)
+            try:
+                yield i, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise LogFormatError("not UTF-8 text: not a LoadGen summary", file=p, line=i) from None
+    except OSError as exc:
+        raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+
+
+def _parse_summary(p: str, lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "recommendations": [],
         "early_stopping": {},
@@ -108,8 +227,7 @@ def read_summary(path: str | Path) -> dict[str, Any]:
     }
     section = "head"
     block: str | None = None  # "recommendations" or an early-stopping label
-    for i, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r")
+    for i, line in lines:
         if not line.strip() or set(line) == {"="}:
             block = None if not line.strip() else block
             continue
@@ -143,7 +261,7 @@ def read_summary(path: str | Path) -> dict[str, Any]:
                 out["early_stopping"][block] = ""
                 continue
             if block == "recommendations" and line.startswith((" * ", "   ")):
-                if line.startswith(" * "):
+                if line.startswith(" * ") or not out["recommendations"]:
                     out["recommendations"].append(line[3:])
                 else:
                     out["recommendations"][-1] += "\n" + line
@@ -162,7 +280,7 @@ def read_summary(path: str | Path) -> dict[str, Any]:
             out.setdefault("equal_issue_warning", True)
             continue
         if ":" not in line:
-            raise LogFormatError(f"unexpected line {line!r}", file=str(p), line=i)
+            raise LogFormatError(f"unexpected line {line[:80]!r}", file=p, line=i)
         label, _, value = line.partition(":")
         label, value = label.strip(), value.strip()
         target = out if section == "head" else out[section]

@@ -7,7 +7,6 @@ only addition is a marked `Run incomplete:` block at the very end when the run d
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -218,7 +217,7 @@ def write_summary(
 ) -> None:
     """Write mlperf_log_summary.txt to a path or an open text file."""
     text = render_summary(result, eff, sut_name, n_warnings=n_warnings, n_errors=n_errors)
-    if isinstance(path_or_file, io.TextIOBase) or hasattr(path_or_file, "write"):
+    if not isinstance(path_or_file, str | Path):  # an open text file
         path_or_file.write(text)
         return
     Path(path_or_file).write_text(text, encoding="utf-8", newline="\n")
