@@ -67,7 +67,7 @@ def parse_line(text: bytes, lineno: int, markers: tuple[bytes, ...] = (MARKER,))
     if not isinstance(obj, dict) or "key" not in obj:
         return BadLine(lineno, _show(text), "not an object with a 'key'")
     if nested_deeper(obj, MAX_DEPTH):
-        return BadLine(lineno, _show(text), f"a value is nested more than {MAX_DEPTH} levels deep")
+        return BadLine(lineno, _show(text), f"a value is nested deeper than {MAX_DEPTH} levels")
     if lenient:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
         obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
     meta = obj.get("metadata")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
+from typing import Any
 
 import typer
 
@@ -65,7 +66,9 @@ def _usage_hint(exc: Exception) -> str:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on argv and return its exit status; every failure is one line unless --debug."""
-    click_exception = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    click_exception: type[Exception] = next(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+    )
 
     args = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in args:  # accepted anywhere on the line, not only before the command
@@ -76,8 +79,9 @@ def run(argv: list[str] | None = None) -> int:
     try:
         rc = command.main(args, prog_name="proctor", standalone_mode=False)
     except click_exception as exc:
-        output.error_line(exc.format_message() + _usage_hint(exc))
-        return output.EXIT_USAGE if exc.exit_code == 2 else int(exc.exit_code)
+        usage: Any = exc  # typer's click exception: format_message() and exit_code
+        output.error_line(usage.format_message() + _usage_hint(exc))
+        return output.EXIT_USAGE if usage.exit_code == 2 else int(usage.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         try:
             output.interrupted()

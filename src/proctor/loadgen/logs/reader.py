@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from proctor.errors import LogFormatError
-from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, LogLine, parse_line
+from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, LogLine, nested_deeper, parse_line
 
 MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
 MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value
@@ -63,22 +63,6 @@ class DetailLogData:
 
     def line_of(self, key: str) -> int | None:
         return self.lines.get(key)
-
-
-def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
-    """How deeply lists/objects nest in `value` (without recursion), counting up to `limit` + 1."""
-    depth, level = 0, [value]
-    while level and depth <= limit:
-        nxt: list[Any] = []
-        for v in level:
-            if isinstance(v, dict):
-                nxt.extend(v.values())
-            elif isinstance(v, list):
-                nxt.extend(v)
-        if not nxt:
-            break
-        depth, level = depth + 1, nxt
-    return depth
 
 
 def open_regular(path: str | Path) -> IO[bytes]:
@@ -125,7 +109,7 @@ def _parse(text: bytes | None, lineno: int) -> LogLine | BadLine | None:
         rec = parse_line(text, lineno, (MARKER, ENDPOINTS_MARKER))
     except (RecursionError, ValueError, TypeError) as exc:
         return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"unreadable record: {type(exc).__name__}")
-    if isinstance(rec, LogLine) and nesting_depth(rec.value) > MAX_DEPTH:
+    if isinstance(rec, LogLine) and nested_deeper(rec.value, MAX_DEPTH):
         return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"value nested deeper than {MAX_DEPTH} levels")
     return rec
 

@@ -27,12 +27,11 @@ def to_onnx(model: MLP | QuantizedMLP) -> bytes:
         inits.append(numpy_helper.from_array(value, name))
         return name
 
-    quantized = isinstance(model, QuantizedMLP)
-    weights = model.qweights if quantized else model.weights
+    weights = model.qweights if isinstance(model, QuantizedMLP) else model.weights
     h = INPUT
     last = len(weights) - 1
     for i, (w, b) in enumerate(zip(weights, model.biases, strict=True)):
-        if quantized:
+        if isinstance(model, QuantizedMLP):
             s_x = np.float32(model.input_scales[i])
             lo = const(f"x{i}_lo", np.array(0.0, np.float32))
             hi = const(f"x{i}_hi", np.array(np.float32(model.x_max) * s_x, np.float32))
