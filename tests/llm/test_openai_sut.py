@@ -137,12 +137,15 @@ def test_each_fault_kind_is_counted_and_the_run_finishes(tmp_path, llm_server):
     failed = sum(sut.faults.values())
     n = out.records.n_samples_issued
     assert sut.count_sources["usage"] == n - failed
-    # every failure is an error line naming its kind, and none reports a token count
+    # every failure is a failed sample (no result, the run invalid); the first of each kind is an
+    # error line naming it, and none reports a token count
+    assert out.result.failed_samples == failed and not out.valid
     texts = [str(e.value) for e in read_detail(out.log_paths["detail"]).errors]
-    assert sum("openai SUT: sample" in t for t in texts) == failed
+    for kind in ("http_429", "http_error", "stall", "dropped"):
+        assert any(f"openai SUT: {kind}" in t for t in texts), kind
     assert int(np.count_nonzero(out.records.sample_n_tokens[:n] == 0)) == failed
     # a failed query adds no TTFT: the TTFT stats hold only the successful ones
-    assert out.result.ttft.count == n - int(np.count_nonzero(out.records.sample_first_token_ns[:n] == NOT_SET))
+    assert out.result.ttft.count == n - failed
 
 
 def test_a_slow_stream_hits_the_per_request_timeout(tmp_path, llm_server):
@@ -159,7 +162,8 @@ def test_a_dead_endpoint_fails_fast_and_does_not_hang(tmp_path):
     sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="8", connect_s="2")
     out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"connect": out.records.n_samples_issued}
-    assert out.errors >= out.records.n_samples_issued
+    assert out.result.failed_samples == out.records.n_samples_issued and out.errors >= 1
+    assert out.result.sample_count == 0 and not out.valid
 
 
 def test_a_silent_endpoint_is_given_up_on_by_the_no_progress_timeout(tmp_path):

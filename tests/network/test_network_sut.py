@@ -143,7 +143,8 @@ def test_a_node_that_dies_mid_run_loses_its_queries_and_the_run_goes_on(tmp_path
         assert not out.incomplete and out.errors >= 1  # one error per failed request, the run ended
         assert sut.nodes[1].samples + lost[slow.url] + sut.nodes[0].samples == out.records.n_samples_issued
         detail = (tmp_path / "mlperf_log_detail.txt").read_text()
-        assert f"({slow.url}) failed a request" in detail
+        assert f"network SUT: node {slow.url}" in detail
+        assert out.result.failed_samples == lost[slow.url] and not out.valid
         assert any("LOST" in line and slow.url in line for line in sut.report())
     finally:
         sut.close()

@@ -13,7 +13,8 @@ runs at once in one process are refused.
 
 Each phase hands the SUT ids offset by a per-phase base (a generation token, `id_base`), so a
 completion left over from an earlier phase or test is reported as an unknown id and never lands on
-a sample of this one. `report_failure` lets a SUT's worker threads report an exception to the run:
+a sample of this one. `fail_samples` ends samples the SUT could not answer without making them
+results (they are left out of the latencies and make the run invalid). `report_failure` lets a SUT's worker threads report an exception to the run:
 the first failure of each kind goes to the detail log, the rest are counted (`FaultCounter`).
 """
 
@@ -330,6 +331,44 @@ class CompletionTracker:
         self._check_done()
         return logged
 
+    def fail(self, ids: Sequence[Any], reason: str) -> None:
+        """Samples the SUT could not answer (an HTTP error, a dead node): they end, so the run goes
+        on, but they are marked failed: left out of every latency statistic and the run is invalid.
+        The first failure of each kind goes to the detail log, the rest are counted."""
+        t = self._now()
+        rec = self._records
+        with self._lock:
+            if rec.sample_failed is None:  # one byte per sample, only in runs where something failed
+                rec.sample_failed = np.zeros(self._done_np.shape[0], np.uint8)
+            failed = rec.sample_failed
+            issued, done, base = self.issued_end, self._done, self.id_base
+            n_new = 0
+            for i in ids:
+                j = i if type(i) is int else as_id(i)
+                if j is None:
+                    self._bad_id("fail_samples", i)
+                    continue
+                s = j - base
+                if not 0 <= s < issued:
+                    self._error(f"fail_samples: unknown response id {j}")
+                    continue
+                if done[s]:
+                    self._error(f"fail_samples: sample {j} already completed")
+                    continue
+                done[s] = 1
+                failed[s] = 1
+                self._sample_done_mv[s] = t
+                n_new += 1
+                q = self._sample_query[s]
+                self._remaining[q] -= 1
+                if self._remaining[q] == 0:
+                    self._query_finished(q, t)
+            rec.failed_samples += n_new
+            self.completed_samples += n_new
+            self._check_done()
+        if n_new:
+            self.faults.report(reason, f"{n_new} sample(s) failed")
+
     def complete(
         self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
@@ -593,6 +632,15 @@ def report_failure(exc: BaseException | str, where: str = "") -> bool:
     return True
 
 
+def fail_samples(ids: Sequence[Any], reason: str) -> None:
+    """Report samples the SUT failed to answer (any thread): they count as errors, never as results."""
+    tracker = _active
+    if tracker is None:
+        _drop(len(ids))
+        return
+    tracker.fail(ids, reason)
+
+
 def query_samples_complete(
     responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
 ) -> None:
@@ -636,6 +684,7 @@ __all__ = [
     "attach",
     "complete_arrays",
     "detach",
+    "fail_samples",
     "first_token_complete",
     "query_samples_complete",
     "report_failure",

@@ -55,6 +55,8 @@ class Records:
     warnings: list[str] = field(default_factory=list)
     incomplete: bool = False          # interrupted, timed out or the SUT raised
     incomplete_reason: str = ""
+    sample_failed: np.ndarray | None = None  # uint8[n_samples], 1: the SUT failed it (fail_samples)
+    failed_samples: int = 0
 
     @classmethod
     def allocate(cls, schedule: Schedule, start_ns: int = 0) -> Records:

@@ -118,6 +118,7 @@ class PerformanceResult:
     min_duration_recommendation: str = ""
     recommendations: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    failed_samples: int = 0  # samples the SUT failed (completion.fail_samples): not results
     # issue lateness (actual issue - scheduled), ns
     issue_lateness_p50_ns: int = 0
     issue_lateness_p99_ns: int = 0
@@ -176,6 +177,9 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
     query_of = np.repeat(np.arange(nq, dtype=np.int64), counts)
     done = records.sample_done_ns[:ns_issued]
     completed = done != NOT_SET
+    res.failed_samples = int(records.failed_samples)
+    if records.sample_failed is not None:  # a failed sample is no result: never a fast one
+        completed &= records.sample_failed[:ns_issued] == 0
     sched_of_sample = records.query_scheduled_ns[query_of]
     lat = (done - sched_of_sample)[completed]
     res.sample_count = int(lat.shape[0])
@@ -206,6 +210,8 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
     if scenario == "MultiStream":
         qdone = records.query_done_ns[:nq]
         qok = qdone != NOT_SET
+        if records.sample_failed is not None:  # a query with a failed sample has no latency
+            qok &= np.bincount(query_of, weights=records.sample_failed[:ns_issued], minlength=nq)[:nq] == 0
         qlat = (qdone - records.query_scheduled_ns[:nq])[qok]
         res.queries = LatencyStats.of(qlat, pct)  # sorted in place: reused by early stopping
 
@@ -311,6 +317,7 @@ def _validity(
         and res.perf_constraints_met
         and res.early_stopping_met
         and res.complete
+        and res.failed_samples == 0
     )
     if not res.perf_constraints_met:
         res.recommendations.append(res.perf_constraints_recommendation)
@@ -324,6 +331,11 @@ def _validity(
 def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, min_s: float) -> list[str]:
     """proctor's plain-language account of each failed check: what, the numbers, what to change."""
     out: list[str] = []
+    if res.failed_samples:
+        out.append(
+            f"the SUT failed {res.failed_samples} samples (see the errors in the detail log): a failed "
+            "sample is not a result, so the latencies leave them out and the run is invalid"
+        )
     if not res.complete:
         out.append(
             f"the run did not finish ({res.incomplete_reason or 'interrupted'}): only what "

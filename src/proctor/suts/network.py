@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import threading
 import time
@@ -55,6 +56,8 @@ from proctor.loadgen.types import QuerySample, QuerySampleResponse
 from proctor.serving import compression
 from proctor.serving import kserve_v2 as v2
 from proctor.serving.node_server import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
+
+log = logging.getLogger(__name__)
 
 NAME_TAG = "Network SUT"
 DEFAULT_CHUNK = 64
@@ -353,8 +356,9 @@ class NetworkSUT:
         message = (f"network SUT: node {node.name or node.url} ({node.url}) failed a request of "
                    f"{len(ids)} sample(s) (ids {ids[:5].tolist()}{'...' if len(ids) > 5 else ''}): {what}"
                    + ("; node marked down" if down else ""))
-        _report_error(message)
-        completion.complete_arrays(ids, None, data=np.zeros((len(ids), 0), np.uint8))
+        log.warning(message)
+        # the first failure of each kind goes to the detail log; these samples are no results
+        completion.fail_samples(ids.tolist(), f"network SUT: node {node.url}: {what}")
 
     # --- results ----------------------------------------------------------------------------
 
@@ -396,17 +400,6 @@ class NetworkSUT:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _report_error(message: str) -> None:
-    """Count `message` as an error of the run in progress (its detail log), as a completion
-    protocol error is. The engine has no public call for a failed sample yet: this uses the
-    tracker's error path under its lock (`proctor.loadgen.completion`), the closest one."""
-    tracker: Any = completion._active
-    if tracker is None:
-        return
-    with tracker._lock:
-        tracker._error(message)
 
 
 # --- the registry factory --------------------------------------------------------------------------

@@ -255,23 +255,6 @@ class _Endpoint:
     sent: int = 0
 
 
-def _engine_error(message: str) -> None:
-    """Put one line in the running test's error log (the detail log's `error_runtime`).
-
-    The engine has no public call for a SUT-side error yet, so this reaches the tracker's error
-    path under its lock; a no-op when no run is in progress.
-    """
-    tracker = completion._active
-    if tracker is None:
-        return
-    err = getattr(tracker, "_error", None)
-    lock = getattr(tracker, "_lock", None)
-    if err is None or lock is None:
-        return
-    with lock:
-        err(message)
-
-
 def _raise_fd_limit() -> None:
     """Thousands of streams need thousands of sockets: lift the soft open-file limit to the hard one."""
     try:
@@ -446,8 +429,8 @@ class OpenAISUT:
         self.faults[kind] += 1
         text = f"openai SUT: sample {i} (QSL index {idx}) failed: {kind}: {message}"
         log.warning(text)
-        _engine_error(text)
-        completion.query_samples_complete([QuerySampleResponse(i, b"", 0)])
+        # counted by kind (the first of each in the detail log); the sample is no result
+        completion.fail_samples([i], f"openai SUT: {kind}: {message}")
 
     # --- reporting and shutdown ----------------------------------------------------------------------
 

@@ -116,12 +116,15 @@ def summary_lines(result: PerformanceResult, eff: EffectiveSettings, sut_name: s
         else:
             yield f"Tokens per second (inferred): {ostream(r.inferred_tokens_per_second)}"
     valid = r.min_duration_met and r.min_queries_met and r.perf_constraints_met and r.early_stopping_met
+    valid = valid and r.failed_samples == 0  # proctor: a failed sample is no result (not in the official)
     yield f"Result is : {'VALID' if valid else 'INVALID'}"
     if r.has_perf_constraints:
         yield f"  Performance constraints satisfied : {'Yes' if r.perf_constraints_met else 'NO'}"
     yield f"  Min duration satisfied : {'Yes' if r.min_duration_met else 'NO'}"
     yield f"  Min queries satisfied : {'Yes' if r.min_queries_met else 'NO'}"
     yield f"  Early stopping satisfied: {'Yes' if r.early_stopping_met else 'NO'}"
+    if r.failed_samples:
+        yield f"  No samples failed by the SUT : NO ({r.failed_samples} failed)"
     if not valid:
         yield "Recommendations:"
         for rec in r.recommendations:
