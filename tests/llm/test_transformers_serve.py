@@ -1,0 +1,139 @@
+"""The openai SUT against a real third-party server: `transformers serve` with a tiny local model.
+
+Needs an interpreter with `transformers[serving]` and CPU `torch`: PROCTOR_TRANSFORMERS_PYTHON
+names one (a venv's python, or a wrapper script that sets its PYTHONPATH), else this interpreter
+is used when it has them; otherwise the tests skip. The model (random weights, a byte-level BPE
+tokenizer trained here) is written by proctor.serving.hf_tiny into a temp folder, nothing is
+downloaded, and the server binds 127.0.0.1 with HF_HUB_OFFLINE=1.
+
+What transformers serve does (5.x): usage on the final chunk, no `data: [DONE]`, a role-only first
+chat chunk. Token counts must come out exact from the usage record; TTFT and TPOT are measured.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from proctor.loadgen.engine import run_test
+from proctor.loadgen.records import NOT_SET
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+from proctor.serving import hf_tiny
+from proctor.suts.openai import from_params
+
+pytestmark = pytest.mark.slow
+ENV = "PROCTOR_TRANSFORMERS_PYTHON"
+TOKENS = 16
+START_S = 120  # a bound on model load: the tiny model loads in seconds
+SERVE = "import sys; from transformers.cli.transformers import main; sys.argv[0] = 'transformers'; sys.exit(main())"
+
+
+def serving_python() -> str:
+    """The interpreter that runs transformers serve, or skip."""
+    py = os.environ.get(ENV)
+    if py:
+        return py
+    if all(importlib.util.find_spec(m) for m in ("transformers", "torch", "fastapi", "uvicorn")):
+        return sys.executable
+    pytest.skip(f"transformers serve: set {ENV}=PYTHON (an interpreter with transformers[serving] and torch)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"transformers serve exited {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"transformers serve did not answer /health in {START_S} s: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def tserve(tmp_path_factory):
+    """(base URL, model folder) of a running `transformers serve` on loopback."""
+    py = serving_python()
+    root = tmp_path_factory.mktemp("tserve")
+    model = root / "tiny-llama"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HOME=str(root / "hf-home"))
+    made = subprocess.run([py, hf_tiny.__file__, str(model)], env=env, capture_output=True, text=True,
+                          timeout=START_S)
+    assert made.returncode == 0, made.stderr[-2000:]
+    port = free_port()
+    log = root / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [py, "-c", SERVE, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_healthy(proc, port, log)
+        yield f"http://127.0.0.1:{port}", model
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
+
+
+def drive(tmp_path, url: str, model: Path, api: str, scenario: Scenario, n: int = 12):
+    """Run the engine through the openai SUT against the server; (result, records, sut)."""
+    data = tmp_path / "prompts.jsonl"
+    words = hf_tiny.WORDS
+    data.write_bytes(b"".join(
+        orjson.dumps({"prompt": " ".join(words[(i + k) % len(words)] for k in range(4 + i % 5)),
+                      "max_tokens": TOKENS}) + b"\n"
+        for i in range(n)
+    ))
+    sut, qsl = from_params(url=url, model=str(model), api=api, dataset=str(data), concurrency="2",
+                           stall_s="60", timeout_s="120")
+    settings = TestSettings(scenario=scenario, mode=TestMode.PERFORMANCE_ONLY, use_token_latencies=True,
+                            min_duration_ms=200, min_query_count=n, server_target_qps=4.0,
+                            offline_expected_qps=float(n), performance_sample_count_override=n)
+    try:
+        out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=str(tmp_path))),
+                       audit_config=None, timeout_s=300)
+    finally:
+        sut.close()
+    return out, sut
+
+
+@pytest.mark.parametrize(("api", "scenario"), [("completions", Scenario.SINGLE_STREAM), ("chat", Scenario.SERVER)])
+def test_transformers_serve_exact_counts_and_latencies(tmp_path, tserve, api, scenario):
+    url, model = tserve
+    out, sut = drive(tmp_path, url, model, api, scenario)
+    res, rec = out.result, out.records
+    n = rec.n_samples_issued
+    assert not sut.faults, sut.report()
+    assert out.errors == 0 and not out.incomplete and n >= 12
+    # the usage record on the final chunk (no [DONE]) gives every count; eos is off, so all are 16
+    assert sut.count_sources == {"usage": n}
+    assert np.all(rec.sample_n_tokens[:n] == TOKENS)
+    assert res.token_count == TOKENS * n
+    # measured from the streamed chunks: every sample has a first token before its last one
+    first, done = rec.sample_first_token_ns[:n], rec.sample_done_ns[:n]
+    assert np.all(first != NOT_SET) and np.all(first < done)
+    assert res.ttft.count == n and 0 < res.ttft.min <= res.ttft.max
+    assert res.tpot.count == n and res.tpot.percentiles[0.5] > 0
