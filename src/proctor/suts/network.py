@@ -458,6 +458,22 @@ def _local_qsl(kind: str, params: dict[str, str]) -> Any:
     raise ConfigError(f"must be digits or synthetic, not '{kind}'", key="qsl")
 
 
+# what `proctor run --list-suts` shows: name -> (default, meaning)
+PARAMS: dict[str, tuple[object, str]] = {
+    "node": ("", "node URL http://HOST:PORT (KServe V2); several: node=A|B or node1=A,node2=B"),
+    "model": ("QSL", "model name on the nodes (default: the qsl= name)"),
+    "qsl": ("digits", "local QSL: digits or synthetic"),
+    "binary": (1, "1: binary tensor extension; 0: JSON tensors (MLServer)"),
+    "compress": ("none", "QSL-side lossless compression of queries (untimed)"),
+    "compress_out": ("none", "compression nodes apply to responses (decompression timed)"),
+    "chunk": (DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)"),
+    "timeout_s": (30.0, "per-request timeout, seconds"),
+    "perf_count": ("the workload's", "performance sample count (qsl=digits)"),
+    "total": (1024, "QSL total sample count (qsl=synthetic)"),
+    "perf": (256, "QSL performance sample count (qsl=synthetic)"),
+}
+
+
 def from_params(**params: str) -> tuple[NetworkSUT, NetworkQSL]:
     """`--sut network:node=URL|URL2,model=digits,qsl=digits,binary=1,compress=none` -> (sut, qsl)."""
     p = dict(params)

@@ -505,6 +505,29 @@ def _flag(params: dict[str, str], key: str) -> bool:
     return _BOOL[raw]
 
 
+# what `proctor run --list-suts` shows: name -> (default, meaning)
+_D = OpenAIConfig(urls=("http://127.0.0.1:8000",), model="default")
+PARAMS: dict[str, tuple[object, str]] = {
+    "url": ("", "endpoint base URL (http://HOST:PORT[/v1]); several: url=A|B, fewest in flight first"),
+    "model": (_D.model, "model name sent in each request"),
+    "api": (_D.api, "endpoint: " + " or ".join(APIS)),
+    "dataset": ("", "(or synthetic=N) JSONL file: prompt or input_ids, optional output and max_tokens per line"),
+    "synthetic": ("none", "N synthetic prompts instead of dataset= (lengths from in= and out=)"),
+    "in": ("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (const, uniform, normal, lognormal, exp)"),
+    "out": ("const:MAX_TOKENS", "synthetic output length, as in="),
+    "seed": (0, "seed of the synthetic dataset"),
+    "perf_count": (0, "QSL performance sample count (0: all samples)"),
+    "max_tokens": (_D.max_tokens, "output tokens per request unless the sample sets max_tokens"),
+    "concurrency": (_D.concurrency, "streams in flight at most (0: no limit)"),
+    "timeout_s": (_D.timeout_s, "per-request limit, send to end of stream"),
+    "stall_s": (_D.stall_s, "no-progress limit: no byte for this long fails the stream"),
+    "connect_s": (_D.connect_s, "connect timeout"),
+    "token_ids": (0, "1: ask for token ids (vLLM return_token_ids) and count them"),
+    "ignore_eos": (0, "1: ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)"),
+    "tokenizer": ("none", "local tokenizer.json (or its folder) to count tokens when the server gives none"),
+}
+
+
 def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
 
@@ -545,9 +568,11 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
     perf = _num(p, "perf_count", 0, int)
     p.pop("in", None), p.pop("out", None)
     if p:
-        raise ConfigError(f"unknown openai SUT parameter(s): {', '.join(sorted(p))}", key="--sut")
+        raise ConfigError(
+            f"unknown openai SUT parameter(s): {', '.join(sorted(p))} (known: {', '.join(PARAMS)})", key="--sut"
+        )
     qsl = LLMDataset(samples, cfg.body, performance_count=perf, name=name)
     return OpenAISUT(cfg, qsl), qsl
 
 
-__all__ = ["APIS", "FAULT_KINDS", "OpenAIConfig", "OpenAISUT", "StreamState", "endpoint_url", "from_params"]
+__all__ = ["APIS", "FAULT_KINDS", "PARAMS", "OpenAIConfig", "OpenAISUT", "StreamState", "endpoint_url", "from_params"]

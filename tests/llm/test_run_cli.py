@@ -1,0 +1,100 @@
+"""`proctor run --sut openai:... --dataset FILE --model llama2-70b` end to end against `proctor serve llm`.
+
+The verdicts asserted do not depend on load: a 24-query Server run cannot pass early stopping at
+the TTFT p99 (too few queries for any outcome), and an Offline run whose server takes longer than
+the minimum duration is valid.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+import pytest
+
+# llama2-70b's Server entry in mlperf.conf has target_latency = 0 (only TTFT/TPOT bounds count), which
+# the settings check refuses today; this user.conf gives the Server run an explicit bound meanwhile.
+SERVER_BOUND = "llama2-70b.Server.target_latency = 2000\n"
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({"prompt": f"ba de ko {i}", "max_tokens": 6}) + b"\n"
+                              for i in range(24)))
+    return path
+
+
+def run_args(tmp_path, port: int, dataset, scenario: str, *extra: str) -> list[str]:
+    return ["run", "--scenario", scenario, "--model", "llama2-70b",
+            "--sut", f"openai:url=http://127.0.0.1:{port},model=tiny", "--dataset", str(dataset),
+            "--duration-ms", "300", "--min-queries", "24", "--target-qps", "40",
+            "--output", str(tmp_path / f"logs-{scenario}"), *extra]
+
+
+def test_server_run_reports_ttft_tpot_and_the_sut(cli, llm_server, tmp_path, dataset):
+    conf = tmp_path / "user.conf"
+    conf.write_text(SERVER_BOUND)
+    with llm_server(ttft_ms=2, tpot_ms=1, chunk=(1, 3)) as server:
+        r = cli(*run_args(tmp_path, server.port, dataset, "Server", "--user-conf", str(conf)))
+    assert r.rc == 1, r.out + r.err
+    assert "INVALID" in r.out and "early stopping" in r.out and "TTFT" in r.out
+    assert re.search(r"TTFT p99 / TPOT p99\s*│\s*[\d.]+ ms / [\d.]+ ms", r.out), r.out
+    n = int(re.search(r"queries / samples\s*│\s*(\d+) / \d+", r.out).group(1))
+    assert n >= 24
+    assert f"sut: token counts from: usage {n}" in r.out and "sut: faults: none" in r.out
+    assert "Traceback" not in r.err
+
+
+def test_offline_run_is_valid(cli, llm_server, tmp_path, dataset):
+    # the one Offline query lasts at least 250 + 5 x 20 ms > the 300 ms minimum, whatever the load
+    with llm_server(ttft_ms=250, tpot_ms=20, chunk=(2, 2)) as server:
+        r = cli(*run_args(tmp_path, server.port, dataset, "Offline"))
+    assert r.rc == 0, r.out + r.err
+    assert "VALID" in r.out and "INVALID" not in r.out
+    assert "sut: token counts from: usage" in r.out and "sut: faults: none" in r.out
+
+
+def test_a_dead_endpoint_fails_every_sample_and_exits(cli, tmp_path, dataset, unused_port):
+    r = cli(*run_args(tmp_path, unused_port, dataset, "Offline"))
+    assert r.rc == 1, r.out + r.err
+    assert "INVALID" in r.out and re.search(r"sut: faults: connect \d+", r.out), r.out
+    assert "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--dataset", "missing.jsonl"], "--dataset"),
+        (["--sut", "openai:model=x"], "url"),
+        (["--sut", "openai:url=ftp://x,model=x"], "url"),
+        (["--sut", "openai:url=http://127.0.0.1:9,bogus=1"], "bogus"),
+    ],
+)
+def test_bad_sut_options_exit_2(cli, tmp_path, dataset, args, words):
+    base = ["run", "--scenario", "Offline", "--model", "llama2-70b", "--duration-ms", "100",
+            "--output", str(tmp_path / "logs")]
+    if args[0] != "--dataset":
+        base += ["--dataset", str(dataset)]
+    r = cli(*base, *args)
+    assert r.rc == 2 and words in r.err and "Traceback" not in r.err, r.out + r.err
+
+
+@pytest.fixture
+def unused_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_list_suts_shows_openai_and_network_parameters(cli):
+    r = cli("run", "--list-suts")
+    assert r.rc == 0
+    openai = r.out[r.out.index("openai  ("):]
+    for line in ("api=completions", "concurrency=0", "stall_s=60.0", "tokenizer=none", "max_tokens=128"):
+        assert line in openai, openai
+    network = r.out[r.out.index("network  ("):r.out.index("openai  (")]
+    for line in ("qsl=digits", "binary=1", "chunk=64", "timeout_s=30.0"):
+        assert line in network, network
