@@ -7,23 +7,39 @@ capped at 64 in flight). For each case: proctor's TTFT and TPOT p50 against the 
 %), the client's CPU use (user+system time of this process over the wall time, in % of one core),
 the achieved against the requested rate, the issue lateness p99, and the token count check.
 
-GuideLLM and AIPerf rows need those tools in another interpreter (`--peers-python PATH`) and a
-local tokenizer; they are skipped when absent. Each case runs `--seconds` (default 10): on a
-shared machine the figures are noisy, so run it when the machine is quiet and read them as such.
+GuideLLM and AIPerf rows (`--peers-python PATH`, an interpreter with guidellm, aiperf and
+transformers): each case runs proctor, then GuideLLM, then AIPerf back to back against the same
+server, so they see the same machine load. Both need a Hugging Face tokenizer: a byte-level BPE one
+is written locally (proctor.serving.hf_tiny, no download) and given as an absolute folder path
+(AIPerf refuses a local folder under HF_HUB_OFFLINE=1, so it is not set). AIPerf is told to use
+the server's token counts (`--use-server-token-count`; it re-tokenizes the text otherwise). The
+rules' TPOT is GuideLLM's and AIPerf's ITL column (GuideLLM's "TPOT" is latency / tokens).
 
-    python bench/llm_client.py [--seconds 10] [--json]
+CPU % is the client's process tree (utime+stime from /proc) over the window in which the server
+saw its requests arrive (the server's /stats), so start-up and teardown are left out for all.
+`late99` is proctor's issue lateness p99; for the peers, their own nearest metric: GuideLLM's
+request_dispatch_delay p99, AIPerf's credit_to_start_latency p99. `--sweep 100,200,400` adds rate
+cases and prints, per client, the highest rate with late99 under 1 ms and 95 % of it achieved.
+
+Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
+average is printed with the table.
+
+    python bench/llm_client.py [--seconds 10] [--peers-python PATH] [--sweep R1,R2] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +49,7 @@ from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
+from proctor.serving import hf_tiny
 from proctor.suts.openai import from_params
 
 
@@ -49,9 +66,69 @@ def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], int]:
     return proc, int(m.group(1))
 
 
-def cpu_s() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(root: int) -> float:
+    """utime+stime (s) of a process and its live descendants, from /proc."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{d}/stat").read_bytes()
+        except OSError:
+            continue
+        f = raw[raw.rindex(b")") + 2:].split()
+        parent[int(d)], ticks[int(d)] = int(f[1]), int(f[11]) + int(f[12])
+    keep, frontier = {root}, [root]
+    while frontier:
+        p = frontier.pop()
+        kids = [c for c, pp in parent.items() if pp == p and c not in keep]
+        keep.update(kids)
+        frontier.extend(kids)
+    return sum(ticks.get(p, 0) for p in keep) / TICK
+
+
+class CpuWindow:
+    """Samples a client's CPU and the server's request count; CPU % over the window with requests."""
+
+    def __init__(self, pid: int, port: int) -> None:
+        self.pid, self.port = pid, port
+        self.samples: list[tuple[float, int, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def requests(self) -> int:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=5) as r:
+            return int(orjson.loads(r.read()).get("requests", 0))
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            with contextlib.suppress(OSError, ValueError):
+                self.samples.append((time.monotonic(), self.requests(), tree_cpu_s(self.pid)))
+
+    def __enter__(self) -> CpuWindow:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def percent(self) -> float:
+        """Client CPU % of one core from the sample before the first new request to the last one."""
+        s = self.samples
+        if len(s) < 3:
+            return float("nan")
+        r0 = s[0][1]
+        first = next((k for k, x in enumerate(s) if x[1] > r0), None)
+        last = max((k for k in range(1, len(s)) if s[k][1] > s[k - 1][1]), default=None)
+        if first is None or last is None or last <= first - 1:
+            return float("nan")
+        a, b = s[max(first - 1, 0)], s[last]
+        return 100 * (b[2] - a[2]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
 
 
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int) -> dict[str, Any]:
@@ -74,10 +151,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
                                 use_token_latencies=True, server_target_qps=rate,
                                 min_duration_ms=int(args.seconds * 1000), min_query_count=1)
         requested = rate
-    with tempfile.TemporaryDirectory() as out_dir:
-        c0, w0 = cpu_s(), time.perf_counter()
+    with tempfile.TemporaryDirectory() as out_dir, CpuWindow(os.getpid(), port) as cpu:
         out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=out_dir)), audit_config=None)
-        cpu, wall = cpu_s() - c0, time.perf_counter() - w0
     sut.close()
     rec, res = out.records, out.result
     assert rec is not None and res is not None
@@ -100,10 +175,146 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         "client": "proctor", "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
-        "cpu_pct": 100 * cpu / wall, "requested": requested, "achieved": achieved,
+        "cpu_pct": cpu.percent(), "requested": requested, "achieved": achieved,
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
         "faults": sum(sut.faults.values()), "errors": out.errors,
     }
+
+
+# --- the peers ------------------------------------------------------------------------------------
+
+
+def peer_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the peers' own venv, not proctor's source tree
+    return env
+
+
+def run_peer(cmd: list[str], port: int, cwd: str, log: Path) -> tuple[int, float]:
+    """Run a peer to its end (bounded), sampling its CPU; (exit code, CPU % in the request window)."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=peer_env(), stdout=out, stderr=subprocess.STDOUT)
+        with CpuWindow(proc.pid, port) as cpu:
+            try:
+                rc = proc.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait(timeout=30)
+    return rc, cpu.percent()
+
+
+def guidellm_row(args: argparse.Namespace, port: int, label: str, rate: float, streams: int,
+                 tok: str, work: Path) -> dict[str, Any] | None:
+    exe = str(Path(args.peers_python).parent / "guidellm")
+    out = work / "guidellm.json"
+    profile = f"kind=concurrent,streams={streams}" if streams else f"kind=poisson,rate={rate:g}"
+    cmd = [exe, "run", "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model=proctor-tiny",
+           "--profile", profile, "--data", f"kind=synthetic_text,prompt_tokens=32,output_tokens={args.tokens}",
+           "--tokenizer", f"kind=huggingface_auto,model={tok}",
+           "--constraint", f"kind=max_duration,seconds={args.seconds:g}",
+           "--output", f"kind=json,path={out}", "--disable-console-interactive"]
+    rc, cpu = run_peer(cmd, port, str(work), work / "guidellm.log")
+    if rc != 0 or not out.is_file():
+        print(f"guidellm {label}: exit {rc}; see {work / 'guidellm.log'}", file=sys.stderr)
+        return None
+    m = orjson.loads(out.read_bytes())["benchmarks"][0]["metrics"]
+
+    def ok(key: str) -> dict[str, Any]:
+        return dict(m[key]["successful"])
+
+    ttft, itl, ntok = ok("time_to_first_token_ms"), ok("inter_token_latency_ms"), ok("output_token_count")
+    return row("guidellm", label, args, int(ttft["count"]), float(ttft["median"]), float(itl["median"]), cpu,
+               rate or float("nan"), float(ok("requests_per_second")["mean"]),
+               1e3 * float(ok("request_dispatch_delay")["percentiles"]["p99"]),
+               ntok["min"] == ntok["max"] == args.tokens)
+
+
+def aiperf_row(args: argparse.Namespace, port: int, label: str, rate: float, streams: int,
+               tok: str, work: Path) -> dict[str, Any] | None:
+    exe = str(Path(args.peers_python).parent / "aiperf")
+    art = work / "aiperf"
+    load = ["--concurrency", str(streams)] if streams else ["--request-rate", f"{rate:g}"]
+    cmd = [exe, "profile", "--model", "proctor-tiny", "--url", f"http://127.0.0.1:{port}",
+           "--endpoint-type", "completions", "--streaming", "--tokenizer", tok, "--use-server-token-count",
+           "--use-legacy-max-tokens", "--synthetic-input-tokens-mean", "32", "--synthetic-input-tokens-stddev",
+           "0", "--output-tokens-mean", str(args.tokens), "--output-tokens-stddev", "0", *load,
+           "--benchmark-duration", f"{args.seconds:g}", "--artifact-dir", str(art)]
+    rc, cpu = run_peer(cmd, port, str(work), work / "aiperf.log")
+    res = art / "profile_export_aiperf.json"
+    if rc != 0 or not res.is_file():
+        print(f"aiperf {label}: exit {rc}; see {work / 'aiperf.log'}", file=sys.stderr)
+        return None
+    d = orjson.loads(res.read_bytes())
+    osl = d["output_sequence_length"]
+    return row("aiperf", label, args, int(d["time_to_first_token"]["count"]),
+               float(d["time_to_first_token"]["p50"]), float(d["inter_token_latency"]["p50"]), cpu,
+               rate or float("nan"), float(d["request_throughput"]["avg"]),
+               float(d["credit_to_start_latency"]["p99"]), osl["min"] == osl["max"] == args.tokens)
+
+
+def row(client: str, label: str, args: argparse.Namespace, n: int, ttft: float, tpot: float, cpu: float,
+        requested: float, achieved: float, late: float, exact: bool) -> dict[str, Any]:
+    return {
+        "client": client, "case": label, "requests": n,
+        "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
+        "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
+        "cpu_pct": cpu, "requested": requested, "achieved": achieved, "late_p99_ms": late,
+        "tokens_exact": exact, "faults": 0, "errors": 0,
+    }
+
+
+def peer_rows(args: argparse.Namespace, port: int, label: str, rate: float, streams: int,
+              tok: str, work: Path) -> list[dict[str, Any]]:
+    rows = []
+    for make in (guidellm_row, aiperf_row):
+        case_dir = work / f"{make.__name__}-{label.replace(' ', '_').replace('/', '_')}"
+        case_dir.mkdir(parents=True, exist_ok=True)
+        r = make(args, port, label, rate, streams, tok, case_dir)
+        if r is not None:
+            if streams:
+                r["requested"] = streams / ((args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3)
+            rows.append(r)
+    return rows
+
+
+def make_tokenizer(args: argparse.Namespace, work: Path) -> str:
+    tok = work / "tokenizer"
+    subprocess.run([args.peers_python, hf_tiny.__file__, str(tok), "--tokenizer-only"], env=peer_env(),
+                   check=True, capture_output=True, timeout=300)
+    return str(tok.resolve())
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+
+def sustained(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Per client, the highest requested rate with late99 < 1 ms and >= 95 % of the rate achieved."""
+    best: dict[str, float] = {}
+    for r in rows:
+        if r["case"].endswith("streams"):
+            continue
+        if r["late_p99_ms"] < 1.0 and r["achieved"] >= 0.95 * r["requested"]:
+            best[r["client"]] = max(best.get(r["client"], 0.0), r["requested"])
+        else:
+            best.setdefault(r["client"], 0.0)
+    return best
+
+
+def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
+    print(f"truth: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, {args.tokens} tokens in chunks of "
+          f"{args.chunk}, usage record; {args.seconds:g} s per case; load average {load[0]:.2f} at the start, "
+          f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
+    head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'TPOT ms':>8} {'err%':>6} " \
+           f"{'CPU%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
+    print(head)
+    for r in rows:
+        print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
+              f"{r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['requested']:7.1f} "
+              f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {'exact' if r['tokens_exact'] else 'WRONG'}")
+    best = sustained(rows)
+    if best:
+        print("highest rate with late99 < 1 ms and >= 95% achieved (of the rates run): "
+              + ", ".join(f"{c} {v:g} req/s" if v else f"{c} none" for c, v in best.items()))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -114,43 +325,34 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--chunk", default="1-3")
     ap.add_argument("--cases", default="4,50,c64", help="comma list: a rate (req/s) or cN (N streams)")
-    ap.add_argument("--peers-python", help="interpreter with guidellm/aiperf installed (rows skipped if absent)")
+    ap.add_argument("--sweep", default="", help="more rates (comma list) for the sustained-rate line")
+    ap.add_argument("--peers-python", help="interpreter with guidellm, aiperf and transformers (else no peer rows)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
+    peers = bool(args.peers_python and os.path.exists(args.peers_python))
+    load = os.getloadavg()
     proc, port = start_server(args)
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
-        for case in args.cases.split(","):
-            streams = int(case[1:]) if case.startswith("c") else 0
-            rate = 0.0 if streams else float(case)
-            label = f"{streams} streams" if streams else f"{rate:g} req/s"
-            rows.append(proctor_case(port, args, label, rate, streams))
-            if args.peers_python:
-                rows.extend(peer_rows(args, port, label))
+        with tempfile.TemporaryDirectory(prefix="llm-bench-") as tmp:
+            work = Path(tmp)
+            tok = make_tokenizer(args, work) if peers else ""
+            for case in cases:
+                streams = int(case[1:]) if case.startswith("c") else 0
+                rate = 0.0 if streams else float(case)
+                label = f"{streams} streams" if streams else f"{rate:g} req/s"
+                rows.append(proctor_case(port, args, label, rate, streams))
+                if peers:
+                    rows.extend(peer_rows(args, port, label, rate, streams, tok, work))
+                print(f"done: {label}", file=sys.stderr)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     if args.json:
-        print(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
+        print(orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode())
         return
-    print(f"truth: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, {args.tokens} tokens in chunks of "
-          f"{args.chunk}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'TPOT ms':>8} {'err%':>6} " \
-           f"{'CPU%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
-    print(head)
-    for r in rows:
-        print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
-              f"{r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['requested']:7.1f} "
-              f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {'exact' if r['tokens_exact'] else 'WRONG'}")
-
-
-def peer_rows(args: argparse.Namespace, port: int, label: str) -> list[dict[str, Any]]:
-    """GuideLLM/AIPerf rows: not wired up yet (both need a local Hugging Face tokenizer); skipped."""
-    py = args.peers_python
-    if not py or not os.path.exists(py):
-        return []
-    print(f"peers: {label}: skipped (peer runs are not wired up in this version)", file=sys.stderr)
-    return []
+    print_table(args, rows, load)
 
 
 if __name__ == "__main__":

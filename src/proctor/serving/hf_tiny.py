@@ -18,11 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-WORDS = (
+TEXT = (
     "the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches "
     "inference servers stream tokens to clients that measure time to first token and time per "
     "output token under load with many concurrent requests arriving at random times"
-).split()
+)
+WORDS = tuple(TEXT.split())
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"

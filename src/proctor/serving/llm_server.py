@@ -246,6 +246,7 @@ class LLMServer:
         self.app.router.add_post("/v1/chat/completions", self._chat)
         self.app.router.add_get("/v1/models", self._models)
         self.app.router.add_get("/health", self._health)
+        self.app.router.add_get("/stats", self._stats)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -277,6 +278,10 @@ class LLMServer:
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        """Requests and faults so far: lets a benchmark see when any client's load is flowing."""
+        return web.json_response(dict(self.stats))
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         return await self._serve(request, chat=False)
@@ -365,7 +370,9 @@ class LLMServer:
                 await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
             self.stats["completed"] += 1
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:  # the client hung up mid-stream (a benchmark's end): nothing to send
+            self.stats["client_gone"] += 1
+        except asyncio.CancelledError:
             self.stats["client_gone"] += 1
             raise
         return resp
