@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
@@ -67,6 +68,14 @@ def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], int]:
 
 
 TICK = os.sysconf("SC_CLK_TCK")
+SERVER_PID = [0]  # the server process, sampled alongside each client
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime+stime (s) of one process (all its threads), from /proc."""
+    raw = Path(f"/proc/{pid}/stat").read_bytes()
+    f = raw[raw.rindex(b")") + 2:].split()
+    return (int(f[11]) + int(f[12])) / TICK
 
 
 def tree_cpu_s(root: int) -> float:
@@ -94,9 +103,12 @@ def tree_cpu_s(root: int) -> float:
 class CpuWindow:
     """Samples a client's CPU and the server's request count; CPU % over the window with requests."""
 
-    def __init__(self, pid: int, port: int) -> None:
+    def __init__(self, pid: int, port: int, tree: bool = True) -> None:
+        """tree: count the descendants too (a peer's worker processes); False for this process,
+        whose child is the server."""
         self.pid, self.port = pid, port
-        self.samples: list[tuple[float, int, float]] = []
+        self.cpu_s = tree_cpu_s if tree else proc_cpu_s
+        self.samples: list[tuple[float, int, float, float]] = []  # time, requests, client CPU, server CPU
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -105,9 +117,11 @@ class CpuWindow:
             return int(orjson.loads(r.read()).get("requests", 0))
 
     def _run(self) -> None:
-        while not self._stop.wait(0.2):
+        while not self._stop.wait(0.25):
             with contextlib.suppress(OSError, ValueError):
-                self.samples.append((time.monotonic(), self.requests(), tree_cpu_s(self.pid)))
+                self.samples.append(
+                    (time.monotonic(), self.requests(), self.cpu_s(self.pid), proc_cpu_s(SERVER_PID[0]))
+                )
 
     def __enter__(self) -> CpuWindow:
         self._thread.start()
@@ -117,8 +131,9 @@ class CpuWindow:
         self._stop.set()
         self._thread.join(timeout=10)
 
-    def percent(self) -> float:
-        """Client CPU % of one core from the sample before the first new request to the last one."""
+    def percent(self, col: int = 2) -> float:
+        """Client (col 2) or server (col 3) CPU % of one core, from the sample before the first new
+        request to the last one."""
         s = self.samples
         if len(s) < 3:
             return float("nan")
@@ -128,7 +143,7 @@ class CpuWindow:
         if first is None or last is None or last <= first - 1:
             return float("nan")
         a, b = s[max(first - 1, 0)], s[last]
-        return 100 * (b[2] - a[2]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
+        return 100 * (b[col] - a[col]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
 
 
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int) -> dict[str, Any]:
@@ -151,7 +166,7 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
                                 use_token_latencies=True, server_target_qps=rate,
                                 min_duration_ms=int(args.seconds * 1000), min_query_count=1)
         requested = rate
-    with tempfile.TemporaryDirectory() as out_dir, CpuWindow(os.getpid(), port) as cpu:
+    with tempfile.TemporaryDirectory() as out_dir, CpuWindow(os.getpid(), port, tree=False) as cpu:
         out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=out_dir)), audit_config=None)
     sut.close()
     rec, res = out.records, out.result
@@ -159,8 +174,9 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     n = rec.n_samples_issued
     ntok = rec.sample_n_tokens[:n]
     if streams:
-        ids = np.array(sorted(sut.sent_ns), np.int64)
-        sent = np.array([sut.sent_ns[i] for i in ids.tolist()], np.int64)
+        keys = sorted(sut.sent_ns)
+        sent = np.array([sut.sent_ns[i] for i in keys], np.int64)
+        ids = np.array(keys, np.int64) & ((1 << ID_GENERATION_BITS) - 1)  # response id -> sample position
         first, done = rec.sample_first_token_ns[ids], rec.sample_done_ns[ids]
         ok = (first != NOT_SET) & (done != NOT_SET)
         ttft = float(np.median(first[ok] - sent[ok])) / 1e6
@@ -175,7 +191,7 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         "client": "proctor", "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
-        "cpu_pct": cpu.percent(), "requested": requested, "achieved": achieved,
+        "cpu_pct": cpu.percent(), "server_cpu_pct": cpu.percent(3), "requested": requested, "achieved": achieved,
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
         "faults": sum(sut.faults.values()), "errors": out.errors,
     }
@@ -190,8 +206,8 @@ def peer_env() -> dict[str, str]:
     return env
 
 
-def run_peer(cmd: list[str], port: int, cwd: str, log: Path) -> tuple[int, float]:
-    """Run a peer to its end (bounded), sampling its CPU; (exit code, CPU % in the request window)."""
+def run_peer(cmd: list[str], port: int, cwd: str, log: Path) -> tuple[int, tuple[float, float]]:
+    """Run a peer to its end (bounded), sampling CPU; (exit code, (its CPU %, the server's CPU %))."""
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=peer_env(), stdout=out, stderr=subprocess.STDOUT)
         with CpuWindow(proc.pid, port) as cpu:
@@ -200,7 +216,7 @@ def run_peer(cmd: list[str], port: int, cwd: str, log: Path) -> tuple[int, float
             except subprocess.TimeoutExpired:
                 proc.kill()
                 rc = proc.wait(timeout=30)
-    return rc, cpu.percent()
+    return rc, (cpu.percent(), cpu.percent(3))
 
 
 def guidellm_row(args: argparse.Namespace, port: int, label: str, rate: float, streams: int,
@@ -252,13 +268,14 @@ def aiperf_row(args: argparse.Namespace, port: int, label: str, rate: float, str
                float(d["credit_to_start_latency"]["p99"]), osl["min"] == osl["max"] == args.tokens)
 
 
-def row(client: str, label: str, args: argparse.Namespace, n: int, ttft: float, tpot: float, cpu: float,
+def row(client: str, label: str, args: argparse.Namespace, n: int, ttft: float, tpot: float,
+        cpu: tuple[float, float],
         requested: float, achieved: float, late: float, exact: bool) -> dict[str, Any]:
     return {
         "client": client, "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
-        "cpu_pct": cpu, "requested": requested, "achieved": achieved, "late_p99_ms": late,
+        "cpu_pct": cpu[0], "server_cpu_pct": cpu[1], "requested": requested, "achieved": achieved, "late_p99_ms": late,
         "tokens_exact": exact, "faults": 0, "errors": 0,
     }
 
@@ -305,11 +322,11 @@ def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tupl
           f"{args.chunk}, usage record; {args.seconds:g} s per case; load average {load[0]:.2f} at the start, "
           f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
     head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'TPOT ms':>8} {'err%':>6} " \
-           f"{'CPU%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
+           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
     print(head)
     for r in rows:
         print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
-              f"{r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['requested']:7.1f} "
+              f"{r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
               f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {'exact' if r['tokens_exact'] else 'WRONG'}")
     best = sustained(rows)
     if best:
@@ -333,6 +350,7 @@ def main(argv: list[str] | None = None) -> None:
     peers = bool(args.peers_python and os.path.exists(args.peers_python))
     load = os.getloadavg()
     proc, port = start_server(args)
+    SERVER_PID[0] = proc.pid
     rows: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="llm-bench-") as tmp:
