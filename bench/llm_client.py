@@ -224,7 +224,8 @@ def guidellm_row(args: argparse.Namespace, port: int, label: str, rate: float, s
     exe = str(Path(args.peers_python).parent / "guidellm")
     out = work / "guidellm.json"
     profile = f"kind=concurrent,streams={streams}" if streams else f"kind=poisson,rate={rate:g}"
-    cmd = [exe, "run", "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model=proctor-tiny",
+    cmd = [exe, "run", "--backend",
+           f"kind=openai_http,target=http://127.0.0.1:{port},model=proctor-tiny,request_format=/v1/completions",
            "--profile", profile, "--data", f"kind=synthetic_text,prompt_tokens=32,output_tokens={args.tokens}",
            "--tokenizer", f"kind=huggingface_auto,model={tok}",
            "--constraint", f"kind=max_duration,seconds={args.seconds:g}",
@@ -236,7 +237,11 @@ def guidellm_row(args: argparse.Namespace, port: int, label: str, rate: float, s
     m = orjson.loads(out.read_bytes())["benchmarks"][0]["metrics"]
 
     def ok(key: str) -> dict[str, Any]:
-        return dict(m[key]["successful"])
+        """A metric's statistics over the successful requests (NaN where GuideLLM left it out)."""
+        got = (m.get(key) or {}).get("successful")
+        nan = float("nan")
+        return dict(got) if got else {"count": 0, "median": nan, "mean": nan, "min": nan, "max": nan,
+                                      "percentiles": {"p99": nan}}
 
     ttft, itl, ntok = ok("time_to_first_token_ms"), ok("inter_token_latency_ms"), ok("output_token_count")
     return row("guidellm", label, args, int(ttft["count"]), float(ttft["median"]), float(itl["median"]), cpu,

@@ -297,7 +297,12 @@ class LLMServer:
     async def _serve(self, request: web.Request, chat: bool) -> web.StreamResponse:
         arrival = time.monotonic()
         try:
-            body = orjson.loads(await request.read())
+            raw = await request.read()
+        except ConnectionResetError:  # the client left before its body arrived
+            self.stats["client_gone"] += 1
+            return web.Response(status=499)
+        try:
+            body = orjson.loads(raw)
             if not isinstance(body, dict):
                 raise ValueError("the request body must be a JSON object")
             prompt = self.model.prompt_text(body)
@@ -329,15 +334,15 @@ class LLMServer:
             ids = await self._generate_all(prompt_ids, n, arrival)
             return web.json_response(self._full(rid, chat, ids, len(prompt_ids), want_ids))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await resp.prepare(request)
         head = {"id": rid, "object": "chat.completion.chunk" if chat else "text_completion",
                 "created": int(time.time()), "model": self.opt.model_name}
-        if chat:
-            await resp.write(_sse({**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                                         "finish_reason": None}]}))
         sent = 0
         usage = {"prompt_tokens": len(prompt_ids), "completion_tokens": n, "total_tokens": len(prompt_ids) + n}
         try:
+            await resp.prepare(request)
+            if chat:
+                await resp.write(_sse({**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                                             "finish_reason": None}]}))
             async for group in self._token_groups(prompt_ids, n, arrival):
                 sent += len(group)
                 last = sent == n
