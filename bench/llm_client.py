@@ -15,6 +15,10 @@ is written locally (proctor.serving.hf_tiny, no download) and given as an absolu
 the server's token counts (`--use-server-token-count`; it re-tokenizes the text otherwise). The
 rules' TPOT is GuideLLM's and AIPerf's ITL column (GuideLLM's "TPOT" is latency / tokens).
 
+TTFT is proctor's by the rules (from the scheduled issue time, so its own issue lateness counts
+against it); `send ms` is TTFT from the moment the request was sent, which is what the peers
+report (for them both columns are the same).
+
 CPU % is the client's process tree (utime+stime from /proc) over the window in which the server
 saw its requests arrive (the server's /stats), so start-up and teardown are left out for all.
 `late99` is proctor's issue lateness p99; for the peers, their own nearest metric: GuideLLM's
@@ -154,8 +158,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         params["concurrency"] = str(streams)
     sut, qsl = from_params(**params)
     per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
+    sut.sent_ns = {}  # each request's send time: TTFT from the send, as the peers measure it
     if streams:
-        sut.sent_ns = {}
         expected = streams / per_req_s
         settings = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.PERFORMANCE_ONLY,
                                 use_token_latencies=True, offline_expected_qps=expected,
@@ -173,13 +177,14 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     assert rec is not None and res is not None
     n = rec.n_samples_issued
     ntok = rec.sample_n_tokens[:n]
+    keys = sorted(sut.sent_ns)
+    sent = np.array([sut.sent_ns[i] for i in keys], np.int64)
+    ids = np.array(keys, np.int64) & ((1 << ID_GENERATION_BITS) - 1)  # response id -> sample position
+    first, done = rec.sample_first_token_ns[ids], rec.sample_done_ns[ids]
+    ok = (first != NOT_SET) & (done != NOT_SET)
+    ttft_send = float(np.median(first[ok] - sent[ok])) / 1e6
     if streams:
-        keys = sorted(sut.sent_ns)
-        sent = np.array([sut.sent_ns[i] for i in keys], np.int64)
-        ids = np.array(keys, np.int64) & ((1 << ID_GENERATION_BITS) - 1)  # response id -> sample position
-        first, done = rec.sample_first_token_ns[ids], rec.sample_done_ns[ids]
-        ok = (first != NOT_SET) & (done != NOT_SET)
-        ttft = float(np.median(first[ok] - sent[ok])) / 1e6
+        ttft = ttft_send
         tpot = float(np.median((done[ok] - first[ok]) / np.maximum(ntok[ids][ok] - 1, 1))) / 1e6
         achieved = n / res.max_latency_s if res.max_latency_s else 0.0
         late = float("nan")
@@ -190,6 +195,7 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     return {
         "client": "proctor", "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
+        "ttft_send_ms": ttft_send, "ttft_send_err_pct": 100 * (ttft_send - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
         "cpu_pct": cpu.percent(), "server_cpu_pct": cpu.percent(3), "requested": requested, "achieved": achieved,
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
@@ -279,6 +285,7 @@ def row(client: str, label: str, args: argparse.Namespace, n: int, ttft: float, 
     return {
         "client": client, "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
+        "ttft_send_ms": ttft, "ttft_send_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
         "cpu_pct": cpu[0], "server_cpu_pct": cpu[1], "requested": requested, "achieved": achieved, "late_p99_ms": late,
         "tokens_exact": exact, "faults": 0, "errors": 0,
@@ -326,12 +333,13 @@ def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tupl
     print(f"truth: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, {args.tokens} tokens in chunks of "
           f"{args.chunk}, usage record; {args.seconds:g} s per case; load average {load[0]:.2f} at the start, "
           f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
-    head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'TPOT ms':>8} {'err%':>6} " \
+    head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'send ms':>8} {'err%':>6} " \
+           f"{'TPOT ms':>8} {'err%':>6} " \
            f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
     print(head)
     for r in rows:
         print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
-              f"{r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
+              f"{r['ttft_send_ms']:8.2f} {r['ttft_send_err_pct']:+6.1f} {r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
               f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {'exact' if r['tokens_exact'] else 'WRONG'}")
     best = sustained(rows)
     if best:
