@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import logging
 import operator
+import re
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from proctor.loadgen.types import QuerySampleResponse
 
 SMALL_BATCH = 16  # complete_arrays batches up to this size take the scalar path
 ID_GENERATION_BITS = 32  # ids of phase g are g << 32 + sequence number: no phase has 2**32 samples
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?")  # ids, indices, counts: not part of a kind
 KIND_HEAD = 80  # a failure's kind: its type and the first this-many characters of its message
 
 log = logging.getLogger(__name__)
@@ -48,14 +50,20 @@ def next_id_base() -> int:
     return next(_generations) << ID_GENERATION_BITS
 
 
-def failure_kind(exc: BaseException | str) -> str:
-    """`Type: first line of the message`, cut to KIND_HEAD characters: what failures are counted by."""
+def failure_text(exc: BaseException | str) -> str:
+    """`Type: first line of the message`, cut to KIND_HEAD characters: what a log line shows."""
     if isinstance(exc, str):
         text = exc
     else:
         message = str(exc).strip().splitlines()
         text = type(exc).__name__ + (f": {message[0]}" if message else "")
     return text if len(text) <= KIND_HEAD else text[: KIND_HEAD - 3] + "..."
+
+
+def failure_kind(exc: BaseException | str) -> str:
+    """`failure_text` with its numbers masked: failures that differ only in sample ids, ports or
+    counts are one kind, counted together."""
+    return _NUMBER.sub("N", failure_text(exc))
 
 
 class FaultCounter:
@@ -74,7 +82,8 @@ class FaultCounter:
             n = self.kinds.get(kind, 0) + 1
             self.kinds[kind] = n
         if n == 1 and self._sink is not None:
-            self._sink(f"SUT failure{f' ({where})' if where else ''}: {kind} (later ones of this kind are counted)")
+            text = failure_text(exc)
+            self._sink(f"SUT failure{f' ({where})' if where else ''}: {text} (later ones of this kind are counted)")
         return n == 1
 
     @property
