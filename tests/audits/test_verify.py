@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from proctor.audits import verify as V
-from proctor.audits.configs import ACCURACY_LOG_RNG_SEED, TEST04_CONFIG, TEST06_CONFIG, Audit, audit_config, required_audits
+from proctor.audits.configs import (
+    ACCURACY_LOG_RNG_SEED,
+    TEST04_CONFIG,
+    TEST06_CONFIG,
+    Audit,
+    audit_config,
+    required_audits,
+)
 from proctor.errors import LogFormatError
 from proctor.loadgen.conf import ConfType, parse_conf
 

@@ -19,11 +19,28 @@ import typer
 from rich.console import Console
 
 from proctor.audits.configs import Audit, required_audits
-from proctor.audits.run import AuditOutcome, Layout, RunLogs, Runner, Test06Options, Tree, run_audits, verify_audit
+from proctor.audits.run import (
+    AuditOutcome,
+    Layout,
+    RunLogs,
+    Runner,
+    Test06Options,
+    Tree,
+    run_audits,
+    verify_audit,
+)
 from proctor.audits.verify import TEST06_DTYPES
 from proctor.cli import output
 from proctor.cli.apps import app
-from proctor.cli.run import QUICK_DURATION_MS, SUT_HELP, Engine, _check_number, _close, build_settings, mark_short_run
+from proctor.cli.run import (
+    QUICK_DURATION_MS,
+    SUT_HELP,
+    Engine,
+    _check_number,
+    _close,
+    build_settings,
+    mark_short_run,
+)
 from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario
