@@ -67,7 +67,16 @@ SIZES = {"Offline": 2000, "Server": 60, "SingleStream": 150}  # large, under 4 K
 def test_truncate_output_mode(tmp_path: Path, cli) -> None:
     src = build_tree(tmp_path / "in", SIZES)
     full = (src / "closed/acme/results/box/resnet/Offline/accuracy/mlperf_log_accuracy.json").read_bytes()
-    r = cli("submission", "truncate-accuracy", "--input", str(src), "--submitter", "acme", "--output", str(tmp_path / "out"))
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(src),
+        "--submitter",
+        "acme",
+        "--output",
+        str(tmp_path / "out"),
+    )
     assert r.rc == 0, r.out + r.err
     out = tmp_path / "out" / "closed/acme/results/box/resnet/Offline/accuracy"
     log = (out / "mlperf_log_accuracy.json").read_bytes()
@@ -77,17 +86,37 @@ def test_truncate_output_mode(tmp_path: Path, cli) -> None:
     assert _files(src)["closed/acme/results/box/resnet/Offline/accuracy/mlperf_log_accuracy.json"] == full
     # a second pass changes nothing: the hash is there and the log is small
     before = _files(tmp_path / "out")
-    r = cli("submission", "truncate-accuracy", "--input", str(tmp_path / "out"), "--submitter", "acme", "--backup", str(tmp_path / "bk"))
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(tmp_path / "out"),
+        "--submitter",
+        "acme",
+        "--backup",
+        str(tmp_path / "bk"),
+    )
     assert r.rc == 0 and _files(tmp_path / "out") == before
 
 
 def test_truncate_backup_mode(tmp_path: Path, cli) -> None:
     src = build_tree(tmp_path / "in", {"Offline": 2000})
     orig = _files(src)
-    r = cli("submission", "truncate-accuracy", "--input", str(src), "--submitter", "acme", "--backup", str(tmp_path / "bk"))
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(src),
+        "--submitter",
+        "acme",
+        "--backup",
+        str(tmp_path / "bk"),
+    )
     assert r.rc == 0, r.out + r.err
     saved = tmp_path / "bk" / "closed/acme/results/box/resnet/Offline/accuracy/mlperf_log_accuracy.json"
-    assert saved.read_bytes() == orig["closed/acme/results/box/resnet/Offline/accuracy/mlperf_log_accuracy.json"]
+    assert (
+        saved.read_bytes() == orig["closed/acme/results/box/resnet/Offline/accuracy/mlperf_log_accuracy.json"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -98,21 +127,45 @@ def test_truncate_backup_mode(tmp_path: Path, cli) -> None:
     ],
 )
 def test_truncate_bad_input(tmp_path: Path, cli, args: tuple[str, ...], words: str) -> None:
-    r = cli("submission", "truncate-accuracy", "--input", str(tmp_path / "nope"), *(a.format(tmp=tmp_path) for a in args))
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(tmp_path / "nope"),
+        *(a.format(tmp=tmp_path) for a in args),
+    )
     assert r.rc == 2 and words in r.err and "Traceback" not in r.err
 
 
 def test_truncate_existing_output(tmp_path: Path, cli) -> None:
     src = build_tree(tmp_path / "in", {"Offline": 10})
     (tmp_path / "o").mkdir()
-    r = cli("submission", "truncate-accuracy", "--input", str(src), "--submitter", "acme", "--output", str(tmp_path / "o"))
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(src),
+        "--submitter",
+        "acme",
+        "--output",
+        str(tmp_path / "o"),
+    )
     assert r.rc == 2 and "already exists" in r.err
 
 
 def test_missing_accuracy_txt_is_an_error(tmp_path: Path, cli) -> None:
     src = build_tree(tmp_path / "in", {"Offline": 2000})
     (src / "closed/acme/results/box/resnet/Offline/accuracy/accuracy.txt").unlink()
-    r = cli("submission", "truncate-accuracy", "--input", str(src), "--submitter", "acme", "--output", str(tmp_path / "o"))
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(src),
+        "--submitter",
+        "acme",
+        "--output",
+        str(tmp_path / "o"),
+    )
     assert r.rc == 1 and "accuracy.txt" in r.out
 
 
@@ -126,13 +179,29 @@ def test_truncate_matches_official(tmp_path: Path, cli, mode: str) -> None:
     theirs = tmp_path / "theirs"
     shutil.copytree(ours, theirs)
     extra = ["--output", "OUT"] if mode == "output" else ["--backup", "BK"]
-    r = cli("submission", "truncate-accuracy", "--input", str(ours), "--submitter", "acme",
-            *[str(tmp_path / ("ours_" + a)) if a in ("OUT", "BK") else a for a in extra])
+    r = cli(
+        "submission",
+        "truncate-accuracy",
+        "--input",
+        str(ours),
+        "--submitter",
+        "acme",
+        *[str(tmp_path / ("ours_" + a)) if a in ("OUT", "BK") else a for a in extra],
+    )
     assert r.rc == 0, r.out
     subprocess.run(
-        [sys.executable, str(repo / SCRIPT), "--input", str(theirs), "--submitter", "acme",
-         *[str(tmp_path / ("theirs_" + a)) if a in ("OUT", "BK") else a for a in extra]],
-        check=True, capture_output=True, timeout=60,
+        [
+            sys.executable,
+            str(repo / SCRIPT),
+            "--input",
+            str(theirs),
+            "--submitter",
+            "acme",
+            *[str(tmp_path / ("theirs_" + a)) if a in ("OUT", "BK") else a for a in extra],
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     for name in ("ours", "theirs"):
         assert (tmp_path / f"{name}_{extra[1]}").is_dir()
@@ -147,7 +216,9 @@ def test_truncate_bytes_shape(data: bytes) -> None:
     if len(data) < VIEWABLE_SIZE:
         assert out == data
     else:
-        assert is_truncated(out) and out.startswith(data[:VIEWABLE_SIZE]) and out.endswith(data[-VIEWABLE_SIZE:])
+        assert (
+            is_truncated(out) and out.startswith(data[:VIEWABLE_SIZE]) and out.endswith(data[-VIEWABLE_SIZE:])
+        )
     assert len(out) < MAX_ACCURACY_LOG_SIZE
 
 

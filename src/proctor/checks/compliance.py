@@ -61,7 +61,12 @@ TEST06_LINES = {
     "sample length": ("Sample length check pass: True",),
 }
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
-TEST01_ACC_FILES = ("mlperf_log_accuracy.json", "accuracy.txt", "baseline_accuracy.txt", "compliance_accuracy.txt")
+TEST01_ACC_FILES = (
+    "mlperf_log_accuracy.json",
+    "accuracy.txt",
+    "baseline_accuracy.txt",
+    "compliance_accuracy.txt",
+)
 MEASUREMENT_FIELDS = (
     "input_data_types", "retraining", "starting_weights_filename", "weight_data_types", "weight_transformations",
 )  # fmt: skip
@@ -143,10 +148,8 @@ def parse_verify(text: str, test: str, kind: str) -> Verdict:
         official = not missing
         why = f"the {', '.join(missing)} check did not pass" if missing else ""
         return Verdict(official, official and failed is None, why or (failed or ""), numbers)
-    if test == "TEST01" and kind == "accuracy":
-        official = PASS_LINE in lines  # a whole line
-    else:
-        official = PASS_LINE in text  # anywhere in a line
+    # TEST01's accuracy wants a whole line; the others take it anywhere in a line
+    official = PASS_LINE in lines if test == "TEST01" and kind == "accuracy" else PASS_LINE in text
     if failed is not None:
         return Verdict(official, False, f"it says '{failed[:120]}'", numbers)
     return Verdict(official, official, "" if official else f"no '{PASS_LINE}' line", numbers)
@@ -210,7 +213,9 @@ def check_audits(ctx: ResultContext) -> list[Finding]:
     return out
 
 
-def _verify_file(folder: Path, test: str, kind: str, name: str | None = None) -> tuple[Verdict | None, list[Finding]]:
+def _verify_file(
+    folder: Path, test: str, kind: str, name: str | None = None
+) -> tuple[Verdict | None, list[Finding]]:
     path = folder / (name or f"verify_{kind}.txt")
     if not _is_file(path):
         return None, [_err("compliance_file", path, f"missing; {test}'s verification writes it")]
@@ -221,8 +226,7 @@ def _verify_file(folder: Path, test: str, kind: str, name: str | None = None) ->
     verdict = parse_verify(text, test, kind)
     if verdict.passed:
         return verdict, []
-    rule = "compliance_failed" if verdict.official_pass is False or not verdict.passed else "compliance_failed"
-    return verdict, [_err(rule, path, f"{test} {kind} verification failed: {verdict.why}")]
+    return verdict, [_err("compliance_failed", path, f"{test} {kind} verification failed: {verdict.why}")]
 
 
 def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
@@ -239,7 +243,9 @@ def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
         run = folder / "performance" / "run_1"
         for name in PERF_FILES:
             if not _is_file(run / name):
-                out.append(_err("compliance_file", run / name, f"missing; copy the {test} run's LoadGen output here"))
+                out.append(
+                    _err("compliance_file", run / name, f"missing; copy the {test} run's LoadGen output here")
+                )
         if _is_file(run / "mlperf_log_detail.txt"):
             out += _consistent(ctx, test, run / "mlperf_log_detail.txt")
     return out
@@ -259,7 +265,9 @@ def _test01_fallback(folder: Path, ctx: ResultContext, failed: list[Finding]) ->
     delta = 0.1 if "99.9" in ctx.benchmark else 1.0
     common = [k for k in base if k in comp]
     if not common:
-        return failed + [_err("compliance_failed", acc, "baseline and compliance accuracy name no common metric")]
+        return failed + [
+            _err("compliance_failed", acc, "baseline and compliance accuracy name no common metric")
+        ]
     bad = [k for k in common if base[k] == 0 or comp[k] == 0 or abs(1 - base[k] / comp[k]) * 100 > delta]
     if bad:
         return [
@@ -343,10 +351,17 @@ def check_accuracy_hash(acc_dir: Path) -> list[Finding]:
     value = hashes[0]
     if len(set(hashes)) > 1:
         out.append(
-            _err("accuracy_hash", txt, f"{len(set(hashes))} different hash lines; the first one counts", severity=Severity.WARNING)
+            _err(
+                "accuracy_hash",
+                txt,
+                f"{len(set(hashes))} different hash lines; the first one counts",
+                severity=Severity.WARNING,
+            )
         )
     if not SHA256_HEX.match(value):
-        out.append(_err("accuracy_hash", txt, f"hash {short(value, 80)} is not a sha256 (64 lowercase hex digits)"))
+        out.append(
+            _err("accuracy_hash", txt, f"hash {short(value, 80)} is not a sha256 (64 lowercase hex digits)")
+        )
         return out
     if size > MAX_ACCURACY_LOG_SIZE:
         return out
@@ -357,7 +372,9 @@ def check_accuracy_hash(acc_dir: Path) -> list[Finding]:
     digest = hashlib.sha256(data).hexdigest()
     if is_truncated(data):
         if digest == value:
-            out.append(_err("accuracy_hash", txt, "the hash is of the truncated log; it must be the full log's"))
+            out.append(
+                _err("accuracy_hash", txt, "the hash is of the truncated log; it must be the full log's")
+            )
     elif digest != value:
         out.append(
             _err(
@@ -386,14 +403,18 @@ def measurement_files(ctx: ResultContext) -> tuple[Path, Path | None, list[Findi
     if pick is not None:
         return v5, v5 / pick, []
     expected = v5 / f"{ctx.system}.json" if ctx.version.startswith(("v4", "v5")) else v6 / "measurements.json"
-    return expected.parent, None, [
-        _err(
-            "measurements",
-            expected,
-            "missing the measurements JSON (input_data_types, retraining, starting_weights_filename, "
-            "weight_data_types, weight_transformations)",
-        )
-    ]
+    return (
+        expected.parent,
+        None,
+        [
+            _err(
+                "measurements",
+                expected,
+                "missing the measurements JSON (input_data_types, retraining, starting_weights_filename, "
+                "weight_data_types, weight_transformations)",
+            )
+        ],
+    )
 
 
 def check_measurements(ctx: ResultContext) -> list[Finding]:
@@ -403,7 +424,9 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
     for name in MEASUREMENT_FILES:
         p = folder / name
         if not _is_file(p):
-            out.append(_err("measurements", p, f"missing {name}; the official checker requires it beside the JSON"))
+            out.append(
+                _err("measurements", p, f"missing {name}; the official checker requires it beside the JSON")
+            )
         elif os.stat(p).st_size == 0:
             out.append(_err("measurements", p, f"{name} is empty"))
     if _is_file(folder / "user.conf"):
@@ -431,7 +454,9 @@ def check_measurements_json(path: Path) -> list[Finding]:
     if missing:
         out.append(_err("measurements", path, f"missing fields: {', '.join(missing)}", key=missing[0]))
     if empty:
-        out.append(_err("measurements", path, f"fields need a meaningful value: {', '.join(empty)}", key=empty[0]))
+        out.append(
+            _err("measurements", path, f"fields need a meaningful value: {', '.join(empty)}", key=empty[0])
+        )
     return out
 
 
@@ -447,7 +472,9 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
     model = ctx.variant.benchmark.name
     scenario = "Interactive" if ctx.variant.interactive else ctx.category
     try:
-        base = apply_conf(TestSettings(), parse_conf(mlperf, ConfType.MLPERF), model, scenario, ConfType.MLPERF)
+        base = apply_conf(
+            TestSettings(), parse_conf(mlperf, ConfType.MLPERF), model, scenario, ConfType.MLPERF
+        )
         entries = parse_conf(user, ConfType.USER)
         pairs = list(applied(base, entries, model, scenario, ConfType.USER))
     except (ProctorError, ValueError, OSError) as exc:

@@ -16,31 +16,40 @@ from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_table
 from proctor.rules.inference import CURRENT_ROUND, SEEDS
 
 submission_app = typer.Typer(
-    help="Assemble an inference submission tree and prepare it for the official checker.", no_args_is_help=True
+    help="Assemble an inference submission tree and prepare it for the official checker.",
+    no_args_is_help=True,
 )
 app.add_typer(submission_app, name="submission")
 
 
 @submission_app.command("truncate-accuracy")
 def truncate_cmd(
-    input_dir: Annotated[Path, typer.Option("--input", help="The submission root (holding closed/open/network).")],
+    input_dir: Annotated[
+        Path, typer.Option("--input", help="The submission root (holding closed/open/network).")
+    ],
     submitter: Annotated[str, typer.Option("--submitter", help="Only this submitter's folders.")],
     output: Annotated[
-        Path | None, typer.Option("--output", help="Write a truncated copy here (a new folder); the input stays.")
+        Path | None,
+        typer.Option("--output", help="Write a truncated copy here (a new folder); the input stays."),
     ] = None,
     backup: Annotated[
         Path | None,
-        typer.Option("--backup", help="Truncate in place, saving each original accuracy log under this folder."),
+        typer.Option(
+            "--backup", help="Truncate in place, saving each original accuracy log under this folder."
+        ),
     ] = None,
     scenarios_to_skip: Annotated[
-        str | None, typer.Option("--scenarios-to-skip", help="Comma-separated scenario folders to leave alone.")
+        str | None,
+        typer.Option("--scenarios-to-skip", help="Comma-separated scenario folders to leave alone."),
     ] = None,
 ) -> None:
     """Truncate accuracy logs to the checker's size limit, appending each full log's hash to accuracy.txt."""
     from proctor.submission.truncate import TruncateError, copy_submission, truncate_tree
 
     if output is None and backup is None:
-        fail("give --output NEW_FOLDER (truncate a copy) or --backup FOLDER (truncate in place, originals saved)")
+        fail(
+            "give --output NEW_FOLDER (truncate a copy) or --backup FOLDER (truncate in place, originals saved)"
+        )
     if not input_dir.is_dir():
         fail(f"--input {input_dir}: not a folder; give the submission root holding closed/open/network")
     root = input_dir
@@ -71,15 +80,25 @@ def truncate_cmd(
 
 @submission_app.command("package")
 def package_cmd(
-    runs: Annotated[Path, typer.Argument(help="A folder of proctor runs (see `proctor submission package --help`).")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The submission root to write (a new folder).")],
-    submitter: Annotated[str, typer.Option("--submitter", help="The submitter's name (the folder under the division).")],
-    system: Annotated[Path, typer.Option("--system", help="The system description JSON (systems/<name>.json).")],
+    runs: Annotated[
+        Path, typer.Argument(help="A folder of proctor runs (see `proctor submission package --help`).")
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="The submission root to write (a new folder).")
+    ],
+    submitter: Annotated[
+        str, typer.Option("--submitter", help="The submitter's name (the folder under the division).")
+    ],
+    system: Annotated[
+        Path, typer.Option("--system", help="The system description JSON (systems/<name>.json).")
+    ],
     division: Annotated[str, typer.Option("--division", help="closed, network or open.")] = "closed",
     version: Annotated[
         str, typer.Option("--round", help=f"Round whose layout to write ({', '.join(SEEDS)}).")
     ] = CURRENT_ROUND,
-    check: Annotated[bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")] = True,
+    check: Annotated[
+        bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
+    ] = True,
 ) -> None:
     """Assemble an official-layout submission tree from proctor runs, truncating the accuracy logs.
 
@@ -93,7 +112,9 @@ def package_cmd(
     if version not in SEEDS:
         fail(f"--round {version!r} is not a known round; use one of {', '.join(SEEDS)}")
     try:
-        result = package(runs, output, submitter=submitter, system_json=system, division=division, version=version)
+        result = package(
+            runs, output, submitter=submitter, system_json=system, division=division, version=version
+        )
     except PackageError as exc:
         fail(str(exc))
     out = console()

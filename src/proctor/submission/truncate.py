@@ -137,7 +137,9 @@ def truncate_tree(
         hash_val: str | None = None
         if test not in NO_ACCURACY_TXT:
             if not acc_txt.exists():
-                report.problems.append((acc_txt, "missing; run the accuracy script to write it, then truncate"))
+                report.problems.append(
+                    (acc_txt, "missing; run the accuracy script to write it, then truncate")
+                )
                 continue
             found = hash_lines(acc_txt.read_bytes().decode("utf-8", "replace"))
             hash_val = found[0] if found else None
