@@ -37,6 +37,9 @@ from proctor.loadgen.types import ArraySUT, QuerySample, Scenario, SystemUnderTe
 # Above this many samples the QuerySample objects are built per query while issuing instead of
 # all up front (memory: ~100 bytes each).
 PREBUILD_LIMIT = 4_000_000
+# A query larger than this (a large Offline run) goes to the SUT in several issue calls of this many
+# samples, so no per-sample id array (8 bytes each) or object list exists for the whole query.
+ISSUE_CHUNK = 1 << 20
 
 RAN_OUT = (
     "Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
@@ -89,15 +92,33 @@ class IssueOutcome:
 def _issue_fn(sut: SystemUnderTest, schedule: Schedule, id_base: int = 0) -> Callable[[int, int], None]:
     """A function issuing samples [a, b) to the SUT, in the form the SUT prefers; sample s goes out
     with response id id_base + s."""
+    fn = _issue_fn_whole(sut, schedule, id_base)
+    if schedule.n_samples <= ISSUE_CHUNK:
+        return fn
+
+    def issue_chunked(a: int, b: int) -> None:
+        for c in range(a, b, ISSUE_CHUNK):
+            fn(c, min(c + ISSUE_CHUNK, b))
+
+    return issue_chunked
+
+
+def _issue_fn_whole(sut: SystemUnderTest, schedule: Schedule, id_base: int) -> Callable[[int, int], None]:
     arrays = sut.issue_query_arrays if isinstance(sut, ArraySUT) else None
+    idx = schedule.sample_index
     if arrays is not None:
-        seq = np.arange(id_base, id_base + schedule.n_samples, dtype=np.int64)
-        idx = schedule.sample_index
+        if schedule.n_samples <= PREBUILD_LIMIT and idx.dtype == np.int64:
+            seq = np.arange(id_base, id_base + schedule.n_samples, dtype=np.int64)
 
-        def issue_arrays(a: int, b: int) -> None:
-            arrays(seq[a:b], idx[a:b])
+            def issue_arrays(a: int, b: int) -> None:
+                arrays(seq[a:b], idx[a:b])
 
-        return issue_arrays
+            return issue_arrays
+
+        def issue_arrays_built(a: int, b: int) -> None:  # ids made per call; indices widened per call
+            arrays(np.arange(id_base + a, id_base + b, dtype=np.int64), idx[a:b].astype(np.int64))
+
+        return issue_arrays_built
     issue_query = sut.issue_query
     if schedule.n_samples <= PREBUILD_LIMIT:
         samples = [QuerySample(i, x) for i, x in enumerate(schedule.sample_index.tolist(), id_base)]
