@@ -224,7 +224,7 @@ class CompletionTracker:
         self._any_logged = log_all_data or (mask is not None and bool(np.any(mask)))
         self._log_mask: Any = b""  # never read unless some sample is logged (and not all are)
         if self._any_logged and not log_all_data and mask is not None:
-            self._log_mask = memoryview(np.ascontiguousarray(mask, dtype=bool).view(np.uint8))
+            self._log_mask = np.ascontiguousarray(mask, dtype=bool).view(np.uint8).data
         self._token_data: dict[int, bytes] = {}
         self._plain = not use_tokens and not self._any_logged  # complete_arrays may take its 1-id path
         self._use_tokens = use_tokens

@@ -140,7 +140,7 @@ def streamed_stats(
                 sel -= a
                 sel >>= shifts[(a, b)]
                 h += np.bincount(sel, minlength=h.shape[0])
-        for r, (a, b, below, cnt) in list(pending.items()):
+        for r, (a, b, below, _cnt) in list(pending.items()):
             if (a, b) in gathered:
                 vals = np.concatenate(gathered[(a, b)])
                 vals.sort()

@@ -22,7 +22,7 @@ from proctor.loadgen.types import Scenario, TestMode
 
 _NS_PER_MS = 1_000_000
 OFFLINE_SHUFFLE_CHUNK = 1 << 20  # equal-issue Offline: samples shuffled per pass
-MASK_CHUNK = 1 << 20  # accuracy-log mask: samples drawn per pass (bounded temporaries)
+MASK_CHUNK = 1 << 16  # accuracy-log mask: samples drawn per pass (bounded temporaries)
 # SequenceGen's accuracy-log generator is default-constructed (seed 5489) and never reseeded.
 _ACC_LOG_DEFAULT_SEED = 5489
 
