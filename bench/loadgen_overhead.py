@@ -80,6 +80,8 @@ class _Queue:
 
 
 class ProctorSUT:
+    issue_from_completion = True  # issuing only queues: SS/MS issue from the completing thread
+
     def __init__(self, worker: bool) -> None:
         from proctor.loadgen.completion import complete_arrays
 

@@ -168,3 +168,86 @@ def test_offline_schedule_uses_narrow_indices() -> None:
     finally:
         schedule.OFFLINE_SHUFFLE_CHUNK = schedule_chunk
     assert np.array_equal(a.sample_index, b.sample_index)
+
+
+class _WorkerSUT:
+    """Completes each query on its own thread; `chain` sets issue_from_completion."""
+
+    name = "worker-sut"
+
+    def __init__(self, chain: bool, fail_at: int = -1, never: bool = False) -> None:
+        import queue
+        import threading
+
+        self.issue_from_completion = chain
+        self.q: queue.SimpleQueue[tuple[np.ndarray, np.ndarray] | None] = queue.SimpleQueue()
+        self.threads: list[int] = []
+        self.calls = 0
+        self.fail_at, self.never = fail_at, never
+        self.t = threading.Thread(target=self._loop, daemon=True)
+        self.t.start()
+
+    def _loop(self) -> None:
+        import threading
+
+        while (item := self.q.get()) is not None:
+            if not self.never:
+                completion.complete_arrays(item[0])
+                self.threads.append(threading.get_ident())
+
+    def issue_query(self, samples: object) -> None:
+        raise AssertionError
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ValueError("issue failed")
+        self.q.put((ids.copy(), indices.copy()))
+
+    def flush_queries(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.t.join()
+
+
+@pytest.mark.parametrize("scenario", [Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM])
+def test_chained_closed_loop_matches_the_gate_loop(tmp_path: Path, scenario: Scenario) -> None:
+    outs = []
+    for chain in (False, True):
+        sut = _WorkerSUT(chain)
+        ts = TestSettings(scenario=scenario, min_query_count=300, min_duration_ms=0, performance_sample_count_override=64)
+        ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path / str(chain))), enable_trace=False)
+        out = run_test(sut, InMemoryQSL(64, 64), ts, ls, audit_config=None)
+        sut.close()
+        assert out.records is not None and not out.incomplete
+        n = out.records.n_queries_issued
+        assert n == 300 and out.issue_stop_reason == "done"
+        assert np.all(out.records.query_done_ns[:n] >= out.records.query_issued_ns[:n])
+        assert np.all(out.records.query_issued_ns[1:n] >= out.records.query_done_ns[: n - 1])  # closed loop
+        outs.append(out)
+    assert outs[0].result is not None and outs[1].result is not None
+    assert outs[0].result.query_count == outs[1].result.query_count
+
+
+def test_chained_loop_sut_raising_on_a_worker_is_the_run_error(tmp_path: Path) -> None:
+    from proctor.errors import RunError
+
+    sut = _WorkerSUT(True, fail_at=5)
+    ts = TestSettings(scenario=Scenario.SINGLE_STREAM, min_query_count=50, min_duration_ms=0)
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
+    with pytest.raises(RunError, match="ValueError"):
+        run_test(sut, InMemoryQSL(64, 64), ts, ls, audit_config=None)
+    sut.close()
+    assert sut.calls == 5
+
+
+def test_chained_loop_gives_up_on_a_stuck_sut(tmp_path: Path) -> None:
+    sut = _WorkerSUT(True, never=True)
+    ts = TestSettings(scenario=Scenario.SINGLE_STREAM, min_query_count=50, min_duration_ms=0)
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
+    out = run_test(sut, InMemoryQSL(64, 64), ts, ls, audit_config=None, timeout_s=0.2)
+    sut.close()
+    assert out.incomplete and not out.valid and sut.calls == 1
+    assert out.issue_stop_reason == "timeout"

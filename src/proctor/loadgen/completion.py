@@ -244,6 +244,12 @@ class CompletionTracker:
         self._awaited = -1  # query the closed-loop issuer waits for (-1: none)
         self.gate = threading.Lock()  # held; released when the awaited query completes
         self.gate.acquire()
+        # Closed loop with a SUT that allows it: the thread completing the awaited query calls
+        # `_chain` (the issuer's next step) itself once it left the lock: no thread hand-off.
+        self._chain: Callable[[], None] | None = None
+        self._issuer_thread = 0
+        self._chain_due = False
+        self._chaining = threading.local()
         self._target = -1  # samples to wait for once issuing has ended
         self._pending_logs = 0  # completion calls still copying payloads to the accuracy log
         self.all_done = threading.Event()
@@ -301,7 +307,10 @@ class CompletionTracker:
         self.completed_queries += 1
         if q == self._awaited:
             self._awaited = -1
-            self.gate.release()
+            if self._chain is not None and threading.get_ident() != self._issuer_thread:
+                self._chain_due = True  # the completing thread issues the next query (run_chain)
+            else:
+                self.gate.release()
 
     def _complete_loop(
         self, t: int, ids: Sequence[Any], ntoks: list[Any] | None, who: str
@@ -349,7 +358,36 @@ class CompletionTracker:
         self._check_done()
         return logged
 
+    def set_chain(self, step: Callable[[], None] | None) -> None:
+        """Let completing threads run `step` (the issuer's next step) when the awaited query ends."""
+        self._issuer_thread = threading.get_ident()
+        self._chain = step
+
+    def run_chain(self) -> None:
+        """After a completion call left the lock: run the issuer's step if that call ended the
+        awaited query. A step whose issue completes inline on this thread loops here, never recurses."""
+        if not self._chain_due or getattr(self._chaining, "active", False):
+            return
+        self._chaining.active = True
+        try:
+            while True:
+                with self._lock:
+                    if not self._chain_due:
+                        return
+                    self._chain_due = False
+                    step = self._chain
+                if step is not None:
+                    step()
+        finally:
+            self._chaining.active = False
+
     def fail(self, ids: Sequence[Any], reason: str) -> None:
+        try:
+            self._fail(ids, reason)
+        finally:
+            self.run_chain()
+
+    def _fail(self, ids: Sequence[Any], reason: str) -> None:
         """Samples the SUT could not answer (an HTTP error, a dead node): they end, so the run goes
         on, but they are marked failed: left out of every latency statistic and the run is invalid.
         The first failure of each kind goes to the detail log, the rest are counted."""
@@ -389,6 +427,14 @@ class CompletionTracker:
     def complete(
         self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
+        try:
+            self._complete(responses, response_cb)
+        finally:
+            self.run_chain()
+
+    def _complete(
+        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+    ) -> None:
         t = self._now()
         try:
             ids: list[Any] = [r.id for r in responses]
@@ -404,6 +450,14 @@ class CompletionTracker:
         self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
+        try:
+            self._complete_arrays(ids, n_tokens, data)
+        finally:
+            self.run_chain()
+
+    def _complete_arrays(
+        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+    ) -> None:
         t = self._now()
         if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
             ids = np.asarray(ids) if _all_ints(ids) else np.asarray(list(ids), dtype=object)

@@ -104,6 +104,7 @@ class SyntheticParams:
 
 
 class SyntheticSUT:
+    issue_from_completion = True  # issuing only queues: the closed loop may issue from a worker
     def __init__(self, params: SyntheticParams | None = None) -> None:
         self.params = p = params or SyntheticParams()
         self._rng = np.random.default_rng(p.seed)
