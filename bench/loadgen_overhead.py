@@ -80,6 +80,8 @@ class _Queue:
 
 
 class ProctorSUT:
+    issue_from_completion = True  # issuing only queues: SS/MS issue from the completing thread
+
     def __init__(self, worker: bool) -> None:
         from proctor.loadgen.completion import complete_arrays
 
@@ -211,11 +213,11 @@ ENGINES = {"official": run_official, "proctor": run_proctor}
 
 
 def measure(
-    fields: dict[str, Any], worker: bool, repeats: int = REPEATS
+    fields: dict[str, Any], worker: bool, repeats: int | None = None
 ) -> dict[str, list[tuple[dict[str, Any], float]]]:
     """(detail log values, wall seconds) of `repeats` runs per engine, interleaved."""
     runs: dict[str, list[tuple[dict[str, Any], float]]] = {e: [] for e in ENGINES}
-    for _ in range(repeats):
+    for _ in range(REPEATS if repeats is None else repeats):
         for name, fn in ENGINES.items():
             with tempfile.TemporaryDirectory() as d:
                 runs[name].append(fn(fields, worker, Path(d)))
@@ -267,10 +269,15 @@ def child(engine: str, samples: int) -> None:
     print(json.dumps({"cpu_s": cpu, "rss_mib": rss_mib}))
 
 
-def million(samples: int) -> dict[str, tuple[float, float]]:
+OFFICIAL_BYTES_PER_SAMPLE = 416  # measured: the official needs this much per Offline sample
+MEMORY_BUDGET = 20 << 30  # the official's run is skipped where it would need more than this
+
+
+def million(samples: int, repeats: int | None = None) -> dict[str, tuple[float, float]]:
     out: dict[str, list[tuple[float, float]]] = {e: [] for e in ENGINES}
-    for _ in range(REPEATS):
-        for e in ENGINES:
+    engines = [e for e in ENGINES if e != "official" or samples * OFFICIAL_BYTES_PER_SAMPLE < MEMORY_BUDGET]
+    for _ in range(REPEATS if repeats is None else repeats):
+        for e in engines:
             res = subprocess.run(
                 [sys.executable, __file__, "--child", e, "--samples", str(samples)],
                 capture_output=True,
@@ -281,14 +288,79 @@ def million(samples: int) -> dict[str, tuple[float, float]]:
             d = json.loads(res.stdout.strip().splitlines()[-1])
             out[e].append((d["rss_mib"], d["cpu_s"]))
     return {
-        e: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for e, v in out.items()
+        e: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v))
+        if v
+        else (float("nan"), float("nan"))
+        for e, v in out.items()
     }
+
+
+def generation_rate(samples: int = 30_000_000) -> float:
+    """proctor's Offline schedule generation (loaded set, sample indices, accuracy-log mask), samples/s
+    on this one thread; best of 3."""
+    from proctor.loadgen.normalize import normalize
+    from proctor.loadgen.schedule import generate_schedule, loadable_sets
+    from proctor.loadgen.settings import TestSettings
+    from proctor.loadgen.types import Scenario, TestMode
+
+    ts = TestSettings(
+        scenario=Scenario.OFFLINE,
+        mode=TestMode.PERFORMANCE_ONLY,
+        min_query_count=samples,
+        min_duration_ms=0,
+        performance_sample_count_override=PERF,
+    )
+    eff = normalize(ts, TOTAL, PERF)
+    best = 0.0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        loaded = loadable_sets(eff, TOTAL, TestMode.PERFORMANCE_ONLY)[0]
+        sch = generate_schedule(eff, loaded, TestMode.PERFORMANCE_ONLY)
+        best = max(best, sch.n_samples / (time.perf_counter() - t0))
+        del sch
+    return best
+
+
+class Contention:
+    """Load beside both engines while they run: `hog` one CPU-bound process per core, `gil` one
+    Python thread in this process that holds the GIL whenever it runs."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> Contention:
+        if self.kind == "hog":
+            self.procs = [
+                subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)
+            ]
+        elif self.kind == "gil":
+            def spin() -> None:
+                x = 0
+                while not self.stop.is_set():
+                    x += 1
+
+            self.thread = threading.Thread(target=spin, daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for p in self.procs:
+            p.kill()
+            p.wait()
+        if self.thread is not None:
+            self.thread.join()
 
 
 # --- the table --------------------------------------------------------------------------------------
 
 
 def row(label: str, unit: str, official: float, proctor: float, higher_better: bool) -> tuple[str, ...]:
+    if official != official:  # NaN: the official was not run (it would not fit in memory)
+        return (label, unit, "n/a", f"{proctor:,.1f}", "", "")
     ratio = (
         (proctor / official if higher_better else official / proctor)
         if official and proctor
@@ -303,13 +375,22 @@ def main() -> None:
     ap.add_argument("--child")
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
-    ap.add_argument("--only", default="", help="comma list: offline,ss,ms,server,million")
+    ap.add_argument("--only", default="", help="comma list: offline,ss,ms,server,million,scale,gen")
+    ap.add_argument("--repeats", type=int, default=REPEATS, help="runs per figure (median)")
+    ap.add_argument("--contention", choices=("none", "hog", "gil"), default="none")
     args = ap.parse_args()
     if args.child:
         child(args.child, args.samples)
         return
-    only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million"}
+    globals()["REPEATS"] = args.repeats  # one knob for every figure
+    only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million", "scale", "gen"}
     t_start = time.perf_counter()
+    with Contention(args.contention):
+        rows = table_rows(args, only)
+    print_table(rows, args, t_start)
+
+
+def table_rows(args: argparse.Namespace, only: set[str]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     n_off = 100_000 if args.quick else 300_000
     dur = 300 if args.quick else 1000
@@ -435,6 +516,26 @@ def main() -> None:
                 False,
             )
         )
+    if "scale" in only:
+        sizes = (1_000_000, 10_000_000, 100_000_000)
+        mem = {n: million(n, REPEATS if n <= 1_000_000 else 1) for n in sizes}
+        for n in sizes:
+            for k, what, unit in ((0, "peak RSS", "MiB"), (1, "CPU time", "s")):
+                rows.append(
+                    row(f"Offline {n:,} samples: {what} (child)", unit, mem[n]["official"][k], mem[n]["proctor"][k], False)
+                )
+        for lo, hi in ((1_000_000, 10_000_000), (10_000_000, 100_000_000)):
+            per = {
+                e: (mem[hi][e][0] - mem[lo][e][0]) * 2**20 / (hi - lo) for e in ENGINES
+            }
+            rows.append(row(f"Offline bytes/sample at peak, {lo:,} -> {hi:,}", "B", per["official"], per["proctor"], False))
+    if "gen" in only:
+        rate = generation_rate()
+        rows.append(("Offline schedule generation, one core (proctor)", "samples/s", "n/a", f"{rate:,.0f}", "", ""))
+    return rows
+
+
+def print_table(rows: list[tuple[str, ...]], args: argparse.Namespace, t_start: float) -> None:
     header = ("figure", "unit", "official", "proctor", "ratio", "")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     from importlib.metadata import version
@@ -442,8 +543,9 @@ def main() -> None:
     import mlperf_loadgen  # noqa: F401  (version line only)
 
     print(
-        f"medians of {REPEATS} runs; mlcommons-loadgen {version('mlcommons-loadgen')}; Python "
-        f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; trace off"
+        f"medians of {REPEATS} runs (Offline >= 10M samples: one run); mlcommons-loadgen {version('mlcommons-loadgen')}; Python "
+        f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; trace off; "
+        f"contention {args.contention}"
     )
     print(
         "ratio: proctor / official for rates, official / proctor for times and sizes (>= 1 is proctor ahead)"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from checks_corpus import summary_metric
+from checks_corpus import complete_results, summary_metric
 
 from proctor.checks.submission import SYSTEM_FIELDS, check_submission
 from proctor.loadgen.logs import read_detail
@@ -75,6 +75,7 @@ def test_official_loadgen_logs(tmp_path: Path) -> None:
     for inferred in ("MultiStream", "Offline"):
         shutil.copytree(ss, ss.parent / inferred)
 
+    complete_results(tmp_path)
     report = check_submission(tmp_path, "v6.1")
     errors = sorted((f.rule, f.key, Path(f.path).parts[-4]) for f in report.findings if f.failed)
     assert errors == [

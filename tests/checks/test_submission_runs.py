@@ -102,7 +102,9 @@ def _tree(
                 accuracy_from / "closed/proctor/results" / SYSTEM / BENCH / scen / "accuracy",
                 base / "accuracy",
             )
-    return root
+    from checks_corpus import complete_results
+
+    return complete_results(root)
 
 
 def _build(tmp: Path) -> tuple[Path, Path]:

@@ -203,3 +203,15 @@ def test_short_run_with_the_official_engine_is_marked_too(cli, tmp_path):
     summary = (tmp_path / "mlperf_log_summary.txt").read_text()
     assert summary.rstrip().endswith(f"{SHORT_RUN_MARK} min_duration 0.3 s < 600 s")
     assert read_detail(tmp_path / "mlperf_log_detail.txt").require("proctor_short_run").startswith("min_duration")
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_output_that_is_a_file_is_refused(cli, tmp_path, under):
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    target = a_file / "sub" if under else a_file
+    r = cli(*OFF, "--duration-ms", "10", "--output", str(target))
+    assert r.rc == 2 and "Traceback" not in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert "--output" in r.err and "is a file" in r.err and "give a folder" in r.err
+    assert a_file.read_text() == "x"

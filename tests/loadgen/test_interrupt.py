@@ -205,11 +205,12 @@ def test_fault_counter_keeps_one_line_per_kind():
     seen = []
     faults = completion.FaultCounter(seen.append)
     for k in range(5):
-        faults.report(ValueError(f"bad {k % 2}\nsecond line"))
+        faults.report(ValueError(f"bad {'ab'[k % 2]} at sample {k}\nsecond line"))
     assert faults.total == 5 and len(seen) == 2
-    assert faults.summary_lines() == [
-        "SUT failure repeated 2 more time(s): ValueError: bad 0",
-        "SUT failure repeated 1 more time(s): ValueError: bad 1",
+    assert "bad a at sample 0" in seen[0]  # the first of a kind is shown as it was
+    assert faults.summary_lines() == [  # a kind ignores numbers (sample ids, ports, counts)
+        "SUT failure repeated 2 more time(s): ValueError: bad a at sample N",
+        "SUT failure repeated 1 more time(s): ValueError: bad b at sample N",
     ]
     assert completion.failure_kind("x" * 500).endswith("...")
     assert np.isscalar(faults.total)

@@ -163,7 +163,7 @@ def test_server_count_and_poisson_rate():
 def test_large_offline_schedule_is_arrays():
     e = eff_for(50000, 1024, scenario=Scenario.OFFLINE, min_query_count=1_000_000, min_duration_ms=1000)
     sch = generate_schedule(e, loadable_sets(e, 50000, PERF)[0], PERF)
-    assert sch.n_samples == 1_000_000 and sch.sample_index.dtype == np.int64
+    assert sch.n_samples == 1_000_000 and sch.sample_index.dtype == np.uint16  # narrowest for 50000
     assert sch.accuracy_log_mask.shape == (1_000_000,) and not sch.accuracy_log_mask.any()
 
 

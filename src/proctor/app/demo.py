@@ -48,6 +48,9 @@ INFERENCE_BENCHMARK = "digits"
 SCENARIOS = ("Offline", "Server", "SingleStream")
 DEMO_BASE_SEED = 7  # seeds of the demo's training runs (the RCPs used another stream)
 SHORT_RULE = "min_duration"  # the one rule a short demo run breaks
+# The demo does not run the compliance audits (TEST01/TEST04) yet: each result's missing audits are
+# an expected finding (docs/deviations.md, "proctor demo").
+AUDITS_NOT_RUN = "compliance_missing"
 
 # --- sizing: bounds, not estimates -------------------------------------------------------------
 PROBES = 3  # Offline probes; the fastest counts (noise only ever slows a probe down)
@@ -521,7 +524,7 @@ def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport)
     report.timings_s["inference_checker"] = time.perf_counter() - t0
     report.findings.extend(sr.findings)
     _write_json(work / "submission_check.json", sr.to_dict())
-    short = (SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()
+    short = ((SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()) + (AUDITS_NOT_RUN,)
     for res in sr.results:
         expected = tuple(sorted(set(short) | set(report.measured_rules.get(str(res.scenario), ()))))
         mine = [f for f in sr.findings if f.failed and _under(f.path, res.path)]
@@ -561,6 +564,9 @@ def _inference(
     _write_layout(sub)
     _run_scenarios(opts, sub, work, echo, report, stop)
     _check_stop(stop)
+    from proctor.submission.truncate import truncate_tree
+
+    truncate_tree(root, SUBMITTER)  # the accuracy logs' hashes, and the logs cut to the size limit
     echo("inference submission checker ...")
     _checker_rows(opts, root, work, report)
     report.rows.extend(_accuracy_rows(sub))

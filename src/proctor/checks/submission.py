@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
+from proctor.checks.compliance import ResultContext, check_accuracy_hash, check_audits, check_measurements
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
 from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
@@ -229,16 +230,16 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
             f.append(_err("unreadable", sub.root / name, f"cannot read '{name}' ({kind[7:]}); fix its permissions"))
         elif kind != "dir":
             f.append(_err("layout", sub.root / name, f"missing '{name}' folder"))
-    for name in ("measurements", "code") + (("compliance",) if sub.closed else ()):
-        if _kind(sub.root / name) != "dir":
-            f.append(
-                _err(
-                    "layout",
-                    sub.root / name,
-                    f"missing '{name}' folder (not checked further)",
-                    severity=Severity.WARNING,
-                )
+    code = "code" if sub.version.startswith(("v4", "v5")) else "src"
+    if "dir" not in (_kind(sub.root / "src"), _kind(sub.root / "code")):
+        f.append(
+            _err(
+                "layout",
+                sub.root / code,
+                f"missing '{code}' folder (the implementation's source; the official checker requires it)",
+                severity=Severity.WARNING,
             )
+        )
     if _kind(sub.root / "results") != "dir":
         return
     mapping = _model_mapping(sub.root / "model_mapping.json", f)
@@ -377,6 +378,8 @@ def _check_result(
         if _kind(perf / "mlperf_log_detail.txt") == "file":
             detail, problems = load_detail_log(perf / "mlperf_log_detail.txt")
             local += problems
+            if sub.division == "network":
+                local += _network_sut_name(detail)
             logged = _logged_scenario(detail, local)
             base = Category.SERVER if cat is Category.INTERACTIVE else cat
             if logged is not None and logged is not base:
@@ -408,6 +411,12 @@ def _check_result(
                 )
                 local += check_performance_log(detail, rules)
     local += _check_accuracy_dir(sub, variant, scendir)
+    ctx = ResultContext(
+        sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail
+    )
+    if sub.closed:  # open: "Compliance tests not needed"
+        local += check_audits(ctx)
+    local += check_measurements(ctx)
     metric = _metric(bench, cat, inferred_from, detail, local)
     report.findings.extend(local)
     report.results.append(
@@ -425,6 +434,26 @@ def _check_result(
             path=str(scendir),
         )
     )
+
+
+NETWORK_SUT_NAME = "Network SUT"
+
+
+def _network_sut_name(log: DetailLogData) -> list[Finding]:
+    """Network division: the QDL's Name() must contain "Network SUT" (rules §QDL Constraints)."""
+    name = log.get("sut_name")
+    if not log.values or (isinstance(name, str) and NETWORK_SUT_NAME in name):
+        return []
+    return [
+        _err(
+            "network_sut_name",
+            log.path,
+            f"sut_name {short(name)} must contain '{NETWORK_SUT_NAME}': the QDL's Name() in the network division",
+            key="sut_name",
+            line=log.line_of("sut_name"),
+            source=f"{RULES} §Network Division, QDL Constraints",
+        )
+    ]
 
 
 def _logged_scenario(log: DetailLogData, findings: list[Finding]) -> Category | None:
@@ -490,6 +519,7 @@ def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> lis
     if _kind(accdir / "mlperf_log_detail.txt") == "file":
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
         out += problems + _check_accuracy_log(log, variant.benchmark)
+    out += check_accuracy_hash(accdir)
     acc = accdir / "accuracy.txt"
     if _kind(acc) == "file":
         try:

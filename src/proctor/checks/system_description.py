@@ -44,7 +44,17 @@ SYSTEM_MEANINGFUL = (
 )
 # Counts: a whole number (or a string holding one) in a sane range.
 SYSTEM_COUNTS = ("number_of_nodes", "host_processors_per_node", "host_processor_core_count", "accelerators_per_node")
+# Network division (the official SYSTEM_DESC_REQUIRED_FIELDS_NETWORK_MODE): the fabric (type, media,
+# rate, topology), the protocol, and both ends' interfaces and stacks: what the rules (§Network
+# Division, General Constraints) ask for, "sufficient to determine OSI layers one through four".
+NETWORK_FLAG = "is_network"
+NETWORK_FIELDS = (
+    "network_type", "network_media", "network_rate", "nic_loadgen", "number_nic_loadgen",
+    "net_software_stack_loadgen", "network_protocol", "number_connections", "nic_sut", "number_nic_sut",
+    "net_software_stack_sut", "network_topology",
+)
 # fmt: on
+FABRICS = ("ethernet", "ieee802.11", "infiniband", "3gpp")  # the rules' permitted fabric interconnects
 MAX_COUNT = 1 << 31
 MAX_BYTES = 1 << 20  # a system description is a few KB
 
@@ -173,4 +183,68 @@ def check_system_description(
     stype = text("system_type").replace(" ", "").lower()
     if stype and stype not in SYSTEM_TYPES:
         out.append(err(f"system_type '{stype[:80]}' must be datacenter, edge or datacenter,edge", "system_type"))
+    out += _network(desc, division, err)
     return desc, out
+
+
+def _flag(value: Any) -> bool | None:
+    """`is_network` as true/false; None when it says neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def _network(desc: dict[str, Any], division: str, err: Any) -> list[Finding]:
+    """The network division's fields and the datacenter-only rule; other divisions must not claim it."""
+    out: list[Finding] = []
+    flag = _flag(desc.get(NETWORK_FLAG)) if NETWORK_FLAG in desc else False
+    if NETWORK_FLAG in desc and flag is None:
+        out.append(err(f"'{NETWORK_FLAG}' must be \"true\" or \"false\"", NETWORK_FLAG))
+    elif isinstance(desc.get(NETWORK_FLAG), bool):
+        out.append(
+            err(
+                f"'{NETWORK_FLAG}' is a JSON boolean; write the string \"{str(flag).lower()}\" "
+                "(the official checker calls .lower() on it and fails)",
+                NETWORK_FLAG,
+                Severity.WARNING,
+            )
+        )
+    if division == "closed" and flag:
+        out.append(err(f"'{NETWORK_FLAG}' is true in the closed division; move the result to network", NETWORK_FLAG))
+    if division != "network":
+        return out
+    if flag is False:
+        out.append(err(f"the network division needs '{NETWORK_FLAG}': \"true\"", NETWORK_FLAG))
+    missing = [k for k in NETWORK_FIELDS if k not in desc]
+    if missing:
+        out.append(
+            err(
+                f"missing network fields: {', '.join(missing)} (fabric, protocol and both ends' interfaces: "
+                "OSI layers 1 to 4 must be clear from them)",
+                missing[0],
+            )
+        )
+    empty = [k for k in NETWORK_FIELDS if k in desc and str(desc[k] if desc[k] is not None else "").strip() == ""]
+    if empty:
+        out.append(err(f"network fields must not be empty: {', '.join(empty)}", empty[0]))
+    fabric = desc.get("network_type")
+    if isinstance(fabric, str) and fabric.strip() and not any(f in fabric.lower() for f in FABRICS):
+        out.append(
+            err(
+                f"network_type '{fabric[:80]}' is not a permitted fabric (Ethernet, IEEE802.11, Infiniband, "
+                "3GPP); another needs the Inference WG's clearance",
+                "network_type",
+                Severity.WARNING,
+            )
+        )
+    stype = str(desc.get("system_type", "")).replace(" ", "").lower()
+    if stype and stype != "datacenter":
+        out.append(
+            err(
+                f"system_type '{stype[:80]}': the network division supports only the datacenter suite",
+                "system_type",
+            )
+        )
+    return out

@@ -26,8 +26,10 @@ COMMAND_MODULES = (
     "proctor.cli.training_checks",
     "proctor.cli.training_results",
     "proctor.cli.inference_checks",
+    "proctor.cli.submission",
     "proctor.cli.workloads",
     "proctor.cli.serve",
+    "proctor.cli.audit",
 )
 
 

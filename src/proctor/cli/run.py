@@ -304,6 +304,16 @@ def _check_number(value: float | None, option: str) -> None:
         output.fail(f"{option} must be a finite number > 0, got {value!r}")
 
 
+def check_output_dir(path: Path, option: str = "--output") -> None:
+    """The log folder must be a folder or creatable as one: say so before anything runs."""
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                what = "is a file" if p == path else f"is under {p}, which is a file"
+                output.fail(f"{option} {path}: {what}; give a folder for the log files")
+            return
+
+
 def list_suts(out: Console) -> None:
     """Every registered SUT with its parameters and defaults (`--list-suts`)."""
     from proctor.suts import registry
@@ -432,6 +442,7 @@ def run_cmd(
     if quick:
         duration_ms = QUICK_DURATION_MS
     _check_number(timeout_s, "--timeout-s")
+    check_output_dir(output_dir)
     try:
         resolved = build_settings(
             scenario,

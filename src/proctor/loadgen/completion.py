@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import logging
 import operator
+import re
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from proctor.loadgen.types import QuerySampleResponse
 
 SMALL_BATCH = 16  # complete_arrays batches up to this size take the scalar path
 ID_GENERATION_BITS = 32  # ids of phase g are g << 32 + sequence number: no phase has 2**32 samples
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?")  # ids, indices, counts: not part of a kind
 KIND_HEAD = 80  # a failure's kind: its type and the first this-many characters of its message
 
 log = logging.getLogger(__name__)
@@ -48,14 +50,20 @@ def next_id_base() -> int:
     return next(_generations) << ID_GENERATION_BITS
 
 
-def failure_kind(exc: BaseException | str) -> str:
-    """`Type: first line of the message`, cut to KIND_HEAD characters: what failures are counted by."""
+def failure_text(exc: BaseException | str) -> str:
+    """`Type: first line of the message`, cut to KIND_HEAD characters: what a log line shows."""
     if isinstance(exc, str):
         text = exc
     else:
         message = str(exc).strip().splitlines()
         text = type(exc).__name__ + (f": {message[0]}" if message else "")
     return text if len(text) <= KIND_HEAD else text[: KIND_HEAD - 3] + "..."
+
+
+def failure_kind(exc: BaseException | str) -> str:
+    """`failure_text` with its numbers masked: failures that differ only in sample ids, ports or
+    counts are one kind, counted together."""
+    return _NUMBER.sub("N", failure_text(exc))
 
 
 class FaultCounter:
@@ -74,7 +82,8 @@ class FaultCounter:
             n = self.kinds.get(kind, 0) + 1
             self.kinds[kind] = n
         if n == 1 and self._sink is not None:
-            self._sink(f"SUT failure{f' ({where})' if where else ''}: {kind} (later ones of this kind are counted)")
+            text = failure_text(exc)
+            self._sink(f"SUT failure{f' ({where})' if where else ''}: {text} (later ones of this kind are counted)")
         return n == 1
 
     @property
@@ -152,6 +161,19 @@ def as_bytes(data: Any) -> bytes:
     return bytes(memoryview(data).cast("B")) if isinstance(data, memoryview) else bytes(data)
 
 
+def _uniform_size(offsets: np.ndarray) -> int:
+    """The common query size when every query but the last has it and the last is no longer, else 0."""
+    nq = int(offsets.shape[0]) - 1
+    if nq <= 0:
+        return 1
+    size = int(offsets[1] - offsets[0])
+    if size <= 0:
+        return 0
+    if nq > 1 and not np.array_equal(offsets[:-1], np.arange(nq, dtype=np.int64) * size):
+        return 0
+    return size if int(offsets[-1] - offsets[-2]) <= size else 0
+
+
 class _NoId:
     """Stands for the id of an item that is not a response at all."""
 
@@ -179,14 +201,17 @@ class CompletionTracker:
         faults: FaultCounter | None = None,
         budget: AccuracyBudget | None = None,
     ) -> None:
-        ns = schedule.n_samples
         counts = np.diff(schedule.query_offsets)
-        # array('q') gives fast scalar indexing for the per-response path and shares its buffer
-        # with a numpy view for the array path; 8 bytes per entry, no Python int per sample.
-        self._sample_query = array(
-            "q", np.repeat(np.arange(schedule.n_queries, dtype=np.int64), counts).tobytes()
-        )
-        self._sample_query_np = np.frombuffer(self._sample_query, np.int64)
+        # Every schedule gives its queries one size except, at most, the last (Offline accuracy):
+        # then a sample's query is s // size and nothing per sample is kept for it.
+        self._spq = _uniform_size(schedule.query_offsets)
+        self._sample_query_np: np.ndarray | None = None
+        self._sample_query: array[int] | None = None
+        if self._spq == 0:  # array('q'): fast scalar indexing, numpy view for the array path
+            self._sample_query = array(
+                "q", np.repeat(np.arange(schedule.n_queries, dtype=np.int64), counts).tobytes()
+            )
+            self._sample_query_np = np.frombuffer(self._sample_query, np.int64)
         self._sample_index = schedule.sample_index
         self._remaining = array("q", counts.astype(np.int64).tobytes())
         self._multi = (counts > 1).astype(np.uint8).tobytes()  # queries of more than one sample
@@ -198,19 +223,17 @@ class CompletionTracker:
         self._first_token = records.sample_first_token_ns
         self._n_tokens = records.sample_n_tokens
         self._query_done = records.query_done_ns
-        self._done = bytearray(ns)  # 1 once a sample completed (fast scalar test)
-        self._done_np = np.frombuffer(self._done, np.uint8)
-        self._has_ft = bytearray(ns)  # 1 once its first token arrived
-        self._has_ft_np = np.frombuffer(self._has_ft, np.uint8)
+        # A sample is done once its sample_done_ns is set, has its first token once its
+        # sample_first_token_ns is: no per-sample flags besides the records themselves.
+        if use_tokens:
+            records.writable_tokens()
+        self._first_token_mv = records.sample_first_token_ns.data
         mask = schedule.accuracy_log_mask
         self._log_all = log_all_data
-        if log_all_data:
-            self._log_mask = b""  # never read: every sample is logged
-        elif mask is None:
-            self._log_mask = bytes(ns)
-        else:
-            self._log_mask = np.asarray(mask, np.uint8).tobytes()
         self._any_logged = log_all_data or (mask is not None and bool(np.any(mask)))
+        self._log_mask: Any = b""  # never read unless some sample is logged (and not all are)
+        if self._any_logged and not log_all_data and mask is not None:
+            self._log_mask = np.ascontiguousarray(mask, dtype=bool).view(np.uint8).data
         self._token_data: dict[int, bytes] = {}
         self._plain = not use_tokens and not self._any_logged  # complete_arrays may take its 1-id path
         self._use_tokens = use_tokens
@@ -230,6 +253,12 @@ class CompletionTracker:
         self._awaited = -1  # query the closed-loop issuer waits for (-1: none)
         self.gate = threading.Lock()  # held; released when the awaited query completes
         self.gate.acquire()
+        # Closed loop with a SUT that allows it: the thread completing the awaited query calls
+        # `_chain` (the issuer's next step) itself once it left the lock: no thread hand-off.
+        self._chain: Callable[[], None] | None = None
+        self._issuer_thread = 0
+        self._chain_due = False
+        self._chaining = threading.local()
         self._target = -1  # samples to wait for once issuing has ended
         self._pending_logs = 0  # completion calls still copying payloads to the accuracy log
         self.all_done = threading.Event()
@@ -248,7 +277,7 @@ class CompletionTracker:
     def outstanding_ids(self, limit: int = 5) -> tuple[int, list[int]]:
         """How many issued samples have not completed, and the first few of their ids."""
         with self._lock:
-            pending = np.flatnonzero(self._done_np[: self.issued_end] == 0)
+            pending = np.flatnonzero(self._sample_done[: self.issued_end] == NOT_SET)
         return int(pending.size), pending[:limit].tolist()
 
     # --- SUT side -----------------------------------------------------------------------------
@@ -273,6 +302,11 @@ class CompletionTracker:
             "of the QuerySample the SUT was given"
         )
 
+    def _query_of(self, s: int) -> int:
+        """The query sample `s` belongs to."""
+        sq = self._sample_query
+        return s // self._spq if sq is None else sq[s]
+
     def _query_finished(self, q: int, t: int) -> None:
         if self._multi[q]:
             # the clock is read before the lock: a sample stamped later may have finished first
@@ -282,14 +316,17 @@ class CompletionTracker:
         self.completed_queries += 1
         if q == self._awaited:
             self._awaited = -1
-            self.gate.release()
+            if self._chain is not None and threading.get_ident() != self._issuer_thread:
+                self._chain_due = True  # the completing thread issues the next query (run_chain)
+            else:
+                self.gate.release()
 
     def _complete_loop(
         self, t: int, ids: Sequence[Any], ntoks: list[Any] | None, who: str
     ) -> list[tuple[int, int]]:
         """The scalar path (caller holds the lock); returns (position, sequence number) of each
         sample whose output is logged."""
-        issued, done, rem, sq = self.issued_end, self._done, self._remaining, self._sample_query
+        issued, rem, sq, spq = self.issued_end, self._remaining, self._sample_query, self._spq
         sample_done, base = self._sample_done_mv, self.id_base
         logged: list[tuple[int, int]] = []
         n_ok = 0
@@ -304,7 +341,7 @@ class CompletionTracker:
             if not 0 <= s < issued:
                 self._error(f"{who}: unknown response id {i}")
                 continue
-            if done[s]:
+            if sample_done[s] != NOT_SET:
                 self._error(f"{who}: sample {i} completed twice")
                 continue
             if self._use_tokens:
@@ -313,13 +350,12 @@ class CompletionTracker:
                     n = as_id(n) or 0
                 if n <= 1:
                     self._error(f"{who}: sample {i} reported n_tokens={n}; token latencies need at least 2")
-                if self._needs_ft and not self._has_ft[s]:
+                if self._needs_ft and self._first_token_mv[s] == NOT_SET:
                     self._error(f"{who}: sample {i} completed before its first token")
                 self._n_tokens[s] = n
-            done[s] = 1
             sample_done[s] = t
             n_ok += 1
-            q = sq[s]
+            q = s if spq == 1 else s // spq if sq is None else sq[s]
             rem[q] -= 1
             if rem[q] == 0:
                 self._query_finished(q, t)
@@ -331,7 +367,36 @@ class CompletionTracker:
         self._check_done()
         return logged
 
+    def set_chain(self, step: Callable[[], None] | None) -> None:
+        """Let completing threads run `step` (the issuer's next step) when the awaited query ends."""
+        self._issuer_thread = threading.get_ident()
+        self._chain = step
+
+    def run_chain(self) -> None:
+        """After a completion call left the lock: run the issuer's step if that call ended the
+        awaited query. A step whose issue completes inline on this thread loops here, never recurses."""
+        if not self._chain_due or getattr(self._chaining, "active", False):
+            return
+        self._chaining.active = True
+        try:
+            while True:
+                with self._lock:
+                    if not self._chain_due:
+                        return
+                    self._chain_due = False
+                    step = self._chain
+                if step is not None:
+                    step()
+        finally:
+            self._chaining.active = False
+
     def fail(self, ids: Sequence[Any], reason: str) -> None:
+        try:
+            self._fail(ids, reason)
+        finally:
+            self.run_chain()
+
+    def _fail(self, ids: Sequence[Any], reason: str) -> None:
         """Samples the SUT could not answer (an HTTP error, a dead node): they end, so the run goes
         on, but they are marked failed: left out of every latency statistic and the run is invalid.
         The first failure of each kind goes to the detail log, the rest are counted."""
@@ -339,9 +404,9 @@ class CompletionTracker:
         rec = self._records
         with self._lock:
             if rec.sample_failed is None:  # one byte per sample, only in runs where something failed
-                rec.sample_failed = np.zeros(self._done_np.shape[0], np.uint8)
+                rec.sample_failed = np.zeros(self._sample_done.shape[0], np.uint8)
             failed = rec.sample_failed
-            issued, done, base = self.issued_end, self._done, self.id_base
+            issued, done, base = self.issued_end, self._sample_done_mv, self.id_base
             n_new = 0
             for i in ids:
                 j = i if type(i) is int else as_id(i)
@@ -352,14 +417,13 @@ class CompletionTracker:
                 if not 0 <= s < issued:
                     self._error(f"fail_samples: unknown response id {j}")
                     continue
-                if done[s]:
+                if done[s] != NOT_SET:
                     self._error(f"fail_samples: sample {j} already completed")
                     continue
-                done[s] = 1
                 failed[s] = 1
-                self._sample_done_mv[s] = t
+                done[s] = t
                 n_new += 1
-                q = self._sample_query[s]
+                q = self._query_of(s)
                 self._remaining[q] -= 1
                 if self._remaining[q] == 0:
                     self._query_finished(q, t)
@@ -370,6 +434,14 @@ class CompletionTracker:
             self.faults.report(reason, f"{n_new} sample(s) failed")
 
     def complete(
+        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+    ) -> None:
+        try:
+            self._complete(responses, response_cb)
+        finally:
+            self.run_chain()
+
+    def _complete(
         self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
     ) -> None:
         t = self._now()
@@ -387,16 +459,23 @@ class CompletionTracker:
         self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
+        try:
+            self._complete_arrays(ids, n_tokens, data)
+        finally:
+            self.run_chain()
+
+    def _complete_arrays(
+        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+    ) -> None:
         t = self._now()
         if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
             ids = np.asarray(ids) if _all_ints(ids) else np.asarray(list(ids), dtype=object)
         if self._plain and len(ids) == 1 and ids.dtype.kind in "iu":  # nothing to log or count
             i = int(ids[0]) - self.id_base
             with self._lock:
-                if 0 <= i < self.issued_end and not self._done[i]:
-                    self._done[i] = 1
+                if 0 <= i < self.issued_end and self._sample_done_mv[i] == NOT_SET:
                     self._sample_done_mv[i] = t
-                    q = self._sample_query[i]
+                    q = self._query_of(i)
                     left = self._remaining[q] - 1
                     self._remaining[q] = left
                     if left == 0:
@@ -431,13 +510,13 @@ class CompletionTracker:
             # the common case, checked with three cheap array ops: ascending ids (so no repeats), in
             # range, none completed before; anything else takes the full per-id validation
             ascending = bool(ids[0] >= 0 and ids[-1] < issued and np.all(ids[1:] > ids[:-1]))
-            if not ascending or self._done_np[ids].any():
+            if not ascending or bool((self._sample_done[ids] != NOT_SET).any()):
                 ascending = False
                 keep = (ids >= 0) & (ids < issued)
                 for i in ids[~keep][:10].tolist():
                     self._error(f"complete_arrays: unknown response id {i + base}")
                 dup = np.zeros(ids.size, bool)
-                dup[keep] = self._done_np[ids[keep]] != 0
+                dup[keep] = self._sample_done[ids[keep]] != NOT_SET
                 if ids.size > 1:
                     _, first = np.unique(ids, return_index=True)
                     again = np.ones(ids.size, bool)
@@ -460,17 +539,17 @@ class CompletionTracker:
                 for i in ids[nt <= 1][:10].tolist():
                     self._error(f"complete_arrays: sample {i + base} reported fewer than 2 tokens")
                 if self._needs_ft:
-                    for i in ids[self._has_ft_np[ids] == 0][:10].tolist():
+                    for i in ids[self._first_token[ids] == NOT_SET][:10].tolist():
                         self._error(f"complete_arrays: sample {i + base} completed before its first token")
                 self._n_tokens[ids] = nt
-            self._done_np[ids] = 1
             self._sample_done[ids] = t
             if ids.size == 1:
-                qs, counts = [self._sample_query[int(ids[0])]], [1]
-            elif ascending and self._sample_query[int(ids[0])] == self._sample_query[int(ids[-1])]:
-                qs, counts = [self._sample_query[int(ids[0])]], [int(ids.size)]  # one query's samples
+                qs, counts = [self._query_of(int(ids[0]))], [1]
+            elif ascending and (q0 := self._query_of(int(ids[0]))) == self._query_of(int(ids[-1])):
+                qs, counts = [q0], [int(ids.size)]  # one query's samples
             else:
-                uq, cnt = np.unique(self._sample_query_np[ids], return_counts=True)
+                per = ids // self._spq if self._sample_query_np is None else self._sample_query_np[ids]
+                uq, cnt = np.unique(per, return_counts=True)
                 qs, counts = uq.tolist(), cnt.tolist()
             rem = self._remaining
             for q, c in zip(qs, counts, strict=True):
@@ -507,7 +586,11 @@ class CompletionTracker:
         keep: list[tuple[int, bytes]] = []
         who = "FirstTokenComplete"
         with self._lock:
-            issued, done, has_ft, base = self.issued_end, self._done, self._has_ft, self.id_base
+            if not self._first_token.flags.writeable:  # a first token in a run without token latencies
+                self._records.writable_tokens()
+                self._first_token, self._n_tokens = self._records.sample_first_token_ns, self._records.sample_n_tokens
+                self._first_token_mv = self._first_token.data
+            issued, done, has_ft, base = self.issued_end, self._sample_done_mv, self._first_token_mv, self.id_base
             for r in responses:
                 i = r.id if hasattr(r, "id") else _NoId(r)
                 if type(i) is not int:
@@ -520,14 +603,13 @@ class CompletionTracker:
                 if not 0 <= s < issued:
                     self._error(f"{who}: unknown response id {i}")
                     continue
-                if done[s]:
+                if done[s] != NOT_SET:
                     self._error(f"{who}: sample {i} reported its first token after completion")
                     continue
-                if has_ft[s]:
+                if has_ft[s] != NOT_SET:
                     self._error(f"{who}: sample {i} reported its first token twice")
                     continue
-                has_ft[s] = 1
-                self._first_token[s] = t
+                has_ft[s] = t
                 if self._any_logged and (self._log_all or self._log_mask[s]):
                     if response_cb is not None:
                         response_cb(r)

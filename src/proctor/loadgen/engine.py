@@ -347,7 +347,7 @@ class Run:
     def _phase(self, mode: TestMode, schedule: Schedule, loaded: np.ndarray) -> _Phase:
         assert self.eff is not None and self.logs is not None
         accuracy = mode == TestMode.ACCURACY_ONLY
-        records = Records.allocate(schedule)
+        records = Records.allocate(schedule, tokens=bool(self.eff.use_token_latencies))
         offset = self.seq_next
         self.seq_next += schedule.n_samples
         acc_log = self.logs.accuracy
@@ -643,18 +643,26 @@ def _version_items() -> list[tuple[str, Any]]:
     ]
 
 
+TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
+
+
 def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
-    """Per-sample events from the arrays, after the run (never from the timed path)."""
+    """Per-sample events from the arrays, after the run (never from the timed path), streamed to the
+    file TRACE_CHUNK samples at a time."""
     if not trace.enabled:
         return
     nq = records.n_queries_issued
-    ns = int(schedule.query_offsets[nq]) if nq else 0
-    query_of = np.repeat(np.arange(nq, dtype=np.int64), np.diff(schedule.query_offsets[: nq + 1]))
-    done = records.sample_done_ns[:ns]
-    ok = np.flatnonzero(done != NOT_SET)
-    trace.samples(
-        ok, query_of[ok], schedule.sample_index[:ns][ok], records.query_issued_ns[query_of[ok]], done[ok]
-    )
+    offsets = schedule.query_offsets[: nq + 1]
+    ns = int(offsets[nq]) if nq else 0
+    for a in range(0, ns, TRACE_CHUNK):
+        b = min(a + TRACE_CHUNK, ns)
+        done = records.sample_done_ns[a:b]
+        ok = np.flatnonzero(done != NOT_SET)
+        seq = ok + a
+        query_of = np.searchsorted(offsets, seq, side="right") - 1
+        trace.samples(
+            seq, query_of, schedule.sample_index[seq], records.query_issued_ns[query_of], done[ok]
+        )
 
 
 def _power_time(t: dt.datetime) -> str:

@@ -18,7 +18,9 @@ minimum is an error. The loop builds no Python object per sample for array SUTs
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +39,9 @@ from proctor.loadgen.types import ArraySUT, QuerySample, Scenario, SystemUnderTe
 # Above this many samples the QuerySample objects are built per query while issuing instead of
 # all up front (memory: ~100 bytes each).
 PREBUILD_LIMIT = 4_000_000
+# A query larger than this (a large Offline run) goes to the SUT in several issue calls of this many
+# samples, so no per-sample id array (8 bytes each) or object list exists for the whole query.
+ISSUE_CHUNK = 1 << 20
 
 RAN_OUT = (
     "Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
@@ -89,15 +94,33 @@ class IssueOutcome:
 def _issue_fn(sut: SystemUnderTest, schedule: Schedule, id_base: int = 0) -> Callable[[int, int], None]:
     """A function issuing samples [a, b) to the SUT, in the form the SUT prefers; sample s goes out
     with response id id_base + s."""
+    fn = _issue_fn_whole(sut, schedule, id_base)
+    if schedule.n_samples <= ISSUE_CHUNK:
+        return fn
+
+    def issue_chunked(a: int, b: int) -> None:
+        for c in range(a, b, ISSUE_CHUNK):
+            fn(c, min(c + ISSUE_CHUNK, b))
+
+    return issue_chunked
+
+
+def _issue_fn_whole(sut: SystemUnderTest, schedule: Schedule, id_base: int) -> Callable[[int, int], None]:
     arrays = sut.issue_query_arrays if isinstance(sut, ArraySUT) else None
+    idx = schedule.sample_index
     if arrays is not None:
-        seq = np.arange(id_base, id_base + schedule.n_samples, dtype=np.int64)
-        idx = schedule.sample_index
+        if schedule.n_samples <= PREBUILD_LIMIT and idx.dtype == np.int64:
+            seq = np.arange(id_base, id_base + schedule.n_samples, dtype=np.int64)
 
-        def issue_arrays(a: int, b: int) -> None:
-            arrays(seq[a:b], idx[a:b])
+            def issue_arrays(a: int, b: int) -> None:
+                arrays(seq[a:b], idx[a:b])
 
-        return issue_arrays
+            return issue_arrays
+
+        def issue_arrays_built(a: int, b: int) -> None:  # ids made per call; indices widened per call
+            arrays(np.arange(id_base + a, id_base + b, dtype=np.int64), idx[a:b].astype(np.int64))
+
+        return issue_arrays_built
     issue_query = sut.issue_query
     if schedule.n_samples <= PREBUILD_LIMIT:
         samples = [QuerySample(i, x) for i, x in enumerate(schedule.sample_index.tolist(), id_base)]
@@ -144,6 +167,8 @@ class Issuer:
     def run(self) -> IssueOutcome:
         with fine_timer_slack():
             if self.eff.scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
+                if getattr(self.sut, "issue_from_completion", False) is True:
+                    return self._closed_loop_chained()
                 return self._closed_loop()
             return self._open_loop()
 
@@ -225,6 +250,101 @@ class Issuer:
         else:
             reason = self._exhausted()
         return IssueOutcome(reason, start, now(), wall_start)
+
+    def _closed_loop_chained(self) -> IssueOutcome:
+        """The closed loop for SUTs that declare `issue_from_completion = True` (their issue call
+        never waits on their own completing threads): the thread that completes query q issues
+        q + 1 itself, so a worker-thread SUT runs SingleStream without a thread hand-off per query.
+        This thread issues the first query, runs the steps of inline completions, and watches the
+        stall and time limits. Same stamps, checks and order as `_closed_loop`."""
+        rec, tracker, issue = self.records, self.tracker, self._issue
+        offs = self.schedule.query_offsets.tolist()
+        qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
+        now = self.clock.now_ns
+        nq = self.schedule.n_queries
+        checks = not self.accuracy
+        mqc = self.eff.min_query_count
+        max_checks = bool(self.eff.max_query_count or self.eff.max_duration_ms)
+        step_lock = threading.Lock()
+        finished = threading.Event()
+        state: dict[str, Any] = {"q": 0, "t": 0, "reason": "", "error": None, "stopped": False}
+        start = now()
+        wall_start = time.monotonic_ns()
+        rec.start_ns = start
+
+        def finish(reason: str) -> None:
+            state["reason"], state["stopped"] = reason, True
+            finished.set()
+            with contextlib.suppress(RuntimeError):  # wake this thread's watch at once
+                tracker.gate.release()
+
+        def issue_next() -> None:  # caller holds step_lock; state is updated before the SUT sees q
+            q = state["q"]
+            b = offs[q + 1]
+            tracker.issued_end = b
+            tracker.await_query(q)
+            t = now()
+            qsched[q] = t
+            qissued[q] = t
+            state["q"], state["t"] = q + 1, t
+            rec.n_queries_issued = q + 1
+            rec.n_samples_issued = b
+            issue(offs[q], b)
+
+        def step() -> None:  # query q - 1 completed: the after-issue checks, then issue query q
+            with step_lock:
+                if state["stopped"]:
+                    return
+                try:
+                    q, t = state["q"], state["t"]
+                    if checks and (q >= mqc or max_checks) and (stop := self._stop_check(q, t, start)) is not None:
+                        finish(stop)
+                    elif q >= nq:
+                        finish(self._exhausted())
+                    else:
+                        issue_next()
+                except BaseException as exc:  # the SUT raised on a completing thread: the run's error
+                    state["error"] = exc
+                    finish("error")
+
+        tracker.set_chain(step)
+        deadline = None if self.limit_ns is None else wall_start + self.limit_ns
+        try:
+            if nq == 0:
+                finish(self._exhausted())
+            else:
+                with step_lock:
+                    issue_next()
+            last_q, last_change = -1, time.monotonic_ns()
+            while not finished.is_set():
+                if tracker.gate.acquire(False):  # completed inline on this thread: step here
+                    step()
+                    continue
+                wall = time.monotonic_ns()
+                if state["q"] != last_q:
+                    last_q, last_change = state["q"], wall
+                left = last_change + self.stall_ns - wall
+                if deadline is not None:
+                    left = min(left, deadline - wall)
+                if left <= 0:
+                    with step_lock:
+                        if not finished.is_set():
+                            stop = self._stop_check(state["q"], state["t"], start)
+                            finish("timeout" if stop in (None, "done") else str(stop))
+                    break
+                if tracker.gate.acquire(True, min(left * 1e-9, 0.05)):
+                    step()
+                    continue
+        except BaseException:
+            state["stopped"] = True  # Ctrl-C here: completing threads issue nothing more
+            raise
+        finally:
+            tracker.set_chain(None)
+        with step_lock:  # a step still running on a completing thread ends first
+            pass
+        if state["error"] is not None:
+            raise state["error"]
+        return IssueOutcome(state["reason"], start, now(), wall_start)
 
     def _open_loop(self) -> IssueOutcome:
         rec, tracker, issue = self.records, self.tracker, self._issue

@@ -21,7 +21,8 @@ NOT_SET = -1  # timestamp / count not recorded
 class Schedule:
     scheduled_ns: np.ndarray          # int64[n_queries]: offset from test start (SS/MS: nominal)
     query_offsets: np.ndarray         # int64[n_queries + 1]
-    sample_index: np.ndarray          # int64[n_samples]: QSL index of each sample
+    sample_index: np.ndarray          # int[n_samples]: QSL index of each sample (int64; large Offline
+    #                                   schedules: the narrowest unsigned type the loaded set allows)
     accuracy_log_mask: np.ndarray | None = None  # bool[n_samples]: log this sample's data (perf mode)
     duration_ns: int = 0  # timestamp after the last query: the official generated_query_duration
 
@@ -46,8 +47,8 @@ class Records:
     query_issued_ns: np.ndarray       # int64[n_queries]
     query_done_ns: np.ndarray         # int64[n_queries]: when its last sample completed
     sample_done_ns: np.ndarray        # int64[n_samples]
-    sample_first_token_ns: np.ndarray  # int64[n_samples]
-    sample_n_tokens: np.ndarray       # int64[n_samples]
+    sample_first_token_ns: np.ndarray  # int64[n_samples] (read-only NOT_SET view until a first token)
+    sample_n_tokens: np.ndarray       # int64[n_samples] (read-only zero view in runs without tokens)
     n_queries_issued: int = 0
     n_samples_issued: int = 0
     end_ns: int = NOT_SET             # when the test ended (all issued samples done, or aborted)
@@ -59,14 +60,26 @@ class Records:
     failed_samples: int = 0
 
     @classmethod
-    def allocate(cls, schedule: Schedule, start_ns: int = 0) -> Records:
+    def allocate(cls, schedule: Schedule, start_ns: int = 0, *, tokens: bool = True) -> Records:
+        """Arrays for one schedule. Without `tokens` the two token arrays are read-only views that
+        take no memory (8 bytes per sample each saved); `writable_tokens` makes them real."""
         nq, ns = schedule.n_queries, schedule.n_samples
-        return cls(
+        rec = cls(
             start_ns=start_ns,
             query_scheduled_ns=np.full(nq, NOT_SET, np.int64),
             query_issued_ns=np.full(nq, NOT_SET, np.int64),
             query_done_ns=np.full(nq, NOT_SET, np.int64),
             sample_done_ns=np.full(ns, NOT_SET, np.int64),
-            sample_first_token_ns=np.full(ns, NOT_SET, np.int64),
-            sample_n_tokens=np.zeros(ns, np.int64),
+            sample_first_token_ns=np.broadcast_to(np.int64(NOT_SET), (ns,)),
+            sample_n_tokens=np.broadcast_to(np.int64(0), (ns,)),
         )
+        if tokens:
+            rec.writable_tokens()
+        return rec
+
+    def writable_tokens(self) -> None:
+        """Give the token arrays their own memory (once; a run that reports tokens needs them)."""
+        if not self.sample_first_token_ns.flags.writeable:
+            self.sample_first_token_ns = np.full(self.sample_done_ns.shape[0], NOT_SET, np.int64)
+        if not self.sample_n_tokens.flags.writeable:
+            self.sample_n_tokens = np.zeros(self.sample_done_ns.shape[0], np.int64)

@@ -70,6 +70,9 @@ class MT19937:
         self.consumed += k
 
     def take(self, k: int) -> np.ndarray:
+        if self._pos == self._buf.shape[0]:  # nothing buffered: straight from the generator
+            self.consumed += k
+            return self._bitgen.random_raw(k)
         out = self.peek(k).copy()
         self.advance(k)
         return out
@@ -314,9 +317,12 @@ def skip_shuffle(rng: MT19937, n: int) -> None:
 
 def canonical_array(rng: MT19937, n: int) -> np.ndarray:
     """n draws of `generate_canonical<double, 53>`: (w0 + w1 * 2**32) / 2**64, clamped below 1."""
-    w = rng.take(2 * n).astype(np.float64)
-    r = (w[0::2] + w[1::2] * _TWO32) / _TWO64
-    r[r >= 1.0] = _ONE_BELOW
+    w = rng.take(2 * n)
+    r = w[1::2].astype(np.float64)
+    r *= _TWO32
+    r += w[0::2]  # one rounding of w0 + w1 * 2**32, as (w0 + w1 * 2**32) in doubles
+    r /= _TWO64
+    np.minimum(r, _ONE_BELOW, out=r)
     return r
 
 

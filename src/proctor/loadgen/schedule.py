@@ -11,6 +11,7 @@ traces bit for bit this module consumes each stream exactly as it does
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,8 @@ from proctor.loadgen.settings import EffectiveSettings
 from proctor.loadgen.types import Scenario, TestMode
 
 _NS_PER_MS = 1_000_000
+OFFLINE_SHUFFLE_CHUNK = 1 << 20  # equal-issue Offline: samples shuffled per pass
+MASK_CHUNK = 1 << 16  # accuracy-log mask: samples drawn per pass (bounded temporaries)
 # SequenceGen's accuracy-log generator is default-constructed (seed 5489) and never reseeded.
 _ACC_LOG_DEFAULT_SEED = 5489
 
@@ -212,13 +215,10 @@ def generate_schedule(
         positions = (first[:, None] + np.arange(spq, dtype=np.int64)[None, :]).reshape(-1)
         sample_index = loaded[positions]
     elif scenario is Scenario.OFFLINE:
-        sample_index = (
-            np.concatenate(
-                [_offline_query(loaded, spq, same, same_index, equal, sample_rng) for _ in range(n)]
-            )
-            if n
-            else np.empty(0, np.int64)
-        )
+        narrow = index_dtype(loaded)
+        sample_index = np.empty(n * spq, narrow)
+        for k in range(n):
+            _offline_query(loaded, spq, same, same_index, equal, sample_rng, sample_index[k * spq : (k + 1) * spq])
     else:
         n_draws = n * spq
         if eff.performance_issue_unique:
@@ -248,7 +248,9 @@ def generate_schedule(
             sizes = np.append(sizes, remaining)
     offsets = np.zeros(sizes.shape[0] + 1, np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    sample_index = np.ascontiguousarray(sample_index, dtype=np.int64)
+    sample_index = np.ascontiguousarray(
+        sample_index, dtype=index_dtype(loaded) if scenario is Scenario.OFFLINE else np.int64
+    )
     if accuracy:
         mask = np.ones(sample_index.shape[0], dtype=bool)
     else:
@@ -285,21 +287,44 @@ def _pop(order: np.ndarray | None, k: int) -> np.ndarray:
     return order[:k]
 
 
+def index_dtype(loaded: np.ndarray) -> np.dtype[Any]:
+    """The narrowest unsigned type holding every QSL index of `loaded` (an Offline schedule keeps
+    one per sample: 2 bytes instead of 8 for libraries up to 65536 samples)."""
+    top = int(loaded.max()) if loaded.shape[0] else 0
+    if int(loaded.min(initial=0)) < 0:
+        return np.dtype(np.int64)
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
 def _offline_query(
-    loaded: np.ndarray, spq: int, same: bool, same_index: int, equal: bool, sample_rng: _rng.MT19937
-) -> np.ndarray:
-    """The single Offline query: the loaded set repeated to spq samples (each repeat shuffled in
-    equal-issue mode), or one sample spq times under performance_issue_same."""
+    loaded: np.ndarray,
+    spq: int,
+    same: bool,
+    same_index: int,
+    equal: bool,
+    sample_rng: _rng.MT19937,
+    out: np.ndarray,
+) -> None:
+    """The single Offline query into `out` (spq entries): the loaded set repeated to spq samples
+    (each repeat shuffled in equal-issue mode), or one sample spq times under performance_issue_same."""
     if same:
-        return np.full(spq, loaded[same_index], np.int64)
+        out[:] = loaded[same_index]
+        return
     n_loaded = loaded.shape[0]
     repeats, remainder = divmod(spq, n_loaded)
+    body = out[: repeats * n_loaded]
     if equal:
-        blocks = [_rng.shuffle_repeats(sample_rng, loaded, repeats)]
-    else:
-        blocks = [np.tile(loaded, repeats)] if repeats else []
-    blocks.append(loaded[:remainder])
-    return np.concatenate(blocks)
+        # a bounded number of repeats per pass: the shuffle's work arrays stay small
+        per = max(1, OFFLINE_SHUFFLE_CHUNK // n_loaded)
+        for r in range(0, repeats, per):
+            k = min(per, repeats - r)
+            body[r * n_loaded : (r + k) * n_loaded] = _rng.shuffle_repeats(sample_rng, loaded, k)
+    elif repeats:
+        body.reshape(repeats, n_loaded)[:] = loaded  # a broadcast fill: no tiled temporary
+    out[repeats * n_loaded :] = loaded[:remainder]
 
 
 def accuracy_log_mask(eff: EffectiveSettings, n_samples: int, *, first_sample_seq: int = 0) -> np.ndarray:
@@ -313,7 +338,6 @@ def accuracy_log_mask(eff: EffectiveSettings, n_samples: int, *, first_sample_se
     seq_rng = _rng.MT19937(_ACC_LOG_DEFAULT_SEED)
     if first_sample_seq:
         seq_rng.advance(2 * int(first_sample_seq))
-    values = _rng.uniform_real_array(seq_rng, int(n_samples))
     offset = _rng.uniform_real(_rng.MT19937(eff.accuracy_log_rng_seed))
     prob = float(eff.accuracy_log_probability)
     if eff.accuracy_log_sampling_target > 0:
@@ -325,6 +349,11 @@ def accuracy_log_mask(eff: EffectiveSettings, n_samples: int, *, first_sample_se
             minimum = eff.min_sample_count
         expected = max(expected, minimum)
         prob = float(eff.accuracy_log_sampling_target) / expected if expected else float("inf")
-    v = values + offset
-    v = np.where(v < 1.0, v, v - 1.0)
-    return v <= prob
+    n = int(n_samples)
+    mask = np.empty(n, bool)
+    for a in range(0, n, MASK_CHUNK):  # in chunks: a few temporaries of MASK_CHUNK, not of n
+        v = _rng.canonical_array(seq_rng, min(MASK_CHUNK, n - a))  # uniform_real(0, 1) is canonical
+        v += offset
+        np.subtract(v, 1.0, out=v, where=v >= 1.0)
+        np.less_equal(v, prob, out=mask[a : a + v.shape[0]])
+    return mask

@@ -53,6 +53,10 @@ class SystemUnderTest(Protocol):
     Optional capabilities are the protocols below: `ArraySUT` (the engine then calls
     `issue_query_arrays` and builds no Python object per sample), `ClosableSUT` (the CLI closes it
     after the run), `TokenSUT` (it reports first tokens, so token-latency runs can use it).
+
+    A SUT may set `issue_from_completion = True` when its issue calls never wait on its own
+    completing threads (they only queue work): SingleStream and MultiStream then issue the next
+    query from the thread that completed the previous one, saving two thread hand-offs a query.
     """
 
     @property

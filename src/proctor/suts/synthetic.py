@@ -31,6 +31,7 @@ from proctor.loadgen.types import QuerySample, QuerySampleResponse
 log = logging.getLogger(__name__)
 DISTRIBUTIONS = ("const", "exp", "lognormal")
 MODES = ("sleep", "spin")
+COMPACT_MIN = 1 << 16  # issue calls above this many samples are queued compactly
 
 
 class InMemoryQSL:
@@ -103,11 +104,13 @@ class SyntheticParams:
 
 
 class SyntheticSUT:
+    issue_from_completion = True  # issuing only queues: the closed loop may issue from a worker
     def __init__(self, params: SyntheticParams | None = None) -> None:
         self.params = p = params or SyntheticParams()
         self._rng = np.random.default_rng(p.seed)
         self._rng_lock = threading.Lock()
-        self._queue: deque[tuple[np.ndarray, np.ndarray]] = deque()
+        # (ids, indices); a large call is kept compact: (first id, indices in their narrowest type)
+        self._queue: deque[tuple[np.ndarray | int, np.ndarray]] = deque()
         self._cv = threading.Condition()
         self._closed = False
         self._stop = threading.Event()  # set by close(): sleeping workers wake at once
@@ -170,8 +173,14 @@ class SyntheticSUT:
             for a in range(0, len(ids), self.params.batch):
                 self._serve(ids[a : a + self.params.batch], idx[a : a + self.params.batch])
             return
+        item: tuple[np.ndarray | int, np.ndarray] = (ids, idx)
+        n = len(ids)
+        if n > COMPACT_MIN and int(ids[-1]) - int(ids[0]) == n - 1 and bool(np.all(np.diff(ids) == 1)):
+            top = int(idx.max())
+            small = np.uint16 if top < 1 << 16 else np.uint32 if top < 1 << 32 else np.int64
+            item = (int(ids[0]), idx.astype(small) if idx.min() >= 0 else idx)  # 2 bytes a sample, not 16
         with self._cv:
-            self._queue.append((ids, idx))
+            self._queue.append(item)
             self._cv.notify()
 
     def _take(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -183,12 +192,15 @@ class SyntheticSUT:
                     return None
                 self._cv.wait()
             ids, idx = self._queue.popleft()
-            if len(ids) > batch:
-                self._queue.appendleft((ids[batch:], idx[batch:]))
-                ids, idx = ids[:batch], idx[:batch]
+            if len(idx) > batch:
+                rest = ids + batch if isinstance(ids, int) else ids[batch:]
+                self._queue.appendleft((rest, idx[batch:]))
+                ids, idx = (ids if isinstance(ids, int) else ids[:batch]), idx[:batch]
             if self._queue:
                 self._cv.notify()
-            return ids, idx
+        if isinstance(ids, int):
+            return np.arange(ids, ids + len(idx), dtype=np.int64), idx.astype(np.int64)
+        return ids, idx
 
     def _worker(self) -> None:
         while (item := self._take()) is not None:

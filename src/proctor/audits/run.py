@@ -1,0 +1,225 @@
+"""Running an audit: reference runs, the audit run with its audit.config, the verification, the files.
+
+The official procedure (compliance/README.md, each TEST's README): copy the audit.config next to
+the benchmark, run it as for a submission, then run the TEST's `run_verification.py` against the
+submission's results folder (`performance/run_1`, `accuracy`). `run_audits` does the same with
+one `Runner` (proctor's engine, or the official LoadGen): it makes the reference runs unless given
+a results folder, runs each audit with its audit.config, verifies, and writes the files where the
+submission checker looks for them:
+
+- layout "results" (rounds v6.0 and later): `results/<system>/<benchmark>/<scenario>/TESTxx/`
+- layout "compliance" (rounds up to v5.1):  `compliance/<system>/<benchmark>/<scenario>/TESTxx/`
+
+Each TESTxx folder gets what the official `run_verification.py` copies there: TEST01
+`verify_accuracy.txt`, `verify_performance.txt`, `accuracy/mlperf_log_accuracy.json`,
+`performance/run_1/mlperf_log_{detail,summary}.txt`; TEST04 `verify_performance.txt` and
+`performance/run_1/...`; TEST06 `verify_accuracy.txt` and `accuracy/mlperf_log_accuracy.json`. The
+audit runs' own logs stay in `audit_runs/<benchmark>/<scenario>/TESTxx/`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from proctor.audits.configs import Audit, audit_config
+from proctor.audits.verify import (
+    Verdict,
+    verify_test01_accuracy,
+    verify_test01_performance,
+    verify_test04_performance,
+    verify_test06,
+)
+from proctor.errors import ConfigError
+from proctor.loadgen.settings import TestSettings
+from proctor.loadgen.types import TestMode
+
+AUDIT_RUNS = "audit_runs"
+DETAIL, SUMMARY, ACCURACY = "mlperf_log_detail.txt", "mlperf_log_summary.txt", "mlperf_log_accuracy.json"
+
+
+class Layout(StrEnum):
+    RESULTS = "results"  # v6.0+: the audits sit next to performance/ and accuracy/
+    COMPLIANCE = "compliance"  # up to v5.1: a separate compliance/ tree
+
+
+@dataclass(frozen=True, slots=True)
+class RunLogs:
+    """Where one run left its logs, and what it said about itself."""
+
+    detail: Path
+    summary: Path
+    accuracy: Path
+    errors: int = 0
+    problem: str = ""  # why the run itself failed (incomplete, SUT failures), else ""
+
+
+# runner(settings, log folder, audit.config path or None) -> the run's logs
+Runner = Callable[[TestSettings, Path, Path | None], RunLogs]
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """The submission-tree folders one (system, benchmark, scenario) uses."""
+
+    out: Path
+    system: str
+    benchmark: str
+    scenario: str
+    layout: Layout = Layout.RESULTS
+    results: Path | None = None  # an existing results folder (performance/run_1, accuracy), else ours
+
+    @property
+    def reference(self) -> Path:
+        return self.results or self.out / "results" / self.system / self.benchmark / self.scenario
+
+    def audit_dir(self, audit: Audit) -> Path:
+        top = "results" if self.layout is Layout.RESULTS else "compliance"
+        return self.out / top / self.system / self.benchmark / self.scenario / str(audit)
+
+    def run_dir(self, audit: Audit) -> Path:
+        return self.out / AUDIT_RUNS / self.benchmark / self.scenario / str(audit)
+
+
+@dataclass
+class AuditOutcome:
+    audit: Audit
+    folder: Path
+    verdicts: list[Verdict]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.verdicts) and all(v.passed for v in self.verdicts)
+
+
+@dataclass(frozen=True, slots=True)
+class Test06Options:
+    dtype: str = "int32"
+    eos_token_id: int = 2
+
+
+def _mode(settings: TestSettings, mode: TestMode) -> TestSettings:
+    return dataclasses.replace(settings, mode=mode)
+
+
+def _need(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file ({what})", key="--results")
+    return path
+
+
+def reference_runs(
+    runner: Runner, settings: TestSettings, tree: Tree, audits: Sequence[Audit]
+) -> tuple[list[str], dict[str, RunLogs]]:
+    """The submission runs the audits compare against: made here unless `tree.results` holds them."""
+    wanted = {a for a in audits if a is not Audit.TEST06}
+    runs: dict[str, RunLogs] = {}
+    notes: list[str] = []
+    perf_dir, acc_dir = tree.reference / "performance" / "run_1", tree.reference / "accuracy"
+    if tree.results is not None:
+        if wanted:
+            _need(perf_dir / DETAIL, "the reference performance run's detail log")
+            _need(perf_dir / SUMMARY, "the reference performance run's summary")
+        if Audit.TEST01 in wanted:
+            _need(acc_dir / ACCURACY, "the accuracy run's accuracy log")
+        return notes, runs
+    if wanted:
+        runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
+    if Audit.TEST01 in wanted:
+        runs["accuracy"] = runner(_mode(settings, TestMode.ACCURACY_ONLY), acc_dir, None)
+    for name, logs in runs.items():
+        if logs.problem:
+            notes.append(f"reference {name} run: {logs.problem}")
+    return notes, runs
+
+
+def _copy(src: Path, dst_dir: Path) -> None:
+    dst_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst_dir / src.name)
+
+
+def _write(folder: Path, name: str, verdict: Verdict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(verdict.text(), encoding="utf-8", newline="\n")
+
+
+def verify_audit(
+    audit: Audit,
+    tree: Tree,
+    logs_dir: Path,
+    *,
+    test06: Test06Options | None = None,
+) -> AuditOutcome:
+    """Verify one audit's logs (in `logs_dir`) against the reference runs; write the TESTxx folder."""
+    folder = tree.audit_dir(audit)
+    if folder.exists():
+        shutil.rmtree(folder)
+    ref = tree.reference
+    verdicts: list[Verdict] = []
+    if audit is Audit.TEST01:
+        acc = verify_test01_accuracy(ref / "accuracy" / ACCURACY, logs_dir / ACCURACY)
+        perf = verify_test01_performance(ref / "performance" / "run_1" / DETAIL, logs_dir / DETAIL)
+        _write(folder, "verify_accuracy.txt", acc)
+        _write(folder, "verify_performance.txt", perf)
+        _copy(logs_dir / ACCURACY, folder / "accuracy")
+        verdicts = [acc, perf]
+    elif audit is Audit.TEST04:
+        perf = verify_test04_performance(ref / "performance" / "run_1" / SUMMARY, logs_dir / SUMMARY)
+        _write(folder, "verify_performance.txt", perf)
+        verdicts = [perf]
+    else:
+        opts = test06 or Test06Options()
+        acc = verify_test06(logs_dir / ACCURACY, tree.scenario, dtype=opts.dtype, eos_token_id=opts.eos_token_id)
+        _write(folder, "verify_accuracy.txt", acc)
+        _copy(logs_dir / ACCURACY, folder / "accuracy")
+        verdicts = [acc]
+    if audit is not Audit.TEST06:
+        for name in (DETAIL, SUMMARY):
+            _copy(logs_dir / name, folder / "performance" / "run_1")
+    return AuditOutcome(audit, folder, verdicts)
+
+
+def run_audits(
+    runner: Runner,
+    settings: TestSettings,
+    model: str,
+    tree: Tree,
+    audits: Sequence[Audit],
+    *,
+    test06: Test06Options | None = None,
+) -> list[AuditOutcome]:
+    """Reference runs (if needed), then each audit: write audit.config, run, verify, write files."""
+    notes, _runs = reference_runs(runner, settings, tree, audits)
+    outcomes: list[AuditOutcome] = []
+    for audit in audits:
+        run_dir = tree.run_dir(audit)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        conf = run_dir / "audit.config"
+        conf.write_text(audit_config(audit, model).render(), encoding="utf-8", newline="\n")
+        logs = runner(settings, run_dir, conf)
+        outcome = verify_audit(audit, tree, run_dir, test06=test06)
+        outcome.notes = list(notes)
+        if audit_config(audit, model).note:
+            outcome.notes.append(audit_config(audit, model).note)
+        if logs.problem:
+            outcome.notes.append(f"audit run: {logs.problem}")
+        outcomes.append(outcome)
+    return outcomes
+
+
+__all__ = [
+    "AuditOutcome",
+    "Layout",
+    "RunLogs",
+    "Runner",
+    "Test06Options",
+    "Tree",
+    "reference_runs",
+    "run_audits",
+    "verify_audit",
+]

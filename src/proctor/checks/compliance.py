@@ -1,0 +1,511 @@
+"""The parts of a result beyond its logs: compliance audits, the accuracy log's size and hash, measurements.
+
+Facts from the official submission checker (round v6.1, `submission_checker/checks/
+{compliance_check,accuracy_check,measurements_checks}.py`, `constants.py`):
+- Which audit a benchmark needs: the `models_TEST0x` lists (REQUIRED_AUDITS). Open division needs none.
+- Where: v6.x `results/<system>/<benchmark>/<scenario>/TEST0x/`; up to v5.1 `compliance/<system>/
+  <benchmark>/<scenario>/TEST0x/`. proctor reads either and says when the round's checker would look
+  elsewhere.
+- TEST01: `verify_accuracy.txt` has a line "TEST PASS" (else the `accuracy/` folder's baseline and
+  compliance accuracies within a delta), `verify_performance.txt` has "TEST PASS", and
+  `performance/run_1/` holds the detail and summary logs. TEST04: the performance parts. TEST06: the
+  lines "First token check pass: True|Skipped", "EOS check pass: True", "Sample length check pass: True".
+- The submitted accuracy log is at most 10 KB and `accuracy.txt` carries `hash=...` (the official only
+  checks that a hash line exists; proctor also checks it against the log where it can).
+- Measurements: a JSON with the SYSTEM_IMP fields (non-empty), README.md and user.conf beside it.
+
+Where the official reads a file more loosely than the rules intend (e.g. a "TEST FAIL" line next to
+a "TEST PASS" line), proctor gives the intended verdict (docs/deviations.md, "submission checker").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.checks.accuracy import parse_accuracy_text
+from proctor.checks.detail_log import DetailLogData, load_detail_log, short
+from proctor.checks.system_description import load_strict_json
+from proctor.errors import ProctorError
+from proctor.findings import Finding, Severity
+from proctor.rules.inference import Variant
+from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
+
+CHECKER = "official submission checker (round v6.1)"
+# models_TEST0x of the official checker (v6.1), by the official benchmark folder names.
+REQUIRED_AUDITS: dict[str, tuple[str, ...]] = {
+    "TEST01": (
+        "resnet", "bert-99", "bert-99.9", "3d-unet-99", "3d-unet-99.9", "stable-diffusion-xl", "rgat",
+        "whisper", "yolo-99", "yolo-95",
+    ),
+    "TEST04": ("resnet", "stable-diffusion-xl", "wan-2.2-t2v-a14b"),
+    "TEST06": (
+        "llama2-70b-99.9", "llama2-70b-interactive-99", "llama2-70b-interactive-99.9", "llama3.1-8b",
+        "llama3.1-8b-interactive", "deepseek-r1",
+    ),
+    "TEST07": ("gpt-oss-120b",),
+    "TEST09": ("gpt-oss-120b", "e2e-rag-qna"),
+    "TEST08": ("dlrm-v3",),
+}  # fmt: skip
+# proctor's own workload is shaped like resnet (image classification): it takes resnet's audits.
+PROCTOR_AUDITS = {"digits": ("TEST01", "TEST04")}
+PASS_LINE = "TEST PASS"
+TEST06_LINES = {
+    "first token": ("First token check pass: True", "First token check pass: Skipped"),
+    "EOS": ("EOS check pass: True",),
+    "sample length": ("Sample length check pass: True",),
+}
+PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
+TEST01_ACC_FILES = (
+    "mlperf_log_accuracy.json",
+    "accuracy.txt",
+    "baseline_accuracy.txt",
+    "compliance_accuracy.txt",
+)
+MEASUREMENT_FIELDS = (
+    "input_data_types", "retraining", "starting_weights_filename", "weight_data_types", "weight_transformations",
+)  # fmt: skip
+MEASUREMENT_FILES = ("README.md", "user.conf")
+MAX_TEXT = 1 << 20  # verification outputs and accuracy.txt are a few lines; read no more
+AUDIT_KEYS = {  # the detail-log setting that shows the run was the audit and not a plain performance run
+    "TEST01": ("effective_accuracy_log_sampling_target", "effective_accuracy_log_probability"),
+    "TEST04": ("effective_performance_issue_same",),
+}
+
+
+def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
+    return Finding(rule=rule, path=str(path), message=message, **kw)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_text(path: Path, limit: int = MAX_TEXT) -> str:
+    """A small text file, decoded leniently (a verification output is never trusted to be UTF-8)."""
+    with path.open("rb") as fh:
+        return fh.read(limit).decode("utf-8", "replace")
+
+
+def official_name(folder: str, variant: Variant) -> str:
+    """The official benchmark name of a result folder (resnet50 -> resnet)."""
+    name = folder.lower()
+    return "resnet" if name.startswith("resnet") else name
+
+
+def required_audits(folder: str, variant: Variant) -> tuple[str, ...]:
+    name = official_name(folder, variant)
+    if variant.benchmark.name in PROCTOR_AUDITS:
+        return PROCTOR_AUDITS[variant.benchmark.name]
+    names = {name, variant.name.lower()}
+    return tuple(t for t, models in REQUIRED_AUDITS.items() if names & set(models))
+
+
+# --- verification outputs -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a verify_*.txt says: passed by the official reading, passed by proctor's, and why not."""
+
+    official_pass: bool
+    passed: bool
+    why: str = ""
+    numbers: dict[str, float] = field(default_factory=dict)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.replace("\r\n", "\n").split("\n")]
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_verify(text: str, test: str, kind: str) -> Verdict:
+    """Read a verify_accuracy.txt / verify_performance.txt / verify_output_len.txt as the official does,
+    and as the rules intend: any "TEST FAIL" line fails it, whatever else the file says."""
+    lines = _lines(text)
+    numbers: dict[str, float] = {}
+    for line in lines:
+        key, sep, value = line.partition("=")
+        num = _number(value) if sep else None
+        if num is not None and key.strip():
+            numbers[key.strip().lower()] = num
+    failed = next((line for line in lines if line.startswith("TEST FAIL")), None)
+    if test == "TEST06" and kind == "accuracy":
+        missing = [what for what, ok in TEST06_LINES.items() if not any(o in lines for o in ok)]
+        official = not missing
+        why = f"the {', '.join(missing)} check did not pass" if missing else ""
+        return Verdict(official, official and failed is None, why or (failed or ""), numbers)
+    # TEST01's accuracy wants a whole line; the others take it anywhere in a line
+    official = PASS_LINE in lines if test == "TEST01" and kind == "accuracy" else PASS_LINE in text
+    if failed is not None:
+        return Verdict(official, False, f"it says '{failed[:120]}'", numbers)
+    return Verdict(official, official, "" if official else f"no '{PASS_LINE}' line", numbers)
+
+
+# --- audits -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ResultContext:
+    """What the audit checks need to know about the result they belong to."""
+
+    root: Path  # <division>/<submitter>
+    system: str
+    benchmark: str  # the folder name
+    scenario: str  # the folder name
+    category: str  # the scenario it is (Category value)
+    scendir: Path
+    version: str
+    variant: Variant
+    result_log: DetailLogData | None
+
+
+def audit_dir(ctx: ResultContext, test: str) -> tuple[Path | None, Path]:
+    """(the folder found or None, where this round's official checker looks)."""
+    v6 = ctx.scendir / test
+    v5 = ctx.root / "compliance" / ctx.system / ctx.benchmark / ctx.scenario / test
+    expected = v5 if ctx.version.startswith(("v4", "v5")) else v6
+    for cand in (expected, v6 if expected is v5 else v5):
+        try:
+            if stat.S_ISDIR(os.stat(cand).st_mode):
+                return cand, expected
+        except OSError:
+            continue
+    return None, expected
+
+
+def check_audits(ctx: ResultContext) -> list[Finding]:
+    out: list[Finding] = []
+    for test in required_audits(ctx.benchmark, ctx.variant):
+        found, expected = audit_dir(ctx, test)
+        if found is None:
+            out.append(
+                _err(
+                    "compliance_missing",
+                    expected,
+                    f"missing the {test} audit this benchmark requires in the closed and network divisions; "
+                    f"run `proctor audit {test}` and put its output here",
+                    source=f"{CHECKER}, models_{test}",
+                )
+            )
+            continue
+        if found != expected:
+            out.append(
+                _err(
+                    "compliance_layout",
+                    found,
+                    f"the {ctx.version} checker looks for {test} in {expected}; move it there",
+                    severity=Severity.WARNING,
+                )
+            )
+        out += _check_audit(ctx, test, found)
+    return out
+
+
+def _verify_file(
+    folder: Path, test: str, kind: str, name: str | None = None
+) -> tuple[Verdict | None, list[Finding]]:
+    path = folder / (name or f"verify_{kind}.txt")
+    if not _is_file(path):
+        return None, [_err("compliance_file", path, f"missing; {test}'s verification writes it")]
+    try:
+        text = read_text(path)
+    except OSError as exc:
+        return None, [_err("unreadable", path, f"cannot read it ({exc.strerror or exc})")]
+    verdict = parse_verify(text, test, kind)
+    if verdict.passed:
+        return verdict, []
+    return verdict, [_err("compliance_failed", path, f"{test} {kind} verification failed: {verdict.why}")]
+
+
+def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
+    out: list[Finding] = []
+    if test in ("TEST01", "TEST06", "TEST07", "TEST08"):
+        verdict, found = _verify_file(folder, test, "accuracy")
+        if test == "TEST01" and verdict is not None and not verdict.passed:
+            found = _test01_fallback(folder, ctx, found)
+        out += found
+    if test == "TEST09":
+        out += _verify_file(folder, test, "output_len", "verify_output_len.txt")[1]
+    if test in ("TEST01", "TEST04"):
+        out += _verify_file(folder, test, "performance")[1]
+        run = folder / "performance" / "run_1"
+        for name in PERF_FILES:
+            if not _is_file(run / name):
+                out.append(
+                    _err("compliance_file", run / name, f"missing; copy the {test} run's LoadGen output here")
+                )
+        if _is_file(run / "mlperf_log_detail.txt"):
+            out += _consistent(ctx, test, run / "mlperf_log_detail.txt")
+    return out
+
+
+def _test01_fallback(folder: Path, ctx: ResultContext, failed: list[Finding]) -> list[Finding]:
+    """TEST01 in non-deterministic mode: baseline and compliance accuracy within the delta."""
+    acc = folder / "accuracy"
+    missing = [n for n in TEST01_ACC_FILES if not _is_file(acc / n)]
+    if missing:
+        return failed
+    try:
+        base = parse_accuracy_text(read_text(acc / "baseline_accuracy.txt"))
+        comp = parse_accuracy_text(read_text(acc / "compliance_accuracy.txt"))
+    except OSError as exc:
+        return [_err("unreadable", acc, f"cannot read it ({exc.strerror or exc})")]
+    delta = 0.1 if "99.9" in ctx.benchmark else 1.0
+    common = [k for k in base if k in comp]
+    if not common:
+        return failed + [
+            _err("compliance_failed", acc, "baseline and compliance accuracy name no common metric")
+        ]
+    bad = [k for k in common if base[k] == 0 or comp[k] == 0 or abs(1 - base[k] / comp[k]) * 100 > delta]
+    if bad:
+        return [
+            _err(
+                "compliance_failed",
+                acc,
+                f"TEST01 accuracy in performance mode differs from the baseline by more than {delta}% ({', '.join(bad)})",
+            )
+        ]
+    return []  # the official passes TEST01 on the delta alone
+
+
+def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
+    """The audit ran the same system in the same scenario as the result, and was the audit."""
+    log, problems = load_detail_log(path)
+    if problems or not log.values:
+        return problems
+    out: list[Finding] = []
+    keys = AUDIT_KEYS.get(test, ())
+    if keys and not any(_audit_on(log.get(k)) for k in keys if k in log):
+        out.append(
+            _err(
+                "compliance_run",
+                path,
+                f"this log is not a {test} run ({' / '.join(keys)} off or absent): "
+                f"the audit must run with {test}'s audit.config",
+                key=keys[0],
+            )
+        )
+    res = ctx.result_log
+    if res is None or not res.values:
+        return out
+    for key in ("effective_scenario", "sut_name"):
+        mine, theirs = log.get(key), res.get(key)
+        if key in log and key in res and mine != theirs:
+            out.append(
+                _err(
+                    "compliance_mismatch",
+                    path,
+                    f"{key} {short(mine)} differs from the result's {short(theirs)}: "
+                    "the audit must run the submitted system in the same scenario",
+                    key=key,
+                    line=log.line_of(key),
+                )
+            )
+    return out
+
+
+def _audit_on(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, int | float) and value > 0
+
+
+# --- accuracy log size and hash ----------------------------------------------------------------
+def check_accuracy_hash(acc_dir: Path) -> list[Finding]:
+    """The submitted log is within the size limit and accuracy.txt carries the full log's hash."""
+    log, txt = acc_dir / "mlperf_log_accuracy.json", acc_dir / "accuracy.txt"
+    if not (_is_file(log) and _is_file(txt)):
+        return []  # missing files are reported by the caller
+    out: list[Finding] = []
+    fix = "run `proctor submission truncate-accuracy` on the tree"
+    try:
+        size = os.stat(log).st_size
+        hashes = hash_lines(read_text(txt))
+    except OSError as exc:
+        return [_err("unreadable", acc_dir, f"cannot read it ({exc.strerror or exc})")]
+    if size > MAX_ACCURACY_LOG_SIZE:
+        out.append(
+            _err(
+                "accuracy_log_size",
+                log,
+                f"{size} bytes: over the {MAX_ACCURACY_LOG_SIZE}-byte limit for a submitted accuracy log; {fix}",
+                value=size,
+                expected=MAX_ACCURACY_LOG_SIZE,
+            )
+        )
+    if not hashes:
+        out.append(_err("accuracy_hash", txt, f"no 'hash=' line (the full accuracy log's sha256); {fix}"))
+        return out
+    value = hashes[0]
+    if len(set(hashes)) > 1:
+        out.append(
+            _err(
+                "accuracy_hash",
+                txt,
+                f"{len(set(hashes))} different hash lines; the first one counts",
+                severity=Severity.WARNING,
+            )
+        )
+    if not SHA256_HEX.match(value):
+        out.append(
+            _err("accuracy_hash", txt, f"hash {short(value, 80)} is not a sha256 (64 lowercase hex digits)")
+        )
+        return out
+    if size > MAX_ACCURACY_LOG_SIZE:
+        return out
+    try:
+        data = log.read_bytes()
+    except OSError as exc:
+        return out + [_err("unreadable", log, f"cannot read it ({exc.strerror or exc})")]
+    digest = hashlib.sha256(data).hexdigest()
+    if is_truncated(data):
+        if digest == value:
+            out.append(
+                _err("accuracy_hash", txt, "the hash is of the truncated log; it must be the full log's")
+            )
+    elif digest != value:
+        out.append(
+            _err(
+                "accuracy_hash",
+                log,
+                f"the log's sha256 {digest[:16]}... differs from accuracy.txt's hash {value[:16]}...: "
+                "the log or the hash was changed after the accuracy run",
+            )
+        )
+    return out
+
+
+# --- measurements -------------------------------------------------------------------------------
+def measurement_files(ctx: ResultContext) -> tuple[Path, Path | None, list[Finding]]:
+    """(the folder, its measurements JSON or None, findings about where they are)."""
+    v6 = ctx.scendir
+    v5 = ctx.root / "measurements" / ctx.system / ctx.benchmark / ctx.scenario
+    if _is_file(v6 / "measurements.json"):
+        return v6, v6 / "measurements.json", []
+    try:
+        names = sorted(p.name for p in v5.iterdir() if p.suffix == ".json" and _is_file(p))
+    except OSError:
+        names = []
+    pick = next((n for n in names if n.startswith(ctx.system) and n.endswith(f"_{ctx.scenario}.json")), None)
+    pick = pick or next((n for n in names if n.startswith(ctx.system)), None)
+    if pick is not None:
+        return v5, v5 / pick, []
+    expected = v5 / f"{ctx.system}.json" if ctx.version.startswith(("v4", "v5")) else v6 / "measurements.json"
+    return (
+        expected.parent,
+        None,
+        [
+            _err(
+                "measurements",
+                expected,
+                "missing the measurements JSON (input_data_types, retraining, starting_weights_filename, "
+                "weight_data_types, weight_transformations)",
+            )
+        ],
+    )
+
+
+def check_measurements(ctx: ResultContext) -> list[Finding]:
+    folder, js, out = measurement_files(ctx)
+    if js is not None:
+        out += check_measurements_json(js)
+    for name in MEASUREMENT_FILES:
+        p = folder / name
+        if not _is_file(p):
+            out.append(
+                _err("measurements", p, f"missing {name}; the official checker requires it beside the JSON")
+            )
+        elif os.stat(p).st_size == 0:
+            out.append(_err("measurements", p, f"{name} is empty"))
+    if _is_file(folder / "user.conf"):
+        out += check_conf_matches(ctx, folder)
+    return out
+
+
+def check_measurements_json(path: Path) -> list[Finding]:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_TEXT + 1)
+    except OSError as exc:
+        return [_err("unreadable", path, f"cannot read it ({exc.strerror or exc})")]
+    if len(data) > MAX_TEXT:
+        return [_err("measurements", path, f"larger than {MAX_TEXT} bytes: not a measurements JSON")]
+    try:
+        obj = load_strict_json(data)
+    except ValueError as exc:
+        return [_err("measurements", path, f"not valid JSON: {exc}")]
+    if not isinstance(obj, dict):
+        return [_err("measurements", path, "must be a JSON object")]
+    missing = [k for k in MEASUREMENT_FIELDS if k not in obj]
+    empty = [k for k in MEASUREMENT_FIELDS if k in obj and (obj[k] in ("", None, [], {}) or obj[k] is False)]
+    out = []
+    if missing:
+        out.append(_err("measurements", path, f"missing fields: {', '.join(missing)}", key=missing[0]))
+    if empty:
+        out.append(
+            _err("measurements", path, f"fields need a meaningful value: {', '.join(empty)}", key=empty[0])
+        )
+    return out
+
+
+def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
+    """Every setting user.conf (on mlperf.conf: the copy here, else the shipped one) gives the result's
+    model and scenario is the one the performance run requested."""
+    from proctor.loadgen.conf import ConfType, applied, apply_conf, parse_conf, shipped_mlperf_conf
+    from proctor.loadgen.settings import TestSettings
+
+    log = ctx.result_log
+    user = folder / "user.conf"
+    mlperf = folder / "mlperf.conf" if _is_file(folder / "mlperf.conf") else shipped_mlperf_conf()
+    model = ctx.variant.benchmark.name
+    scenario = "Interactive" if ctx.variant.interactive else ctx.category
+    try:
+        base = apply_conf(
+            TestSettings(), parse_conf(mlperf, ConfType.MLPERF), model, scenario, ConfType.MLPERF
+        )
+        entries = parse_conf(user, ConfType.USER)
+        pairs = list(applied(base, entries, model, scenario, ConfType.USER))
+    except (ProctorError, ValueError, OSError) as exc:
+        return [_err("measurements", user, f"cannot be read as LoadGen reads it: {exc}")]
+    if log is None or not log.values:
+        return []
+    out = []
+    for name, value, entry in pairs:
+        key = f"requested_{name}"
+        if key not in log:
+            continue
+        got = log.get(key)
+        if not _same(got, value):
+            out.append(
+                _err(
+                    "measurements_conf",
+                    user,
+                    f"line {entry.line} sets {entry.key} = {entry.value}, but the performance run requested "
+                    f"{name} = {short(got)}: submit the user.conf the run used",
+                    line=entry.line,
+                    key=entry.key,
+                )
+            )
+    return out
+
+
+def _same(got: object, want: object) -> bool:
+    if hasattr(want, "value") and not isinstance(want, int | float):
+        want = str(want)
+    if isinstance(want, bool) or isinstance(got, bool):
+        return bool(got) == bool(want)
+    if isinstance(want, int | float) and isinstance(got, int | float):
+        return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=1e-9)
+    return str(got) == str(want)

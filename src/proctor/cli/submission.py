@@ -1,0 +1,135 @@
+"""Commands: `proctor submission truncate-accuracy` and `proctor submission package`.
+
+Bad input (a missing folder, an existing output folder, neither --output nor --backup) is one error
+line and exit 2; `package --check` exits 1 when the assembled tree fails the checker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from proctor.cli.apps import app
+from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_table, table
+from proctor.rules.inference import CURRENT_ROUND, SEEDS
+
+submission_app = typer.Typer(
+    help="Assemble an inference submission tree and prepare it for the official checker.",
+    no_args_is_help=True,
+)
+app.add_typer(submission_app, name="submission")
+
+
+@submission_app.command("truncate-accuracy")
+def truncate_cmd(
+    input_dir: Annotated[
+        Path, typer.Option("--input", help="The submission root (holding closed/open/network).")
+    ],
+    submitter: Annotated[str, typer.Option("--submitter", help="Only this submitter's folders.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", help="Write a truncated copy here (a new folder); the input stays."),
+    ] = None,
+    backup: Annotated[
+        Path | None,
+        typer.Option(
+            "--backup", help="Truncate in place, saving each original accuracy log under this folder."
+        ),
+    ] = None,
+    scenarios_to_skip: Annotated[
+        str | None,
+        typer.Option("--scenarios-to-skip", help="Comma-separated scenario folders to leave alone."),
+    ] = None,
+) -> None:
+    """Truncate accuracy logs to the checker's size limit, appending each full log's hash to accuracy.txt."""
+    from proctor.submission.truncate import TruncateError, copy_submission, truncate_tree
+
+    if output is None and backup is None:
+        fail(
+            "give --output NEW_FOLDER (truncate a copy) or --backup FOLDER (truncate in place, originals saved)"
+        )
+    if not input_dir.is_dir():
+        fail(f"--input {input_dir}: not a folder; give the submission root holding closed/open/network")
+    root = input_dir
+    if output is not None:
+        try:
+            copy_submission(input_dir, output, submitter)
+        except TruncateError as exc:
+            fail(str(exc))
+        root = output
+    skip = [s for s in (scenarios_to_skip or "").split(",") if s]
+    report = truncate_tree(root, submitter, backup, skip)
+    out = console()
+    tbl = table("accuracy log", "what happened", labels=(0, 1))
+    for path in report.truncated:
+        tbl.add_row(str(path.relative_to(root)), "truncated; hash written to accuracy.txt")
+    for path, why in report.skipped:
+        tbl.add_row(str(path.relative_to(root)), f"skipped: {why}")
+    for path, why in report.problems:
+        tbl.add_row(str(path.relative_to(root)), f"ERROR: {why}")
+    print_table(out, tbl, [("tree", str(root))] + ([("originals", str(backup))] if backup else []))
+    out.print(
+        f"{len(report.truncated)} truncated, {len(report.skipped)} skipped, {len(report.problems)} error(s); "
+        "keep the originals in case MLCommons asks for the full logs",
+        markup=False,
+    )
+    raise typer.Exit(EXIT_INVALID if report.problems else EXIT_OK)
+
+
+@submission_app.command("package")
+def package_cmd(
+    runs: Annotated[
+        Path, typer.Argument(help="A folder of proctor runs (see `proctor submission package --help`).")
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="The submission root to write (a new folder).")
+    ],
+    submitter: Annotated[
+        str, typer.Option("--submitter", help="The submitter's name (the folder under the division).")
+    ],
+    system: Annotated[
+        Path, typer.Option("--system", help="The system description JSON (systems/<name>.json).")
+    ],
+    division: Annotated[str, typer.Option("--division", help="closed, network or open.")] = "closed",
+    version: Annotated[
+        str, typer.Option("--round", help=f"Round whose layout to write ({', '.join(SEEDS)}).")
+    ] = CURRENT_ROUND,
+    check: Annotated[
+        bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
+    ] = True,
+) -> None:
+    """Assemble an official-layout submission tree from proctor runs, truncating the accuracy logs.
+
+    RUNS holds `<benchmark>/<scenario>/{performance,accuracy}` run folders (as `proctor run -o` writes
+    them; accuracy/ with its accuracy.txt), optionally `<benchmark>/<scenario>/TEST0x/` audit
+    folders (as `proctor audit -o` writes them, or a `compliance/<system>/...` tree), user.conf and
+    measurements.json per scenario or at the top, and a README.md.
+    """
+    from proctor.submission.package import PackageError, package
+
+    if version not in SEEDS:
+        fail(f"--round {version!r} is not a known round; use one of {', '.join(SEEDS)}")
+    try:
+        result = package(
+            runs, output, submitter=submitter, system_json=system, division=division, version=version
+        )
+    except PackageError as exc:
+        fail(str(exc))
+    out = console()
+    tbl = table("benchmark", "scenario", "parts", labels=(0, 1, 2))
+    for row in result.rows:
+        tbl.add_row(row.benchmark, row.scenario, ", ".join(row.parts))
+    print_table(out, tbl, [("submission", str(result.root))])
+    for note in result.notes:
+        out.print(f"note: {note}", markup=False)
+    if not check:
+        raise typer.Exit(EXIT_OK)
+    from proctor.checks.submission import check_submission
+
+    report = check_submission(output, version)
+    for f in report.findings:
+        out.print(f"{f.severity.value.upper()} [{f.rule}] {f.path}: {f.message}", markup=False)
+    out.print("checker: " + ("VALID" if report.valid else "INVALID"), markup=False)
+    raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)

@@ -1,0 +1,1 @@
+"""Assembling and preparing an inference submission tree (truncation, packaging)."""

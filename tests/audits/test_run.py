@@ -1,0 +1,77 @@
+"""run_audits end to end on a manual clock: honest SUTs pass, stale or caching SUTs fail the audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from proctor.audits.configs import Audit
+from proctor.audits.run import Layout, Tree, run_audits
+from proctor.loadgen.logs.reader import read_detail
+
+from .conftest import clocked_runner, ss_settings
+
+
+def _tree(tmp_path: Path, layout: Layout = Layout.RESULTS) -> Tree:
+    return Tree(tmp_path, "sys", "resnet", "SingleStream", layout)
+
+
+def test_honest_sut_passes_test01_and_test04_with_official_files(tmp_path):
+    tree = _tree(tmp_path)
+    outcomes = run_audits(clocked_runner(), ss_settings(), "resnet50", tree, [Audit.TEST01, Audit.TEST04])
+    assert [o.passed for o in outcomes] == [True, True]
+    t01 = tmp_path / "results/sys/resnet/SingleStream/TEST01"
+    assert sorted(p.relative_to(t01).as_posix() for p in t01.rglob("*") if p.is_file()) == [
+        "accuracy/mlperf_log_accuracy.json",
+        "performance/run_1/mlperf_log_detail.txt",
+        "performance/run_1/mlperf_log_summary.txt",
+        "verify_accuracy.txt",
+        "verify_performance.txt",
+    ]
+    acc = (t01 / "verify_accuracy.txt").read_text()
+    assert "num_perf_log_data_mismatch = 0\nnum_missing_qsl_idxs = 0\nTEST PASS\n" in acc
+    assert (t01 / "verify_performance.txt").read_text().splitlines() == [
+        "Verifying performance.",
+        "Reference score = 1000000.0",
+        "Test score = 1000000.0",
+        "TEST PASS",
+    ]
+    t04 = (tmp_path / "results/sys/resnet/SingleStream/TEST04/verify_performance.txt").read_text()
+    assert t04.splitlines() == ["Verifying performance.", "reference score = 1000.0", "test score = 1000.0", "TEST PASS"]
+    # the audit runs really ran their audit.config: TEST04 issued one sample index only
+    d04 = read_detail(tmp_path / "audit_runs/resnet/SingleStream/TEST04/mlperf_log_detail.txt")
+    assert d04.require("effective_performance_issue_same") is True
+    assert d04.require("effective_performance_issue_same_index") == 3
+    d01 = read_detail(tmp_path / "audit_runs/resnet/SingleStream/TEST01/mlperf_log_detail.txt")
+    assert d01.require("effective_accuracy_log_rng_seed") == 720381539243781796
+    assert d01.require("effective_accuracy_log_sampling_target") == 4096
+
+
+def test_stale_answers_in_performance_mode_fail_test01_naming_the_samples(tmp_path):
+    outcomes = run_audits(clocked_runner(stale=True), ss_settings(), "resnet50", _tree(tmp_path), [Audit.TEST01])
+    (o,) = outcomes
+    assert not o.passed
+    acc, perf = o.verdicts
+    assert not acc.passed and perf.passed
+    assert acc.numbers["num_perf_log_data_mismatch"] > 0
+    assert acc.numbers["differing_qsl_idx"]
+    text = (o.folder / "verify_accuracy.txt").read_text()
+    assert "TEST FAIL" in text and "TEST PASS" not in text
+    first = acc.numbers["differing_qsl_idx"][0]
+    assert f"qsl_idx {first}" in text
+
+
+def test_caching_sut_fails_test04(tmp_path):
+    (o,) = run_audits(clocked_runner(cache=True), ss_settings(), "resnet50", _tree(tmp_path), [Audit.TEST04])
+    assert not o.passed
+    (v,) = o.verdicts
+    assert v.numbers["test_score"] > v.numbers["reference_score"] * 5
+    assert v.lines[-1] == "TEST FAIL: Test score invalid"
+    assert "caching" in (o.folder / "verify_performance.txt").read_text()
+
+
+def test_compliance_layout_for_older_rounds(tmp_path):
+    tree = _tree(tmp_path, Layout.COMPLIANCE)
+    (o,) = run_audits(clocked_runner(), ss_settings(), "resnet50", tree, [Audit.TEST04])
+    assert o.passed
+    assert o.folder == tmp_path / "compliance/sys/resnet/SingleStream/TEST04"
+    assert (tmp_path / "results/sys/resnet/SingleStream/performance/run_1/mlperf_log_detail.txt").is_file()

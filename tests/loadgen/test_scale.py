@@ -1,0 +1,253 @@
+"""The engine's large-run paths give what its small-run paths give: chunked issue, streamed
+statistics and trace, chunked accuracy-log mask, narrow sample indices (issue 14)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from proctor.loadgen import completion, issuer, results, schedule
+from proctor.loadgen import rng as _rng
+from proctor.loadgen.clock import ManualClock
+from proctor.loadgen.engine import run_test
+from proctor.loadgen.normalize import normalize
+from proctor.loadgen.records import NOT_SET
+from proctor.loadgen.results import LatencyStats, streamed_stats
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+from proctor.suts.synthetic import InMemoryQSL
+
+
+class RecordingSUT:
+    """An array SUT completing inline after advancing a ManualClock by `service_ns` per call."""
+
+    name = "recording-sut"
+
+    def __init__(self, clock: ManualClock, service_ns: int = 0, arrays: bool = True) -> None:
+        self.clock, self.service_ns = clock, service_ns
+        self.calls: list[tuple[list[int], list[int]]] = []
+
+    def issue_query(self, samples: object) -> None:
+        raise AssertionError("the array path is used")
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        assert ids.dtype == np.int64 and indices.dtype == np.int64
+        self.calls.append((ids.tolist(), indices.tolist()))
+        self.clock.advance(self.service_ns)
+        completion.complete_arrays(ids, None, data=indices.astype("<i8").reshape(-1, 1))
+
+    def flush_queries(self) -> None:
+        pass
+
+
+def _reference_mask(eff: object, n: int, first: int) -> np.ndarray:
+    """The mask formula on one whole array (what schedule.accuracy_log_mask computed before chunking)."""
+    seq_rng = _rng.MT19937(5489)
+    seq_rng.advance(2 * first)
+    values = _rng.uniform_real_array(seq_rng, n)
+    offset = _rng.uniform_real(_rng.MT19937(eff.accuracy_log_rng_seed))  # type: ignore[attr-defined]
+    v = values + offset
+    v = np.where(v < 1.0, v, v - 1.0)
+    return v <= eff.accuracy_log_probability  # type: ignore[attr-defined,no-any-return]
+
+
+@pytest.mark.parametrize("prob", [0.0, 0.3, 1.0])
+def test_chunked_mask_equals_whole_array_formula(monkeypatch: pytest.MonkeyPatch, prob: float) -> None:
+    monkeypatch.setattr(schedule, "MASK_CHUNK", 1000)
+    ts = TestSettings(scenario=Scenario.OFFLINE, accuracy_log_probability=prob, accuracy_log_rng_seed=7)
+    eff = normalize(ts, 1024, 1024)
+    got = schedule.accuracy_log_mask(eff, 4321, first_sample_seq=17)
+    assert np.array_equal(got, _reference_mask(eff, 4321, 17))
+    assert got.sum() == (0 if prob == 0 else 4321 if prob == 1 else got.sum())
+
+
+def test_streamed_stats_equal_sorted_stats() -> None:
+    gen = np.random.default_rng(1)
+    for trial in range(120):
+        n = int(gen.integers(1, 3000))
+        kind = trial % 4
+        if kind == 0:
+            done = gen.integers(0, 10**12, n)
+        elif kind == 1:
+            done = gen.integers(5, 9, n)  # heavy ties
+        elif kind == 2:
+            done = np.full(n, 7)  # one value
+        else:
+            done = gen.exponential(1e6, n).astype(np.int64) + 10**9
+        done = done.astype(np.int64)
+        done[gen.random(n) < 0.1] = NOT_SET
+        failed = (gen.random(n) < 0.05).astype(np.uint8) if trial % 3 == 0 else None
+        pct = (0.9, 0.99, 0.5, 0.123)[trial % 4]
+        ok = done != NOT_SET
+        if failed is not None:
+            ok &= failed == 0
+        want = LatencyStats.of((done[ok] - 123).copy(), pct)
+        got = streamed_stats(
+            done,
+            123,
+            failed,
+            pct,
+            chunk=int(gen.integers(1, 700)),
+            bins=int(gen.choice([2, 4, 16, 256])),
+            gather=int(gen.integers(1, 50)),
+        )
+        assert got == want, trial
+
+
+def test_streamed_stats_mean_wraps_like_int64() -> None:
+    done = np.full(4, 2**62, np.int64)
+    want = LatencyStats.of(done.copy(), 0.9)  # the int64 sum wraps, as the official accumulator
+    assert streamed_stats(done, 0, None, 0.9) == want
+
+
+def _offline_run(tmp: Path, name: str, samples: int, service_ns: int) -> tuple[dict[str, bytes], list[int]]:
+    clock = ManualClock()
+    sut = RecordingSUT(clock, service_ns=service_ns, arrays=True)
+    ts = TestSettings(
+        scenario=Scenario.OFFLINE,
+        mode=TestMode.PERFORMANCE_ONLY,
+        min_query_count=samples,
+        min_duration_ms=0,
+        accuracy_log_probability=0.05,
+        performance_sample_count_override=300,
+    )
+    out = tmp / name
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(out)), enable_trace=True)
+    run_test(sut, InMemoryQSL(1000, 300), ts, ls, audit_config=None, clock=clock)
+    volatile = (b"loadgen_build", b"test_datetime", b"power_", b"get_sut_name_duration", b"file_sha1")
+    files = {
+        p.name: b"\n".join(line for line in p.read_bytes().splitlines() if not (line.startswith(b'"ts":') or any(k in line for k in volatile)))
+        for p in sorted(out.iterdir())
+    }
+    return files, [len(ids) for ids, _ in sut.calls]
+
+
+def _same(a: dict[str, bytes], b: dict[str, bytes]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name] == b[name], name
+
+
+def test_streamed_statistics_give_the_same_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(issuer, "ISSUE_CHUNK", 1000)  # three calls, three completion times
+    sorted_path, calls = _offline_run(tmp_path, "sorted", 2500, 1000)
+    assert calls == [1000, 1000, 500]  # one query, three issue calls
+    monkeypatch.setattr(results, "STREAM_MIN_SAMPLES", 1)
+    streamed, _ = _offline_run(tmp_path, "streamed", 2500, 1000)
+    _same(sorted_path, streamed)
+    assert b'"result_50.00_percentile_latency_ns", "value": 2000' in streamed["mlperf_log_detail.txt"]
+
+
+def test_chunked_issue_and_mask_give_the_same_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    whole, calls = _offline_run(tmp_path, "whole", 2500, 0)
+    assert calls == [2500]
+    monkeypatch.setattr(issuer, "ISSUE_CHUNK", 1000)
+    monkeypatch.setattr(schedule, "MASK_CHUNK", 77)
+    chunked, calls = _offline_run(tmp_path, "chunked", 2500, 0)
+    assert calls == [1000, 1000, 500]
+    _same(whole, chunked)
+    assert whole["mlperf_log_accuracy.json"].count(b"seq_id") > 50  # ~5% of 2500 samples logged
+
+
+def test_offline_schedule_uses_narrow_indices() -> None:
+    ts = TestSettings(scenario=Scenario.OFFLINE, min_query_count=5000, min_duration_ms=0)
+    eff = normalize(ts, 70000, 70000)
+    loaded = schedule.loadable_sets(eff, 70000, TestMode.PERFORMANCE_ONLY)[0]
+    sch = schedule.generate_schedule(eff, loaded, TestMode.PERFORMANCE_ONLY)
+    assert sch.sample_index.dtype == np.uint32  # 70000 indices do not fit 16 bits
+    assert np.array_equal(sch.sample_index, np.resize(loaded, sch.n_samples))
+    eq = dataclasses.replace(eff, sample_concatenate_permutation=True)
+    a = schedule.generate_schedule(eq, loaded[:100], TestMode.PERFORMANCE_ONLY)
+    schedule_chunk = schedule.OFFLINE_SHUFFLE_CHUNK
+    try:
+        schedule.OFFLINE_SHUFFLE_CHUNK = 100  # one repeat per pass
+        b = schedule.generate_schedule(eq, loaded[:100], TestMode.PERFORMANCE_ONLY)
+    finally:
+        schedule.OFFLINE_SHUFFLE_CHUNK = schedule_chunk
+    assert np.array_equal(a.sample_index, b.sample_index)
+
+
+class _WorkerSUT:
+    """Completes each query on its own thread; `chain` sets issue_from_completion."""
+
+    name = "worker-sut"
+
+    def __init__(self, chain: bool, fail_at: int = -1, never: bool = False) -> None:
+        import queue
+        import threading
+
+        self.issue_from_completion = chain
+        self.q: queue.SimpleQueue[tuple[np.ndarray, np.ndarray] | None] = queue.SimpleQueue()
+        self.threads: list[int] = []
+        self.calls = 0
+        self.fail_at, self.never = fail_at, never
+        self.t = threading.Thread(target=self._loop, daemon=True)
+        self.t.start()
+
+    def _loop(self) -> None:
+        import threading
+
+        while (item := self.q.get()) is not None:
+            if not self.never:
+                completion.complete_arrays(item[0])
+                self.threads.append(threading.get_ident())
+
+    def issue_query(self, samples: object) -> None:
+        raise AssertionError
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ValueError("issue failed")
+        self.q.put((ids.copy(), indices.copy()))
+
+    def flush_queries(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.t.join()
+
+
+@pytest.mark.parametrize("scenario", [Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM])
+def test_chained_closed_loop_matches_the_gate_loop(tmp_path: Path, scenario: Scenario) -> None:
+    outs = []
+    for chain in (False, True):
+        sut = _WorkerSUT(chain)
+        ts = TestSettings(scenario=scenario, min_query_count=300, min_duration_ms=0, performance_sample_count_override=64)
+        ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path / str(chain))), enable_trace=False)
+        out = run_test(sut, InMemoryQSL(64, 64), ts, ls, audit_config=None)
+        sut.close()
+        assert out.records is not None and not out.incomplete
+        n = out.records.n_queries_issued
+        assert n == 300 and out.issue_stop_reason == "done"
+        assert np.all(out.records.query_done_ns[:n] >= out.records.query_issued_ns[:n])
+        assert np.all(out.records.query_issued_ns[1:n] >= out.records.query_done_ns[: n - 1])  # closed loop
+        outs.append(out)
+    assert outs[0].result is not None and outs[1].result is not None
+    assert outs[0].result.query_count == outs[1].result.query_count
+
+
+def test_chained_loop_sut_raising_on_a_worker_is_the_run_error(tmp_path: Path) -> None:
+    from proctor.errors import RunError
+
+    sut = _WorkerSUT(True, fail_at=5)
+    ts = TestSettings(scenario=Scenario.SINGLE_STREAM, min_query_count=50, min_duration_ms=0)
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
+    with pytest.raises(RunError, match="ValueError"):
+        run_test(sut, InMemoryQSL(64, 64), ts, ls, audit_config=None)
+    sut.close()
+    assert sut.calls == 5
+
+
+def test_chained_loop_gives_up_on_a_stuck_sut(tmp_path: Path) -> None:
+    sut = _WorkerSUT(True, never=True)
+    ts = TestSettings(scenario=Scenario.SINGLE_STREAM, min_query_count=50, min_duration_ms=0)
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
+    out = run_test(sut, InMemoryQSL(64, 64), ts, ls, audit_config=None, timeout_s=0.2)
+    sut.close()
+    assert out.incomplete and not out.valid and sut.calls == 1
+    assert out.issue_stop_reason == "timeout"
