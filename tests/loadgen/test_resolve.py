@@ -72,3 +72,12 @@ def test_run_test_refuses_settings_built_in_code(tmp_path, field, value):
         run_test(sut, qsl, s, LogSettings(LogOutputSettings(outdir=str(tmp_path))), audit_config=None)
     detail = read_detail(tmp_path / "mlperf_log_detail.txt")
     assert field in detail.require("error_invalid_test_settings")
+
+
+def test_llm_server_with_token_bounds_needs_no_latency_bound():
+    """mlperf.conf gives llama2-70b Server target_latency = 0: its bounds are TTFT and TPOT."""
+    from proctor.loadgen.resolve import resolve_settings as resolve
+
+    s = resolve("llama2-70b", "Server").settings
+    assert s.use_token_latencies and int(s.server_target_latency_ns) == 0
+    assert int(s.server_ttft_latency) == 2_000_000_000

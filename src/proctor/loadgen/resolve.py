@@ -263,7 +263,7 @@ def check_settings(s: TestSettings, origin: Origin | None = None) -> None:
         p = float(getattr(s, name))
         if not (0 < p <= 1):
             raise _refuse(f"percentile must be in (0, 100], got {p * 100:g} ({name})", name, origin)
-    if scen is Scenario.SERVER and int(s.server_target_latency_ns) <= 0:
+    if scen is Scenario.SERVER and int(s.server_target_latency_ns) <= 0 and not s.use_token_latencies:
         raise _refuse("Server's latency bound must be > 0", "server_target_latency_ns", origin)
     if scen is Scenario.MULTI_STREAM and int(s.multi_stream_samples_per_query) < 1:
         raise _refuse("samples_per_query must be >= 1", "multi_stream_samples_per_query", origin)
