@@ -35,7 +35,7 @@ from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import Variant
+from proctor.rules.inference import MIN_DURATION_MS, Variant
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
 
 CHECKER = "official submission checker (round v6.1)"
@@ -280,6 +280,20 @@ def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
                 f"this log is not a {test} run ({' / '.join(keys)} off or absent): "
                 f"the audit must run with {test}'s audit.config",
                 key=keys[0],
+            )
+        )
+    dur = log.get("effective_min_duration_ms")
+    if isinstance(dur, int | float) and not isinstance(dur, bool) and dur < MIN_DURATION_MS:
+        # an audit runs as for the submission: the official checker gives its run the result's checks
+        out.append(
+            _err(
+                "min_duration",
+                path,
+                f"the {test} run's min duration {short(dur)} ms is below the rules' 600 s; "
+                "run the audit with the submission's settings",
+                key="effective_min_duration_ms",
+                line=log.line_of("effective_min_duration_ms"),
+                expected=MIN_DURATION_MS,
             )
         )
     res = ctx.result_log
