@@ -51,6 +51,16 @@ SRC = Path(__file__).resolve().parents[2] / "src"  # this checkout's sources, fo
 # Latency and early stopping are timing results: on a loaded machine a p99 can miss 10 ms, which the
 # checker rightly reports. The demo expects exactly what its runs measured, so it stays as expected.
 TIMING_RULES = {"latency_limit", "early_stopping"}
+# The audits' performance comparisons (TEST01/TEST04) are timed too: a failed verification is
+# expected exactly where the verification itself measured a failure (report.audits says so).
+AUDIT_RULE = "compliance_failed"
+AUDITS = ("TEST01", "TEST04")
+
+
+def failed_audits(demo, scenario):
+    note = demo.audits[scenario]
+    assert all(f"{a} PASS" in note or f"{a} FAIL" in note for a in AUDITS), note
+    return {a for a in AUDITS if f"{a} FAIL" in note}
 
 
 def rows(report, part):
@@ -62,15 +72,16 @@ def check_short_runs_break_exactly_min_duration(demo):
     assert sorted(r.item.split()[1] for r in perf) == sorted(SCENARIOS)
     for r in perf:
         scenario = r.item.split()[1]
-        measured = set(demo.measured_rules[scenario])
-        assert measured <= {"min_duration"} | TIMING_RULES, (scenario, measured)
-        # the demo does not run the audits yet: each result misses TEST01/TEST04 (an expected finding)
-        assert not r.valid and r.expected_rules == tuple(sorted({"min_duration", "compliance_missing"} | measured))
+        measured = set(demo.measured_rules.get(scenario, ()))
+        assert measured <= {"min_duration", AUDIT_RULE} | TIMING_RULES, (scenario, measured)
+        # a failed audit is expected exactly where its verification measured the failure
+        assert (AUDIT_RULE in measured) == bool(failed_audits(demo, scenario)), (scenario, demo.audits)
+        assert not r.valid and r.expected_rules == tuple(sorted({"min_duration"} | measured))
         assert r.value is not None and r.value > 0
         assert r.rules == r.expected_rules, (r.item, r.why)
-        assert r.as_expected
+        assert r.as_expected and "compliance_missing" not in r.rules
         if scenario != "Server":  # only Server has a latency bound; SingleStream can't run out
-            assert r.rules == ("compliance_missing", "min_duration"), (r.item, r.why)
+            assert set(r.rules) - {AUDIT_RULE} == {"min_duration"}, (r.item, r.why)
     layout = [r for r in rows(demo, "inference") if r.item.startswith("submission checker")]
     assert len(layout) == 1 and layout[0].valid and layout[0].rules == ()
     assert demo.as_expected and all(r.as_expected for r in demo.rows)
@@ -81,22 +92,17 @@ def check_the_checker_agrees_when_run_again_on_the_tree(demo):
 
     rep = check_submission(demo.output / "inference")
     failed = [f for f in rep.findings if f.failed]
-    assert {f.rule for f in failed} - TIMING_RULES == {"min_duration", "compliance_missing"}
+    assert {f.rule for f in failed} - TIMING_RULES - {AUDIT_RULE} == {"min_duration"}
+    # each failed verification the checker reports is one the demo's audit measured, and vice versa
+    assert {(Path(f.path).parts[-3], Path(f.path).parts[-2]) for f in failed if f.rule == AUDIT_RULE} == {
+        (s, a) for s in SCENARIOS for a in failed_audits(demo, s)
+    }
+    res = demo.output / "inference" / "closed" / "proctor" / "results" / "local-cpu" / "digits"
+    # each short run: the results' and the audits' (an audit runs as for the submission)
     assert {f.path for f in failed if f.rule == "min_duration"} == {
-        str(
-            demo.output
-            / "inference"
-            / "closed"
-            / "proctor"
-            / "results"
-            / "local-cpu"
-            / "digits"
-            / s
-            / "performance"
-            / "run_1"
-            / "mlperf_log_detail.txt"
-        )
+        str(res / s / part / "performance" / "run_1" / "mlperf_log_detail.txt")
         for s in SCENARIOS
+        for part in ("", *AUDITS)
     }
     assert all("Server" in f.path for f in failed if f.rule in TIMING_RULES)
     assert not [f for f in rep.findings if not f.failed]  # and no warnings
@@ -138,13 +144,16 @@ def check_report_file_layout_and_table(demo):
     assert saved["as_expected"] is demo.as_expected and len(saved["rows"]) == len(demo.rows)
     assert [r["rules"] for r in saved["rows"]] == [list(r.rules) for r in demo.rows]
     sub = demo.output / "inference" / "closed" / "proctor"
-    for scen in SCENARIOS:
+    for scen in SCENARIOS:  # the current round's layout, as `proctor submission package` writes it
         base = sub / "results" / "local-cpu" / "digits" / scen
         assert (base / "performance" / "run_1" / "mlperf_log_summary.txt").is_file()
         assert (base / "accuracy" / "accuracy.txt").is_file()
-        assert (
-            "min_duration" in (sub / "measurements" / "local-cpu" / "digits" / scen / "user.conf").read_text()
-        )
+        assert "min_duration" in (base / "user.conf").read_text()
+        assert (base / "measurements.json").is_file()
+        assert (base / "TEST01" / "verify_accuracy.txt").read_text().count("TEST PASS") == 1  # deterministic
+        assert (base / "TEST04" / "verify_performance.txt").is_file()
+        assert (base / "TEST01" / "accuracy" / "accuracy.txt").read_text().count("hash=") == 1
+    assert (sub / "systems" / "local-cpu.json").is_file() and (sub / "src" / "README.md").is_file()
     assert (demo.output / "training" / "proctor" / "systems" / "local-cpu.json").is_file()
     from rich.console import Console
 
@@ -242,6 +251,7 @@ def _load_report(path: Path) -> DemoReport:
     fields = set(Row.__dataclass_fields__)
     report = DemoReport(Path(data["output"]), data["mode"], timings_s=data["timings_s"], sizing=data["sizing"])
     report.measured_rules = {k: tuple(v) for k, v in data["measured_rules"].items()}
+    report.audits = data["audits"]
     for r in data["rows"]:
         kw = {k: v for k, v in r.items() if k in fields}
         report.rows.append(Row(**{**kw, "rules": tuple(kw["rules"]), "expected_rules": tuple(kw["expected_rules"])}))

@@ -232,3 +232,17 @@ def test_test06_missing_token_count_fails_without_crash(tmp_path):
     p = write_accuracy(tmp_path / "a.json", [{"seq_id": 0, "qsl_idx": 0, "data": tokens_hex([1, 2])}])
     v = V.verify_test06(p, "Offline")
     assert not v.passed and "Sample length check pass: False" in v.lines
+
+
+def test_one_table_of_required_audits():
+    """`proctor audit all` and the submission checker read the same copy of the official lists."""
+    from proctor.audits import configs
+    from proctor.checks import compliance
+    from proctor.rules.inference import resolve
+
+    assert compliance.REQUIRED_AUDITS is configs.REQUIRED_AUDITS
+    assert compliance.PROCTOR_AUDITS is configs.PROCTOR_AUDITS
+    for folder in ("resnet50", "bert-99", "llama2-70b-99.9", "llama3.1-8b", "digits"):
+        checker = compliance.required_audits(folder, resolve(folder))
+        runnable = tuple(t for t in checker if t in configs.Audit.__members__)
+        assert tuple(map(str, required_audits(folder))) == runnable, folder

@@ -1,18 +1,23 @@
 """`proctor demo`: one benchmark round on the reference workloads, from model to checked result.
 
 The application layer (it uses the engine, a workload and the checkers; no workload depends on it).
-Inference: `digits` in Offline, Server and SingleStream (performance and accuracy runs each) through
-proctor's load generator, the accuracy script, then the submission checker on the tree. Training:
+Inference: `digits` in Offline, Server and SingleStream (performance and accuracy runs each, and the
+TEST01 and TEST04 compliance audits) through proctor's load generator, the accuracy script, then
+`proctor submission package` builds the tree and the submission checker checks it. Training:
 N runs of `digits_train`, then compliance, seeds, RCP (the shipped reference RCPs) and the olympic
 score. Everything lands in one folder, in the official layouts:
 
-    <output>/inference/closed/<submitter>/{systems,code,measurements,compliance,results}/...
+    <output>/inference/closed/<submitter>/{systems,src,results}/...  (the current round's layout;
+                                         the audits and measurements sit in each result's folder)
+    <output>/work/runs/digits/<scenario>/  the runs the tree is packaged from
     <output>/training/<submitter>/{systems,benchmarks,results/<system>/digits_train/result_*.txt}
     <output>/demo_report.json        the final table as data
 
 The default demo is short on purpose (each performance run lasts seconds, not the rules' 600 s), so
-the submission checker must report exactly one broken rule per performance result, `min_duration`,
-and nothing else; `--full` uses the rules' durations and every check passes. The report says for
+the submission checker must report exactly one broken rule per performance result, `min_duration`
+(on the result's run and on its audit runs), and nothing else; `--full` uses the rules' durations and
+every check passes. Timed verdicts (a Server latency bound, an audit's performance comparison) are
+expected as the run itself measured them (`measured_rules`, `_run_audits`). The report says for
 each row whether that is what happened (`as_expected`).
 
 The verdict must not depend on machine load (docs/deviations.md, "proctor demo"): each scenario is
@@ -48,9 +53,8 @@ INFERENCE_BENCHMARK = "digits"
 SCENARIOS = ("Offline", "Server", "SingleStream")
 DEMO_BASE_SEED = 7  # seeds of the demo's training runs (the RCPs used another stream)
 SHORT_RULE = "min_duration"  # the one rule a short demo run breaks
-# The demo does not run the compliance audits (TEST01/TEST04) yet: each result's missing audits are
-# an expected finding (docs/deviations.md, "proctor demo").
-AUDITS_NOT_RUN = "compliance_missing"
+# A failed audit verification: expected only where the audit's own numbers said so (see run_audits).
+AUDIT_RULE = "compliance_failed"
 
 # --- sizing: bounds, not estimates -------------------------------------------------------------
 PROBES = 3  # Offline probes; the fastest counts (noise only ever slows a probe down)
@@ -110,6 +114,11 @@ class DemoOptions:
         return FULL if self.full else (QUICK if self.quick else DEFAULT)
 
     @property
+    def audit_durations(self) -> Durations:
+        """The audit runs: the rules' durations in --full, else the quick demo's (a few seconds)."""
+        return FULL if self.full else QUICK
+
+    @property
     def mode(self) -> str:
         return "full" if self.full else ("quick" if self.quick else "demo")
 
@@ -153,6 +162,7 @@ class DemoReport:
     sizing: dict[str, str] = field(default_factory=dict)  # scenario -> how its load was chosen
     # scenario -> rules its own measurements break besides the short duration (a loaded machine)
     measured_rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    audits: dict[str, str] = field(default_factory=dict)  # scenario -> each audit's verdict and numbers
     interrupted: bool = False
 
     @property
@@ -168,6 +178,7 @@ class DemoReport:
             "timings_s": self.timings_s,
             "sizing": self.sizing,
             "measured_rules": {k: list(v) for k, v in self.measured_rules.items()},
+            "audits": self.audits,
             "rows": [{**asdict(r), "rules": list(r.rules), "as_expected": r.as_expected} for r in self.rows],
         }
 
@@ -346,7 +357,9 @@ def _inference_settings(
     ).settings
 
 
-def _run_one(scenario: str, mode: str, outdir: Path, settings: Any, stop: StopFlag) -> Any:
+def _run_one(
+    scenario: str, mode: str, outdir: Path, settings: Any, stop: StopFlag, audit_config: Path | None = None
+) -> Any:
     from proctor.loadgen.engine import run_test
     from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.workloads.digits.sut import from_params
@@ -357,7 +370,7 @@ def _run_one(scenario: str, mode: str, outdir: Path, settings: Any, stop: StopFl
     log = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False)
     try:
         try:
-            return run_test(sut, qsl, settings, log, audit_config=None)
+            return run_test(sut, qsl, settings, log, audit_config=audit_config)
         except BaseException:
             stop.event.set()  # the run is over: drop what the batcher still holds
             raise
@@ -444,52 +457,97 @@ def _accuracy_text(accuracy_json: Path) -> str:
     return evaluate(accuracy_json).line() + "\n"  # what the accuracy script prints
 
 
-def _write_layout(sub: Path) -> None:
-    """The parts of the submission tree that are not logs: system, code, compliance notes."""
+def _write_side_files(runs: Path, system_json: Path) -> None:
+    """What `proctor submission package` takes besides the logs: system, README, measurements."""
     _write_json(
-        sub / "systems" / f"{SYSTEM}.json",
+        system_json,
         system_description(division="closed", status="available", framework="numpy (proctor digits SUT)"),
     )
-    code = sub / "code" / INFERENCE_BENCHMARK
-    code.mkdir(parents=True, exist_ok=True)
-    (code / "README.md").write_text(
-        "The SUT is proctor's `digits` reference workload (src/proctor/workloads/digits), numpy backend.\n"
+    runs.mkdir(parents=True, exist_ok=True)
+    (runs / "README.md").write_text(
+        "The SUT is proctor's `digits` reference workload (src/proctor/workloads/digits), numpy backend;\n"
+        "`proctor demo` ran each scenario with the user.conf beside its results.\n"
     )
-    for scenario in SCENARIOS:
-        comp = sub / "compliance" / SYSTEM / INFERENCE_BENCHMARK / scenario
-        comp.mkdir(parents=True, exist_ok=True)
-        (comp / "README.md").write_text("proctor demo: the audit tests (TEST01, TEST04) were not run.\n")
-        meas = sub / "measurements" / SYSTEM / INFERENCE_BENCHMARK / scenario
-        meas.mkdir(parents=True, exist_ok=True)
-        (meas / "README.md").write_text(
-            f"proctor demo: `proctor demo` ran {scenario} with the user.conf here.\n"
-        )
-        _write_json(
-            meas / f"{SYSTEM}.json",
-            {
-                "input_data_types": "fp32",
-                "retraining": "no",
-                "starting_weights_filename": "weights_fp32.npz",
-                "weight_data_types": "fp32",
-                "weight_transformations": "none",
-            },
-        )
+    _write_json(
+        runs / "measurements.json",
+        {
+            "input_data_types": "fp32",
+            "retraining": "no",
+            "starting_weights_filename": "weights_fp32.npz",
+            "weight_data_types": "fp32",
+            "weight_transformations": "none",
+        },
+    )
 
 
+def _audit_runner(scenario: str, stop: StopFlag) -> Any:
+    """proctor.audits.run's Runner on the demo's digits SUT (Ctrl-C stops it like the other runs)."""
+    from proctor.audits.run import RunLogs
+
+    def run(settings: Any, outdir: Path, conf: Path | None) -> RunLogs:
+        _check_stop(stop)
+        out = _run_one(scenario, "audit", outdir, settings, stop, audit_config=conf)
+        (outdir / "mlperf_log_trace.json").unlink(missing_ok=True)
+        paths = out.log_paths
+        problem = f"incomplete: {out.incomplete_reason}" if out.incomplete else ""
+        return RunLogs(paths["detail"], paths["summary"], paths["accuracy"], out.errors, problem)
+
+    return run
+
+
+def _run_audits(
+    scenario: str, scen: Path, work: Path, sizing: Sizing, opts: DemoOptions, report: DemoReport, stop: StopFlag
+) -> None:
+    """TEST01 and TEST04 against this scenario's runs, written into its runs folder.
+
+    The audits' performance comparisons (TEST01: within 10 % of the reference; TEST04: the repeated
+    sample not more than 10 % faster) are two timed runs: a loaded machine can tip one. The demo
+    expects from the checker exactly what each verification measured, as for the latency rows, so
+    "as expected" does not depend on load; a failed verification still shows as INVALID with its
+    numbers. The audit runs are short (the quick demo's durations unless --full): the checker
+    compares their scores, not their length.
+    """
+    from proctor.audits.configs import required_audits
+    from proctor.audits.run import Layout, Tree, run_audits
+
+    d = opts.audit_durations
+    conf = work / "audit_conf" / scenario / "user.conf"  # the result's user.conf stays untouched
+    settings = _inference_settings(scenario, "performance", d.for_scenario(scenario), sizing, user_conf=conf)
+    tree = Tree(work / "audits", SYSTEM, INFERENCE_BENCHMARK, scenario, Layout.RESULTS, results=scen, audits=scen)
+    audits = required_audits(INFERENCE_BENCHMARK)
+    outcomes = run_audits(_audit_runner(scenario, stop), settings, INFERENCE_BENCHMARK, tree, audits)
+    notes = []
+    for o in outcomes:
+        nums = ", ".join(
+            f"{k} {x:.4g}"
+            for verdict in o.verdicts
+            for k, x in verdict.numbers.items()
+            if k.endswith("score") and isinstance(x, float)
+        )
+        notes.append(f"{o.audit} {'PASS' if o.passed else 'FAIL'}" + (f" ({nums})" if nums else ""))
+        if o.audit == "TEST01":  # the accuracy script on the audit's log, so it is truncated with its hash
+            acc = o.folder / "accuracy"
+            (acc / "accuracy.txt").write_text(_accuracy_text(acc / "mlperf_log_accuracy.json"))
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        report.measured_rules[scenario] = tuple(sorted({*report.measured_rules.get(scenario, ()), AUDIT_RULE}))
+    report.audits[scenario] = "; ".join(notes) + (
+        f" (the checker must report {AUDIT_RULE} for {', '.join(str(o.audit) for o in failed)})" if failed else ""
+    )
 
 
 def _run_scenarios(
-    opts: DemoOptions, sub: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
+    opts: DemoOptions, runs: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
 ) -> None:
-    """A performance and an accuracy run per scenario, sized by `size_inference`."""
+    """A performance and an accuracy run per scenario, sized by `size_inference`, then its audits."""
     d = opts.durations
     t0 = time.perf_counter()
     sizing = size_inference(_probe_offline(work, d.probe_ms, stop, echo), d)
     report.sizing.update(sizing.notes)
     report.timings_s["inference_probe"] = time.perf_counter() - t0
     for scenario in SCENARIOS:
-        scen = sub / "results" / SYSTEM / INFERENCE_BENCHMARK / scenario
-        user_conf = sub / "measurements" / SYSTEM / INFERENCE_BENCHMARK / scenario / "user.conf"
+        scen = runs / INFERENCE_BENCHMARK / scenario
+        user_conf = scen / "user.conf"
         for mode in ("performance", "accuracy"):
             t0 = time.perf_counter()
             out_dir = scen / "performance" / "run_1" if mode == "performance" else scen / "accuracy"
@@ -509,6 +567,11 @@ def _run_scenarios(
             else:
                 (out_dir / "accuracy.txt").write_text(_accuracy_text(out_dir / "mlperf_log_accuracy.json"))
             report.timings_s[f"inference_{scenario}_{mode}"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _check_stop(stop)
+        echo(f"inference {INFERENCE_BENCHMARK} {scenario} audits (TEST01, TEST04) ...")
+        _run_audits(scenario, scen, work, sizing, opts, report, stop)
+        report.timings_s[f"inference_{scenario}_audits"] = time.perf_counter() - t0
 
 
 def _under(path: str | None, folder: str) -> bool:
@@ -524,7 +587,7 @@ def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport)
     report.timings_s["inference_checker"] = time.perf_counter() - t0
     report.findings.extend(sr.findings)
     _write_json(work / "submission_check.json", sr.to_dict())
-    short = ((SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()) + (AUDITS_NOT_RUN,)
+    short = (SHORT_RULE,) if opts.durations.min_duration_ms is not None else ()
     for res in sr.results:
         expected = tuple(sorted(set(short) | set(report.measured_rules.get(str(res.scenario), ()))))
         mine = [f for f in sr.findings if f.failed and _under(f.path, res.path)]
@@ -560,13 +623,17 @@ def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport)
 def _inference(
     opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
 ) -> None:
-    sub = root / "closed" / SUBMITTER
-    _write_layout(sub)
-    _run_scenarios(opts, sub, work, echo, report, stop)
-    _check_stop(stop)
-    from proctor.submission.truncate import truncate_tree
+    from proctor.rules.inference import CURRENT_ROUND
+    from proctor.submission.package import package
 
-    truncate_tree(root, SUBMITTER)  # the accuracy logs' hashes, and the logs cut to the size limit
+    runs, system_json = work / "runs", work / f"{SYSTEM}.json"
+    _write_side_files(runs, system_json)
+    _run_scenarios(opts, runs, work, echo, report, stop)
+    _check_stop(stop)
+    echo("inference submission package ...")
+    # the official layout; the accuracy logs truncated with their hashes
+    package(runs, root, submitter=SUBMITTER, system_json=system_json, division="closed", version=CURRENT_ROUND)
+    sub = root / "closed" / SUBMITTER
     echo("inference submission checker ...")
     _checker_rows(opts, root, work, report)
     report.rows.extend(_accuracy_rows(sub))
@@ -778,6 +845,10 @@ def render_table(report: DemoReport) -> Any:
 def closing_lines(report: DemoReport) -> list[str]:
     """What follows the table: how each scenario was sized, then the verdict and the time."""
     lines = [f"sized: {scenario}: {note}" for scenario, note in report.sizing.items()]
+    lines += [
+        f"audits: {scenario}: {note} (expected: what the verification measured)"
+        for scenario, note in report.audits.items()
+    ]
     verdict = "as expected" if report.as_expected else "NOT as expected"
     lines.append(
         f"{verdict}; total {report.timings_s.get('total', 0.0):.1f} s"

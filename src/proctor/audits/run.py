@@ -72,12 +72,15 @@ class Tree:
     scenario: str
     layout: Layout = Layout.RESULTS
     results: Path | None = None  # an existing results folder (performance/run_1, accuracy), else ours
+    audits: Path | None = None  # write the TESTxx folders here instead (a runs folder for packaging)
 
     @property
     def reference(self) -> Path:
         return self.results or self.out / "results" / self.system / self.benchmark / self.scenario
 
     def audit_dir(self, audit: Audit) -> Path:
+        if self.audits is not None:
+            return self.audits / str(audit)
         top = "results" if self.layout is Layout.RESULTS else "compliance"
         return self.out / top / self.system / self.benchmark / self.scenario / str(audit)
 

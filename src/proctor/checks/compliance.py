@@ -2,7 +2,8 @@
 
 Facts from the official submission checker (round v6.1, `submission_checker/checks/
 {compliance_check,accuracy_check,measurements_checks}.py`, `constants.py`):
-- Which audit a benchmark needs: the `models_TEST0x` lists (REQUIRED_AUDITS). Open division needs none.
+- Which audit a benchmark needs: the `models_TEST0x` lists (proctor.audits.configs.REQUIRED_AUDITS,
+  the one copy `proctor audit all` reads too). Open division needs none.
 - Where: v6.x `results/<system>/<benchmark>/<scenario>/TEST0x/`; up to v5.1 `compliance/<system>/
   <benchmark>/<scenario>/TEST0x/`. proctor reads either and says when the round's checker would look
   elsewhere.
@@ -28,32 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.audits.configs import PROCTOR_AUDITS, REQUIRED_AUDITS
 from proctor.checks.accuracy import parse_accuracy_text
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import Variant
+from proctor.rules.inference import MIN_DURATION_MS, Variant
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
 
 CHECKER = "official submission checker (round v6.1)"
-# models_TEST0x of the official checker (v6.1), by the official benchmark folder names.
-REQUIRED_AUDITS: dict[str, tuple[str, ...]] = {
-    "TEST01": (
-        "resnet", "bert-99", "bert-99.9", "3d-unet-99", "3d-unet-99.9", "stable-diffusion-xl", "rgat",
-        "whisper", "yolo-99", "yolo-95",
-    ),
-    "TEST04": ("resnet", "stable-diffusion-xl", "wan-2.2-t2v-a14b"),
-    "TEST06": (
-        "llama2-70b-99.9", "llama2-70b-interactive-99", "llama2-70b-interactive-99.9", "llama3.1-8b",
-        "llama3.1-8b-interactive", "deepseek-r1",
-    ),
-    "TEST07": ("gpt-oss-120b",),
-    "TEST09": ("gpt-oss-120b", "e2e-rag-qna"),
-    "TEST08": ("dlrm-v3",),
-}  # fmt: skip
-# proctor's own workload is shaped like resnet (image classification): it takes resnet's audits.
-PROCTOR_AUDITS = {"digits": ("TEST01", "TEST04")}
 PASS_LINE = "TEST PASS"
 TEST06_LINES = {
     "first token": ("First token check pass: True", "First token check pass: Skipped"),
@@ -295,6 +280,20 @@ def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
                 f"this log is not a {test} run ({' / '.join(keys)} off or absent): "
                 f"the audit must run with {test}'s audit.config",
                 key=keys[0],
+            )
+        )
+    dur = log.get("effective_min_duration_ms")
+    if isinstance(dur, int | float) and not isinstance(dur, bool) and dur < MIN_DURATION_MS:
+        # an audit runs as for the submission: the official checker gives its run the result's checks
+        out.append(
+            _err(
+                "min_duration",
+                path,
+                f"the {test} run's min duration {short(dur)} ms is below the rules' 600 s; "
+                "run the audit with the submission's settings",
+                key="effective_min_duration_ms",
+                line=log.line_of("effective_min_duration_ms"),
+                expected=MIN_DURATION_MS,
             )
         )
     res = ctx.result_log

@@ -104,8 +104,8 @@ def package_cmd(
 
     RUNS holds `<benchmark>/<scenario>/{performance,accuracy}` run folders (as `proctor run -o` writes
     them; accuracy/ with its accuracy.txt), optionally `<benchmark>/<scenario>/TEST0x/` audit
-    folders (as `proctor audit -o` writes them, or a `compliance/<system>/...` tree), user.conf and
-    measurements.json per scenario or at the top, and a README.md.
+    folders (the TESTxx folders `proctor audit -o OUT` writes under OUT/results/<system>/...), user.conf
+    and measurements.json per scenario or at the top, and a README.md.
     """
     from proctor.submission.package import PackageError, package
 

@@ -1,0 +1,35 @@
+"""Running the official submission checker (mlcommons/inference `tools/submission/submission_checker`)
+on a tree, for differential tests and benchmarks; proctor never needs it to give a verdict."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CHECKER_DIR = Path("tools") / "submission"
+
+
+@dataclass(frozen=True, slots=True)
+class OfficialCheck:
+    returncode: int
+    lines: list[str]  # the checker's log lines (stdout and stderr together)
+
+    @property
+    def errors(self) -> list[str]:
+        return [ln for ln in self.lines if " ERROR " in ln or ln.startswith("ERROR")]
+
+
+def run_official_checker(
+    repo: Path, tree: Path, *, version: str, submitter: str, csv: Path, timeout_s: float = 600.0
+) -> OfficialCheck:
+    """`python -m submission_checker.main --input TREE ...` from the repo's tools/submission folder."""
+    cmd = [
+        sys.executable, "-m", "submission_checker.main", "--input", str(tree.resolve()), "--version", version,
+        "--submitter", submitter, "--csv", str(csv.resolve()),
+    ]  # fmt: skip
+    proc = subprocess.run(
+        cmd, cwd=repo / CHECKER_DIR, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    return OfficialCheck(proc.returncode, (proc.stdout + proc.stderr).splitlines())
