@@ -829,17 +829,33 @@ def run_demo(opts: DemoOptions, echo: Echo | None = None) -> DemoReport:
     return report
 
 
-def render_table(report: DemoReport) -> Any:
-    """The closing table: one row per result with its validity and why; values are never cut."""
+WIDE = 150  # columns from which the table holds each row's "why"; narrower, it goes under the table
+
+
+def render_table(report: DemoReport, width: int | None = None) -> Any:
+    """The closing table: one row per result with its validity (and, when `width` allows, why);
+    values are never cut."""
     from proctor.cli.output import table
 
-    t = table("part", "what", "result", "valid", "why", title=f"proctor demo ({report.mode})", labels=(1, 4))
-    for r in report.rows:
+    wide = width is None or width >= WIDE
+    headers = ("part", "what", "result", "valid", *(("why",) if wide else ()))
+    t = table(*headers, title=f"proctor demo ({report.mode})", labels=(1, 4) if wide else (1,))
+    for k, r in enumerate(report.rows, 1):
         mark = "[green]valid[/green]" if r.valid else "[red]INVALID[/red]"
         if not r.as_expected:
             mark += " [yellow](unexpected)[/yellow]"
-        t.add_row(r.part, r.item, r.result, mark, r.why)
+        if wide:
+            t.add_row(r.part, r.item, r.result, mark, r.why)
+        else:
+            t.add_row(r.part, r.item, r.result, mark + (f" [{k}]" if r.why else ""))
     return t
+
+
+def why_notes(report: DemoReport, width: int | None = None) -> list[tuple[int, str]]:
+    """(row number, why) printed under a table too narrow to hold them."""
+    if width is None or width >= WIDE:
+        return []
+    return [(k, r.why) for k, r in enumerate(report.rows, 1) if r.why]
 
 
 def closing_lines(report: DemoReport) -> list[str]:

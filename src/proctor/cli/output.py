@@ -4,9 +4,9 @@ Exit status (README, "Exit status"): 0 ok/valid, 1 checked and found invalid, 2 
 command line is wrong, 130 interrupted. An error is one line on stderr that names the file, line,
 option or key and what to do; a traceback only with `proctor --debug`.
 
-Tables never cut a number or a path: label columns wrap, value columns do not, and when standard
-output is not a terminal the console is as wide as the widest line (no wrapping at 80 columns in a
-pipe). Paths that would not fit go under the table, one per line, in full.
+Tables never cut a number or a path: label columns wrap, value columns do not. When standard
+output is not a terminal, plain lines are never wrapped and tables wrap their text columns at
+$COLUMNS or 120. Paths that would not fit go under the table, one per line, in full.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-_PIPE_WIDTH = 4096  # a pipe has no width: never wrap a value for it
+_PIPE_WIDTH = 120  # a pipe has no width: tables wrap their text columns at this (or $COLUMNS)
 
 _state = {"debug": False}
 
@@ -44,9 +44,13 @@ def console(stderr: bool = False) -> Console:
     """A console that wraps at the terminal's width, and never in a pipe or file."""
     stream = sys.stderr if stderr else sys.stdout
     tty = hasattr(stream, "isatty") and stream.isatty()
-    return Console(
-        stderr=stderr, highlight=False, soft_wrap=not tty, width=None if tty else _PIPE_WIDTH
-    )
+    width = None
+    if not tty:
+        try:
+            width = max(int(os.environ.get("COLUMNS", "")), 40)
+        except ValueError:
+            width = _PIPE_WIDTH
+    return Console(stderr=stderr, highlight=False, soft_wrap=not tty, width=width)
 
 
 def error_line(message: str) -> None:

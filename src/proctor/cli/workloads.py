@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from proctor.cli.apps import app, training_app
-from proctor.cli.output import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, console, error_line, fail, print_table
+from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, interrupted, print_table
 from proctor.errors import ProctorError, RunError
 
 _out = console()
@@ -68,6 +68,7 @@ def demo_cmd(
         output_paths,
         render_table,
         run_demo,
+        why_notes,
     )
 
     if full and quick:
@@ -85,8 +86,7 @@ def demo_cmd(
             echo=None if json_out else out.print,
         )
     except DemoInterrupted as exc:
-        error_line(f"demo interrupted; partial output (logs marked incomplete) in {exc.output}")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        interrupted(f"demo interrupted; partial output (logs marked incomplete) in {exc.output}")
     except RunError as exc:
         fail(str(exc), EXIT_INVALID)
     except ProctorError as exc:
@@ -97,7 +97,9 @@ def demo_cmd(
         typer.echo(orjson.dumps(report.to_dict(), default=str).decode())
     else:
         out.print()
-        print_table(out, render_table(report), output_paths(report))
+        print_table(out, render_table(report, out.width), output_paths(report))
+        for k, why in why_notes(report, out.width):
+            out.print(f"[{k}] {why}", markup=False, soft_wrap=False)
         for line in closing_lines(report):
             out.print(line, markup=False)
     raise typer.Exit(EXIT_OK if report.as_expected else EXIT_INVALID)
