@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "proctor.cli.inference_checks",
     "proctor.cli.workloads",
     "proctor.cli.serve",
+    "proctor.cli.report",
 )
 
 
