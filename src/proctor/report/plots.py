@@ -32,6 +32,15 @@ def _figure(w: float = 7.0, h: float = 3.6) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+def _title(ax: Axes, text: str) -> None:
+    """A title that fits the figure: long run names keep their end (the part that differs)."""
+    ax.set_title(text if len(text) <= 75 else "…" + text[-74:], fontsize=10)
+
+
+def _run(name: str) -> str:
+    return name.removeprefix("result_").removesuffix(".txt")
+
+
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
@@ -80,7 +89,7 @@ def latency_histogram(run: InferenceRun) -> bytes | None:
     _marks(ax, run, run.latency)
     ax.set_xlabel("latency (ms)")
     ax.set_ylabel("samples")
-    ax.set_title(f"{run.name}: latency histogram ({ms.size} samples" + (", top 0.1 % cut)" if hi < ms.max() else ")"))
+    _title(ax, f"{run.name}: latency histogram ({ms.size} samples" + (", top 0.1 % cut)" if hi < ms.max() else ")"))
     ax.legend(fontsize=8, loc="upper right")
     return _png(fig)
 
@@ -114,7 +123,7 @@ def latency_cdf(run: InferenceRun) -> bytes | None:
     fig, ax = _figure()
     if not _cdf_axes(ax, run, run.latency, None if run.samples is None else run.samples.latency_ns, "latency"):
         return None
-    ax.set_title(f"{run.name}: latency CDF")
+    _title(ax, f"{run.name}: latency CDF")
     return _png(fig)
 
 
@@ -133,7 +142,7 @@ def token_cdfs(run: InferenceRun) -> bytes | None:
     title = f"{run.name}: TTFT and TPOT"
     if run.tokens_per_second is not None:
         title += f" ({run.tokens_per_second:,.2f} tokens/s)"
-    fig.suptitle(title)
+    fig.suptitle(title if len(title) <= 100 else "…" + title[-99:], fontsize=10)
     return _png(fig)
 
 
@@ -148,7 +157,7 @@ def latency_over_time(run: InferenceRun) -> bytes | None:
         ax.legend(fontsize=8, loc="upper right")
     ax.set_xlabel("issued at (s from the start)")
     ax.set_ylabel("latency (ms)")
-    ax.set_title(f"{run.name}: latency over time")
+    _title(ax, f"{run.name}: latency over time")
     return _png(fig)
 
 
@@ -168,7 +177,7 @@ def rate_over_time(run: InferenceRun) -> bytes | None:
         ax.axhline(run.target_qps, color=BOUND, linestyle="--", label=f"requested {run.target_qps:g}/s")
     ax.set_xlabel("time (s from the start)")
     ax.set_ylabel("samples per second")
-    ax.set_title(f"{run.name}: achieved vs requested rate ({width:.3g} s bins)")
+    _title(ax, f"{run.name}: achieved vs requested rate ({width:.3g} s bins)")
     ax.legend(fontsize=8, loc="lower right")
     return _png(fig)
 
@@ -203,7 +212,7 @@ def comparison(runs: Sequence[InferenceRun]) -> bytes | None:
     ax.set_xticks(x + w * (len(ps) - 1) / 2, [n for n, _ in rows], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("latency (ms)")
     ax.set_yscale("log")
-    ax.set_title("latency percentiles by run")
+    _title(ax, "latency percentiles by run")
     ax.legend(fontsize=8)
     return _png(fig)
 
@@ -214,7 +223,7 @@ def server_sweep(runs: Sequence[InferenceRun]) -> bytes | None:
     if len({r.target_qps for r in pts}) < 2:
         return None
     fig, ax = _figure()
-    qps = [r.target_qps for r in pts]
+    qps = [float(r.target_qps or 0) for r in pts]
     for p, style in ((0.5, "o-"), (0.9, "s-"), (0.99, "^-")):
         ax.plot(qps, [_ms(r.latency.percentiles.get(p, np.nan)) for r in pts], style, label=f"p{p * 100:g}")
     bounds = {r.target_latency_ns for r in pts if r.target_latency_ns}
@@ -225,10 +234,10 @@ def server_sweep(runs: Sequence[InferenceRun]) -> bytes | None:
         ax.axvline(best, color="#2ca02c", linestyle="--", label=f"highest valid {best:g}/s")
     for r in pts:
         if r.valid is False:
-            ax.plot([r.target_qps], [_ms(r.latency.percentiles.get(0.99, np.nan))], "x", color=BOUND, markersize=10)
+            ax.plot([float(r.target_qps or 0)], [_ms(r.latency.percentiles.get(0.99, np.nan))], "x", color=BOUND, markersize=10)
     ax.set_xlabel("offered rate (target QPS)")
     ax.set_ylabel("latency (ms)")
-    ax.set_title("Server sweep: latency against offered rate (x: invalid run)")
+    _title(ax, "Server sweep: latency against offered rate (x: invalid run)")
     ax.legend(fontsize=8)
     return _png(fig)
 
@@ -257,14 +266,14 @@ def time_to_train(t: TrainingResult) -> bytes | None:
         for n, c in zip(t.runs, t.converged, strict=True)
     ]
     ax.bar(range(len(t.runs)), [m if m is not None else 0 for m in t.minutes], color=colours)
-    ax.set_xticks(range(len(t.runs)), [r.removeprefix("result_") for r in t.runs], fontsize=8)
+    ax.set_xticks(range(len(t.runs)), [_run(r) for r in t.runs], fontsize=8)
     if t.score.score_minutes is not None:
         ax.axhline(t.score.unscaled_minutes or t.score.score_minutes, color="#2ca02c", linestyle="--",
                    label=f"olympic mean {t.score.unscaled_minutes or t.score.score_minutes:.4g} min")
         ax.legend(fontsize=8, loc="lower right")
     ax.set_xlabel("run (grey: dropped by the olympic selection; red: did not converge)")
     ax.set_ylabel("time to train (min)")
-    ax.set_title(f"{t.name}: time to train")
+    _title(ax, f"{t.name}: time to train")
     return _png(fig)
 
 
@@ -274,13 +283,13 @@ def eval_curves(t: TrainingResult) -> bytes | None:
         return None
     fig, ax = _figure()
     for c in curves:
-        ax.plot(c.x, c.y, marker=".", linewidth=1, label=c.run.removeprefix("result_"))
+        ax.plot(c.x, c.y, marker=".", linewidth=1, label=_run(c.run))
     if t.target is not None:
         op, value = t.target
         ax.axhline(value, color=BOUND, linestyle="--", label=f"target {op} {value:g}")
     ax.set_xlabel(curves[0].unit)
     ax.set_ylabel(curves[0].key)
-    ax.set_title(f"{t.name}: eval curves")
+    _title(ax, f"{t.name}: eval curves")
     ax.legend(fontsize=7, ncol=2)
     return _png(fig)
 
@@ -303,6 +312,6 @@ def rcp_curve(t: TrainingResult) -> bytes | None:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("global batch size")
     ax.set_ylabel("epochs or samples to converge")
-    ax.set_title(f"{t.name}: RCP check ({'pass' if r.passed else 'FAIL'}, ruleset {t.ruleset})")
+    _title(ax, f"{t.name}: RCP check ({'pass' if r.passed else 'FAIL'}, ruleset {t.ruleset})")
     ax.legend(fontsize=8)
     return _png(fig)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from proctor.errors import LogFormatError, ProctorError
 from proctor.mllog_lines import BadLine, iter_log
-from proctor.rules.training_rcps import available_rulesets, load_rcps
+from proctor.rules.training_rcps import RcpRecord, available_rulesets, load_rcps
 from proctor.training.rcp import RcpCheck, RcpPoint, RcpTable, check_rcp
 from proctor.training.runs import EVAL_KEYS, RunSet, read_run_set, result_files
 from proctor.training.scoring import BenchmarkScore, score_run_set
@@ -69,7 +69,7 @@ def pick_ruleset(benchmark: str | None, batch_size: float | None) -> str:
     return versions[0]
 
 
-def _records(ruleset: str, benchmark: str) -> list:  # type: ignore[type-arg]
+def _records(ruleset: str, benchmark: str) -> list[RcpRecord]:
     try:
         return list(load_rcps(ruleset, benchmark))
     except (ProctorError, ValueError, OSError):
