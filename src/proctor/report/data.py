@@ -3,7 +3,8 @@
 The detail log and the summary give the verdict, each validity rule with its numbers (recomputed
 the official way by `proctor.loadgen.logs.recompute`), the latency percentiles and the effective
 settings. Per-sample latencies are not in either: they come from the trace (mlperf_log_trace.json,
-one `Sample` begin event per sample with its issue time and latency). The official LoadGen leaves
+one `Sample` begin event per sample with its issue time and its latency from that issue; Server
+results count latency from the scheduled time instead, which the trace does not hold). The official LoadGen leaves
 the trace empty unless tracing is on, so a report of an official run shows the percentiles only,
 and says so.
 """
@@ -153,6 +154,12 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
         _from_summary(run, summary)
     if read_trace and "trace" in run.files:
         run.samples = read_trace_samples(run.files["trace"], run.notes)
+    if run.samples is not None and run.scenario == "Server":
+        run.notes.append(
+            "per-sample latencies in the figures come from the trace, which times each sample from its "
+            "actual issue; the logged percentiles and the validity rules time it from its scheduled issue "
+            "(the difference is issue lateness), so the trace's tail can sit below the logged one"
+        )
     if run.samples is None:
         run.notes.append(
             "per-sample latencies are not in these logs (the trace is absent or empty: the official "

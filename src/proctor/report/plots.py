@@ -87,7 +87,7 @@ def latency_histogram(run: InferenceRun) -> bytes | None:
     hi = float(np.quantile(ms, 0.999)) if ms.size > 1000 else float(ms.max())
     ax.hist(ms[ms <= hi] if hi > 0 else ms, bins=80, color="#8c8c8c")
     _marks(ax, run, run.latency)
-    ax.set_xlabel("latency (ms)")
+    ax.set_xlabel("latency from issue (ms, trace)")
     ax.set_ylabel("samples")
     _title(ax, f"{run.name}: latency histogram ({ms.size} samples" + (", top 0.1 % cut)" if hi < ms.max() else ")"))
     ax.legend(fontsize=8, loc="upper right")
@@ -99,7 +99,11 @@ def _cdf_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray |
         x = np.sort(values_ns) / 1e6
         y = np.arange(1, x.size + 1) / x.size
         x, y = _thin(x, y)
-        ax.plot(x, y, color="#333333", linewidth=1.2, label=f"{label} (per sample)")
+        ax.plot(x, y, color="#333333", linewidth=1.2, label=f"{label} from issue (trace, per sample)")
+        if lat.percentiles:
+            ps = sorted(lat.percentiles)
+            ax.plot([_ms(lat.percentiles[p]) for p in ps], ps, "o", color="#9467bd", markersize=4,
+                    label="logged percentiles")
     elif lat.percentiles:
         ps = sorted(lat.percentiles)
         xs = [_ms(lat.percentiles[p]) for p in ps]
@@ -156,7 +160,7 @@ def latency_over_time(run: InferenceRun) -> bytes | None:
         ax.axhline(_ms(run.target_latency_ns), color=BOUND, label=f"bound {_ms(run.target_latency_ns):.4g} ms")
         ax.legend(fontsize=8, loc="upper right")
     ax.set_xlabel("issued at (s from the start)")
-    ax.set_ylabel("latency (ms)")
+    ax.set_ylabel("latency from issue (ms, trace)")
     _title(ax, f"{run.name}: latency over time")
     return _png(fig)
 
