@@ -67,7 +67,7 @@ def build_report(paths: list[Path], *, ruleset: str | None = None, read_trace: b
             raise LogFormatError("no LoadGen logs (mlperf_log_detail.txt / mlperf_log_summary.txt) and no "
                                  "result_*.txt in it or below", file=str(root))
         for d in dirs:
-            name = _name(d, root) if len(paths) == 1 or d != root else str(root)
+            name = _name(d, root) if len(paths) == 1 or d != root else "/".join(root.resolve().parts[-3:])
             while name in names:
                 name += "'"
             names.add(name)

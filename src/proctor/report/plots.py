@@ -51,7 +51,7 @@ def _ms(ns: Any) -> float:
     return float(ns) / 1e6
 
 
-def _marks(ax: Axes, run: InferenceRun, lat: Latency, *, vertical: bool = True) -> None:
+def _marks(ax: Axes, run: InferenceRun, lat: Latency, xmax: float | None = None) -> None:
     """Target percentile's latency, early-stopping estimate and the latency bound, as lines."""
     pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
     marks: list[tuple[float, str, str, str]] = []
@@ -68,7 +68,10 @@ def _marks(ax: Axes, run: InferenceRun, lat: Latency, *, vertical: bool = True) 
     if bound:
         marks.append((bound, BOUND, "-", f"bound {_ms(bound):.4g} ms"))
     for x, colour, style, label in marks:
-        ax.axvline(_ms(x), color=colour, linestyle=style, linewidth=1.4, label=label)
+        if xmax is not None and _ms(x) > 5 * xmax:  # far off the data: named, not drawn
+            ax.plot([], [], color=colour, linestyle=style, label=label + " (beyond the axis)")
+        else:
+            ax.axvline(_ms(x), color=colour, linestyle=style, linewidth=1.4, label=label)
 
 
 def _thin(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -86,7 +89,7 @@ def latency_histogram(run: InferenceRun) -> bytes | None:
     ms = run.samples.latency_ns / 1e6
     hi = float(np.quantile(ms, 0.999)) if ms.size > 1000 else float(ms.max())
     ax.hist(ms[ms <= hi] if hi > 0 else ms, bins=80, color="#8c8c8c")
-    _marks(ax, run, run.latency)
+    _marks(ax, run, run.latency, hi)
     ax.set_xlabel("latency from issue (ms, trace)")
     ax.set_ylabel("samples")
     _title(ax, f"{run.name}: latency histogram ({ms.size} samples" + (", top 0.1 % cut)" if hi < ms.max() else ")"))
@@ -100,12 +103,14 @@ def _cdf_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray |
         y = np.arange(1, x.size + 1) / x.size
         x, y = _thin(x, y)
         ax.plot(x, y, color="#333333", linewidth=1.2, label=f"{label} from issue (trace, per sample)")
+        xmax = float(x[-1])
         if lat.percentiles:
             ps = sorted(lat.percentiles)
             ax.plot([_ms(lat.percentiles[p]) for p in ps], ps, "o", color="#9467bd", markersize=4,
                     label="logged percentiles")
     elif lat.percentiles:
         ps = sorted(lat.percentiles)
+        xmax = _ms(lat.max if lat.max is not None else lat.percentiles[ps[-1]])
         xs = [_ms(lat.percentiles[p]) for p in ps]
         if lat.min is not None:
             ps, xs = [0.0, *ps], [_ms(lat.min), *xs]
@@ -116,7 +121,7 @@ def _cdf_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray |
         return False
     pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
     ax.axhline(pct, color=TARGET, linewidth=0.8, alpha=0.6)
-    _marks(ax, run, lat)
+    _marks(ax, run, lat, xmax)
     ax.set_ylabel("fraction of samples at or below")
     ax.set_xlabel(f"{label} (ms)")
     ax.legend(fontsize=8, loc="lower right")
@@ -239,6 +244,9 @@ def server_sweep(runs: Sequence[InferenceRun]) -> bytes | None:
     for r in pts:
         if r.valid is False:
             ax.plot([float(r.target_qps or 0)], [_ms(r.latency.percentiles.get(0.99, np.nan))], "x", color=BOUND, markersize=10)
+    top = max((_ms(r.latency.percentiles.get(0.99, 0)) for r in pts), default=0.0)
+    if bounds and top > 0 and _ms(max(b for b in bounds if b)) > 20 * top:
+        ax.set_yscale("log")  # the bound far above the data would flatten it
     ax.set_xlabel("offered rate (target QPS)")
     ax.set_ylabel("latency (ms)")
     _title(ax, "Server sweep: latency against offered rate (x: invalid run)")
