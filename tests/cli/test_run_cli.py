@@ -41,6 +41,7 @@ def test_valid_offline_run_exits_0_and_writes_the_four_logs(tmp_path):
         "mlperf_log_detail.txt",
         "mlperf_log_summary.txt",
         "mlperf_log_trace.json",
+        "report.html",  # issue 15: the report next to the logs
     ]
     detail = read_detail(out / "mlperf_log_detail.txt")
     assert detail.require("effective_samples_per_query") == 2000

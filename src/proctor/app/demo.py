@@ -826,7 +826,22 @@ def run_demo(opts: DemoOptions, echo: Echo | None = None) -> DemoReport:
         raise DemoInterrupted(out, report) from exc
     report.timings_s["total"] = time.perf_counter() - t0
     _write_json(out / "demo_report.json", report.to_dict())
+    _html_report(out, say)
     return report
+
+
+# --- the HTML report of every run (issue 15) -------------------------------------------------
+def _html_report(out: Path, say: Echo) -> None:
+    """`<output>/report.html`: plots and verdicts of the demo's inference and training runs."""
+    from proctor.errors import ProctorError
+    from proctor.report import build_report, write_report
+
+    roots = [p for p in (out / "inference", out / "training") if p.is_dir()]
+    try:
+        if roots:
+            write_report(build_report(roots), out / "report.html")
+    except (ProctorError, OSError) as exc:
+        say(f"report.html not written: {exc}")
 
 
 WIDE = 150  # columns from which the table holds each row's "why"; narrower, it goes under the table
@@ -879,6 +894,7 @@ def output_paths(report: DemoReport) -> list[tuple[str, str]]:
     return [
         ("output", str(out)),
         ("report", str(out / "demo_report.json")),
+        *([("html report", str(out / "report.html"))] if (out / "report.html").is_file() else []),
         ("inference submission", str(out / "inference" / "closed" / SUBMITTER)),
         ("training submission", str(out / "training" / SUBMITTER)),
     ]

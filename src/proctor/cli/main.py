@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "proctor.cli.workloads",
     "proctor.cli.serve",
     "proctor.cli.audit",
+    "proctor.cli.report",
 )
 
 

@@ -132,6 +132,17 @@ def outcome_table(outcome: RunOutcome, settings: TestSettings) -> Table:
     return table
 
 
+def html_report(log_dir: Path, err: Console) -> list[tuple[str, str]]:
+    """Write report.html next to the logs: [("report", path)], or [] with a warning when it cannot."""
+    from proctor.report import report_for_run
+
+    try:
+        return [("report", str(report_for_run(log_dir)))]
+    except (ProctorError, OSError) as exc:
+        err.print(f"warning: report.html not written: {exc}", markup=False)
+        return []
+
+
 def _valid_line(text: str, short_run: str) -> str:
     """`VALID: ...`, or for a short run `VALID for these settings; not a submission run: why: ...`."""
     if not short_run:
@@ -413,6 +424,9 @@ def run_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No live line, no table; verdict only.")
     ] = False,
+    no_report: Annotated[
+        bool, typer.Option("--no-report", help="Do not write report.html next to the logs.")
+    ] = False,
     engine: Annotated[
         Engine,
         typer.Option(
@@ -506,9 +520,10 @@ def run_cmd(
     lines += sut_lines
     if audit_conf.is_file():
         lines.append(f"note: {audit_conf} was applied (as the official LoadGen applies audit.config)")
+    paths = [("logs", str(outcome.log_paths["detail"].parent))]
+    if not no_report:  # issue 15: the HTML report next to the logs
+        paths += html_report(outcome.log_paths["detail"].parent, err)
     if not quiet:
-        output.print_table(
-            console, outcome_table(outcome, settings), [("logs", str(outcome.log_paths["detail"].parent))]
-        )
+        output.print_table(console, outcome_table(outcome, settings), paths)
     _print_lines(console, lines)
     raise typer.Exit(EXIT_VALID if ok else EXIT_INVALID)

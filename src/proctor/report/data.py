@@ -1,0 +1,420 @@
+"""An inference run's logs read into plain numbers for the report (no plotting, no HTML here).
+
+The detail log and the summary give the verdict, each validity rule with its numbers (recomputed
+the official way by `proctor.loadgen.logs.recompute`), the latency percentiles and the effective
+settings. Per-sample latencies are not in either: they come from the trace (mlperf_log_trace.json,
+one `Sample` begin event per sample with its issue time and its latency from that issue; Server
+results count latency from the scheduled time instead, which the trace does not hold). The official LoadGen leaves
+the trace empty unless tracing is on, so a report of an official run shows the percentiles only,
+and says so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from proctor.errors import LogFormatError
+from proctor.loadgen.logs.numbers import percentile_label
+from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
+from proctor.loadgen.logs.recompute import recompute
+
+DETAIL, SUMMARY, TRACE, ACCURACY = (
+    "mlperf_log_detail.txt",
+    "mlperf_log_summary.txt",
+    "mlperf_log_trace.json",
+    "mlperf_log_accuracy.json",
+)
+PERCENTILES = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999)
+MAX_TRACE_SAMPLES = 50_000_000  # beyond this the trace is not read further (memory stays bounded)
+_ESTIMATE = re.compile(r"Early stopping (\d+(?:\.\d+)?)th percentile estimate: (\d+)")
+_SUMMARY_PCT = re.compile(r"^(\d+\.\d+) percentile latency \(ns\)$")
+
+
+@dataclass(slots=True)
+class Latency:
+    """Latency statistics in ns: min, mean, max and percentiles (fraction -> ns)."""
+
+    min: float | None = None
+    mean: float | None = None
+    max: float | None = None
+    percentiles: dict[float, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Rule:
+    """One validity rule: its verdict, the numbers it compares, and whether proctor recomputed it."""
+
+    name: str
+    passed: bool
+    detail: str
+    source: str = "logged"  # recomputed | logged
+
+
+@dataclass(slots=True)
+class Samples:
+    """Per-sample data from the trace: issue time (s from the run's start) and latency (ns)."""
+
+    issue_s: np.ndarray
+    latency_ns: np.ndarray
+    truncated: bool = False
+
+    @property
+    def done_s(self) -> np.ndarray:
+        return self.issue_s + self.latency_ns / 1e9
+
+
+@dataclass(slots=True)
+class InferenceRun:
+    """One inference run's report data, whatever of the four logs it has."""
+
+    name: str
+    directory: Path
+    files: dict[str, Path] = field(default_factory=dict)
+    scenario: str | None = None
+    mode: str | None = None
+    sut_name: str | None = None
+    validity: str | None = None  # VALID / INVALID as logged
+    metric: tuple[str, float, str] | None = None  # (name, value, unit)
+    rules: list[Rule] = field(default_factory=list)
+    invalid_reasons: list[str] = field(default_factory=list)
+    latency: Latency = field(default_factory=Latency)
+    ttft: Latency | None = None
+    tpot: Latency | None = None
+    tokens_per_second: float | None = None
+    target_percentile: float | None = None
+    target_latency_ns: float | None = None
+    ttft_bound_ns: float | None = None
+    tpot_bound_ns: float | None = None
+    early_stopping_estimate_ns: float | None = None
+    early_stopping_text: str = ""
+    target_qps: float | None = None
+    scheduled_sps: float | None = None
+    completed_sps: float | None = None
+    query_count: int | None = None
+    lateness_ns: dict[str, float] = field(default_factory=dict)  # p50 / p99 / max
+    settings: dict[str, Any] = field(default_factory=dict)  # effective_* without the prefix
+    samples: Samples | None = None
+    errors: int = 0
+    warnings: int = 0
+    short_run: str | None = None
+    incomplete: str | None = None
+    accuracy_entries: int | None = None
+    accuracy_text: str | None = None  # accuracy.txt next to the logs (submission layout)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool | None:
+        return None if self.validity is None else self.validity == "VALID"
+
+
+def _num(v: Any) -> float | None:
+    """A finite number from a log value, else None (strings like "1e400" included)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    if isinstance(v, str):
+        try:
+            f = float(v)
+        except ValueError:
+            return None
+        return f if math.isfinite(f) else None
+    return None
+
+
+def _text(v: Any, limit: int = 2000) -> str:
+    return (v if isinstance(v, str) else orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY).decode())[:limit]
+
+
+def is_run_dir(d: Path) -> bool:
+    return (d / DETAIL).is_file() or (d / SUMMARY).is_file()
+
+
+def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool = True) -> InferenceRun:
+    """Read one run folder; raise LogFormatError when it holds neither a detail log nor a summary."""
+    d = Path(directory)
+    run = InferenceRun(name=name or d.name or str(d), directory=d)
+    for key, fname in (("detail", DETAIL), ("summary", SUMMARY), ("trace", TRACE), ("accuracy", ACCURACY)):
+        if (d / fname).is_file():
+            run.files[key] = d / fname
+    if "detail" not in run.files and "summary" not in run.files:
+        raise LogFormatError(f"no {DETAIL} or {SUMMARY}: not a LoadGen run folder", file=str(d))
+    summary = read_summary(run.files["summary"]) if "summary" in run.files else None
+    if "detail" in run.files:
+        _from_detail(run, read_detail(run.files["detail"], keep_entries=False))
+    if summary is not None:
+        _from_summary(run, summary)
+    if read_trace and "trace" in run.files:
+        run.samples = read_trace_samples(run.files["trace"], run.notes)
+    if run.samples is not None and run.scenario == "Server":
+        run.notes.append(
+            "per-sample latencies in the figures come from the trace, which times each sample from its "
+            "actual issue; the logged percentiles and the validity rules time it from its scheduled issue "
+            "(the difference is issue lateness), so the trace's tail can sit below the logged one"
+        )
+    if run.samples is None:
+        run.notes.append(
+            "per-sample latencies are not in these logs (the trace is absent or empty: the official "
+            "LoadGen writes it only with tracing on); distributions are drawn from the logged percentiles"
+        )
+    if "accuracy" in run.files:
+        run.accuracy_entries = _count_accuracy(run.files["accuracy"])
+    acc_txt = d / "accuracy.txt"
+    if acc_txt.is_file() and acc_txt.stat().st_size < 64 << 10:
+        run.accuracy_text = acc_txt.read_bytes().decode("utf-8", "replace")
+    return run
+
+
+def _latency(g: Any, prefix: str, suffix: str, mins: str, means: str, maxs: str) -> Latency:
+    lat = Latency(_num(g(mins)), _num(g(means)), _num(g(maxs)))
+    for p in PERCENTILES:
+        v = _num(g(f"{prefix}{percentile_label(p)}{suffix}"))
+        if v is not None:
+            lat.percentiles[p] = v
+    return lat
+
+
+def _from_detail(run: InferenceRun, log: DetailLogData) -> None:
+    g = log.get
+    run.scenario = str(g("effective_scenario") or g("requested_scenario") or "") or None
+    run.mode = str(g("effective_test_mode") or "") or None
+    run.sut_name = None if g("sut_name") is None else _text(g("sut_name"), 200)
+    run.validity = None if g("result_validity") is None else _text(g("result_validity"), 20)
+    run.settings = {k[len("effective_") :]: v for k, v in sorted(log.values.items()) if k.startswith("effective_")}
+    run.target_percentile = _num(g("effective_target_latency_percentile"))
+    run.target_latency_ns = _num(g("effective_target_latency_ns")) or None
+    run.ttft_bound_ns = _num(g("requested_server_ttft_latency"))
+    run.tpot_bound_ns = _num(g("requested_server_tpot_latency"))
+    run.target_qps = _num(g("effective_target_qps"))
+    run.scheduled_sps = _num(g("result_scheduled_samples_per_sec"))
+    run.completed_sps = _num(g("result_completed_samples_per_sec"))
+    qc = _num(g("result_query_count"))
+    run.query_count = None if qc is None else int(qc)
+    if run.scenario == "MultiStream" and "result_mean_query_latency_ns" in log:  # the metric is per query
+        run.latency = _latency(g, "result_", "_percentile_per_query_latency_ns", "result_min_query_latency_ns",
+                               "result_mean_query_latency_ns", "result_max_query_latency_ns")
+    else:
+        run.latency = _latency(g, "result_", "_percentile_latency_ns", "result_min_latency_ns",
+                               "result_mean_latency_ns", "result_max_latency_ns")
+    if "result_first_token_mean_latency_ns" in log:
+        run.ttft = _latency(g, "result_first_token_", "_percentile_latency_ns", "result_first_token_min_latency_ns",
+                            "result_first_token_mean_latency_ns", "result_first_token_max_latency_ns")
+        run.tpot = _latency(g, "result_time_per_output_token_", "_percentile_ns", "result_time_to_output_token_min",
+                            "result_time_to_output_token_mean", "result_time_to_output_token_max")
+        run.tokens_per_second = _num(g("result_completed_tokens_per_second")) or _num(g("result_tokens_per_second"))
+    for k in ("p50", "p99", "max"):
+        v = _num(g(f"proctor_issue_lateness_{k}_ns"))
+        if v is not None:
+            run.lateness_ns[k] = v
+    es_text = g("early_stopping_result") or g("early_stopping_ttft_result")
+    if es_text is not None:
+        run.early_stopping_text = _text(es_text)
+    run.errors, run.warnings = log.n_errors, log.n_warnings
+    reasons = g("proctor_invalid_reasons")
+    if isinstance(reasons, list):
+        run.invalid_reasons = [_text(r, 500) for r in reasons[:50]]
+    elif g("result_invalid_reason") is not None:
+        run.invalid_reasons = [_text(g("result_invalid_reason"), 500)]
+    run.short_run = None if g("proctor_short_run") is None else _text(g("proctor_short_run"), 500)
+    run.incomplete = None if g("proctor_run_incomplete") is None else _text(g("proctor_run_incomplete"), 500)
+    run.metric = _metric(run.scenario, g)
+    try:
+        _rules(run, log)
+    except (LogFormatError, ValueError, TypeError, ArithmeticError) as exc:
+        run.notes.append(f"validity rules not recomputed: {exc}")
+
+
+def _metric(scenario: str | None, g: Any) -> tuple[str, float, str] | None:
+    pct = _num(g("effective_target_latency_percentile")) or 0.9
+    if scenario == "Server":
+        v = _num(g("result_completed_samples_per_sec"))
+        return None if v is None else ("completed samples per second", v, "samples/s")
+    if scenario == "Offline":
+        v = _num(g("result_samples_per_second"))
+        return None if v is None else ("samples per second", v, "samples/s")
+    if scenario in ("SingleStream", "MultiStream"):
+        key = "result_" + percentile_label(pct) + "_percentile_latency_ns"
+        if scenario == "MultiStream":
+            key = "result_" + percentile_label(pct) + "_percentile_per_query_latency_ns"
+        v = _num(g(key))
+        return None if v is None else (f"{pct * 100:g}th percentile latency", v, "ns")
+    return None
+
+
+MAX_QUERIES = 10**12  # far beyond any run; keeps the early-stopping arithmetic bounded
+
+
+def _unsafe_for_recompute(log: DetailLogData) -> str | None:
+    """Why the logged numbers are out of any run's range (the recomputation would not end), or None."""
+    g = log.get
+    pct = _num(g("effective_target_latency_percentile", 0.99))
+    if pct is None or not 0.5 <= pct <= 0.9999:
+        return f"target percentile {g('effective_target_latency_percentile')!r} is outside 0.5 to 0.9999"
+    for key in ("result_query_count", "result_overlatency_query_count", "effective_samples_per_query"):
+        v = g(key)
+        if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_QUERIES):
+            return f"{key} {str(v)[:40]!r} is not a count of queries"
+    if int(g("result_overlatency_query_count", 0)) > int(g("result_query_count", 0)):
+        return "more over-latency queries than queries"
+    return None
+
+
+def _rules(run: InferenceRun, log: DetailLogData) -> None:
+    bad = _unsafe_for_recompute(log)
+    if bad is not None:
+        run.notes.append(f"validity rules not recomputed: {bad}")
+        return  # the summary's verdicts are shown instead, when there is a summary
+    rc = recompute(log)
+    g = log.get
+    n = rc_n = run.query_count
+    run.rules.append(Rule(
+        "min duration", rc.min_duration_met,
+        f"ran {rc.duration_s:.6g} s, minimum {_num(g('effective_min_duration_ms')) or 0:.6g} ms"
+        if rc.duration_s is not None else f"minimum {_num(g('effective_min_duration_ms')) or 0:.6g} ms (duration not logged)",
+        rc.source.get("min_duration", "logged"),
+    ))
+    run.rules.append(Rule(
+        "min queries", rc.min_queries_met,
+        f"{rc_n} queries, minimum {g('effective_min_query_count')} queries / {g('effective_min_sample_count')} samples",
+        rc.source.get("min_queries", "logged"),
+    ))
+    if rc.scenario == "Server":
+        label = percentile_label(run.target_percentile or 0.99)
+        if run.ttft is not None:
+            detail = (
+                f"TTFT p{label} {_ms(run.ttft.percentiles.get(run.target_percentile or 0.99))} <= "
+                f"{_ms(run.ttft_bound_ns)}; TPOT p{label} {_ms(run.tpot.percentiles.get(run.target_percentile or 0.99)) if run.tpot else '-'}"
+                f" <= {_ms(run.tpot_bound_ns)}"
+            )
+        else:
+            detail = (
+                f"p{label} latency {_ms(run.latency.percentiles.get(run.target_percentile or 0.99))} <= "
+                f"bound {_ms(run.target_latency_ns)}"
+            )
+        run.rules.append(Rule("latency bound", rc.perf_constraints_met, detail, rc.source.get("perf_constraints", "logged")))
+    if rc.scenario in ("SingleStream", "MultiStream"):
+        detail = f"{n} queries, at least {rc.min_queries_for_es} needed"
+        if rc.discarded is not None:
+            detail += f"; discards the {rc.discarded} highest latencies"
+    elif rc.scenario == "Server" and rc.required_queries is not None:
+        detail = (f"{g('result_overlatency_query_count')} of {n} queries over the bound; "
+                  f"needs at least {rc.required_queries} queries")
+    else:
+        detail = "not applicable" if rc.scenario == "Offline" else "as logged"
+    run.rules.append(Rule("early stopping", rc.early_stopping_met, detail, rc.source.get("early_stopping", "logged")))
+    if rc.tokens_per_second is not None and run.tokens_per_second is None:
+        run.tokens_per_second = rc.tokens_per_second
+    for m in rc.mismatches:
+        run.notes.append(f"recomputed differs from the log: {m}")
+
+
+def _ms(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.4g} ms"
+
+
+def _from_summary(run: InferenceRun, s: dict[str, Any]) -> None:
+    """Fill what the detail log did not give (an official summary alone, a truncated detail log)."""
+    run.scenario = run.scenario or (_text(s["Scenario"], 40) if "Scenario" in s else None)
+    run.mode = run.mode or (_text(s["Mode"], 40) if "Mode" in s else None)
+    run.sut_name = run.sut_name or (_text(s["SUT name"], 200) if "SUT name" in s else None)
+    run.validity = run.validity or (_text(s["Result is"], 20) if "Result is" in s else None)
+    stats = s.get("additional_stats", {})
+    if not run.latency.percentiles:
+        for label, v in stats.items():
+            m = _SUMMARY_PCT.match(label)
+            if m and _num(v) is not None:
+                run.latency.percentiles[round(float(m.group(1)) / 100, 6)] = float(v)
+        run.latency.min = run.latency.min or _num(stats.get("Min latency (ns)"))
+        run.latency.max = run.latency.max or _num(stats.get("Max latency (ns)"))
+        run.latency.mean = run.latency.mean or _num(stats.get("Mean latency (ns)"))
+    tp = s.get("test_parameters", {})
+    if not run.settings:
+        run.settings = {k: v for k, v in tp.items()}
+        run.target_latency_ns = _num(tp.get("target_latency (ns)")) or None
+        run.target_qps = _num(tp.get("target_qps"))
+    text = "\n".join(str(v) for v in s.get("early_stopping", {}).values())
+    if not run.early_stopping_text:
+        run.early_stopping_text = text
+    if run.metric is None:
+        for label in s:
+            if label.endswith(("percentile latency (ns)", "per-query latency (ns)")) and _num(s[label]) is not None:
+                run.metric = (label.replace(" (ns)", ""), float(s[label]), "ns")
+            elif label in ("Samples per second", "Completed samples per second") and _num(s[label]) is not None:
+                run.metric = (label.lower(), float(s[label]), "samples/s")
+    if not run.rules:
+        for label, name in (("Min duration satisfied", "min duration"), ("Min queries satisfied", "min queries"),
+                            ("Performance constraints satisfied", "latency bound"),
+                            ("Early stopping satisfied", "early stopping")):
+            if label in s:
+                run.rules.append(Rule(name, str(s[label]).lower() == "yes", f"summary says {s[label]}"))
+    if run.incomplete is None and s.get("run_incomplete"):
+        run.incomplete = _text(s["run_incomplete"], 500)
+    if "detail" not in run.files:
+        run.errors = int(s.get("errors") or 0)
+        run.warnings = int(s.get("warnings") or 0)
+    _estimate(run)
+
+
+def _estimate(run: InferenceRun) -> None:
+    pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
+    for m in _ESTIMATE.finditer(run.early_stopping_text):
+        if abs(float(m.group(1)) / 100 - pct) < 1e-9:
+            run.early_stopping_estimate_ns = float(m.group(2))
+
+
+def read_trace_samples(path: Path, notes: list[str]) -> Samples | None:
+    """Per-sample issue times and latencies from the trace's `Sample` begin events, streamed line by line.
+
+    Lines that are not such events are skipped; a malformed event is counted and reported in
+    `notes`, never raised. None when the trace holds no sample (tracing was off).
+    """
+    issue: list[float] = []
+    lat: list[float] = []
+    bad = 0
+    truncated = False
+    with open_regular(path) as fh:
+        try:
+            for _, raw in iter_lines(fh):
+                if raw is None or b'"Sample"' not in raw or b'"ph":"b"' not in raw:
+                    continue
+                try:
+                    ev = orjson.loads(raw.rstrip().rstrip(b","))
+                    ts = float(ev["ts"])
+                    ns = float(ev["args"]["complete_ns"])
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
+                    bad += 1
+                    continue
+                if not (math.isfinite(ts) and math.isfinite(ns)) or ns < 0:
+                    bad += 1
+                    continue
+                issue.append(ts / 1e6)
+                lat.append(ns)
+                if len(lat) >= MAX_TRACE_SAMPLES:
+                    truncated = True
+                    break
+        except OSError as exc:
+            raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=str(path)) from None
+    if bad:
+        notes.append(f"{path.name}: {bad} unreadable Sample events skipped")
+    if truncated:
+        notes.append(f"{path.name}: only the first {MAX_TRACE_SAMPLES} samples were read")
+    if not lat:
+        return None
+    return Samples(np.asarray(issue, dtype=np.float64), np.asarray(lat, dtype=np.float64), truncated)
+
+
+def _count_accuracy(path: Path) -> int | None:
+    """Entries in the accuracy log (its `"seq_id"` fields), streamed; None when unreadable."""
+    try:
+        with open_regular(path) as fh:
+            return sum(raw.count(b'"seq_id"') for _, raw in iter_lines(fh) if raw is not None)
+    except (LogFormatError, OSError):
+        return None

@@ -1,0 +1,118 @@
+"""Hostile logs given to the report's readers: a clear error (ProctorError) or a report, never a crash."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from report_runs import CORPUS
+
+from proctor.errors import ProctorError
+from proctor.report import build_report
+from proctor.report.data import read_trace_samples
+from proctor.report.html import render
+
+pytestmark = pytest.mark.fuzz
+
+_DETAIL = CORPUS / "inference" / "v4.1" / "UntetherAI" / "h13_u2_preview_dc" / "resnet50" / "server" / "mlperf_log_detail.txt"
+
+_values = st.one_of(
+    st.sampled_from([
+        "1e400", "-1e400", "NaN", "Infinity", "0x1p99999", "9" * 5000, "null", "true", '"x"', "[]", "{}",
+        "[" * 1000 + "]" * 1000, '{"a": 1, "a": 2}', "-0", "1e-400",
+    ]),
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+_keys = st.sampled_from([
+    "effective_scenario", "result_validity", "result_query_count", "result_99.00_percentile_latency_ns",
+    "effective_target_latency_ns", "effective_target_latency_percentile", "effective_min_duration_ms",
+    "result_scheduled_samples_per_sec", "result_overlatency_query_count", "early_stopping_result",
+    "proctor_invalid_reasons", "requested_use_token_latencies", "result_first_token_mean_latency_ns",
+    "effective_target_qps", "result_mean_latency_ns", "sut_name",
+])
+_junk = st.one_of(
+    st.binary(max_size=300),
+    st.sampled_from([b"\xef\xbb\xbf", b"\r\n", b"\xff\xfe\xfd", b"\x00" * 10]),
+)
+
+
+def _mllog(key: str, value: str) -> bytes:
+    return (f':::MLLOG {{"key": "{key}", "value": {value}, "time_ms": 0, "namespace": "mlperf::logging", '
+            '"event_type": "POINT_IN_TIME", "metadata": {}}\n').encode()
+
+
+def _report(d: Path) -> None:
+    try:
+        rep = build_report([d])
+    except ProctorError as exc:
+        assert str(exc)
+        return
+    render(rep, {})  # figures are drawn from the same numbers; the HTML must not fail on them
+
+
+@given(edits=st.lists(st.tuples(_keys, _values), max_size=6), junk=st.lists(_junk, max_size=3))
+def test_hostile_detail_log(edits, junk) -> None:
+    base = _DETAIL.read_bytes() if _DETAIL.is_file() else _mllog("effective_scenario", '"Server"')
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "mlperf_log_detail.txt").write_bytes(base + b"".join(_mllog(k, v) for k, v in edits) + b"\n".join(junk))
+        _report(d)
+
+
+@given(body=st.lists(st.one_of(_junk, st.sampled_from([
+    b"Scenario : Server", b"Result is : VALID", b"99.00 percentile latency (ns) : 1e400",
+    b"Additional Stats", b"Test Parameters Used", b"target_latency (ns): NaN", b"Early Stopping Result:",
+    b" * Early stopping 90th percentile estimate: 99999999999999999999999", b"===",
+])), max_size=12))
+def test_hostile_summary(body) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "mlperf_log_summary.txt").write_bytes(b"\n".join(body))
+        _report(d)
+
+
+_trace_lines = st.one_of(
+    _junk,
+    st.tuples(_values, _values).map(
+        lambda t: ('{{"name":"Sample","ph":"b","ts":{},"args":{{"complete_ns":{}}}}},'.format(*t)).encode()
+    ),
+    st.sampled_from([b'{"name":"Sample","ph":"b"}', b'{"name":"Sample","ph":"b","args":[]},', b'{"traceEvents":[']),
+)
+
+
+@given(lines=st.lists(_trace_lines, max_size=20))
+def test_hostile_trace(lines) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "mlperf_log_trace.json"
+        p.write_bytes(b"\n".join(lines))
+        notes: list[str] = []
+        s = read_trace_samples(p, notes)
+        if s is not None:
+            assert s.issue_s.shape == s.latency_ns.shape and (s.latency_ns >= 0).all()
+
+
+_TRAIN = CORPUS / "training" / "v5.1" / "ASUSTeK" / "ESC_NB8_E11" / "rgat"
+
+
+@given(edits=st.lists(st.tuples(st.sampled_from([
+    "eval_accuracy", "run_start", "run_stop", "global_batch_size", "submission_benchmark",
+]), _values), max_size=5), junk=st.lists(_junk, max_size=2))
+def test_hostile_training_logs(edits, junk) -> None:
+    if not _TRAIN.is_dir():
+        pytest.skip("shared/corpus is not available")
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "rgat"
+        shutil.copytree(_TRAIN, d)
+        extra = b"".join(
+            (f':::MLLOG {{"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "{k}", "value": {v}, '
+             f'"metadata": {{"epoch_num": {v}}}}}\n').encode()
+            for k, v in edits
+        )
+        with open(d / "result_1.txt", "ab") as fh:
+            fh.write(extra + b"\n".join(junk))
+        _report(d)
