@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from proctor.errors import LogFormatError
 from proctor.loadgen import early_stopping as es
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData
@@ -44,8 +45,33 @@ def _b(v: Any) -> bool:
     return bool(v) if not isinstance(v, str) else v.lower() == "true"
 
 
+MAX_QUERIES = 10**12  # far beyond any run; keeps the early-stopping arithmetic bounded
+MAX_PERCENTILE = 0.9999  # the rules' targets are 0.9, 0.99 (and 0.999 for some); beyond, ES needs ~forever
+
+
+def _count(log: DetailLogData, key: str) -> None:
+    v = log.get(key)
+    if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_QUERIES):
+        raise LogFormatError(f"{key} {str(v)[:40]!r} is not a count of queries", file=log.path)
+
+
+def check_ranges(log: DetailLogData) -> None:
+    """Refuse numbers no run can log (the recomputation would not end on them)."""
+    p = log.get("effective_target_latency_percentile", 0.99)
+    if isinstance(p, bool) or not isinstance(p, int | float) or not 0.5 <= p <= MAX_PERCENTILE:
+        raise LogFormatError(
+            f"effective_target_latency_percentile {str(p)[:40]!r} is outside 0.5 to {MAX_PERCENTILE}", file=log.path
+        )
+    for key in ("result_query_count", "result_overlatency_query_count", "effective_samples_per_query"):
+        _count(log, key)
+    if int(log.get("result_overlatency_query_count", 0)) > int(log.get("result_query_count", 0)):
+        raise LogFormatError("more over-latency queries than queries", file=log.path)
+
+
 def recompute(log: DetailLogData) -> Recomputed:
-    """Redo the official validity decisions from a parsed detail log."""
+    """Redo the official validity decisions from a parsed detail log (LogFormatError on numbers
+    out of any run's range)."""
+    check_ranges(log)
     g = log.get
     sc = str(log.require("effective_scenario"))
     n = int(log.require("result_query_count"))
