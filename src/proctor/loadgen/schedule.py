@@ -352,8 +352,6 @@ def accuracy_log_mask(eff: EffectiveSettings, n_samples: int, *, first_sample_se
     n = int(n_samples)
     mask = np.empty(n, bool)
     for a in range(0, n, MASK_CHUNK):  # in chunks: a few temporaries of MASK_CHUNK, not of n
-        v = _rng.canonical_array(seq_rng, min(MASK_CHUNK, n - a))  # uniform_real(0, 1) is canonical
-        v += offset
-        np.subtract(v, 1.0, out=v, where=v >= 1.0)
-        np.less_equal(v, prob, out=mask[a : a + v.shape[0]])
+        k = min(MASK_CHUNK, n - a)  # uniform_real(0, 1) is canonical
+        mask[a : a + k] = _rng.canonical_window_mask(seq_rng, k, offset, prob)
     return mask
