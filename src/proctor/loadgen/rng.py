@@ -374,7 +374,8 @@ def canonical_window_mask(rng: MT19937, n: int, offset: float, prob: float) -> n
 def _window_exact(v: np.ndarray, offset: float, prob: float) -> np.ndarray:
     v += offset
     np.subtract(v, 1.0, out=v, where=v >= 1.0)
-    return np.less_equal(v, prob)
+    out: np.ndarray = v <= prob
+    return out
 
 
 def canonical(rng: MT19937) -> float:
