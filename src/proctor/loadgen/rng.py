@@ -349,7 +349,14 @@ def canonical_array(rng: MT19937, n: int) -> np.ndarray:
 
 def canonical_window_mask(rng: MT19937, n: int, offset: float, prob: float) -> np.ndarray:
     """For n canonical draws v: frac(v + offset) <= prob, computed as the official perf-mode
-    accuracy-log sampling does (v + offset, minus 1 when >= 1, compared with prob).
+    accuracy-log sampling does (v + offset, minus 1 when >= 1, compared with prob)."""
+    mask = np.zeros(n, dtype=bool)
+    mask[canonical_window_hits(rng, n, offset, prob)] = True
+    return mask
+
+
+def canonical_window_hits(rng: MT19937, n: int, offset: float, prob: float) -> np.ndarray:
+    """The positions where `canonical_window_mask` is True, without a mask of n.
 
     For a small prob only the draws whose word pair lies near the accepted interval of v are
     converted to doubles: the pair's integer value decides the rest with a margin far above the
@@ -357,18 +364,16 @@ def canonical_window_mask(rng: MT19937, n: int, offset: float, prob: float) -> n
     """
     u = _pair_words(rng, n)
     if not (0.0 <= offset < 1.0 and 0.0 <= prob < 2.0**-8):
-        return _window_exact(_canonical_from_pairs(u), offset, prob)
-    mask = np.zeros(n, dtype=bool)
-    # accepted v (up to rounding): [-offset, prob - offset] and [1 - offset, 1 + prob - offset]
-    for lo, hi in ((-offset, prob - offset), (1.0 - offset, 1.0 + prob - offset)):
-        a = max(0, math.floor(lo * _TWO64) - (1 << 20))
-        b = min((1 << 64) - 1, math.ceil(hi * _TWO64) + (1 << 20))
-        if a > b:
-            continue
-        near = np.flatnonzero((u - np.uint64(a)) <= np.uint64(b - a))  # wraps: one compare
-        if near.shape[0]:
-            mask[near] = _window_exact(_canonical_from_pairs(u[near]), offset, prob)
-    return mask
+        return np.flatnonzero(_window_exact(_canonical_from_pairs(u), offset, prob))
+    # accepted v (up to rounding): [1 - offset, 1 - offset + prob] modulo 1, so the pair values
+    # [start - margin, start + width + margin] modulo 2**64: one wrapping subtract and compare
+    margin = 1 << 20  # 2**-44 in v: far above the doubles' rounding (2**-53)
+    start = (math.floor((1.0 - offset) * _TWO64) - margin) % (1 << 64)
+    width = math.ceil(prob * _TWO64) + 2 * margin
+    near = np.flatnonzero((u - np.uint64(start)) <= np.uint64(width))
+    if not near.shape[0]:
+        return near
+    return near[_window_exact(_canonical_from_pairs(u[near]), offset, prob)]
 
 
 def _window_exact(v: np.ndarray, offset: float, prob: float) -> np.ndarray:
