@@ -415,13 +415,28 @@ def find_peak_proctor(fields: dict[str, Any], outdir: Path, service_s: float = P
     return found_peak(outdir / "mlperf_log_detail.txt")
 
 
-def find_peak_pair(fields: dict[str, Any] = PEAK_FIELDS) -> dict[str, float]:
-    """Both engines' FindPeakPerformance on the same queue, one after the other."""
+FIND_PEAK = {"official": find_peak_official, "proctor": find_peak_proctor}
+
+
+def find_peak_pair() -> dict[str, float]:
+    """Both engines' FindPeakPerformance (PEAK_FIELDS) on the same queue, one after the other, each in
+    a fresh child process (no threads or engine state left over from earlier runs)."""
     out: dict[str, float] = {}
-    for name, fn in (("official", find_peak_official), ("proctor", find_peak_proctor)):
-        with tempfile.TemporaryDirectory() as d:
-            out[name] = fn(fields, Path(d))
+    for name in FIND_PEAK:
+        res = subprocess.run(
+            [sys.executable, __file__, "--find-peak-child", name],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ,
+        )
+        out[name] = float(res.stdout.strip().splitlines()[-1])
     return out
+
+
+def find_peak_child(engine: str) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        print(FIND_PEAK[engine](PEAK_FIELDS, Path(d)))
 
 
 RULES_OFFLINE_SAMPLES = 660_000_000
@@ -479,6 +494,7 @@ def row(label: str, unit: str, official: float, proctor: float, higher_better: b
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--child")
+    ap.add_argument("--find-peak-child", choices=("official", "proctor"))
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     ap.add_argument("--only", default="", help="comma list: offline,ss,ms,server,million,scale,gen,peak")
@@ -487,6 +503,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         child(args.child, args.samples)
+        return
+    if args.find_peak_child:
+        find_peak_child(args.find_peak_child)
         return
     globals()["REPEATS"] = args.repeats  # one knob for every figure
     only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million", "scale", "gen", "peak"}

@@ -373,7 +373,8 @@ def canonical_window_hits(rng: MT19937, n: int, offset: float, prob: float) -> n
     near = np.flatnonzero((u - np.uint64(start)) <= np.uint64(width))
     if not near.shape[0]:
         return near
-    return near[_window_exact(_canonical_from_pairs(u[near]), offset, prob)]
+    hits: np.ndarray = near[_window_exact(_canonical_from_pairs(u[near]), offset, prob)]
+    return hits
 
 
 def _window_exact(v: np.ndarray, offset: float, prob: float) -> np.ndarray:
