@@ -484,12 +484,11 @@ class Contention:
 def row(label: str, unit: str, official: float, proctor: float, higher_better: bool) -> tuple[str, ...]:
     if official != official:  # NaN: the official was not run (it would not fit in memory)
         return (label, unit, "n/a", f"{proctor:,.1f}", "", "")
-    ratio = (
-        (proctor / official if higher_better else official / proctor)
-        if official and proctor
-        else float("nan")
-    )
     fmt = (lambda v: f"{v:,.0f}") if abs(official) >= 100 else (lambda v: f"{v:,.1f}")
+    if not official and not proctor:  # e.g. no valid Server rate for either engine
+        return (label, unit, fmt(official), fmt(proctor), "-", "both 0")
+    good, bad = (proctor, official) if higher_better else (official, proctor)
+    ratio = good / bad if bad else float("inf")
     return (label, unit, fmt(official), fmt(proctor), f"{ratio:.2f}x", "ok" if ratio >= 1 else "BEHIND")
 
 
