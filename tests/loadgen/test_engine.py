@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from proctor.loadgen import completion
 from proctor.loadgen.clock import ManualClock
 from proctor.loadgen.engine import RunOutcome, log_paths, run_test
+from proctor.loadgen.issuer import ISSUE_SWITCH_INTERVAL_S, short_switch_interval
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.progress import ProgressHooks, format_snapshot, snapshot
 from proctor.loadgen.records import NOT_SET
@@ -594,3 +596,43 @@ def test_accuracy_run_on_worker_threads_logs_every_output(tmp_path):
     entries = accuracy_entries(out.log_paths["accuracy"])
     assert out.accuracy_samples == len(entries) == 300
     assert sorted(e["qsl_idx"] for e in entries) == list(range(300))
+
+
+# --- the GIL switch interval while issuing -----------------------------------------------------------
+# The issuer shortens CPython's switch interval while it issues timed queries (Server, SingleStream,
+# MultiStream), so a thread spinning in Python delays an arrival by ~0.5 ms, not 5 ms; Offline keeps
+# the process's setting; the old value comes back after the run.
+
+
+class IntervalSUT(RecordingSUT):
+    def __init__(self) -> None:
+        super().__init__(ManualClock(), 1_000_000)
+        self.intervals: set[float] = set()
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        self.intervals.add(sys.getswitchinterval())
+        super().issue_query(samples)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "short"),
+    [(Scenario.SERVER, True), (Scenario.SINGLE_STREAM, True), (Scenario.MULTI_STREAM, True), (Scenario.OFFLINE, False)],
+)
+def test_switch_interval_while_issuing(tmp_path, scenario: Scenario, short: bool) -> None:
+    before = sys.getswitchinterval()
+    assert before > ISSUE_SWITCH_INTERVAL_S  # CPython's default, 5 ms
+    sut = IntervalSUT()
+    run(tmp_path, sut, InMemoryQSL(64, 64), settings(scenario), clock=sut.clock)
+    assert sut.intervals == {ISSUE_SWITCH_INTERVAL_S if short else before}
+    assert sys.getswitchinterval() == before
+
+
+def test_a_shorter_interval_already_set_is_kept() -> None:
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.0001)
+        with short_switch_interval():
+            assert sys.getswitchinterval() == pytest.approx(0.0001)
+        assert sys.getswitchinterval() == pytest.approx(0.0001)
+    finally:
+        sys.setswitchinterval(before)

@@ -207,3 +207,38 @@ def test_shuffle_repeats_equals_successive_shuffles(n, repeats):
     expect = np.concatenate([rng.shuffle(r2, values) for _ in range(repeats)])
     assert got.tolist() == expect.tolist()
     assert r1.consumed == r2.consumed
+
+
+def _window_reference(seed: int, n: int, offset: float, prob: float) -> np.ndarray:
+    """The accuracy-log test written out: every draw converted, then frac(v + offset) <= prob."""
+    w = rng.MT19937(seed).take(2 * n).astype(np.uint64)
+    v = w[1::2].astype(np.float64) * 4294967296.0 + w[0::2]
+    v = np.minimum(v / 18446744073709551616.0, math.nextafter(1.0, 0.0)) + offset
+    v = np.where(v >= 1.0, v - 1.0, v)
+    return v <= prob
+
+
+@pytest.mark.parametrize("prob", [0.0, 1e-7, 1e-3, 0.05, 1.0, math.inf, math.nan])
+@pytest.mark.parametrize("offset", [0.0, 0.25, 0.9999999])
+def test_canonical_window_mask_matches_every_draw_converted(offset: float, prob: float) -> None:
+    n = 200_000
+    r = rng.MT19937(5489)
+    got = np.concatenate([rng.canonical_window_mask(r, k, offset, prob) for k in (1, 7, n - 8)])
+    expect = _window_reference(5489, n, offset, prob)
+    assert np.array_equal(got, expect)
+    if 1e-3 <= prob < 1:  # a few hundred logged draws: the window path was exercised
+        assert 0 < got.sum() < n
+
+
+def test_canonical_window_mask_exact_hits_at_probability_zero() -> None:
+    """offset = 1 - v for a drawn v puts that draw exactly on the boundary: logged at prob 0."""
+    v = rng.canonical_array(rng.MT19937(11), 500)
+    hits = 0
+    for x in v[:40].tolist():
+        offset = 1.0 - x
+        if not 0.0 <= offset < 1.0:
+            continue
+        got = rng.canonical_window_mask(rng.MT19937(11), 500, offset, 0.0)
+        assert np.array_equal(got, _window_reference(11, 500, offset, 0.0))
+        hits += int(got.sum())
+    assert hits > 0

@@ -323,7 +323,7 @@ def _offline_query(
             k = min(per, repeats - r)
             body[r * n_loaded : (r + k) * n_loaded] = _rng.shuffle_repeats(sample_rng, loaded, k)
     elif repeats:
-        body.reshape(repeats, n_loaded)[:] = loaded  # a broadcast fill: no tiled temporary
+        body.reshape(repeats, n_loaded)[:] = loaded.astype(out.dtype)  # a broadcast fill, no cast per row
     out[repeats * n_loaded :] = loaded[:remainder]
 
 
@@ -350,10 +350,9 @@ def accuracy_log_mask(eff: EffectiveSettings, n_samples: int, *, first_sample_se
         expected = max(expected, minimum)
         prob = float(eff.accuracy_log_sampling_target) / expected if expected else float("inf")
     n = int(n_samples)
-    mask = np.empty(n, bool)
+    # zeroed memory the kernel maps on first write: only the pages of logged samples are touched
+    mask = np.zeros(n, bool)
     for a in range(0, n, MASK_CHUNK):  # in chunks: a few temporaries of MASK_CHUNK, not of n
-        v = _rng.canonical_array(seq_rng, min(MASK_CHUNK, n - a))  # uniform_real(0, 1) is canonical
-        v += offset
-        np.subtract(v, 1.0, out=v, where=v >= 1.0)
-        np.less_equal(v, prob, out=mask[a : a + v.shape[0]])
+        k = min(MASK_CHUNK, n - a)  # uniform_real(0, 1) is canonical
+        mask[a + _rng.canonical_window_hits(seq_rng, k, offset, prob)] = True
     return mask

@@ -300,3 +300,51 @@ def from_params(**params: str) -> tuple[SyntheticSUT, InMemoryQSL]:
     """`--sut synthetic:service_us=200,workers=4,total=1024,perf=256` -> (sut, qsl)."""
     sp, total, perf = _parse(params)
     return SyntheticSUT(sp), InMemoryQSL(total, perf)
+
+
+class FixedServiceQueue:
+    """One server with a fixed service time per query, first come first served, in virtual time:
+    query k finishes at max(its arrival, query k-1's finish) + service, and one thread completes
+    it at that instant via `complete(item)`. Its capacity is exactly 1 / service queries/s and its
+    latencies depend only on the arrival times, not on how late the thread wakes (a late wake-up
+    delays one completion, never the ones after it), so the highest rate meeting a latency bound is
+    set by queueing. Engine-neutral: `complete` is the engine's completion call, so the same queue
+    serves proctor and the official LoadGen in side-by-side searches (bench, find-peak tests)."""
+
+    def __init__(self, service_s: float, complete: Any) -> None:
+        self.service_ns = int(service_s * 1e9)
+        self.complete = complete
+        self._q: deque[tuple[int, Any]] = deque()
+        self._cv = threading.Condition()
+        self._closed = False
+        self._last_finish = 0
+        self._thread = threading.Thread(target=self._loop, name="fixed-service-queue", daemon=True)
+        self._thread.start()
+
+    def put(self, item: Any) -> None:
+        """One query arrives now."""
+        now = time.monotonic_ns()
+        with self._cv:
+            self._last_finish = max(now, self._last_finish) + self.service_ns
+            self._q.append((self._last_finish, item))
+            self._cv.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._q and not self._closed:
+                    self._cv.wait()
+                if not self._q:
+                    return
+                finish, item = self._q.popleft()
+            left = finish - time.monotonic_ns()
+            if left > 0:
+                time.sleep(left * 1e-9)
+            self.complete(item)
+
+    def close(self) -> None:
+        """Completes what is queued, then stops the thread."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        self._thread.join()
