@@ -112,35 +112,26 @@ def _check_file(path: Path, owners: dict[tuple[str, int, int], str], findings: l
                 )
             )
             continue
-        if src_file is None or src_line is None:
-            findings.append(
-                Finding(
-                    rule="seeds:not_through_mllog",
-                    message=f"{path.name} line {rec.line}: "
-                    "the seed record has no file/lineno metadata; seeds must be logged "
-                    "through mllog",
-                    path=p,
-                    line=rec.line,
-                    key="seed",
-                    value=seed,
-                    source=SOURCE,
-                )
+
+        def not_through_mllog(what: str, line: int = rec.line, value: int = seed) -> Finding:
+            return Finding(
+                rule="seeds:not_through_mllog",
+                message=f"{path.name} line {line}: {what}; seeds must be logged through mllog",
+                path=p,
+                line=line,
+                key="seed",
+                value=value,
+                source=SOURCE,
             )
+
+        if src_file is None or src_line is None:
+            findings.append(not_through_mllog("the seed record has no file/lineno metadata"))
             continue
         try:
             triple = (str(src_file), int(src_line), seed)
         except (TypeError, ValueError, OverflowError):
             findings.append(
-                Finding(
-                    rule="seeds:not_through_mllog",
-                    message=f"{path.name} line {rec.line}: the seed record's lineno "
-                    f"{str(src_line)[:40]!r} is not a line number; seeds must be logged through mllog",
-                    path=p,
-                    line=rec.line,
-                    key="seed",
-                    value=seed,
-                    source=SOURCE,
-                )
+                not_through_mllog(f"the seed record's lineno {str(src_line)[:40]!r} is not a line number")
             )
             continue
         first = owners.get(triple)

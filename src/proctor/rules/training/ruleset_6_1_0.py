@@ -18,37 +18,13 @@ _PREVIOUS = _previous.RULESET.configs
 __all__ = ["PRECISIONS", "RULESET", "is_integer", "math"]
 
 
-# rules §5 Basics: the approved numerical formats of the lowest_numerical_precision_* keys
-PRECISIONS = (
-    "fp64",
-    "fp32",
-    "tf32",
-    "fp16",
-    "fp8",
-    "mxfp6",
-    "nvfp4",
-    "mxfp4",
-    "bfloat16",
-    "Graphcore FLOAT 16.16",
-    "int8",
-    "uint8",
-    "int4",
-    "uint4",
-)
-_DISCLOSURE = "§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)"
+# rules §5 Basics: the approved numerical formats of the lowest_numerical_precision_* keys; 6.1 adds mxfp6
+_fp8 = _previous.PRECISIONS.index("fp8") + 1
+PRECISIONS = (*_previous.PRECISIONS[:_fp8], "mxfp6", *_previous.PRECISIONS[_fp8:])
+_DISCLOSURE = _previous._DISCLOSURE
 _in_precisions = Check(f"v['value'] in {list(PRECISIONS)!r}", lambda s, v, ll: v["value"] in PRECISIONS)
-_PRECISION_KEYS = (
-    "lowest_numerical_precision_in_linear",
-    "lowest_numerical_precision_in_attn",
-    "lowest_numerical_precision_in_comm",
-)
-_PARALLELISM_KEYS = (
-    "tensor_parallelism",
-    "pipeline_parallelism",
-    "context_parallelism",
-    "expert_parallelism",
-    "micro_batch_size",
-)
+_PRECISION_KEYS = _previous._PRECISION_KEYS
+_PARALLELISM_KEYS = _previous._PARALLELISM_KEYS
 _positive_integer = Check(
     "is_integer(v['value']) and v['value'] >= 1", lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1
 )
