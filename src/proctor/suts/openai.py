@@ -70,6 +70,7 @@ class StreamState:
     text: list[str] = field(default_factory=list)
     ids: list[int] = field(default_factory=list)
     n_ids: int = 0  # tokens counted from per-chunk ids or logprobs
+    ids_source: str = "token_ids"  # which of the two ("logprobs" once a chunk counted by them)
     ids_complete: bool = True  # every content chunk carried its token ids
     usage_tokens: int | None = None
     done: bool = False  # `data: [DONE]`
@@ -145,13 +146,14 @@ class StreamState:
             if per is None:
                 per = lp.get("content")  # chat
             if isinstance(per, list):
+                self.ids_source = "logprobs"
                 return len(per)
         return None
 
     def token_count(self, tokenizer: Any = None) -> tuple[int, str] | None:
         """(count, source) by the first exact source available, None when there is none."""
         if self.first and self.ids_complete and self.n_ids:
-            return self.n_ids, "token_ids"
+            return self.n_ids, self.ids_source
         if self.usage_tokens is not None:
             return self.usage_tokens, "usage"
         if tokenizer is not None:
@@ -193,6 +195,7 @@ class OpenAIConfig:
     max_connections: int = 8192
     token_ids: bool = False  # ask for token ids (vLLM `return_token_ids`)
     ignore_eos: bool = False  # generate exactly max_tokens (vLLM/SGLang `ignore_eos` + `min_tokens`)
+    logprobs: bool = False  # ask for per-token logprobs and count their entries (llama.cpp, OpenAI)
     tokenizer: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -222,6 +225,11 @@ class OpenAIConfig:
         req["stream_options"] = {"include_usage": True}
         if self.token_ids:
             req["return_token_ids"] = True
+        if self.logprobs:  # one entry per token: an exact count where no usage record comes
+            if self.api == "chat":  # some servers (llama.cpp's Python one) send none without top_logprobs
+                req["logprobs"], req["top_logprobs"] = True, 0
+            else:
+                req["logprobs"] = 1
         if self.ignore_eos:
             req["ignore_eos"] = True
             req["min_tokens"] = n
@@ -414,11 +422,11 @@ class OpenAISUT:
                 i,
                 idx,
                 "no_count",
-                f"{url} sent neither token ids nor a usage record; give tokenizer=PATH to count tokens",
+                f"{url} sent no token ids, logprobs or usage record; give logprobs=1 or tokenizer=PATH",
             )
             return
         n, source = counted
-        if source == "token_ids" and st.usage_tokens is not None and st.usage_tokens != n:
+        if source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n:
             self.count_mismatches += 1
         if source not in self.count_sources:
             log.info("token counts from %s (first sample %d)", source, i)
@@ -524,6 +532,7 @@ PARAMS: dict[str, tuple[object, str]] = {
     "connect_s": (_D.connect_s, "connect timeout"),
     "token_ids": (0, "1: ask for token ids (vLLM return_token_ids) and count them"),
     "ignore_eos": (0, "1: ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)"),
+    "logprobs": (0, "1: ask for per-token logprobs and count their entries (servers without usage)"),
     "tokenizer": ("none", "local tokenizer.json (or its folder) to count tokens when the server gives none"),
 }
 
@@ -531,7 +540,7 @@ PARAMS: dict[str, tuple[object, str]] = {
 def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
 
-    Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1,
+    Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1, logprobs=1,
     tokenizer=PATH, perf_count (the QSL's performance sample count), seed. Several endpoints:
     `url` as a list (a registry that keeps repeated keys) or `url=A|B` (one comma-free value).
     """
@@ -550,6 +559,7 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
         concurrency=_num(p, "concurrency", 0, int),
         token_ids=_flag(p, "token_ids"),
         ignore_eos=_flag(p, "ignore_eos"),
+        logprobs=_flag(p, "logprobs"),
         tokenizer=p.pop("tokenizer", None),
     )
     dataset, n_synth = p.pop("dataset", None), p.pop("synthetic", None)

@@ -1,0 +1,146 @@
+"""The openai SUT against llama.cpp's server (`llama-cpp-python[server]`) with a tiny local GGUF.
+
+Needs an interpreter with `llama_cpp` (built from source; ~9 minutes on 2 cores) and `gguf`:
+PROCTOR_LLAMACPP_PYTHON names one, else this interpreter is used when it has them; otherwise the
+tests skip. The model (random weights, a SentencePiece-style vocabulary) is written by
+proctor.serving.gguf_tiny into a temp folder, nothing is downloaded, and the server binds 127.0.0.1.
+
+What llama-cpp-python's server does (0.3.x): one chunk per token, an empty-text chunk for a token
+that ends inside a UTF-8 character, a final chunk with finish_reason and then `data: [DONE]`, and no
+usage record even when `stream_options.include_usage` is asked. So its token counts are exact only
+from per-token logprobs (`logprobs=1`, served with `--logits_all true`; chat sends them only when
+`top_logprobs` is given too, which proctor's request does); without them proctor has no
+exact source and says so instead of guessing from the chunks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from proctor.loadgen.engine import run_test
+from proctor.loadgen.records import NOT_SET
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+from proctor.serving import gguf_tiny
+from proctor.suts.openai import from_params
+
+pytestmark = pytest.mark.slow
+ENV = "PROCTOR_LLAMACPP_PYTHON"
+TOKENS = 16
+START_S = 120
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serving_python() -> str:
+    py = os.environ.get(ENV)
+    if py:
+        return py
+    if all(importlib.util.find_spec(m) for m in ("llama_cpp", "gguf", "uvicorn", "sse_starlette")):
+        return sys.executable
+    pytest.skip(f"llama.cpp server: set {ENV}=PYTHON (an interpreter with llama-cpp-python[server] and gguf)")
+
+
+def wait_up(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama.cpp server exited {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"llama.cpp server did not answer /v1/models in {START_S} s: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def llamacpp(tmp_path_factory):
+    """Base URL of a running llama.cpp server on loopback."""
+    py = serving_python()
+    root = tmp_path_factory.mktemp("llamacpp")
+    model = root / "tiny.gguf"
+    made = subprocess.run([py, gguf_tiny.__file__, str(model)], capture_output=True, text=True, timeout=START_S)
+    assert made.returncode == 0, made.stderr[-2000:]
+    port = free_port()
+    log = root / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [py, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", "2048", "--logits_all", "true"],
+            stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_up(proc, port, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
+
+
+def drive(tmp_path, url: str, api: str, scenario: Scenario, n: int = 12, **extra: str):
+    data = tmp_path / "prompts.jsonl"
+    words = gguf_tiny.WORDS
+    data.write_bytes(b"".join(
+        orjson.dumps({"prompt": " ".join(words[(i + k) % len(words)] for k in range(4 + i % 5)),
+                      "max_tokens": TOKENS}) + b"\n"
+        for i in range(n)
+    ))
+    sut, qsl = from_params(url=url, model="tiny", api=api, dataset=str(data), concurrency="1",
+                           stall_s="60", timeout_s="120", **extra)
+    settings = TestSettings(scenario=scenario, mode=TestMode.PERFORMANCE_ONLY, use_token_latencies=True,
+                            min_duration_ms=200, min_query_count=n, server_target_qps=4.0,
+                            offline_expected_qps=float(n), performance_sample_count_override=n)
+    try:
+        out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=str(tmp_path))),
+                       audit_config=None, timeout_s=300)
+    finally:
+        sut.close()
+    return out, sut
+
+
+@pytest.mark.parametrize(("api", "scenario"), [("completions", Scenario.SINGLE_STREAM), ("chat", Scenario.SERVER)])
+def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, api, scenario):
+    out, sut = drive(tmp_path, llamacpp, api, scenario, logprobs="1")
+    res, rec = out.result, out.records
+    n = rec.n_samples_issued
+    assert not sut.faults, sut.report()
+    assert out.errors == 0 and not out.incomplete and n >= 12
+    # no usage record comes: every count is from the per-token logprobs, and the model never ends early
+    assert sut.count_sources == {"logprobs": n}
+    assert np.all(rec.sample_n_tokens[:n] == TOKENS)
+    assert res.token_count == TOKENS * n
+    first, done = rec.sample_first_token_ns[:n], rec.sample_done_ns[:n]
+    assert np.all(first != NOT_SET) and np.all(first < done)
+    assert res.ttft.count == n and res.tpot.count == n and res.tpot.percentiles[0.5] > 0
+
+
+def test_llamacpp_without_an_exact_source_fails_the_samples(tmp_path, llamacpp):
+    """No usage, no ids, no tokenizer: proctor refuses to guess a count from the chunks."""
+    out, sut = drive(tmp_path, llamacpp, "completions", Scenario.SINGLE_STREAM, n=4)
+    rec = out.records
+    n = rec.n_samples_issued
+    assert n >= 1
+    assert out.result is None or not out.valid
+    assert dict(sut.faults) == {"no_count": n}
+    assert rec.sample_failed is not None and int(rec.sample_failed[:n].sum()) == rec.failed_samples == n
