@@ -88,7 +88,8 @@ def _hist_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray,
     _marks(ax, run, lat, hi, kind)
     ax.set_xlabel(f"{label} (ms)")
     ax.set_ylabel("samples")
-    ax.legend(fontsize=8, loc="upper right")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper right")
     return f"{ms.size} samples" + (", top 0.1 % cut" if hi < ms.max() else "")
 
 
