@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from report_runs import CORPUS
 
 from proctor.errors import ProctorError
-from proctor.report import build_report
 from proctor.loadgen.results import LatencyStats
+from proctor.report import build_report
 from proctor.report.data import InferenceRun, _trace_stats, read_trace_samples
 from proctor.report.html import render
 

@@ -79,7 +79,7 @@ def _strip_args(src: Path, dst: Path) -> None:
         if f.name.startswith("mlperf_log_"):
             text = f.read_text()
             if f.name == "mlperf_log_trace.json":
-                text = re.sub(r',"(?:%s)":-?\d+' % "|".join(PROCTOR_ARGS), "", text)
+                text = re.sub(r',"(?:' + "|".join(PROCTOR_ARGS) + r')":-?\d+', "", text)
             (dst / f.name).write_text(text)
 
 
