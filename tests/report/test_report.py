@@ -66,8 +66,12 @@ def test_generated_server_run_numbers_equal_the_logs(server_run: Path) -> None:
     assert p.value(sec, "trace_samples") == len(samples) == log.values["result_query_count"]
     # the trace times a sample from its actual issue, the results from its scheduled issue (Server)
     assert max(ns for _, ns in samples) <= p.value(sec, "max_ns")
-    assert "from its scheduled issue" in _html([server_run])
-    for fig in ("latency_histogram", "latency_cdf", "latency_over_time", "rate_over_time"):
+    # ... and from its scheduled time (the trace's scheduled_ns): the logged percentiles exactly
+    for key in ("p50", "p99", "max"):
+        assert p.value(sec, f"trace_sched_{key}_ns") == p.value(sec, f"{key}_ns")
+    assert "holds no scheduled time" not in _html([server_run])
+    for fig in ("latency_histogram", "latency_cdf", "latency_over_time", "rate_over_time", "scheduled_latency",
+                "lateness_over_time"):
         assert f"{sec}-{fig}" in p.ids
     assert all(base64.b64decode(src.split(",", 1)[1])[:8] == PNG_MAGIC for src in p.imgs)
     assert f"{sec}-settings" in p.ids and "token_latency" not in "".join(p.ids)
@@ -195,7 +199,8 @@ def test_png_files_are_the_report_figures(server_run: Path, tmp_path: Path) -> N
     files = write_report(build_report([server_run]), tmp_path / "r.html", tmp_path / "png")
     pngs = sorted(f.name for f in files if f.suffix == ".png")
     assert pngs == sorted(
-        f"run00_run_{n}.png" for n in ("latency_histogram", "latency_cdf", "latency_over_time", "rate_over_time")
+        f"run00_run_{n}.png" for n in ("latency_histogram", "latency_cdf", "latency_over_time", "rate_over_time",
+                                       "scheduled_latency", "lateness_over_time")
     )
     html = (tmp_path / "r.html").read_text()
     for f in files[1:]:

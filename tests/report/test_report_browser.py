@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from report_html import parse
-from report_runs import CORPUS, make_run
+from report_runs import CORPUS, make_llm_run, make_run
 
 from proctor.loadgen.types import Scenario
 from proctor.report import build_report, write_report
@@ -52,5 +52,25 @@ def test_report_loads_in_chromium_without_script_errors(tmp_path: Path) -> None:
     r = _chromium(f"--screenshot={shot}", "--window-size=1280,2400", "--hide-scrollbars", out.as_uri(), home=tmp_path)
     assert r.returncode == 0 and shot.read_bytes()[:4] == b"\x89PNG"
     keep = os.environ.get("PROCTOR_REPORT_SCREENSHOT")  # a person can look at it
+    if keep:
+        shutil.copy(shot, keep)
+
+
+def test_llm_server_report_in_chromium_has_the_trace_figures(tmp_path: Path) -> None:
+    d, _ = make_llm_run(tmp_path / "llm")
+    out = tmp_path / "report.html"
+    write_report(build_report([d]), out)
+    r = _chromium("--dump-dom", out.as_uri(), home=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = parse(r.stdout)
+    assert dom.body.get("data-loaded") == "1"
+    assert "Uncaught" not in r.stderr and "SyntaxError" not in r.stderr
+    assert {"run-0", "run-0-scheduled_latency", "run-0-lateness_over_time", "run-0-ttft", "run-0-tpot",
+            "run-0-tokens_over_time", "run-0-latency_cdf"} <= dom.ids
+    assert dom.value("run-0", "trace_ttft_p99_ns") is not None
+    shot = tmp_path / "shot.png"
+    r = _chromium(f"--screenshot={shot}", "--window-size=1280,3600", "--hide-scrollbars", out.as_uri(), home=tmp_path)
+    assert r.returncode == 0 and shot.read_bytes()[:4] == b"\x89PNG"
+    keep = os.environ.get("PROCTOR_REPORT_LLM_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)

@@ -6,14 +6,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from report_runs import CORPUS
 
 from proctor.errors import ProctorError
+from proctor.loadgen.results import LatencyStats
 from proctor.report import build_report
-from proctor.report.data import read_trace_samples
+from proctor.report.data import InferenceRun, _trace_stats, read_trace_samples
 from proctor.report.html import render
 
 pytestmark = pytest.mark.fuzz
@@ -116,3 +118,40 @@ def test_hostile_training_logs(edits, junk) -> None:
         with open(d / "result_1.txt", "ab") as fh:
             fh.write(extra + b"\n".join(junk))
         _report(d)
+
+
+_arg_values = st.one_of(
+    _values,
+    st.sampled_from(['"-5"', '"abc"', "1.5", "-1e30", str(1 << 63), str(-(1 << 63)), "false", "null"]),
+)
+_proctor_args = st.fixed_dictionaries({}, optional={
+    "scheduled_ns": _arg_values, "first_token_ns": _arg_values, "n_tokens": _arg_values,
+})
+
+
+def _sample_line(t: tuple[str, dict[str, str]]) -> bytes:
+    complete, extra = t
+    args = "".join(f',"{k}":{v}' for k, v in extra.items())
+    return f'{{"name":"Sample","ph":"b","ts":12.5,"args":{{"complete_ns":{complete}{args}}}}},'.encode()
+
+
+@given(lines=st.lists(st.one_of(_junk, st.tuples(st.sampled_from(["1000", "250000", "0"]), _proctor_args)
+                                 .map(_sample_line)), max_size=20))
+def test_hostile_trace_args(lines) -> None:
+    """Missing, NaN, huge, string or negative proctor args: left out (with a note), never a crash."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "mlperf_log_trace.json"
+        p.write_bytes(b"\n".join(lines))
+        s = read_trace_samples(p, [])
+        if s is None:
+            return
+        n = s.latency_ns.shape[0]
+        for col in (s.scheduled_ns, s.first_token_ns, s.n_tokens):
+            assert col is None or (col.shape == (n,) and col.dtype == np.int64)
+        assert s.n_tokens is None or (s.n_tokens >= 0).all()
+        for v in (s.from_scheduled_ns(), s.lateness_ns(), s.ttft_ns(), s.tpot_ns()):
+            if v is not None and v.size:
+                LatencyStats.of(v.copy(), 0.99, count=n)
+        run = InferenceRun(name="x", directory=Path(tmp), scenario="Server", samples=s)
+        _trace_stats(run)
+        assert run.trace_ttft is None or run.trace_ttft.percentiles

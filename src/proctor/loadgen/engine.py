@@ -648,20 +648,37 @@ TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never
 
 def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
     """Per-sample events from the arrays, after the run (never from the timed path), streamed to the
-    file TRACE_CHUNK samples at a time."""
+    file TRACE_CHUNK samples at a time. Failed samples are no result and get no event. Each event
+    also carries its query's scheduled time and, in runs that recorded tokens, the sample's first
+    token time and token count (docs/architecture.md, the trace)."""
     if not trace.enabled:
         return
     nq = records.n_queries_issued
     offsets = schedule.query_offsets[: nq + 1]
     ns = int(offsets[nq]) if nq else 0
+    first, ntok = records.sample_first_token_ns, records.sample_n_tokens
+    tokens = bool(first.flags.writeable or ntok.flags.writeable) and bool(
+        np.any(first[:ns] != NOT_SET) or np.any(ntok[:ns] != 0)
+    )
+    failed = records.sample_failed
     for a in range(0, ns, TRACE_CHUNK):
         b = min(a + TRACE_CHUNK, ns)
         done = records.sample_done_ns[a:b]
-        ok = np.flatnonzero(done != NOT_SET)
+        keep = done != NOT_SET
+        if failed is not None:
+            keep &= failed[a:b] == 0
+        ok = np.flatnonzero(keep)
         seq = ok + a
         query_of = np.searchsorted(offsets, seq, side="right") - 1
         trace.samples(
-            seq, query_of, schedule.sample_index[seq], records.query_issued_ns[query_of], done[ok]
+            seq,
+            query_of,
+            schedule.sample_index[seq],
+            records.query_issued_ns[query_of],
+            done[ok],
+            scheduled_ns=records.query_scheduled_ns[query_of],
+            first_token_ns=first[seq] if tokens else None,
+            n_tokens=ntok[seq] if tokens else None,
         )
 
 

@@ -3,10 +3,12 @@
 The detail log and the summary give the verdict, each validity rule with its numbers (recomputed
 the official way by `proctor.loadgen.logs.recompute`), the latency percentiles and the effective
 settings. Per-sample latencies are not in either: they come from the trace (mlperf_log_trace.json,
-one `Sample` begin event per sample with its issue time and its latency from that issue; Server
-results count latency from the scheduled time instead, which the trace does not hold). The official LoadGen leaves
-the trace empty unless tracing is on, so a report of an official run shows the percentiles only,
-and says so.
+one `Sample` begin event per sample with its issue time and its latency from that issue). proctor's
+trace also gives each sample its query's scheduled time and, in LLM runs, its first-token time and
+token count (docs/architecture.md); from them the report recomputes latency from the schedule (the
+Server results' basis), issue lateness, TTFT and TPOT exactly as the summary does. The official
+LoadGen leaves the trace empty unless tracing is on and writes none of proctor's args, so a report
+of an official run shows the percentiles only, and says so in one line.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from proctor.errors import LogFormatError
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
 from proctor.loadgen.logs.recompute import recompute
+from proctor.loadgen.results import LatencyStats
 
 DETAIL, SUMMARY, TRACE, ACCURACY = (
     "mlperf_log_detail.txt",
@@ -33,6 +36,7 @@ DETAIL, SUMMARY, TRACE, ACCURACY = (
 )
 PERCENTILES = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999)
 MAX_TRACE_SAMPLES = 50_000_000  # beyond this the trace is not read further (memory stays bounded)
+MAX_ARG_NS = 1 << 62  # a trace arg beyond this (146 years in ns) is unreadable, not a time
 _ESTIMATE = re.compile(r"Early stopping (\d+(?:\.\d+)?)th percentile estimate: (\d+)")
 _SUMMARY_PCT = re.compile(r"^(\d+\.\d+) percentile latency \(ns\)$")
 
@@ -59,15 +63,44 @@ class Rule:
 
 @dataclass(slots=True)
 class Samples:
-    """Per-sample data from the trace: issue time (s from the run's start) and latency (ns)."""
+    """Per-sample data from the trace: issue time (s from the run's start) and latency from issue (ns);
+    from proctor's args, each relative to the issue (int64 ns): the query's scheduled time, the first
+    token (`has_first` marks the samples that have one) and the token count. None: not in the trace."""
 
     issue_s: np.ndarray
     latency_ns: np.ndarray
     truncated: bool = False
+    scheduled_ns: np.ndarray | None = None
+    first_token_ns: np.ndarray | None = None
+    has_first: np.ndarray | None = None
+    n_tokens: np.ndarray | None = None
 
     @property
     def done_s(self) -> np.ndarray:
         return self.issue_s + self.latency_ns / 1e9
+
+    def from_scheduled_ns(self) -> np.ndarray | None:
+        """Latency counted from the scheduled time (the basis of the logged Server percentiles)."""
+        if self.scheduled_ns is None:
+            return None
+        return self.latency_ns.astype(np.int64) - self.scheduled_ns
+
+    def lateness_ns(self) -> np.ndarray | None:
+        """Issue lateness of each sample's query: issue - scheduled."""
+        return None if self.scheduled_ns is None else -self.scheduled_ns
+
+    def ttft_ns(self) -> np.ndarray | None:
+        """Time to first token from the scheduled time, of the samples with a first token (results.py's)."""
+        if self.first_token_ns is None or self.has_first is None or self.scheduled_ns is None:
+            return None
+        return (self.first_token_ns - self.scheduled_ns)[self.has_first]
+
+    def tpot_ns(self) -> np.ndarray | None:
+        """Time per output token, results.py's definition: (complete - first token) // max(n_tokens - 1, 1)."""
+        if self.first_token_ns is None or self.has_first is None or self.n_tokens is None:
+            return None
+        h = self.has_first
+        return (self.latency_ns.astype(np.int64)[h] - self.first_token_ns[h]) // np.maximum(self.n_tokens[h] - 1, 1)
 
 
 @dataclass(slots=True)
@@ -99,6 +132,10 @@ class InferenceRun:
     completed_sps: float | None = None
     query_count: int | None = None
     lateness_ns: dict[str, float] = field(default_factory=dict)  # p50 / p99 / max
+    # from the trace's per-sample args, computed the summary's way (None: not in the trace)
+    trace_scheduled: Latency | None = None
+    trace_ttft: Latency | None = None
+    trace_tpot: Latency | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # effective_* without the prefix
     samples: Samples | None = None
     errors: int = 0
@@ -154,23 +191,50 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
         _from_summary(run, summary)
     if read_trace and "trace" in run.files:
         run.samples = read_trace_samples(run.files["trace"], run.notes)
-    if run.samples is not None and run.scenario == "Server":
-        run.notes.append(
-            "per-sample latencies in the figures come from the trace, which times each sample from its "
-            "actual issue; the logged percentiles and the validity rules time it from its scheduled issue "
-            "(the difference is issue lateness), so the trace's tail can sit below the logged one"
-        )
-    if run.samples is None:
-        run.notes.append(
-            "per-sample latencies are not in these logs (the trace is absent or empty: the official "
-            "LoadGen writes it only with tracing on); distributions are drawn from the logged percentiles"
-        )
+    _trace_stats(run)
     if "accuracy" in run.files:
         run.accuracy_entries = _count_accuracy(run.files["accuracy"])
     acc_txt = d / "accuracy.txt"
     if acc_txt.is_file() and acc_txt.stat().st_size < 64 << 10:
         run.accuracy_text = acc_txt.read_bytes().decode("utf-8", "replace")
     return run
+
+
+def _stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:
+    """The summary's order statistics (results.LatencyStats) of per-sample values, as a Latency."""
+    if values is None or values.size == 0:
+        return None
+    st = LatencyStats.of(values.astype(np.int64), pct, count=count)
+    lat = Latency(float(st.min), float(st.mean), float(st.max), {p: float(v) for p, v in st.percentiles.items()})
+    lat.percentiles[pct] = float(st.target)
+    return lat
+
+
+def _trace_stats(run: InferenceRun) -> None:
+    """Statistics from the trace's args, and one line for each thing the trace cannot show."""
+    s = run.samples
+    if s is None:
+        run.notes.append(
+            "per-sample latencies are not in these logs (the trace is absent or empty: the official "
+            "LoadGen writes it only with tracing on); distributions are drawn from the logged percentiles"
+        )
+        return
+    pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
+    run.trace_scheduled = _stats(s.from_scheduled_ns(), pct)
+    count = int(s.latency_ns.size)  # the summary divides and indexes TTFT/TPOT by the completed samples
+    run.trace_ttft = _stats(s.ttft_ns(), pct, count)
+    run.trace_tpot = _stats(s.tpot_ns(), pct, count)
+    if run.scenario == "Server" and s.scheduled_ns is None:
+        run.notes.append(
+            "this trace holds no scheduled time per sample (an official or older proctor trace): the figures "
+            "time each sample from its actual issue, while the logged percentiles and the validity rules time it "
+            "from its scheduled issue, and issue lateness over time is not drawn"
+        )
+    if run.ttft is not None and run.scenario != "Offline" and run.trace_ttft is None:
+        run.notes.append(
+            "this trace holds no first-token time or token count per sample (an official or older proctor "
+            "trace): TTFT and TPOT are drawn from the logged percentiles, tokens/s over time is not drawn"
+        )
 
 
 def _latency(g: Any, prefix: str, suffix: str, mins: str, means: str, maxs: str) -> Latency:
@@ -352,14 +416,28 @@ def _estimate(run: InferenceRun) -> None:
             run.early_stopping_estimate_ns = float(m.group(2))
 
 
+def _arg_int(v: Any) -> int | None:
+    """An integer trace arg (ns or a count), else None: bools, strings, NaN and huge values are unreadable."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    if isinstance(v, float) and not (math.isfinite(v) and v.is_integer()):
+        return None
+    return int(v) if -MAX_ARG_NS < v < MAX_ARG_NS else None
+
+
 def read_trace_samples(path: Path, notes: list[str]) -> Samples | None:
-    """Per-sample issue times and latencies from the trace's `Sample` begin events, streamed line by line.
+    """Per-sample data from the trace's `Sample` begin events, streamed line by line.
 
     Lines that are not such events are skipped; a malformed event is counted and reported in
-    `notes`, never raised. None when the trace holds no sample (tracing was off).
+    `notes`, never raised. proctor's args (scheduled_ns, n_tokens: every event or none;
+    first_token_ns: per event) are kept only when readable in every event that should have them,
+    else left out with a note. None when the trace holds no sample (tracing was off).
     """
     issue: list[float] = []
     lat: list[float] = []
+    sched: list[int | None] = []
+    first: list[int | None] = []
+    ntok: list[int | None] = []
     bad = 0
     truncated = False
     with open_regular(path) as fh:
@@ -370,15 +448,19 @@ def read_trace_samples(path: Path, notes: list[str]) -> Samples | None:
                 try:
                     ev = orjson.loads(raw.rstrip().rstrip(b","))
                     ts = float(ev["ts"])
-                    ns = float(ev["args"]["complete_ns"])
+                    args = ev["args"]
+                    ns = float(args["complete_ns"])
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
                     bad += 1
                     continue
-                if not (math.isfinite(ts) and math.isfinite(ns)) or ns < 0:
+                if not (math.isfinite(ts) and math.isfinite(ns)) or not 0 <= ns < MAX_ARG_NS:
                     bad += 1
                     continue
                 issue.append(ts / 1e6)
                 lat.append(ns)
+                sched.append(_arg_int(args.get("scheduled_ns")))
+                first.append(_arg_int(args.get("first_token_ns")))
+                ntok.append(_arg_int(args.get("n_tokens")))
                 if len(lat) >= MAX_TRACE_SAMPLES:
                     truncated = True
                     break
@@ -390,7 +472,29 @@ def read_trace_samples(path: Path, notes: list[str]) -> Samples | None:
         notes.append(f"{path.name}: only the first {MAX_TRACE_SAMPLES} samples were read")
     if not lat:
         return None
-    return Samples(np.asarray(issue, dtype=np.float64), np.asarray(lat, dtype=np.float64), truncated)
+    out = Samples(np.asarray(issue, dtype=np.float64), np.asarray(lat, dtype=np.float64), truncated)
+    out.scheduled_ns = _column(sched, "scheduled_ns", path, notes)
+    counts = _column(ntok, "n_tokens", path, notes)
+    if counts is not None and (counts < 0).any():
+        notes.append(f"{path.name}: negative n_tokens: token statistics left out")
+        counts = None
+    if counts is not None and any(v is not None for v in first):
+        out.n_tokens = counts
+        out.has_first = np.fromiter((v is not None for v in first), bool, len(first))
+        out.first_token_ns = np.fromiter((0 if v is None else v for v in first), np.int64, len(first))
+    return out
+
+
+def _column(values: list[int | None], name: str, path: Path, notes: list[str]) -> np.ndarray | None:
+    """An arg every event must have: the int64 column, or None (with a note when only some have it)."""
+    missing = values.count(None)
+    if missing == len(values):
+        return None
+    if missing:
+        notes.append(f"{path.name}: {name} missing or unreadable in {missing} of {len(values)} Sample events: "
+                     "left out")
+        return None
+    return np.asarray(values, dtype=np.int64)
 
 
 def _count_accuracy(path: Path) -> int | None:

@@ -68,11 +68,16 @@ def _figure(fid: str, png: bytes, caption: str) -> str:
 
 
 CAPTIONS = {
-    "latency_histogram": "Latency histogram with the target percentile, early-stopping estimate and bound",
+    "latency_histogram": "Latency from issue: histogram with the target percentile, early-stopping estimate and bound",
     "latency_cdf": "Latency CDF (fraction of samples at or below a latency)",
+    "scheduled_latency": "Latency from the scheduled time (the logged percentiles' basis): histogram and CDF",
     "latency_over_time": "Latency of each sample against its issue time",
+    "lateness_over_time": "Issue lateness (issue - scheduled) of each sample's query over the run",
     "rate_over_time": "Issued and completed samples per second against the requested rate",
     "token_latency": "Time to first token and time per output token (logged percentiles)",
+    "ttft": "Time to first token per sample, from the scheduled time: histogram and CDF, target percentile and bound",
+    "tpot": "Time per output token per sample: histogram and CDF, target percentile and bound",
+    "tokens_over_time": "Output tokens per second of the samples completed in each time bin",
     "time_to_train": "Time to train per run; grey runs are dropped by the olympic selection",
     "eval_curves": "Evaluation metric of each run against the quality target",
     "rcp": "RCP check: submission mean against the reference curve and the minimum allowed",
@@ -136,15 +141,18 @@ def _run_section(i: int, run: InferenceRun, figs: dict[str, bytes]) -> str:
     if run.samples is not None:
         rows.append(("samples in the trace", "trace_samples", int(run.samples.latency_ns.size),
                      f"{run.samples.latency_ns.size:,}"))
+    for label, lat, key in (("latency from scheduled", run.trace_scheduled if run.scenario == "Server" else None,
+                             "sched"), ("TTFT", run.trace_ttft, "ttft"), ("TPOT", run.trace_tpot, "tpot")):
+        if lat is not None:
+            for p, v in sorted(lat.percentiles.items()):
+                rows.append((f"{label} p{p * 100:g} (trace)", f"trace_{key}_p{p * 100:g}_ns", v, _ms(v)))
+            rows.append((f"{label} max (trace)", f"trace_{key}_max_ns", lat.max, _ms(lat.max)))
     if run.accuracy_entries is not None:
         rows.append(("accuracy log entries", "accuracy_entries", run.accuracy_entries, f"{run.accuracy_entries:,}"))
     rows.append(("errors / warnings", "errors", run.errors, f"{run.errors} / {run.warnings}"))
     for label, key, v, shown in rows:
         out.append(f"<tr><td>{escape(label)}</td>{_val(key, v, shown)}</tr>")
     out.append("</table>")
-    if run.scenario == "Server" and run.lateness_ns:
-        out.append('<p class="note">Issue lateness is shown as the logged p50/p99/max: the logs hold no '
-                   "scheduled time per sample, so lateness over time cannot be drawn.</p>")
     out.append('<div class="grid">')
     for name, png in figs.items():
         out.append(_figure(f"{sid}-{name}", png, CAPTIONS.get(name, name)))

@@ -51,20 +51,18 @@ def _ms(ns: Any) -> float:
     return float(ns) / 1e6
 
 
-def _marks(ax: Axes, run: InferenceRun, lat: Latency, xmax: float | None = None) -> None:
-    """Target percentile's latency, early-stopping estimate and the latency bound, as lines."""
+def _marks(ax: Axes, run: InferenceRun, lat: Latency, xmax: float | None = None, kind: str = "latency") -> None:
+    """Target percentile's value, the early-stopping estimate (latency) and the bound of `kind`
+    (latency: Server's target latency; ttft, tpot: the token bounds), as lines."""
     pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
     marks: list[tuple[float, str, str, str]] = []
     if pct in lat.percentiles:
         marks.append((lat.percentiles[pct], TARGET, "--", f"p{pct * 100:g} {_ms(lat.percentiles[pct]):.4g} ms"))
-    if run.early_stopping_estimate_ns is not None and lat is run.latency:
+    if run.early_stopping_estimate_ns is not None and kind == "latency":
         est = run.early_stopping_estimate_ns
         marks.append((est, ESTIMATE, ":", f"early-stopping estimate {_ms(est):.4g} ms"))
-    bound = run.target_latency_ns if lat is run.latency and run.scenario == "Server" else None
-    if lat is run.ttft:
-        bound = run.ttft_bound_ns
-    elif lat is run.tpot:
-        bound = run.tpot_bound_ns
+    bound = {"latency": run.target_latency_ns if run.scenario == "Server" else None,
+             "ttft": run.ttft_bound_ns, "tpot": run.tpot_bound_ns}.get(kind)
     if bound:
         marks.append((bound, BOUND, "-", f"bound {_ms(bound):.4g} ms"))
     for x, colour, style, label in marks:
@@ -82,27 +80,42 @@ def _thin(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return tuple(a[idx] for a in arrays)
 
 
+def _hist_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray, label: str, kind: str) -> str:
+    """A histogram of `values_ns` (top 0.1 % cut beyond 1000 values) with the marks; returns a title tail."""
+    ms = values_ns / 1e6
+    hi = float(np.quantile(ms, 0.999)) if ms.size > 1000 else float(ms.max())
+    ax.hist(ms[ms <= hi] if hi > float(ms.min()) else ms, bins=80, color="#8c8c8c")
+    _marks(ax, run, lat, hi, kind)
+    ax.set_xlabel(f"{label} (ms)")
+    ax.set_ylabel("samples")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper right")
+    return f"{ms.size} samples" + (", top 0.1 % cut" if hi < ms.max() else "")
+
+
 def latency_histogram(run: InferenceRun) -> bytes | None:
     if run.samples is None:
         return None
     fig, ax = _figure()
-    ms = run.samples.latency_ns / 1e6
-    hi = float(np.quantile(ms, 0.999)) if ms.size > 1000 else float(ms.max())
-    ax.hist(ms[ms <= hi] if hi > 0 else ms, bins=80, color="#8c8c8c")
-    _marks(ax, run, run.latency, hi)
-    ax.set_xlabel("latency from issue (ms, trace)")
-    ax.set_ylabel("samples")
-    _title(ax, f"{run.name}: latency histogram ({ms.size} samples" + (", top 0.1 % cut)" if hi < ms.max() else ")"))
-    ax.legend(fontsize=8, loc="upper right")
+    tail = _hist_axes(ax, run, run.latency, run.samples.latency_ns, "latency from issue (trace)", "latency")
+    _title(ax, f"{run.name}: latency histogram ({tail})")
     return _png(fig)
 
 
-def _cdf_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray | None, label: str) -> bool:
+def _cdf_axes(
+    ax: Axes,
+    run: InferenceRun,
+    lat: Latency,
+    values_ns: np.ndarray | None,
+    label: str,
+    kind: str = "latency",
+    basis: str = "from issue (trace, per sample)",
+) -> bool:
     if values_ns is not None and values_ns.size:
         x = np.sort(values_ns) / 1e6
         y = np.arange(1, x.size + 1) / x.size
         x, y = _thin(x, y)
-        ax.plot(x, y, color="#333333", linewidth=1.2, label=f"{label} from issue (trace, per sample)")
+        ax.plot(x, y, color="#333333", linewidth=1.2, label=f"{label} {basis}")
         xmax = float(x[-1])
         if lat.percentiles:
             ps = sorted(lat.percentiles)
@@ -121,11 +134,90 @@ def _cdf_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray |
         return False
     pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
     ax.axhline(pct, color=TARGET, linewidth=0.8, alpha=0.6)
-    _marks(ax, run, lat, xmax)
+    _marks(ax, run, lat, xmax, kind)
     ax.set_ylabel("fraction of samples at or below")
     ax.set_xlabel(f"{label} (ms)")
     ax.legend(fontsize=8, loc="lower right")
     return True
+
+
+def _pair(run: InferenceRun, lat: Latency, values_ns: np.ndarray, label: str, kind: str, title: str) -> bytes:
+    """Histogram and CDF of one per-sample quantity side by side."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10.0, 3.6), dpi=DPI, layout="constrained")
+    a1, a2 = fig.subplots(1, 2)
+    tail = _hist_axes(a1, run, lat, values_ns, label, kind)
+    _cdf_axes(a2, run, lat, values_ns, label, kind, basis="(trace, per sample)")
+    text = f"{run.name}: {title} ({tail})"
+    fig.suptitle(text if len(text) <= 110 else "…" + text[-109:], fontsize=10)
+    return _png(fig)
+
+
+def scheduled_latency(run: InferenceRun) -> bytes | None:
+    """Server: latency counted from each query's scheduled time, the basis of the logged percentiles."""
+    v = None if run.samples is None else run.samples.from_scheduled_ns()
+    if run.scenario != "Server" or v is None or v.size == 0:
+        return None
+    lat = run.latency if run.latency.percentiles else (run.trace_scheduled or run.latency)
+    return _pair(run, lat, v, "latency from scheduled", "latency", "latency from the scheduled time")
+
+
+def lateness_over_time(run: InferenceRun) -> bytes | None:
+    """Server: how late each query was issued against its schedule, over the run."""
+    s = run.samples
+    v = None if s is None else s.lateness_ns()
+    if run.scenario != "Server" or s is None or v is None or v.size == 0:
+        return None
+    fig, ax = _figure()
+    t, late = _thin(s.issue_s, v / 1e3)
+    ax.scatter(t, late, s=3, alpha=0.5, color="#333333", linewidths=0)
+    if "p99" in run.lateness_ns:
+        p99 = run.lateness_ns["p99"] / 1e3
+        ax.axhline(p99, color=TARGET, linestyle="--", label=f"logged p99 {p99:,.1f} us")
+        ax.legend(fontsize=8, loc="upper right")
+    ax.set_xlabel("issued at (s from the start)")
+    ax.set_ylabel("issue lateness (us): issue - scheduled")
+    _title(ax, f"{run.name}: issue lateness over time")
+    return _png(fig)
+
+
+def ttft_distribution(run: InferenceRun) -> bytes | None:
+    v = None if run.samples is None else run.samples.ttft_ns()
+    if v is None or v.size == 0:
+        return None
+    lat = run.ttft if run.ttft is not None and run.ttft.percentiles else (run.trace_ttft or Latency())
+    return _pair(run, lat, v, "time to first token", "ttft", "TTFT from the scheduled time")
+
+
+def tpot_distribution(run: InferenceRun) -> bytes | None:
+    v = None if run.samples is None else run.samples.tpot_ns()
+    if v is None or v.size == 0:
+        return None
+    lat = run.tpot if run.tpot is not None and run.tpot.percentiles else (run.trace_tpot or Latency())
+    return _pair(run, lat, v, "time per output token", "tpot", "TPOT")
+
+
+def tokens_over_time(run: InferenceRun) -> bytes | None:
+    """Output tokens per second of the samples completed in each time bin, against the logged rate."""
+    s = run.samples
+    if s is None or s.n_tokens is None or s.issue_s.size < 2:
+        return None
+    done = s.done_s
+    end = float(done.max())
+    width = max(end / 60.0, 1e-3)
+    edges = np.arange(0.0, end + width, width)
+    counts, _ = np.histogram(done, bins=edges, weights=s.n_tokens.astype(np.float64))
+    fig, ax = _figure()
+    ax.step(edges[:-1], counts / width, where="post", color="#2ca02c", label="completed tokens/s")
+    if run.tokens_per_second:
+        ax.axhline(run.tokens_per_second, color=TARGET, linestyle="--",
+                   label=f"logged {run.tokens_per_second:,.1f} tokens/s")
+    ax.set_xlabel("time (s from the start)")
+    ax.set_ylabel("output tokens per second")
+    _title(ax, f"{run.name}: tokens per second over time ({width:.3g} s bins)")
+    ax.legend(fontsize=8, loc="lower right")
+    return _png(fig)
 
 
 def latency_cdf(run: InferenceRun) -> bytes | None:
@@ -137,15 +229,15 @@ def latency_cdf(run: InferenceRun) -> bytes | None:
 
 
 def token_cdfs(run: InferenceRun) -> bytes | None:
-    """TTFT and TPOT from their logged percentiles (the logs hold no per-token times)."""
-    if run.ttft is None or run.tpot is None:
+    """TTFT and TPOT from their logged percentiles, for a trace without proctor's token args."""
+    if run.ttft is None or run.tpot is None or (run.samples is not None and run.samples.ttft_ns() is not None):
         return None
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9.0, 3.4), dpi=DPI, layout="constrained")
     a1, a2 = fig.subplots(1, 2)
-    ok1 = _cdf_axes(a1, run, run.ttft, None, "time to first token")
-    ok2 = _cdf_axes(a2, run, run.tpot, None, "time per output token")
+    ok1 = _cdf_axes(a1, run, run.ttft, None, "time to first token", "ttft")
+    ok2 = _cdf_axes(a2, run, run.tpot, None, "time per output token", "tpot")
     if not (ok1 or ok2):
         return None
     title = f"{run.name}: TTFT and TPOT"
@@ -197,9 +289,14 @@ def inference_figures(run: InferenceRun) -> dict[str, bytes]:
     for name, fn in (
         ("latency_histogram", latency_histogram),
         ("latency_cdf", latency_cdf),
+        ("scheduled_latency", scheduled_latency),
         ("latency_over_time", latency_over_time),
+        ("lateness_over_time", lateness_over_time),
         ("rate_over_time", rate_over_time),
         ("token_latency", token_cdfs),
+        ("ttft", ttft_distribution),
+        ("tpot", tpot_distribution),
+        ("tokens_over_time", tokens_over_time),
     ):
         png = fn(run)
         if png is not None:
