@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -69,6 +70,28 @@ def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], int]:
         proc.kill()
         raise SystemExit(f"the server did not start: {line!r}")
     return proc, int(m.group(1))
+
+
+def server_lateness(port: int, reset: bool = False) -> dict[str, Any]:
+    """The server's own emission lateness since the last reset (`reset`: start a new window)."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/stats/" + ("reset" if reset else "lateness"),
+                                 method="POST" if reset else "GET")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return dict(orjson.loads(r.read()))
+
+
+def with_server_lateness(port: int, make: Any) -> Any:
+    """Run one client's case between a reset and a read of the server's lateness; add it to the row."""
+    server_lateness(port, reset=True)
+    r = make()
+    if r is not None:
+        lat = server_lateness(port)
+        for part in ("first", "later"):
+            lat[part] = {k: float("nan") if v is None else v for k, v in lat[part].items()}
+        r["srv_first_p50_us"], r["srv_first_p99_us"] = lat["first"]["p50_us"], lat["first"]["p99_us"]
+        r["srv_later_p99_us"], r["srv_early"] = lat["later"]["p99_us"], lat["first"]["early"] + lat["later"]["early"]
+        r["srv_timer"] = lat["timer"]
+    return r
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -203,6 +226,53 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     }
 
 
+def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> dict[str, Any]:
+    """A bare client: blocking sockets, one thread each, TTFT from the send to the recv that holds the
+    first content event. What a client with no overhead sees; the server's own lateness is in it."""
+    n_req = max(1, int(rate * args.seconds))
+    per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
+    n_threads = max(1, int(rate * per_req_s * 3) + 1)
+    body = orjson.dumps({"model": "proctor-tiny", "prompt": "ba " * 32, "max_tokens": args.tokens, "stream": True,
+                         "stream_options": {"include_usage": True}})
+    head = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    ttft = np.full(n_req, np.nan)
+    t0 = time.perf_counter() + 0.05
+
+    def worker(j: int) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            for k in range(j, n_req, n_threads):
+                delay = t0 + k / rate - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                buf, first = b"", 0.0
+                sent = time.perf_counter()
+                s.sendall(head + body)
+                while not buf.endswith(b"0\r\n\r\n"):
+                    got = s.recv(65536)
+                    if not got:
+                        return
+                    if not first and b"data: {" in buf[-8:] + got:
+                        first = time.perf_counter()
+                    buf += got
+                ttft[k] = (first - sent) * 1e3
+
+    threads = [threading.Thread(target=worker, args=(j,), daemon=True) for j in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=args.seconds + 60)
+    ok = ttft[~np.isnan(ttft)]
+    med = float(np.median(ok)) if ok.size else float("nan")
+    return {"client": "raw", "case": label, "requests": int(ok.size), "ttft_ms": med,
+            "ttft_err_pct": 100 * (med - args.ttft_ms) / args.ttft_ms, "ttft_send_ms": med,
+            "ttft_send_err_pct": 100 * (med - args.ttft_ms) / args.ttft_ms, "tpot_ms": float("nan"),
+            "tpot_err_pct": float("nan"), "cpu_pct": float("nan"), "server_cpu_pct": float("nan"),
+            "requested": rate, "achieved": float("nan"), "late_p99_ms": float("nan"),
+            "tokens_exact": True, "faults": n_req - int(ok.size), "errors": 0}
+
+
 # --- the peers ------------------------------------------------------------------------------------
 
 
@@ -298,7 +368,7 @@ def peer_rows(args: argparse.Namespace, port: int, label: str, rate: float, stre
     for make in (guidellm_row, aiperf_row):
         case_dir = work / f"{make.__name__}-{label.replace(' ', '_').replace('/', '_')}"
         case_dir.mkdir(parents=True, exist_ok=True)
-        r = make(args, port, label, rate, streams, tok, case_dir)
+        r = with_server_lateness(port, lambda m=make, d=case_dir: m(args, port, label, rate, streams, tok, d))
         if r is not None:
             if streams:
                 r["requested"] = streams / ((args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3)
@@ -335,12 +405,14 @@ def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tupl
           f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
     head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'send ms':>8} {'err%':>6} " \
            f"{'TPOT ms':>8} {'err%':>6} " \
-           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
+           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} {'srv50us':>7} {'srv99us':>7} tokens"
     print(head)
+    nan = float("nan")
     for r in rows:
         print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
               f"{r['ttft_send_ms']:8.2f} {r['ttft_send_err_pct']:+6.1f} {r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
-              f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {'exact' if r['tokens_exact'] else 'WRONG'}")
+              f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {r.get('srv_first_p50_us', nan):7.0f} "
+              f"{r.get('srv_first_p99_us', nan):7.0f} {'exact' if r['tokens_exact'] else 'WRONG'}")
     best = sustained(rows)
     if best:
         print("highest rate with late99 < 1 ms and >= 95% achieved (of the rates run): "
@@ -357,6 +429,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cases", default="4,50,c64", help="comma list: a rate (req/s) or cN (N streams)")
     ap.add_argument("--sweep", default="", help="more rates (comma list) for the sustained-rate line")
     ap.add_argument("--peers-python", help="interpreter with guidellm, aiperf and transformers (else no peer rows)")
+    ap.add_argument("--raw", action="store_true", help="add a bare-socket client row for each rate case")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
@@ -373,7 +446,9 @@ def main(argv: list[str] | None = None) -> None:
                 streams = int(case[1:]) if case.startswith("c") else 0
                 rate = 0.0 if streams else float(case)
                 label = f"{streams} streams" if streams else f"{rate:g} req/s"
-                rows.append(proctor_case(port, args, label, rate, streams))
+                if args.raw and not streams:
+                    rows.append(with_server_lateness(port, lambda: raw_case(port, args, label, rate)))
+                rows.append(with_server_lateness(port, lambda: proctor_case(port, args, label, rate, streams)))
                 if peers:
                     rows.extend(peer_rows(args, port, label, rate, streams, tok, work))
                 print(f"done: {label}", file=sys.stderr)
