@@ -59,10 +59,18 @@ from proctor.serving import hf_tiny
 from proctor.suts.openai import from_params
 
 
+def scale_truth(args: argparse.Namespace) -> argparse.Namespace:
+    """The scale server's settings as the truth of its cases: long streams, big chunks, so the
+    server is not the bottleneck while one client process holds thousands of streams."""
+    return argparse.Namespace(**{**vars(args), "tokens": args.scale_tokens, "tpot_ms": args.scale_tpot_ms,
+                                 "chunk": args.scale_chunk})
+
+
 def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], int]:
     cmd = [sys.executable, "-m", "proctor", "serve", "llm", "--port", "0", "--ttft-ms", str(args.ttft_ms),
            "--tpot-ms", str(args.tpot_ms), "--chunk", args.chunk]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    SERVER_PID[0] = proc.pid
     assert proc.stdout is not None
     line = proc.stdout.readline()
     m = re.search(r":(\d+) ", line)
@@ -173,7 +181,8 @@ class CpuWindow:
         return 100 * (b[col] - a[col]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
 
 
-def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int) -> dict[str, Any]:
+def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
+                 keep: bool = False) -> Any:
     n_samples = 1024
     params = {"url": f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
               "out": f"const:{args.tokens}"}
@@ -193,8 +202,11 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
                                 use_token_latencies=True, server_target_qps=rate,
                                 min_duration_ms=int(args.seconds * 1000), min_query_count=1)
         requested = rate
+    t0, c0 = time.monotonic(), os.times()
     with tempfile.TemporaryDirectory() as out_dir, CpuWindow(os.getpid(), port, tree=False) as cpu:
         out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=out_dir)), audit_config=None)
+    c1 = os.times()
+    run_cpu_pct = 100 * (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)
     sut.close()
     rec, res = out.records, out.result
     assert rec is not None and res is not None
@@ -206,6 +218,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     first, done = rec.sample_first_token_ns[ids], rec.sample_done_ns[ids]
     ok = (first != NOT_SET) & (done != NOT_SET)
     ttft_send = float(np.median(first[ok] - sent[ok])) / 1e6
+    ended = done != NOT_SET
+    inflight = max_in_flight(sent[ended], done[ended])
     if streams:
         ttft = ttft_send
         tpot = float(np.median((done[ok] - first[ok]) / np.maximum(ntok[ids][ok] - 1, 1))) / 1e6
@@ -215,15 +229,18 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         ttft, tpot = res.ttft.percentiles[0.5] / 1e6, res.tpot.percentiles[0.5] / 1e6
         achieved = res.completed_samples_per_sec
         late = res.issue_lateness_p99_ns / 1e6
-    return {
+    row = {
         "client": "proctor", "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "ttft_send_ms": ttft_send, "ttft_send_err_pct": 100 * (ttft_send - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
-        "cpu_pct": cpu.percent(), "server_cpu_pct": cpu.percent(3), "requested": requested, "achieved": achieved,
+        # long streams: the whole run (streams go on long after the last request arrived)
+        "cpu_pct": run_cpu_pct if label.endswith("long") else cpu.percent(), "server_cpu_pct": cpu.percent(3),
+        "requested": requested, "achieved": achieved,
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
-        "faults": sum(sut.faults.values()), "errors": out.errors,
+        "faults": sum(sut.faults.values()), "errors": out.errors, "inflight": inflight,
     }
+    return (row, out) if keep else row
 
 
 def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> dict[str, Any]:
@@ -271,6 +288,153 @@ def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> di
             "tpot_err_pct": float("nan"), "cpu_pct": float("nan"), "server_cpu_pct": float("nan"),
             "requested": rate, "achieved": float("nan"), "late_p99_ms": float("nan"),
             "tokens_exact": True, "faults": n_req - int(ok.size), "errors": 0}
+
+
+STAGES = (
+    ("schedule -> issue_query", "sched", "issue"),
+    ("issue_query -> loop thread", "issue", "loop"),
+    ("loop -> request task", "loop", "task"),
+    ("task -> request write", "task", "write"),
+    ("write (the send syscall)", "write", "written"),
+    ("written -> first byte read, - TTFT", "written", "rx_ttft"),
+    ("first byte -> SUT task has it", "rx", "chunk"),
+    ("SUT task -> first_token_complete", "chunk", "report"),
+    ("first_token_complete -> engine stamp", "report", "stamp"),
+)
+
+
+def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[str, float, float]]:
+    """One proctor case at `rate` with every hop of the first token timestamped (patched in this
+    process only): [(stage, p50 us, p90 us)]. The `written -> first byte` stage holds the injected
+    TTFT (subtracted), the server's lateness and the loopback delivery."""
+    import asyncio
+    import asyncio.selector_events as se
+    from collections import defaultdict
+
+    import aiohttp.client_proto as cp
+    import aiohttp.client_reqrep as cr
+
+    from proctor.loadgen import completion
+    from proctor.suts import openai as oa
+    from proctor.suts.sse import SSEParser
+
+    now = time.perf_counter_ns
+    stamps: dict[int, dict[str, int]] = defaultdict(dict)
+    task_id: dict[Any, int] = {}
+    conn_id: dict[Any, int] = {}
+    saved = [(oa.OpenAISUT, "issue_query_arrays"), (oa.OpenAISUT, "issue_query"), (oa.OpenAISUT, "_start"),
+             (oa.OpenAISUT, "_stream"), (se._SelectorSocketTransport, "write"), (cp.ResponseHandler, "data_received"),
+             (SSEParser, "feed"), (completion, "first_token_complete"), (cr.ClientRequest, "send")]
+    orig = {(o, n): getattr(o, n) for o, n in saved}
+
+    def issue_query_arrays(self: Any, ids: Any, idx: Any) -> None:
+        t = now()
+        for i in ids.tolist():
+            stamps[i]["issue"] = t
+        orig[oa.OpenAISUT, "issue_query_arrays"](self, ids, idx)
+
+    def issue_query(self: Any, samples: Any) -> None:
+        t = now()
+        for q in samples:
+            stamps[q.id]["issue"] = t
+        orig[oa.OpenAISUT, "issue_query"](self, samples)
+
+    def start(self: Any, pairs: Any) -> None:
+        t = now()
+        for i, _ in pairs:
+            stamps[i]["loop"] = t
+        orig[oa.OpenAISUT, "_start"](self, pairs)
+
+    async def stream(self: Any, i: int, idx: int) -> None:
+        stamps[i]["task"] = now()
+        task_id[asyncio.current_task()] = i
+        await orig[oa.OpenAISUT, "_stream"](self, i, idx)
+
+    async def send(self: Any, conn: Any) -> Any:
+        i = task_id.get(asyncio.current_task())
+        if i is not None and conn.protocol is not None:
+            conn_id[conn.protocol.transport] = i
+        return await orig[cr.ClientRequest, "send"](self, conn)
+
+    def write(self: Any, data: Any) -> None:
+        i = conn_id.get(self)
+        if i is not None and "write" not in stamps[i]:
+            stamps[i]["write"] = now()
+            orig[se._SelectorSocketTransport, "write"](self, data)
+            stamps[i]["written"] = now()
+            return
+        orig[se._SelectorSocketTransport, "write"](self, data)
+
+    def data_received(self: Any, data: bytes) -> None:
+        i = conn_id.get(self.transport)
+        if i is not None and "rx" not in stamps[i] and b"data:" in data:  # not the early response head
+            stamps[i]["rx"] = now()
+        orig[cp.ResponseHandler, "data_received"](self, data)
+
+    def feed(self: Any, chunk: bytes) -> list[bytes]:
+        i = task_id.get(asyncio.current_task())
+        if i is not None and "chunk" not in stamps[i]:
+            stamps[i]["chunk"] = now()
+        out: list[bytes] = orig[SSEParser, "feed"](self, chunk)
+        return out
+
+    def first_token_complete(responses: Any, response_cb: Any = None) -> None:
+        t = now()
+        for r in responses:
+            stamps[r.id]["report"] = t
+        orig[completion, "first_token_complete"](responses, response_cb)
+
+    for (o, n), f in zip(saved, (issue_query_arrays, issue_query, start, stream, write, data_received, feed,
+                                 first_token_complete, send), strict=True):
+        setattr(o, n, f)
+    try:
+        row, out = proctor_case(port, args, f"{rate:g} req/s", rate, 0, keep=True)
+    finally:
+        for (o, n), f in orig.items():
+            setattr(o, n, f)
+    rec = out.records
+    mask = (1 << ID_GENERATION_BITS) - 1
+    for i, st in stamps.items():
+        pos = i & mask
+        st["sched"] = int(rec.query_scheduled_ns[pos])
+        st["stamp"] = int(rec.sample_first_token_ns[pos])
+        if "rx" in st:
+            st["rx_ttft"] = st["rx"] - int(args.ttft_ms * 1e6)
+    res = []
+    for name, a, b in STAGES:
+        d = np.array([st[b] - st[a] for st in stamps.values() if a in st and b in st and st[b] != NOT_SET], float)
+        res.append((name, float(np.median(d)) / 1e3 if d.size else float("nan"),
+                    float(np.percentile(d, 90)) / 1e3 if d.size else float("nan")))
+    return res
+
+
+def max_in_flight(starts: np.ndarray, ends: np.ndarray) -> int:
+    """The most streams open at once, from each stream's send and end times (the client's own)."""
+    ev = np.concatenate([np.stack([starts, np.ones_like(starts)], 1), np.stack([ends, -np.ones_like(ends)], 1)])
+    ev = ev[np.lexsort((ev[:, 1], ev[:, 0]))]  # at a tie an end comes before a start
+    return int(np.max(np.cumsum(ev[:, 1]))) if ev.size else 0
+
+
+def scale_rows(args: argparse.Namespace, counts: list[int]) -> list[dict[str, Any]]:
+    """Thousands of concurrent streams held by this one asyncio client process, against a server of
+    its own with long, chunked streams: the Server scenario at N / stream length req/s (Poisson),
+    so about N streams are open once one stream length has passed, without an Offline burst of N
+    requests at once that no Python server answers within its TTFT. Each case runs at least three
+    stream lengths; `open` is the most streams in flight the client saw."""
+    truth = scale_truth(args)
+    per_req_s = (truth.ttft_ms + (truth.tokens - 1) * truth.tpot_ms) / 1e3
+    truth.seconds = max(args.seconds, 3 * per_req_s)
+    proc, port = start_server(truth)
+    rows = []
+    try:
+        for n in counts:
+            rows.append(with_server_lateness(
+                port, lambda n=n: proctor_case(port, truth, f"{n} long", n / per_req_s, 0)))
+            print(f"done: {n} long streams", file=sys.stderr)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return rows
 
 
 # --- the peers ------------------------------------------------------------------------------------
@@ -400,19 +564,25 @@ def sustained(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
+    if any(r["case"].endswith("long") for r in rows):
+        t = scale_truth(args)
+        print(f"'long' cases: their own server, TTFT {t.ttft_ms:g} ms, TPOT {t.tpot_ms:g} ms, {t.tokens} tokens in "
+              f"chunks of {t.chunk}; CPU% over the whole run; open = most streams in flight (client's count)")
     print(f"truth: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, {args.tokens} tokens in chunks of "
           f"{args.chunk}, usage record; {args.seconds:g} s per case; load average {load[0]:.2f} at the start, "
           f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
     head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'send ms':>8} {'err%':>6} " \
            f"{'TPOT ms':>8} {'err%':>6} " \
-           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} {'srv50us':>7} {'srv99us':>7} tokens"
+           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} {'srv50us':>7} {'srv99us':>7} " \
+           f"{'open':>5} {'fault':>5} tokens"
     print(head)
     nan = float("nan")
     for r in rows:
         print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
               f"{r['ttft_send_ms']:8.2f} {r['ttft_send_err_pct']:+6.1f} {r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
               f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {r.get('srv_first_p50_us', nan):7.0f} "
-              f"{r.get('srv_first_p99_us', nan):7.0f} {'exact' if r['tokens_exact'] else 'WRONG'}")
+              f"{r.get('srv_first_p99_us', nan):7.0f} {r.get('inflight', 0) or '':>5} {r['faults'] + r['errors']:5d} "
+              f"{'exact' if r['tokens_exact'] else 'WRONG'}")
     best = sustained(rows)
     if best:
         print("highest rate with late99 < 1 ms and >= 95% achieved (of the rates run): "
@@ -426,18 +596,37 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tpot-ms", type=float, default=4.0)
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--chunk", default="1-3")
-    ap.add_argument("--cases", default="4,50,c64", help="comma list: a rate (req/s) or cN (N streams)")
+    ap.add_argument("--cases", default="4,50,c64",
+                    help="comma list: a rate (req/s), cN (N streams) or sN (N long streams, the scale server)")
+    ap.add_argument("--scale-tokens", type=int, default=1000, help="scale server: tokens per stream")
+    ap.add_argument("--scale-tpot-ms", type=float, default=8.0, help="scale server: time per token")
+    ap.add_argument("--scale-chunk", default="100",
+                    help="scale server: tokens per chunk (100 x 8 ms: a chunk every 0.8 s, so the server keeps up)")
     ap.add_argument("--sweep", default="", help="more rates (comma list) for the sustained-rate line")
     ap.add_argument("--peers-python", help="interpreter with guidellm, aiperf and transformers (else no peer rows)")
     ap.add_argument("--raw", action="store_true", help="add a bare-socket client row for each rate case")
+    ap.add_argument("--breakdown", type=float, default=0.0,
+                    help="instead of the table: where proctor's first-token microseconds go at this rate")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
     peers = bool(args.peers_python and os.path.exists(args.peers_python))
     load = os.getloadavg()
-    proc, port = start_server(args)
-    SERVER_PID[0] = proc.pid
     rows: list[dict[str, Any]] = []
+    if any(c.startswith("s") for c in cases):
+        rows.extend(scale_rows(args, [int(c[1:]) for c in cases if c.startswith("s")]))
+        cases = [c for c in cases if not c.startswith("s")]
+    proc, port = start_server(args)
+    if args.breakdown:
+        try:
+            stages = breakdown(port, args, args.breakdown)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        print(f"{'stage (first token, ' + format(args.breakdown, 'g') + ' req/s)':40} {'p50 us':>8} {'p90 us':>8}")
+        for name, p50, p90 in stages:
+            print(f"{name:40} {p50:8.1f} {p90:8.1f}")
+        return
     try:
         with tempfile.TemporaryDirectory(prefix="llm-bench-") as tmp:
             work = Path(tmp)
@@ -455,6 +644,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+    if not cases and not rows:
+        return
     if args.json:
         print(orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode())
         return

@@ -105,8 +105,8 @@ def test_timerfd_wakes_a_running_loop():
 
 
 def test_emission_plan_counts_each_deadline_from_t0():
-    plan = emission_plan(1.0, 0.004, [1, 2, 3], [10, 11, 12, 13, 14, 15])
-    assert [g for _, g in plan] == [[10], [11, 12], [13, 14, 15]]
+    plan = emission_plan(1.0, 0.004, [1, 2, 3])
+    assert [g for _, g in plan] == [1, 2, 3]
     assert [d for d, _ in plan] == pytest.approx([1.0, 1.008, 1.020])  # last token of each chunk
 
 
@@ -115,11 +115,24 @@ def test_emission_plan_counts_each_deadline_from_t0():
 def test_server_plan_covers_every_token_once_with_rising_deadlines(n, lo, extra, arrival, prompt):
     server = LLMServer(ServerOptions(ttft_ms=40, tpot_ms=4, chunk=(lo, lo + extra)))
     plan = server.plan(prompt, n, arrival)
-    assert [t for _, g in plan for t in g] == server.model.generate(prompt, n)
-    assert len(plan[0][1]) == 1 and plan[0][0] == pytest.approx(arrival + 0.040)
+    assert sum(g for _, g in plan) == n
+    assert plan[0][1] == 1 and plan[0][0] == pytest.approx(arrival + 0.040)
     deadlines = [d for d, _ in plan]
     assert deadlines == sorted(deadlines) and deadlines[-1] == pytest.approx(arrival + 0.040 + (n - 1) * 0.004)
-    assert all(lo <= len(g) <= lo + extra for _, g in plan[1:-1])
+    assert all(lo <= g <= lo + extra for _, g in plan[1:-1])
+
+
+def test_token_groups_are_the_reference_in_plan_order():
+    server = LLMServer(ServerOptions(ttft_ms=40, tpot_ms=4, chunk=(2, 5), seed=4))
+    prompt = server.model.encode("ba be bi bo")
+
+    async def groups() -> list[tuple[float, list[int]]]:
+        return [item async for item in server._token_groups(prompt, 37, 10.0)]
+
+    got = asyncio.run(groups())
+    assert [t for _, g in got for t in g] == server.model.generate(prompt, 37)
+    assert [d for d, _ in got] == sorted(d for d, _ in got) and got[0][0] == pytest.approx(10.040)
+    assert server.model.generate(prompt, 37)[:5] == server.model.generate(prompt, 5)
 
 
 def test_lateness_percentiles_and_early_writes():

@@ -29,10 +29,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,13 +89,15 @@ class TinyLM:
         return x % self.vocab_size
 
     def generate(self, prompt_ids: list[int], n: int) -> list[int]:
-        ctx = [0, 0, 0, *prompt_ids][-3:]
-        out: list[int] = []
-        for _ in range(n):
-            t = self.next_token(*ctx)
-            out.append(t)
-            ctx = [ctx[1], ctx[2], t]
-        return out
+        return list(itertools.islice(self.stream(prompt_ids), n))
+
+    def stream(self, prompt_ids: list[int]) -> Iterator[int]:
+        """The greedy tokens one at a time: a long stream's tokens are made as its chunks come due,
+        not all at its arrival (a burst of requests would make the server late)."""
+        a, b, c = [0, 0, 0, *prompt_ids][-3:]
+        while True:
+            a, b, c = b, c, self.next_token(a, b, c)
+            yield c
 
     def piece(self, token: int) -> str:
         """One token's text in a stream: a leading space then the word."""
@@ -498,20 +502,20 @@ class LLMServer:
             total += sizes[-1]
         return sizes
 
-    def plan(self, prompt_ids: list[int], n: int, arrival: float) -> list[tuple[float, list[int]]]:
-        """Exact timing: each chunk's (deadline, token ids), deadlines counted from arrival."""
+    def plan(self, prompt_ids: list[int], n: int, arrival: float) -> list[tuple[float, int]]:
+        """Exact timing: each chunk's (deadline, tokens in it), deadlines counted from arrival."""
         sizes = self._chunk_sizes(n)
-        ids = self.model.generate(prompt_ids, n)
         t0 = arrival + self._prefill_s(len(prompt_ids)) + self._rng.uniform(0, self.opt.jitter_ms * 1e-3)
-        return emission_plan(t0, self.opt.tpot_ms * 1e-3, sizes, ids)
+        return emission_plan(t0, self.opt.tpot_ms * 1e-3, sizes)
 
     async def _token_groups(self, prompt_ids: list[int], n: int, arrival: float) -> Any:
         """(deadline, token ids) per SSE chunk: exact timing yields the plan ahead of time (the
         caller waits for each deadline); batch timing yields each group once its last token is
         decoded, with that step's end as its deadline."""
         if self.opt.timing == "exact":
-            for item in self.plan(prompt_ids, n, arrival):
-                yield item
+            tokens = self.model.stream(prompt_ids)
+            for deadline, size in self.plan(prompt_ids, n, arrival):
+                yield deadline, list(itertools.islice(tokens, size))
             return
         sizes = self._chunk_sizes(n)
         req = _Request([0, 0, 0, *prompt_ids][-3:], n)
@@ -558,7 +562,7 @@ class LLMServer:
                 r.tokens.put_nowait((tok, t))
 
 
-def emission_plan(t0: float, tpot: float, sizes: list[int], ids: list[int]) -> list[tuple[float, list[int]]]:
+def emission_plan(t0: float, tpot: float, sizes: list[int]) -> list[tuple[float, int]]:
     """Chunk j holds tokens k-size..k-1 and is due when its last token is: t0 + (k-1) x tpot.
 
     Each deadline is computed from t0, never from the previous chunk's send, so a late write does
@@ -567,7 +571,7 @@ def emission_plan(t0: float, tpot: float, sizes: list[int], ids: list[int]) -> l
     k = 0
     for size in sizes:
         k += size
-        out.append((t0 + (k - 1) * tpot, ids[k - size:k]))
+        out.append((t0 + (k - 1) * tpot, size))
     return out
 
 
