@@ -636,8 +636,9 @@ def main(argv: list[str] | None = None) -> None:
                 rate = 0.0 if streams else float(case)
                 label = f"{streams} streams" if streams else f"{rate:g} req/s"
                 if args.raw and not streams:
-                    rows.append(with_server_lateness(port, lambda: raw_case(port, args, label, rate)))
-                rows.append(with_server_lateness(port, lambda: proctor_case(port, args, label, rate, streams)))
+                    rows.append(with_server_lateness(port, lambda lb=label, r=rate: raw_case(port, args, lb, r)))
+                rows.append(with_server_lateness(
+                    port, lambda lb=label, r=rate, n=streams: proctor_case(port, args, lb, r, n)))
                 if peers:
                     rows.extend(peer_rows(args, port, label, rate, streams, tok, work))
                 print(f"done: {label}", file=sys.stderr)

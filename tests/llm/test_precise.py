@@ -135,6 +135,19 @@ def test_token_groups_are_the_reference_in_plan_order():
     assert server.model.generate(prompt, 37)[:5] == server.model.generate(prompt, 5)
 
 
+def test_remembered_outputs_equal_fresh_ones():
+    from proctor.serving.llm_server import MEMO_TOKENS, TinyLM
+
+    memo, fresh = TinyLM(seed=2), TinyLM(seed=2)
+    for prompt, n in (([5, 6, 7], 10), ([1, 5, 6, 7], 30), ([9], 4), ([5, 6, 7], 20)):
+        assert memo.generate(prompt, n) == fresh.generate(prompt, n)
+        fresh._memo.clear()
+    assert len(memo._memo[(5, 6, 7)]) == 30
+    long = memo.tokens([5, 6, 7])
+    assert long.upto(MEMO_TOKENS + 5)[:30] == memo.generate([5, 6, 7], 30)
+    assert not long.shared and len(memo._memo[(5, 6, 7)]) == 30  # a long output is not remembered
+
+
 def test_lateness_percentiles_and_early_writes():
     h = LatenessHist()
     for us in range(1, 101):

@@ -20,6 +20,7 @@ apart from the client's error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import heapq
@@ -69,10 +70,8 @@ class TimerFD:
             raise OSError(ctypes.get_errno(), "timerfd_settime failed")
 
     def clear(self) -> None:
-        try:
+        with contextlib.suppress(BlockingIOError, InterruptedError):
             os.read(self.fd, 8)
-        except (BlockingIOError, InterruptedError):
-            pass
 
     def close(self) -> None:
         os.close(self.fd)
