@@ -25,10 +25,26 @@ saw its requests arrive (the server's /stats), so start-up and teardown are left
 request_dispatch_delay p99, AIPerf's credit_to_start_latency p99. `--sweep 100,200,400` adds rate
 cases and prints, per client, the highest rate with late99 under 1 ms and 95 % of it achieved.
 
+`srv50us`/`srv99us`: the server's own lateness writing each first content chunk after its
+deadline (arrival + TTFT, arrival = the request's first byte read), from `GET /stats/lateness`,
+reset before each client's case: the part of a client's TTFT error that is the server's, the same
+for every client. `--raw` adds a bare blocking-socket client per rate case (no client overhead).
+
+Scale (`sN` cases): N long streams held by this one asyncio client process against a second
+server with long, chunked streams (`--scale-tokens 1000 --scale-tpot-ms 8 --scale-chunk 100`: 8 s
+per stream, a chunk every 0.8 s), in the Server scenario at N / stream length req/s for at least
+three stream lengths; `open` is the most streams in flight the client saw (its send and end
+times), `fault` faults + errors (must be 0), CPU% over the whole run.
+
+`--breakdown RATE` instead times every hop of proctor's first token at one rate (patched in this
+process): schedule -> issue_query -> loop thread -> request task -> socket write -> first byte
+read -> SUT task -> first_token_complete -> engine stamp.
+
 Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
 average is printed with the table.
 
-    python bench/llm_client.py [--seconds 10] [--peers-python PATH] [--sweep R1,R2] [--json]
+    python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
+        [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--json]
 """
 
 from __future__ import annotations

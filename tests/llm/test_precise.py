@@ -209,3 +209,29 @@ def test_server_reports_its_own_lateness_per_write(llm_server):
         call("/stats/reset", {})
         assert orjson.loads(call("/stats/lateness"))["first"]["n"] == 0
         assert "first chunk p50" in server.lateness_line()
+
+
+@pytest.mark.fuzz
+@given(deadlines=st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30),
+       steps=st.lists(st.floats(0, 0.2, allow_nan=False), min_size=1, max_size=30),
+       cancel=st.lists(st.booleans(), max_size=30), lead=st.sampled_from([0.0, 0.0003, 0.0015]))
+def test_timer_never_resolves_early_never_misses_a_deadline(deadlines, steps, cancel, lead):
+    lp = asyncio.new_event_loop()
+    try:
+        clock = Clock(0.0)
+        t = PreciseTimer(lp, clock=clock, timerfd=False, lead_s=lead)
+        futs = [(d, t.wait(d)) for d in deadlines]
+        for (_, f), c in zip(futs, cancel, strict=False):
+            if c and not f.done():
+                f.cancel()
+        for dt in steps:
+            clock.t += dt
+            t._tick()  # what the wake (timerfd, call_at or a spin pass) runs
+            for d, f in futs:
+                if not f.cancelled():
+                    assert f.done() == (d <= clock.t)  # none early, none due left waiting
+            pending = [d for d, f in futs if not f.done()]
+            if pending:  # the next wake is never after the earliest live deadline
+                assert t._spinning or (t.armed is not None and t.armed <= min(pending))
+    finally:
+        lp.close()
