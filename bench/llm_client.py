@@ -25,10 +25,26 @@ saw its requests arrive (the server's /stats), so start-up and teardown are left
 request_dispatch_delay p99, AIPerf's credit_to_start_latency p99. `--sweep 100,200,400` adds rate
 cases and prints, per client, the highest rate with late99 under 1 ms and 95 % of it achieved.
 
+`srv50us`/`srv99us`: the server's own lateness writing each first content chunk after its
+deadline (arrival + TTFT, arrival = the request's first byte read), from `GET /stats/lateness`,
+reset before each client's case: the part of a client's TTFT error that is the server's, the same
+for every client. `--raw` adds a bare blocking-socket client per rate case (no client overhead).
+
+Scale (`sN` cases): N long streams held by this one asyncio client process against a second
+server with long, chunked streams (`--scale-tokens 1000 --scale-tpot-ms 8 --scale-chunk 100`: 8 s
+per stream, a chunk every 0.8 s), in the Server scenario at N / stream length req/s for at least
+three stream lengths; `open` is the most streams in flight the client saw (its send and end
+times), `fault` faults + errors (must be 0), CPU% over the whole run.
+
+`--breakdown RATE` instead times every hop of proctor's first token at one rate (patched in this
+process): schedule -> issue_query -> loop thread -> request task -> socket write -> first byte
+read -> SUT task -> first_token_complete -> engine stamp.
+
 Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
 average is printed with the table.
 
-    python bench/llm_client.py [--seconds 10] [--peers-python PATH] [--sweep R1,R2] [--json]
+    python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
+        [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--json]
 """
 
 from __future__ import annotations
@@ -37,6 +53,7 @@ import argparse
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,10 +75,18 @@ from proctor.serving import hf_tiny
 from proctor.suts.openai import from_params
 
 
+def scale_truth(args: argparse.Namespace) -> argparse.Namespace:
+    """The scale server's settings as the truth of its cases: long streams, big chunks, so the
+    server is not the bottleneck while one client process holds thousands of streams."""
+    return argparse.Namespace(**{**vars(args), "tokens": args.scale_tokens, "tpot_ms": args.scale_tpot_ms,
+                                 "chunk": args.scale_chunk})
+
+
 def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], int]:
     cmd = [sys.executable, "-m", "proctor", "serve", "llm", "--port", "0", "--ttft-ms", str(args.ttft_ms),
            "--tpot-ms", str(args.tpot_ms), "--chunk", args.chunk]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    SERVER_PID[0] = proc.pid
     assert proc.stdout is not None
     line = proc.stdout.readline()
     m = re.search(r":(\d+) ", line)
@@ -69,6 +94,28 @@ def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], int]:
         proc.kill()
         raise SystemExit(f"the server did not start: {line!r}")
     return proc, int(m.group(1))
+
+
+def server_lateness(port: int, reset: bool = False) -> dict[str, Any]:
+    """The server's own emission lateness since the last reset (`reset`: start a new window)."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/stats/" + ("reset" if reset else "lateness"),
+                                 method="POST" if reset else "GET")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return dict(orjson.loads(r.read()))
+
+
+def with_server_lateness(port: int, make: Any) -> Any:
+    """Run one client's case between a reset and a read of the server's lateness; add it to the row."""
+    server_lateness(port, reset=True)
+    r = make()
+    if r is not None:
+        lat = server_lateness(port)
+        for part in ("first", "later"):
+            lat[part] = {k: float("nan") if v is None else v for k, v in lat[part].items()}
+        r["srv_first_p50_us"], r["srv_first_p99_us"] = lat["first"]["p50_us"], lat["first"]["p99_us"]
+        r["srv_later_p99_us"], r["srv_early"] = lat["later"]["p99_us"], lat["first"]["early"] + lat["later"]["early"]
+        r["srv_timer"] = lat["timer"]
+    return r
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -150,7 +197,8 @@ class CpuWindow:
         return 100 * (b[col] - a[col]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
 
 
-def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int) -> dict[str, Any]:
+def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
+                 keep: bool = False) -> Any:
     n_samples = 1024
     params = {"url": f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
               "out": f"const:{args.tokens}"}
@@ -170,8 +218,11 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
                                 use_token_latencies=True, server_target_qps=rate,
                                 min_duration_ms=int(args.seconds * 1000), min_query_count=1)
         requested = rate
+    t0, c0 = time.monotonic(), os.times()
     with tempfile.TemporaryDirectory() as out_dir, CpuWindow(os.getpid(), port, tree=False) as cpu:
         out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=out_dir)), audit_config=None)
+    c1 = os.times()
+    run_cpu_pct = 100 * (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)
     sut.close()
     rec, res = out.records, out.result
     assert rec is not None and res is not None
@@ -183,6 +234,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     first, done = rec.sample_first_token_ns[ids], rec.sample_done_ns[ids]
     ok = (first != NOT_SET) & (done != NOT_SET)
     ttft_send = float(np.median(first[ok] - sent[ok])) / 1e6
+    ended = done != NOT_SET
+    inflight = max_in_flight(sent[ended], done[ended])
     if streams:
         ttft = ttft_send
         tpot = float(np.median((done[ok] - first[ok]) / np.maximum(ntok[ids][ok] - 1, 1))) / 1e6
@@ -192,15 +245,212 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         ttft, tpot = res.ttft.percentiles[0.5] / 1e6, res.tpot.percentiles[0.5] / 1e6
         achieved = res.completed_samples_per_sec
         late = res.issue_lateness_p99_ns / 1e6
-    return {
+    row = {
         "client": "proctor", "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "ttft_send_ms": ttft_send, "ttft_send_err_pct": 100 * (ttft_send - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
-        "cpu_pct": cpu.percent(), "server_cpu_pct": cpu.percent(3), "requested": requested, "achieved": achieved,
+        # long streams: the whole run (streams go on long after the last request arrived)
+        "cpu_pct": run_cpu_pct if label.endswith("long") else cpu.percent(), "server_cpu_pct": cpu.percent(3),
+        "requested": requested, "achieved": achieved,
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
-        "faults": sum(sut.faults.values()), "errors": out.errors,
+        "faults": sum(sut.faults.values()), "errors": out.errors, "inflight": inflight,
     }
+    return (row, out) if keep else row
+
+
+def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> dict[str, Any]:
+    """A bare client: blocking sockets, one thread each, TTFT from the send to the recv that holds the
+    first content event. What a client with no overhead sees; the server's own lateness is in it."""
+    n_req = max(1, int(rate * args.seconds))
+    per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
+    n_threads = max(1, int(rate * per_req_s * 3) + 1)
+    body = orjson.dumps({"model": "proctor-tiny", "prompt": "ba " * 32, "max_tokens": args.tokens, "stream": True,
+                         "stream_options": {"include_usage": True}})
+    head = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    ttft = np.full(n_req, np.nan)
+    t0 = time.perf_counter() + 0.05
+
+    def worker(j: int) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            for k in range(j, n_req, n_threads):
+                delay = t0 + k / rate - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                buf, first = b"", 0.0
+                sent = time.perf_counter()
+                s.sendall(head + body)
+                while not buf.endswith(b"0\r\n\r\n"):
+                    got = s.recv(65536)
+                    if not got:
+                        return
+                    if not first and b"data: {" in buf[-8:] + got:
+                        first = time.perf_counter()
+                    buf += got
+                ttft[k] = (first - sent) * 1e3
+
+    threads = [threading.Thread(target=worker, args=(j,), daemon=True) for j in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=args.seconds + 60)
+    ok = ttft[~np.isnan(ttft)]
+    med = float(np.median(ok)) if ok.size else float("nan")
+    return {"client": "raw", "case": label, "requests": int(ok.size), "ttft_ms": med,
+            "ttft_err_pct": 100 * (med - args.ttft_ms) / args.ttft_ms, "ttft_send_ms": med,
+            "ttft_send_err_pct": 100 * (med - args.ttft_ms) / args.ttft_ms, "tpot_ms": float("nan"),
+            "tpot_err_pct": float("nan"), "cpu_pct": float("nan"), "server_cpu_pct": float("nan"),
+            "requested": rate, "achieved": float("nan"), "late_p99_ms": float("nan"),
+            "tokens_exact": True, "faults": n_req - int(ok.size), "errors": 0}
+
+
+STAGES = (
+    ("schedule -> issue_query", "sched", "issue"),
+    ("issue_query -> loop thread", "issue", "loop"),
+    ("loop -> request task", "loop", "task"),
+    ("task -> request write", "task", "write"),
+    ("write (the send syscall)", "write", "written"),
+    ("written -> first byte read, - TTFT", "written", "rx_ttft"),
+    ("first byte -> SUT task has it", "rx", "chunk"),
+    ("SUT task -> first_token_complete", "chunk", "report"),
+    ("first_token_complete -> engine stamp", "report", "stamp"),
+)
+
+
+def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[str, float, float]]:
+    """One proctor case at `rate` with every hop of the first token timestamped (patched in this
+    process only): [(stage, p50 us, p90 us)]. The `written -> first byte` stage holds the injected
+    TTFT (subtracted), the server's lateness and the loopback delivery."""
+    import asyncio
+    import asyncio.selector_events as se
+    from collections import defaultdict
+
+    import aiohttp.client_proto as cp
+    import aiohttp.client_reqrep as cr
+
+    from proctor.loadgen import completion
+    from proctor.suts import openai as oa
+    from proctor.suts.sse import SSEParser
+
+    now = time.perf_counter_ns
+    stamps: dict[int, dict[str, int]] = defaultdict(dict)
+    task_id: dict[Any, int] = {}
+    conn_id: dict[Any, int] = {}
+    saved = [(oa.OpenAISUT, "issue_query_arrays"), (oa.OpenAISUT, "issue_query"), (oa.OpenAISUT, "_start"),
+             (oa.OpenAISUT, "_stream"), (se._SelectorSocketTransport, "write"), (cp.ResponseHandler, "data_received"),
+             (SSEParser, "feed"), (completion, "first_token_complete"), (cr.ClientRequest, "send")]
+    orig = {(o, n): getattr(o, n) for o, n in saved}
+
+    def issue_query_arrays(self: Any, ids: Any, idx: Any) -> None:
+        t = now()
+        for i in ids.tolist():
+            stamps[i]["issue"] = t
+        orig[oa.OpenAISUT, "issue_query_arrays"](self, ids, idx)
+
+    def issue_query(self: Any, samples: Any) -> None:
+        t = now()
+        for q in samples:
+            stamps[q.id]["issue"] = t
+        orig[oa.OpenAISUT, "issue_query"](self, samples)
+
+    def start(self: Any, pairs: Any) -> None:
+        t = now()
+        for i, _ in pairs:
+            stamps[i]["loop"] = t
+        orig[oa.OpenAISUT, "_start"](self, pairs)
+
+    async def stream(self: Any, i: int, idx: int) -> None:
+        stamps[i]["task"] = now()
+        task_id[asyncio.current_task()] = i
+        await orig[oa.OpenAISUT, "_stream"](self, i, idx)
+
+    async def send(self: Any, conn: Any) -> Any:
+        i = task_id.get(asyncio.current_task())
+        if i is not None and conn.protocol is not None:
+            conn_id[conn.protocol.transport] = i
+        return await orig[cr.ClientRequest, "send"](self, conn)
+
+    def write(self: Any, data: Any) -> None:
+        i = conn_id.get(self)
+        if i is not None and "write" not in stamps[i]:
+            stamps[i]["write"] = now()
+            orig[se._SelectorSocketTransport, "write"](self, data)
+            stamps[i]["written"] = now()
+            return
+        orig[se._SelectorSocketTransport, "write"](self, data)
+
+    def data_received(self: Any, data: bytes) -> None:
+        i = conn_id.get(self.transport)
+        if i is not None and "rx" not in stamps[i] and b"data:" in data:  # not the early response head
+            stamps[i]["rx"] = now()
+        orig[cp.ResponseHandler, "data_received"](self, data)
+
+    def feed(self: Any, chunk: bytes) -> list[bytes]:
+        i = task_id.get(asyncio.current_task())
+        if i is not None and "chunk" not in stamps[i]:
+            stamps[i]["chunk"] = now()
+        out: list[bytes] = orig[SSEParser, "feed"](self, chunk)
+        return out
+
+    def first_token_complete(responses: Any, response_cb: Any = None) -> None:
+        t = now()
+        for r in responses:
+            stamps[r.id]["report"] = t
+        orig[completion, "first_token_complete"](responses, response_cb)
+
+    for (o, n), f in zip(saved, (issue_query_arrays, issue_query, start, stream, write, data_received, feed,
+                                 first_token_complete, send), strict=True):
+        setattr(o, n, f)
+    try:
+        row, out = proctor_case(port, args, f"{rate:g} req/s", rate, 0, keep=True)
+    finally:
+        for (o, n), f in orig.items():
+            setattr(o, n, f)
+    rec = out.records
+    mask = (1 << ID_GENERATION_BITS) - 1
+    for i, st in stamps.items():
+        pos = i & mask
+        st["sched"] = int(rec.query_scheduled_ns[pos])
+        st["stamp"] = int(rec.sample_first_token_ns[pos])
+        if "rx" in st:
+            st["rx_ttft"] = st["rx"] - int(args.ttft_ms * 1e6)
+    res = []
+    for name, a, b in STAGES:
+        d = np.array([st[b] - st[a] for st in stamps.values() if a in st and b in st and st[b] != NOT_SET], float)
+        res.append((name, float(np.median(d)) / 1e3 if d.size else float("nan"),
+                    float(np.percentile(d, 90)) / 1e3 if d.size else float("nan")))
+    return res
+
+
+def max_in_flight(starts: np.ndarray, ends: np.ndarray) -> int:
+    """The most streams open at once, from each stream's send and end times (the client's own)."""
+    ev = np.concatenate([np.stack([starts, np.ones_like(starts)], 1), np.stack([ends, -np.ones_like(ends)], 1)])
+    ev = ev[np.lexsort((ev[:, 1], ev[:, 0]))]  # at a tie an end comes before a start
+    return int(np.max(np.cumsum(ev[:, 1]))) if ev.size else 0
+
+
+def scale_rows(args: argparse.Namespace, counts: list[int]) -> list[dict[str, Any]]:
+    """Thousands of concurrent streams held by this one asyncio client process, against a server of
+    its own with long, chunked streams: the Server scenario at N / stream length req/s (Poisson),
+    so about N streams are open once one stream length has passed, without an Offline burst of N
+    requests at once that no Python server answers within its TTFT. Each case runs at least three
+    stream lengths; `open` is the most streams in flight the client saw."""
+    truth = scale_truth(args)
+    per_req_s = (truth.ttft_ms + (truth.tokens - 1) * truth.tpot_ms) / 1e3
+    truth.seconds = max(args.seconds, 3 * per_req_s)
+    proc, port = start_server(truth)
+    rows = []
+    try:
+        for n in counts:
+            rows.append(with_server_lateness(
+                port, lambda n=n: proctor_case(port, truth, f"{n} long", n / per_req_s, 0)))
+            print(f"done: {n} long streams", file=sys.stderr)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return rows
 
 
 # --- the peers ------------------------------------------------------------------------------------
@@ -298,7 +548,7 @@ def peer_rows(args: argparse.Namespace, port: int, label: str, rate: float, stre
     for make in (guidellm_row, aiperf_row):
         case_dir = work / f"{make.__name__}-{label.replace(' ', '_').replace('/', '_')}"
         case_dir.mkdir(parents=True, exist_ok=True)
-        r = make(args, port, label, rate, streams, tok, case_dir)
+        r = with_server_lateness(port, lambda m=make, d=case_dir: m(args, port, label, rate, streams, tok, d))
         if r is not None:
             if streams:
                 r["requested"] = streams / ((args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3)
@@ -330,17 +580,25 @@ def sustained(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
+    if any(r["case"].endswith("long") for r in rows):
+        t = scale_truth(args)
+        print(f"'long' cases: their own server, TTFT {t.ttft_ms:g} ms, TPOT {t.tpot_ms:g} ms, {t.tokens} tokens in "
+              f"chunks of {t.chunk}; CPU% over the whole run; open = most streams in flight (client's count)")
     print(f"truth: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, {args.tokens} tokens in chunks of "
           f"{args.chunk}, usage record; {args.seconds:g} s per case; load average {load[0]:.2f} at the start, "
           f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
     head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'send ms':>8} {'err%':>6} " \
            f"{'TPOT ms':>8} {'err%':>6} " \
-           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} tokens"
+           f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} {'srv50us':>7} {'srv99us':>7} " \
+           f"{'open':>5} {'fault':>5} tokens"
     print(head)
+    nan = float("nan")
     for r in rows:
         print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
               f"{r['ttft_send_ms']:8.2f} {r['ttft_send_err_pct']:+6.1f} {r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
-              f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {'exact' if r['tokens_exact'] else 'WRONG'}")
+              f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {r.get('srv_first_p50_us', nan):7.0f} "
+              f"{r.get('srv_first_p99_us', nan):7.0f} {r.get('inflight', 0) or '':>5} {r['faults'] + r['errors']:5d} "
+              f"{'exact' if r['tokens_exact'] else 'WRONG'}")
     best = sustained(rows)
     if best:
         print("highest rate with late99 < 1 ms and >= 95% achieved (of the rates run): "
@@ -354,17 +612,37 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tpot-ms", type=float, default=4.0)
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--chunk", default="1-3")
-    ap.add_argument("--cases", default="4,50,c64", help="comma list: a rate (req/s) or cN (N streams)")
+    ap.add_argument("--cases", default="4,50,c64",
+                    help="comma list: a rate (req/s), cN (N streams) or sN (N long streams, the scale server)")
+    ap.add_argument("--scale-tokens", type=int, default=1000, help="scale server: tokens per stream")
+    ap.add_argument("--scale-tpot-ms", type=float, default=8.0, help="scale server: time per token")
+    ap.add_argument("--scale-chunk", default="100",
+                    help="scale server: tokens per chunk (100 x 8 ms: a chunk every 0.8 s, so the server keeps up)")
     ap.add_argument("--sweep", default="", help="more rates (comma list) for the sustained-rate line")
     ap.add_argument("--peers-python", help="interpreter with guidellm, aiperf and transformers (else no peer rows)")
+    ap.add_argument("--raw", action="store_true", help="add a bare-socket client row for each rate case")
+    ap.add_argument("--breakdown", type=float, default=0.0,
+                    help="instead of the table: where proctor's first-token microseconds go at this rate")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
     peers = bool(args.peers_python and os.path.exists(args.peers_python))
     load = os.getloadavg()
-    proc, port = start_server(args)
-    SERVER_PID[0] = proc.pid
     rows: list[dict[str, Any]] = []
+    if any(c.startswith("s") for c in cases):
+        rows.extend(scale_rows(args, [int(c[1:]) for c in cases if c.startswith("s")]))
+        cases = [c for c in cases if not c.startswith("s")]
+    proc, port = start_server(args)
+    if args.breakdown:
+        try:
+            stages = breakdown(port, args, args.breakdown)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        print(f"{'stage (first token, ' + format(args.breakdown, 'g') + ' req/s)':40} {'p50 us':>8} {'p90 us':>8}")
+        for name, p50, p90 in stages:
+            print(f"{name:40} {p50:8.1f} {p90:8.1f}")
+        return
     try:
         with tempfile.TemporaryDirectory(prefix="llm-bench-") as tmp:
             work = Path(tmp)
@@ -373,13 +651,18 @@ def main(argv: list[str] | None = None) -> None:
                 streams = int(case[1:]) if case.startswith("c") else 0
                 rate = 0.0 if streams else float(case)
                 label = f"{streams} streams" if streams else f"{rate:g} req/s"
-                rows.append(proctor_case(port, args, label, rate, streams))
+                if args.raw and not streams:
+                    rows.append(with_server_lateness(port, lambda lb=label, r=rate: raw_case(port, args, lb, r)))
+                rows.append(with_server_lateness(
+                    port, lambda lb=label, r=rate, n=streams: proctor_case(port, args, lb, r, n)))
                 if peers:
                     rows.extend(peer_rows(args, port, label, rate, streams, tok, work))
                 print(f"done: {label}", file=sys.stderr)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+    if not cases and not rows:
+        return
     if args.json:
         print(orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode())
         return

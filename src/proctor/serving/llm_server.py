@@ -9,6 +9,10 @@ reference. Timing is injected and known, so a client's measurements can be check
   arrival + ttft + prefill_per_token x prompt_len + k x tpot (+ jitter); the first token goes out
   alone, then tokens are grouped into SSE chunks of `chunk` (lo-hi) tokens, each sent when its
   last token is ready. A client's TTFT is ttft (+ prefill), its TPOT exactly tpot.
+  Arrival is when the request's first byte was read (before aiohttp parses it); every chunk has
+  its own deadline from arrival (no accumulated sleeps), met by `precise.PreciseTimer` (a timerfd
+  plus a short spin); the server's own lateness at each write is kept (`GET /stats/lateness`,
+  `POST /stats/reset`, and a line at shutdown) so a benchmark separates it from a client's error.
 - `timing="batch"`: a serving engine's shape: one decode step at a time for every running
   request together, costing `tpot + batch_cost x batch size`; a new request joins the batch once
   its prefill (ttft + prefill_per_token x prompt_len) is done.
@@ -26,6 +30,7 @@ import asyncio
 import contextlib
 import hashlib
 import random
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,8 +40,12 @@ import orjson
 from aiohttp import web
 
 from proctor.errors import ConfigError
+from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
 
 # --- the model --------------------------------------------------------------------------------------
+
+MEMO_CONTEXTS = 4096  # prompt contexts whose outputs are remembered
+MEMO_TOKENS = 4096  # tokens remembered per context
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z")
 _VOWELS = ("a", "e", "i", "o", "u")
@@ -57,7 +66,9 @@ class TinyLM:
                 seen.add(w)
                 words.append(w)
         self.words = words
+        self.pieces = [" " + w for w in words]
         self.index = {w: i for i, w in enumerate(words)}
+        self._memo: dict[tuple[int, int, int], list[int]] = {}
         self.vocab_size = vocab_size
         self.seed = seed
 
@@ -81,20 +92,20 @@ class TinyLM:
         return x % self.vocab_size
 
     def generate(self, prompt_ids: list[int], n: int) -> list[int]:
-        ctx = [0, 0, 0, *prompt_ids][-3:]
-        out: list[int] = []
-        for _ in range(n):
-            t = self.next_token(*ctx)
-            out.append(t)
-            ctx = [ctx[1], ctx[2], t]
-        return out
+        return self.tokens(prompt_ids).upto(n)[:n]
+
+    def tokens(self, prompt_ids: list[int]) -> TokenList:
+        """A request's output, made as its chunks come due (not all at arrival: a burst of
+        requests would make the server late)."""
+        return TokenList(self, prompt_ids)
 
     def piece(self, token: int) -> str:
         """One token's text in a stream: a leading space then the word."""
-        return " " + self.words[token]
+        return self.pieces[token]
 
     def decode(self, ids: list[int]) -> str:
-        return "".join(self.piece(t) for t in ids)
+        pieces = self.pieces
+        return "".join([pieces[t] for t in ids])
 
     def prompt_text(self, body: dict[str, Any]) -> str | list[int]:
         """The prompt of a completions or chat request (chat: the messages' contents, one per line)."""
@@ -124,6 +135,40 @@ class TinyLM:
         """The output the server streams for this prompt: the accuracy reference."""
         ids = prompt if isinstance(prompt, list) else self.encode(prompt)
         return self.decode(self.generate(ids, max_tokens))
+
+
+class TokenList:
+    """One request's greedy tokens, extended on demand. The output depends only on the prompt's
+    last three tokens, so the list is shared by every request with that context (bounded): a
+    benchmark that repeats its prompts costs the server no model time."""
+
+    __slots__ = ("ctx", "ids", "model", "shared")
+
+    def __init__(self, model: TinyLM, prompt_ids: list[int]) -> None:
+        a, b, c = [0, 0, 0, *prompt_ids][-3:]
+        self.ctx = (a, b, c)
+        self.model = model
+        ids = model._memo.get(self.ctx)
+        if ids is None:
+            ids = []
+            if len(model._memo) < MEMO_CONTEXTS:
+                model._memo[self.ctx] = ids
+        self.ids = ids
+        self.shared = True
+
+    def upto(self, k: int) -> list[int]:
+        """A list holding at least the first k tokens (a shared list may hold more)."""
+        ids = self.ids
+        if len(ids) < k:
+            if self.shared and k > MEMO_TOKENS:
+                ids = self.ids = list(ids)  # too long to remember: this request's own copy
+                self.shared = False
+            x, y, z = (*self.ctx, *ids[-3:])[-3:]
+            next_token = self.model.next_token
+            for _ in range(k - len(ids)):
+                x, y, z = y, z, next_token(x, y, z)
+                ids.append(z)
+        return ids
 
 
 # --- options ----------------------------------------------------------------------------------------
@@ -212,6 +257,8 @@ def parse_chunk(spec: str) -> tuple[int, int]:
         raise ConfigError(f"--chunk {spec!r}: expected N or LO-HI", key="--chunk") from None
 
 
+ARRIVAL = web.RequestKey("arrival", float)  # when the request's first byte was read (monotonic s)
+
 # --- the server -------------------------------------------------------------------------------------
 
 
@@ -240,27 +287,39 @@ class LLMServer:
         self._wake: asyncio.Event | None = None
         self._stepper: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.AbstractServer | None = None
+        self._timer: PreciseTimer | None = None
+        self._conns: dict[Any, StampedProtocol] = {}
+        self.lateness: dict[str, LatenessHist] = {}
+        self.reset_lateness()
         self.port = 0
-        self.app = web.Application()
+        self.app = web.Application(middlewares=[self._arrival])
         self.app.router.add_post("/v1/completions", self._completions)
         self.app.router.add_post("/v1/chat/completions", self._chat)
         self.app.router.add_get("/v1/models", self._models)
         self.app.router.add_get("/health", self._health)
         self.app.router.add_get("/stats", self._stats)
+        self.app.router.add_get("/stats/lateness", self._lateness)
+        self.app.router.add_post("/stats/reset", self._reset)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        loop = asyncio.get_running_loop()
+        self._timer = PreciseTimer(loop)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, backlog=4096, reuse_address=True)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
+        handlers = self._runner.server
+        assert handlers is not None
+        conns = self._conns
+        # aiohttp's protocol behind a wrapper that stamps each request's first byte
+        self._listener = await loop.create_server(lambda: StampedProtocol(handlers(), conns), host, port,
+                                                  backlog=4096, reuse_address=True)
+        sockets: list[Any] = list(self._listener.sockets or [])
         self.port = sockets[0].getsockname()[1] if sockets else port
         if self.opt.timing == "batch":
             self._wake = asyncio.Event()
-            self._stepper = asyncio.get_running_loop().create_task(self._step_loop())
+            self._stepper = loop.create_task(self._step_loop())
         return self.port
 
     async def stop(self) -> None:
@@ -268,8 +327,48 @@ class LLMServer:
             self._stepper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._stepper
+        if self._listener is not None:
+            self._listener.close()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._timer is not None:
+            self._timer.close()
+
+    # --- arrival and lateness ---------------------------------------------------------------------
+
+    @web.middleware
+    async def _arrival(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """request["arrival"]: when its first byte was read; the connection re-arms once answered."""
+        conn = self._conns.get(request.transport)
+        rx = conn.rx if conn is not None else None
+        now = time.monotonic()
+        if rx is None or rx > now:
+            rx = now
+        self.lateness["handler"].add(now - rx)
+        request[ARRIVAL] = rx
+        try:
+            return await handler(request)
+        finally:
+            if conn is not None:
+                conn.rearm()
+
+    def reset_lateness(self) -> None:
+        """first: the first content chunk's write after its deadline; later: every later chunk's;
+        handler: from a request's first byte to its handler (aiohttp's parsing and task start)."""
+        self.lateness = {"first": LatenessHist(), "later": LatenessHist(), "handler": LatenessHist()}
+
+    def lateness_report(self) -> dict[str, Any]:
+        t = self._timer
+        return {"timer": t.kind if t else "none", "lead_us": (t.lead * 1e6) if t else 0.0,
+                "spins": t.spins if t else 0, **{k: h.summary() for k, h in self.lateness.items()}}
+
+    def lateness_line(self) -> str:
+        r = self.lateness_report()
+        nan = float("nan")
+        f, la, h = ({k: nan if v is None else v for k, v in r[x].items()} for x in ("first", "later", "handler"))
+        return (f"emission lateness ({r['timer']}): first chunk p50 {f['p50_us']:.0f} us p99 {f['p99_us']:.0f} us "
+                f"max {f['max_us']:.0f} us (n {f['n']}); later chunks p50 {la['p50_us']:.0f} us "
+                f"p99 {la['p99_us']:.0f} us (n {la['n']}); request to handler p50 {h['p50_us']:.0f} us")
 
     # --- endpoints ---------------------------------------------------------------------------------
 
@@ -283,6 +382,16 @@ class LLMServer:
         """Requests and faults so far: lets a benchmark see when any client's load is flowing."""
         return web.json_response(dict(self.stats))
 
+    async def _lateness(self, request: web.Request) -> web.Response:
+        """The server's own emission lateness since the last reset (a benchmark's server column)."""
+        return web.json_response(self.lateness_report())
+
+    async def _reset(self, request: web.Request) -> web.Response:
+        self.reset_lateness()
+        if self._timer is not None:
+            self._timer.spins = 0
+        return web.json_response({"reset": True})
+
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         return await self._serve(request, chat=False)
 
@@ -295,7 +404,7 @@ class LLMServer:
                                             "code": status}}, status=status)
 
     async def _serve(self, request: web.Request, chat: bool) -> web.StreamResponse:
-        arrival = time.monotonic()
+        arrival = request.get(ARRIVAL, time.monotonic())
         try:
             raw = await request.read()
         except ConnectionResetError:  # the client left before its body arrived
@@ -343,10 +452,11 @@ class LLMServer:
             if chat:
                 await resp.write(_sse({**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
                                                              "finish_reason": None}]}))
-            async for group in self._token_groups(prompt_ids, n, arrival):
+            first = True
+            async for deadline, group in self._token_groups(prompt_ids, n, arrival):
                 sent += len(group)
                 last = sent == n
-                text = "".join(self.model.piece(t) for t in group)
+                text = self.model.decode(group)
                 choice: dict[str, Any] = (
                     {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
                 )
@@ -356,7 +466,11 @@ class LLMServer:
                 chunk: dict[str, Any] = {**head, "choices": [choice]}
                 if last and self.opt.usage == "final":
                     chunk["usage"] = usage
-                await resp.write(_sse(chunk))
+                data = _sse(chunk)
+                await self._at(deadline)
+                await resp.write(data)
+                self.lateness["first" if first else "later"].add(time.monotonic() - deadline)
+                first = False
                 if fault == "stall" and sent >= 1:
                     self.stats["stall"] += 1
                     await asyncio.sleep(self.opt.faults.stall_s)
@@ -397,43 +511,63 @@ class LLMServer:
 
     async def _generate_all(self, prompt_ids: list[int], n: int, arrival: float) -> list[int]:
         out: list[int] = []
-        async for group in self._token_groups(prompt_ids, n, arrival):
+        async for deadline, group in self._token_groups(prompt_ids, n, arrival):
+            await self._at(deadline)
             out.extend(group)
         return out
+
+    async def _at(self, deadline: float) -> None:
+        """Return at `deadline` (monotonic s) precisely, or now if it has passed."""
+        if self._timer is None:
+            await _sleep_until(deadline)
+        else:
+            await self._timer.wait(deadline)
 
     # --- timing -------------------------------------------------------------------------------------
 
     def _prefill_s(self, n_prompt: int) -> float:
         return (self.opt.ttft_ms * 1e3 + self.opt.prefill_us_per_token * n_prompt) * 1e-6
 
-    async def _token_groups(self, prompt_ids: list[int], n: int, arrival: float) -> Any:
-        """The generated tokens in SSE chunk groups, each yielded when its last token is ready."""
+    def _chunk_sizes(self, n: int) -> list[int]:
         lo, hi = self.opt.chunk
         sizes = [1]
-        while sum(sizes) < n:
-            sizes.append(min(self._rng.randint(lo, hi), n - sum(sizes)))
+        total = 1
+        while total < n:
+            sizes.append(min(self._rng.randint(lo, hi), n - total))
+            total += sizes[-1]
+        return sizes
+
+    def plan(self, prompt_ids: list[int], n: int, arrival: float) -> list[tuple[float, int]]:
+        """Exact timing: each chunk's (deadline, tokens in it), deadlines counted from arrival."""
+        sizes = self._chunk_sizes(n)
+        t0 = arrival + self._prefill_s(len(prompt_ids)) + self._rng.uniform(0, self.opt.jitter_ms * 1e-3)
+        return emission_plan(t0, self.opt.tpot_ms * 1e-3, sizes)
+
+    async def _token_groups(self, prompt_ids: list[int], n: int, arrival: float) -> Any:
+        """(deadline, token ids) per SSE chunk: exact timing yields the plan ahead of time (the
+        caller waits for each deadline); batch timing yields each group once its last token is
+        decoded, with that step's end as its deadline."""
         if self.opt.timing == "exact":
-            ids = self.model.generate(prompt_ids, n)
-            t0 = arrival + self._prefill_s(len(prompt_ids)) + self._rng.uniform(0, self.opt.jitter_ms * 1e-3)
-            tpot = self.opt.tpot_ms * 1e-3
+            tokens = self.model.tokens(prompt_ids)
             k = 0
-            for size in sizes:
+            for deadline, size in self.plan(prompt_ids, n, arrival):
                 k += size
-                await _sleep_until(t0 + (k - 1) * tpot)
-                yield ids[k - size:k]
+                yield deadline, tokens.upto(k)[k - size:k]
             return
+        sizes = self._chunk_sizes(n)
         req = _Request([0, 0, 0, *prompt_ids][-3:], n)
         req.ready = arrival + self._prefill_s(len(prompt_ids))
         self._batch.append(req)
         assert self._wake is not None
         self._wake.set()
         got: list[int] = []
+        t_tok = arrival
         try:
             for size in sizes:
                 while len(got) < size:
-                    tok, _ = await req.tokens.get()
+                    tok, t_tok = await req.tokens.get()
                     got.append(tok)
-                yield got[:size]
+                yield t_tok, got[:size]
                 got = got[size:]
         finally:
             req.left = 0  # a client that went away frees its batch slot
@@ -453,16 +587,29 @@ class LLMServer:
             pending = [r for r in running if r.ready > now]
             admitted = [r for r in running if r.ready <= now]
             if not admitted:
-                await _sleep_until(min(r.ready for r in pending))
+                await self._at(min(r.ready for r in pending))
                 continue
             step = (self.opt.tpot_ms * 1e3 + self.opt.batch_cost_us * len(admitted)) * 1e-6
-            await asyncio.sleep(step)
-            t = time.monotonic()
+            t = now + step
+            await self._at(t)
             for r in admitted:
                 tok = self.model.next_token(*r.ctx)
                 r.ctx = [r.ctx[1], r.ctx[2], tok]
                 r.left -= 1
                 r.tokens.put_nowait((tok, t))
+
+
+def emission_plan(t0: float, tpot: float, sizes: list[int]) -> list[tuple[float, int]]:
+    """Chunk j holds tokens k-size..k-1 and is due when its last token is: t0 + (k-1) x tpot.
+
+    Each deadline is computed from t0, never from the previous chunk's send, so a late write does
+    not push the ones after it."""
+    out = []
+    k = 0
+    for size in sizes:
+        k += size
+        out.append((t0 + (k - 1) * tpot, size))
+    return out
 
 
 def _sse(obj: dict[str, Any]) -> bytes:
@@ -484,7 +631,9 @@ async def serve_forever(options: ServerOptions, host: str, port: int, ready: Any
     try:
         await asyncio.Event().wait()
     finally:
+        if server.lateness["first"].n:
+            print(f"proctor serve llm: {server.lateness_line()}", file=sys.stderr, flush=True)
         await server.stop()
 
 
-__all__ = ["Faults", "LLMServer", "ServerOptions", "TinyLM", "parse_chunk", "serve_forever"]
+__all__ = ["Faults", "LLMServer", "ServerOptions", "TinyLM", "emission_plan", "parse_chunk", "serve_forever"]
