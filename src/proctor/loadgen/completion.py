@@ -363,9 +363,13 @@ class CompletionTracker:
         issued, base, done = self.issued_end, self.id_base, self._sample_done_mv
         for k, i in enumerate(ids):
             j = i if type(i) is int else as_id(i)
-            if j is not None and 0 <= j - base < issued and done[j - base] == NOT_SET:
-                if self._early(who, j, j - base, t, True):
-                    continue
+            if (
+                j is not None
+                and 0 <= j - base < issued
+                and done[j - base] == NOT_SET
+                and self._early(who, j, j - base, t, True)
+            ):
+                continue
             keep.append(k)
         return keep
 
