@@ -16,6 +16,13 @@ completion left over from an earlier phase or test is reported as an unknown id 
 a sample of this one. `fail_samples` ends samples the SUT could not answer without making them
 results (they are left out of the latencies and make the run invalid). `report_failure` lets a SUT's worker threads report an exception to the run:
 the first failure of each kind goes to the detail log, the rest are counted (`FaultCounter`).
+
+`t_ns` (optional on the three completion calls): the event's time on the engine clock
+(`time.perf_counter_ns`, CLOCK_MONOTONIC, one clock for every process of the machine), taken where
+the event was seen, e.g. in a worker process, so a late delivery does not lengthen the latency. A
+stamp before the sample's issue (or, for a completion, before its first token) is refused as an
+error for that sample; one from the future is clamped to now (the first such one is an error).
+Without `t_ns` the call reads the clock itself, at no extra cost.
 """
 
 from __future__ import annotations
@@ -261,6 +268,7 @@ class CompletionTracker:
         self._chaining = threading.local()
         self._target = -1  # samples to wait for once issuing has ended
         self._pending_logs = 0  # completion calls still copying payloads to the accuracy log
+        self.future_stamps = 0  # t_ns stamps after the clock's now (clamped to now)
         self.all_done = threading.Event()
 
     # --- issuer side --------------------------------------------------------------------------
@@ -273,6 +281,13 @@ class CompletionTracker:
         with self._lock:
             self._target = n_samples_issued
             self._check_done()
+
+    def logs_output(self, response_id: int) -> bool:
+        """Whether this sample's payload goes to the accuracy log."""
+        if not self._any_logged:
+            return False
+        s = response_id - self.id_base
+        return self._log_all or (0 <= s < len(self._log_mask) and bool(self._log_mask[s]))
 
     def outstanding_ids(self, limit: int = 5) -> tuple[int, list[int]]:
         """How many issued samples have not completed, and the first few of their ids."""
@@ -306,6 +321,57 @@ class CompletionTracker:
         """The query sample `s` belongs to."""
         sq = self._sample_query
         return s // self._spq if sq is None else sq[s]
+
+    def _stamp(self, t_ns: Any, who: str) -> int | None:
+        """A caller's event time, checked: an int, clamped to now when it is in the future (the
+        first such one is an error, later ones are counted); None (and an error) if not an int."""
+        t = as_id(t_ns)
+        if t is None:
+            self._error(f"{who}: t_ns={t_ns!r} is not an integer timestamp (time.perf_counter_ns)")
+            return None
+        now = self._now()
+        if t > now:
+            with self._lock:
+                self.future_stamps += 1
+                first = self.future_stamps == 1
+            if first:
+                self._error(
+                    f"{who}: t_ns={t} is {t - now} ns after the clock's now; clamped to now "
+                    "(later ones are counted)"
+                )
+            return now
+        return t
+
+    def _early(self, who: str, i: int, s: int, t: int, done: bool) -> bool:
+        """Caller holds the lock, `s` is issued: True (and an error) when stamp `t` is before the
+        sample's issue, or, for a completion (`done`), before its first token."""
+        issued = int(self._records.query_issued_ns[self._query_of(s)])
+        if t < issued:
+            self._error(f"{who}: t_ns={t} of sample {i} is {issued - t} ns before its issue; refused")
+            return True
+        if done and self._use_tokens:
+            ft = self._first_token_mv[s]
+            if ft != NOT_SET and t < ft:
+                self._error(f"{who}: t_ns={t} of sample {i} is {ft - t} ns before its first token; refused")
+                return True
+        return False
+
+    def _timely(self, who: str, ids: Sequence[Any], t: int) -> list[int]:
+        """Caller holds the lock: the positions of `ids` whose stamp `t` is not refused (ids that are
+        not issued samples are kept: the completion path reports them as it always does)."""
+        keep: list[int] = []
+        issued, base, done = self.issued_end, self.id_base, self._sample_done_mv
+        for k, i in enumerate(ids):
+            j = i if type(i) is int else as_id(i)
+            if (
+                j is not None
+                and 0 <= j - base < issued
+                and done[j - base] == NOT_SET
+                and self._early(who, j, j - base, t, True)
+            ):
+                continue
+            keep.append(k)
+        return keep
 
     def _query_finished(self, q: int, t: int) -> None:
         if self._multi[q]:
@@ -434,42 +500,85 @@ class CompletionTracker:
             self.faults.report(reason, f"{n_new} sample(s) failed")
 
     def complete(
-        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        t_ns: int | None = None,
     ) -> None:
         try:
-            self._complete(responses, response_cb)
+            self._complete(responses, response_cb, t_ns)
         finally:
             self.run_chain()
 
     def _complete(
-        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        t_ns: int | None = None,
     ) -> None:
-        t = self._now()
+        who = "QuerySamplesComplete"
+        if t_ns is None:
+            t = self._now()
+        else:
+            stamped = self._stamp(t_ns, who)
+            if stamped is None:
+                return
+            t = stamped
         try:
             ids: list[Any] = [r.id for r in responses]
         except AttributeError:  # not all of them are responses: each such item is reported
             ids = [r.id if hasattr(r, "id") else _NoId(r) for r in responses]
         ntoks = [getattr(r, "n_tokens", 0) for r in responses] if self._use_tokens else None
         with self._lock:
-            logged = self._complete_loop(t, ids, ntoks, "QuerySamplesComplete")
+            if t_ns is None:
+                logged = self._complete_loop(t, ids, ntoks, who)
+            else:
+                pos = self._timely(who, ids, t)
+                logged = self._complete_loop(
+                    t, [ids[k] for k in pos], None if ntoks is None else [ntoks[k] for k in pos], who
+                )
+                logged = [(pos[k], s) for k, s in logged]
         if logged:
             self._log_outputs([(s, responses[k]) for k, s in logged], response_cb)
 
     def complete_arrays(
-        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+        self,
+        ids: np.ndarray,
+        n_tokens: np.ndarray | None = None,
+        data: np.ndarray | None = None,
+        t_ns: int | None = None,
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
         try:
-            self._complete_arrays(ids, n_tokens, data)
+            self._complete_arrays(ids, n_tokens, data, t_ns)
         finally:
             self.run_chain()
 
     def _complete_arrays(
-        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+        self,
+        ids: np.ndarray,
+        n_tokens: np.ndarray | None = None,
+        data: np.ndarray | None = None,
+        t_ns: int | None = None,
     ) -> None:
-        t = self._now()
+        if t_ns is None:
+            t = self._now()
+        else:
+            stamped = self._stamp(t_ns, "complete_arrays")
+            if stamped is None:
+                return
+            t = stamped
         if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
             ids = np.asarray(ids) if _all_ints(ids) else np.asarray(list(ids), dtype=object)
+        if t_ns is not None:  # refuse the samples the stamp is too early for, before anything else
+            with self._lock:
+                pos = self._timely("complete_arrays", ids.tolist(), t)
+            if len(pos) < len(ids):
+                ids = ids[pos]
+                n_tokens = None if n_tokens is None else np.asarray(n_tokens)[pos]
+                data = None if data is None else np.asarray(data)[pos]
+                if not len(ids):
+                    return
         if self._plain and len(ids) == 1 and ids.dtype.kind in "iu":  # nothing to log or count
             i = int(ids[0]) - self.id_base
             with self._lock:
@@ -580,11 +689,20 @@ class CompletionTracker:
             )
 
     def first_token(
-        self, responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        t_ns: int | None = None,
     ) -> None:
-        t = self._now()
         keep: list[tuple[int, bytes]] = []
         who = "FirstTokenComplete"
+        if t_ns is None:
+            t = self._now()
+        else:
+            stamped = self._stamp(t_ns, who)
+            if stamped is None:
+                return
+            t = stamped
         with self._lock:
             if not self._first_token.flags.writeable:  # a first token in a run without token latencies
                 self._records.writable_tokens()
@@ -608,6 +726,8 @@ class CompletionTracker:
                     continue
                 if has_ft[s] != NOT_SET:
                     self._error(f"{who}: sample {i} reported its first token twice")
+                    continue
+                if t_ns is not None and self._early(who, i, s, t, False):
                     continue
                 has_ft[s] = t
                 if self._any_logged and (self._log_all or self._log_mask[s]):
@@ -724,20 +844,28 @@ def fail_samples(ids: Sequence[Any], reason: str) -> None:
 
 
 def query_samples_complete(
-    responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+    responses: Sequence[Any],
+    response_cb: Callable[[Any], None] | None = None,
+    *,
+    t_ns: int | None = None,
 ) -> None:
-    """Report finished samples (any thread). `response_cb` runs right before a logged payload is copied."""
+    """Report finished samples (any thread). `response_cb` runs right before a logged payload is
+    copied; `t_ns`: when they finished on the engine clock (default: now; see the module doc)."""
     tracker = _active
     if tracker is None:
         _drop(len(responses))
         return
-    tracker.complete(responses, response_cb)
+    tracker.complete(responses, response_cb, t_ns)
 
 
 def first_token_complete(
-    responses: Sequence[Any], response_cb: Callable[[Any], None] | None = None
+    responses: Sequence[Any],
+    response_cb: Callable[[Any], None] | None = None,
+    *,
+    t_ns: int | None = None,
 ) -> None:
-    """Report the first output token of samples (token-latency runs, any thread).
+    """Report the first output token of samples (token-latency runs, any thread); `t_ns` as for
+    `query_samples_complete`.
 
     `response_cb` runs under the run's completion lock: it must not call back into this module.
     """
@@ -745,18 +873,30 @@ def first_token_complete(
     if tracker is None:
         _drop(len(responses))
         return
-    tracker.first_token(responses, response_cb)
+    tracker.first_token(responses, response_cb, t_ns)
 
 
 def complete_arrays(
-    ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+    ids: np.ndarray,
+    n_tokens: np.ndarray | None = None,
+    data: np.ndarray | None = None,
+    *,
+    t_ns: int | None = None,
 ) -> None:
-    """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id)."""
+    """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id;
+    `t_ns`: one time for all of them, as for `query_samples_complete`)."""
     tracker = _active
     if tracker is None:
         _drop(len(ids))
         return
-    tracker.complete_arrays(ids, n_tokens, data)
+    tracker.complete_arrays(ids, n_tokens, data, t_ns)
+
+
+def output_logged(response_id: int) -> bool:
+    """Whether the run in progress logs this sample's output (accuracy log): a SUT that must ship
+    outputs from another process asks, so it ships only the ones that are logged."""
+    tracker = _active
+    return tracker is not None and tracker.logs_output(response_id)
 
 
 __all__ = [
@@ -768,6 +908,7 @@ __all__ = [
     "detach",
     "fail_samples",
     "first_token_complete",
+    "output_logged",
     "query_samples_complete",
     "report_failure",
 ]

@@ -17,6 +17,14 @@ timeout, dropped streams, broken SSE, a stream without a token count) are counte
 `faults`, logged with the sample, sent to the run's error log, and the sample completes with
 n_tokens=0 and no first token: the engine counts it as an error, it adds no TTFT (the percentile
 counts it above every measured one) and no per-token time of its own.
+
+Structure: `StreamClient` is the request and stream machinery (one asyncio loop, its aiohttp
+session); it reports every outcome through a small `Sink`. With `procs=0` (the default) one client
+runs on a loop thread in the engine's process and its `LocalSink` calls the completion functions
+at once. With `procs=N` the client runs in N worker processes (`openai_procs`) whose sink sends
+event tuples stamped with `time.perf_counter_ns` (the engine's clock, shared by every process of
+the machine) back in batches; the engine's process keeps the one schedule and applies them with
+their `t_ns`. Both paths measure the send lateness (request sent - engine issue) for `report()`.
 """
 
 from __future__ import annotations
@@ -28,10 +36,12 @@ import logging
 import os
 import threading
 import time
+from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -56,8 +66,10 @@ FAULT_KINDS = (
     "dropped",  # the connection closed before the stream ended
     "protocol",  # the stream is not SSE the client can follow
     "no_count",  # the stream ended but no source gave its token count
+    "worker",  # the worker process carrying the stream died (procs=N)
 )
 MAX_ERROR_BODY = 2048
+MAX_PROCS = 256
 
 
 # --- one stream's interpretation (pure, fuzzed) ---------------------------------------------------
@@ -197,6 +209,7 @@ class OpenAIConfig:
     ignore_eos: bool = False  # generate exactly max_tokens (vLLM/SGLang `ignore_eos` + `min_tokens`)
     logprobs: bool = False  # ask for per-token logprobs and count their entries (llama.cpp, OpenAI)
     tokenizer: str | None = None
+    procs: int = 0  # worker processes carrying the streams (0: one loop thread in this process)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -210,6 +223,14 @@ class OpenAIConfig:
             v = getattr(self, key)
             if not 0 < v <= 86_400:
                 raise ConfigError(f"{key}={v}: expected seconds in (0, 86400]", key=key)
+        if not 0 <= self.procs <= MAX_PROCS:
+            raise ConfigError(f"procs={self.procs}: expected 0..{MAX_PROCS}", key="procs")
+        if 0 < self.concurrency < self.procs:
+            raise ConfigError(
+                f"concurrency={self.concurrency} is split over procs={self.procs} workers: give at least "
+                "one stream per worker",
+                key="concurrency",
+            )
 
     def body(self, s: LLMSample) -> bytes:
         """The JSON request body of one sample (built at load time, outside the timed part)."""
@@ -283,19 +304,106 @@ def _new_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
 
 
-class OpenAISUT:
-    """Streams each sample to the endpoint with the fewest requests in flight; see the module doc."""
+class Sink(Protocol):
+    """Where a `StreamClient` reports each request's outcome (any order of samples, one loop thread).
 
-    def __init__(self, config: OpenAIConfig, qsl: LLMDataset) -> None:
-        self.config = config
-        self.qsl = qsl
-        self.tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
-        self.endpoints = [_Endpoint(endpoint_url(u, config.api)) for u in config.urls]
+    `t_ns`: when the event was seen on the engine clock, None for "now" (the in-process sink lets
+    the engine read its clock, as before)."""
+
+    def sent(self, i: int, t_issue: int, t_sent: int) -> None: ...
+
+    def first_token(self, i: int, text: bytes, t_ns: int | None = None) -> None: ...
+
+    def complete(
+        self, i: int, output: bytes, n: int, source: str, mismatch: bool, t_ns: int | None = None
+    ) -> None: ...
+
+    def fail(self, i: int, idx: int, kind: str, message: str) -> None: ...
+
+    def junk(self, n: int) -> None: ...
+
+
+class Tally:
+    """What the SUT reports at the end: token count sources, faults per kind, send lateness. Fed by
+    the in-process sink or by the events of the worker processes (the engine's process only)."""
+
+    def __init__(self) -> None:
         self.faults: Counter[str] = Counter()
         self.count_sources: Counter[str] = Counter()
         self.count_mismatches = 0  # token ids and usage disagreed (the ids were used)
         self.junk_events = 0
+        self.lateness_ns = array("q")  # each request's send time - the engine's issue time
         self.sent_ns: dict[int, int] | None = None  # set to {} to record each request's send time
+
+    def note_sent(self, i: int, t_issue: int, t_sent: int) -> None:
+        self.lateness_ns.append(t_sent - t_issue)
+        if self.sent_ns is not None:
+            self.sent_ns[i] = t_sent
+
+    def note_done(self, i: int, source: str, mismatch: bool) -> None:
+        if mismatch:
+            self.count_mismatches += 1
+        if source not in self.count_sources:
+            log.info("token counts from %s (first sample %d)", source, i)
+        self.count_sources[source] += 1
+
+    def fail(self, i: int, idx: int, kind: str, message: str) -> None:
+        self.faults[kind] += 1
+        text = f"openai SUT: sample {i} (QSL index {idx}) failed: {kind}: {message}"
+        log.warning(text)
+        # counted by kind (the first of each in the detail log); the sample is no result
+        completion.fail_samples([i], f"openai SUT: {kind}: {message}")
+
+    def lateness_line(self) -> str | None:
+        lat = np.frombuffer(self.lateness_ns, np.int64) if len(self.lateness_ns) else None
+        if lat is None:
+            return None
+        p50, p99 = np.percentile(lat, [50, 99])
+        return (
+            f"send lateness (request sent - engine issue) over {lat.size} requests: "
+            f"p50 {p50 / 1e6:.3f} ms, p99 {p99 / 1e6:.3f} ms, max {int(lat.max()) / 1e6:.3f} ms"
+        )
+
+
+class LocalSink:
+    """The in-process path: every outcome goes to the completion functions at once."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def sent(self, i: int, t_issue: int, t_sent: int) -> None:
+        self.tally.note_sent(i, t_issue, t_sent)
+
+    def first_token(self, i: int, text: bytes, t_ns: int | None = None) -> None:
+        completion.first_token_complete([QuerySampleResponse(i, text)], t_ns=t_ns)
+
+    def complete(
+        self, i: int, output: bytes, n: int, source: str, mismatch: bool, t_ns: int | None = None
+    ) -> None:
+        self.tally.note_done(i, source, mismatch)
+        completion.query_samples_complete([QuerySampleResponse(i, output, n)], t_ns=t_ns)
+
+    def fail(self, i: int, idx: int, kind: str, message: str) -> None:
+        self.tally.fail(i, idx, kind, message)
+
+    def junk(self, n: int) -> None:
+        self.tally.junk_events += n
+
+
+# one request handed to a client: (response id, QSL index, endpoint index or -1, engine issue time)
+Request = tuple[int, int, int, int]
+
+
+class StreamClient:
+    """The request and stream machinery of one asyncio loop: streams each sample to an endpoint
+    (the one given, else the one with the fewest requests in flight) and reports to its sink."""
+
+    def __init__(self, config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink) -> None:
+        self.config = config
+        self.body = body  # QSL index -> request body
+        self.sink = sink
+        self.tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
+        self.endpoints = [_Endpoint(endpoint_url(u, config.api)) for u in config.urls]
         self._headers = {"Content-Type": "application/json"}
         key = os.environ.get("OPENAI_API_KEY")
         if key:
@@ -304,62 +412,51 @@ class OpenAISUT:
             total=config.timeout_s, sock_connect=config.connect_s, sock_read=config.stall_s
         )
         _raise_fd_limit()
-        self._loop = _new_loop()
         self._tasks: set[asyncio.Task[None]] = set()
         self._session: aiohttp.ClientSession | None = None
         self._sem: asyncio.Semaphore | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-sut", daemon=True)
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._open(), self._loop).result()
-        self._closed = False
 
-    async def _open(self) -> None:
+    async def open(self) -> None:
         connector = aiohttp.TCPConnector(limit=self.config.max_connections, limit_per_host=0)
         self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
         if self.config.concurrency > 0:
             self._sem = asyncio.Semaphore(self.config.concurrency)
 
-    @property
-    def name(self) -> str:
-        return f"openai:{self.config.model}@{','.join(e.url for e in self.endpoints)}"
-
-    # --- the engine's calls (any thread) ------------------------------------------------------------
-
-    def issue_query(self, samples: list[QuerySample]) -> None:
-        self._loop.call_soon_threadsafe(self._start, [(s.id, s.index) for s in samples])
-
-    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
-        self._loop.call_soon_threadsafe(self._start, list(zip(ids.tolist(), indices.tolist(), strict=True)))
-
-    def flush_queries(self) -> None:
-        pass
+    async def shut(self) -> None:
+        """Cancel the streams in flight and close the session."""
+        for t in list(self._tasks):
+            t.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
 
     # --- the loop ---------------------------------------------------------------------------------
 
-    def _start(self, pairs: list[tuple[int, int]]) -> None:
-        loop, tasks = self._loop, self._tasks
-        for i, idx in pairs:
-            t = loop.create_task(self._request(i, idx))
+    def start(self, requests: list[Request]) -> None:
+        loop, tasks = asyncio.get_running_loop(), self._tasks
+        for i, idx, e, t_issue in requests:
+            t = loop.create_task(self._request(i, idx, e, t_issue))
             tasks.add(t)
             t.add_done_callback(tasks.discard)
 
-    async def _request(self, i: int, idx: int) -> None:
+    async def _request(self, i: int, idx: int, e: int, t_issue: int) -> None:
         if self._sem is None:
-            await self._stream(i, idx)
+            await self._stream(i, idx, e, t_issue)
         else:
             async with self._sem:
-                await self._stream(i, idx)
+                await self._stream(i, idx, e, t_issue)
 
-    async def _stream(self, i: int, idx: int) -> None:
-        ep = min(self.endpoints, key=_outstanding) if len(self.endpoints) > 1 else self.endpoints[0]
-        body = self.qsl.bodies.get(idx)
-        if body is None:  # not loaded (a caller outside the engine): build it now
-            body = self.config.body(self.qsl.samples[idx])
+    async def _stream(self, i: int, idx: int, e: int = -1, t_issue: int = 0) -> None:
+        if e >= 0:
+            ep = self.endpoints[e]
+        else:
+            ep = min(self.endpoints, key=_outstanding) if len(self.endpoints) > 1 else self.endpoints[0]
+        body = self.body(idx)
         st = StreamState()
         ep.outstanding += 1
         ep.sent += 1
-        if self.sent_ns is not None:
-            self.sent_ns[i] = time.perf_counter_ns()
+        self.sink.sent(i, t_issue, time.perf_counter_ns())
         assert self._session is not None
         try:
             async with self._session.post(ep.url, data=body, timeout=self._timeout) as resp:
@@ -403,13 +500,14 @@ class OpenAISUT:
         """Interpret events as they arrive; True once the stream said [DONE] or reported an error."""
         for ev in events:
             if st.feed(ev):
-                completion.first_token_complete([QuerySampleResponse(i, st.text[0].encode())])
+                self.sink.first_token(i, st.text[0].encode())
             if st.done or st.error:
                 return True
         return False
 
     def _finish(self, i: int, idx: int, st: StreamState, url: str) -> None:
-        self.junk_events += st.junk
+        if st.junk:
+            self.sink.junk(st.junk)
         if st.error:
             self._fail(i, idx, "http_error", f"{url} sent an error in the stream: {st.error}")
             return
@@ -426,24 +524,88 @@ class OpenAISUT:
             )
             return
         n, source = counted
-        if source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n:
-            self.count_mismatches += 1
-        if source not in self.count_sources:
-            log.info("token counts from %s (first sample %d)", source, i)
-        self.count_sources[source] += 1
-        completion.query_samples_complete([QuerySampleResponse(i, st.output(), n)])
+        mismatch = source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n
+        self.sink.complete(i, st.output(), n, source, mismatch)
 
     def _fail(self, i: int, idx: int, kind: str, message: str) -> None:
-        self.faults[kind] += 1
-        text = f"openai SUT: sample {i} (QSL index {idx}) failed: {kind}: {message}"
-        log.warning(text)
-        # counted by kind (the first of each in the detail log); the sample is no result
-        completion.fail_samples([i], f"openai SUT: {kind}: {message}")
+        self.sink.fail(i, idx, kind, message)
+
+
+# how a worker process finds the samples: ("jsonl", path) | ("synthetic", n, in, out, seed) |
+# ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
+DatasetSpec = tuple[Any, ...]
+
+
+def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
+    """The samples a dataset spec names (the engine's process and each worker load them alike)."""
+    kind = spec[0]
+    if kind == "jsonl":
+        return load_jsonl(spec[1])
+    if kind == "synthetic":
+        return synthetic(int(spec[1]), str(spec[2]), str(spec[3]), int(spec[4]))
+    if kind == "samples":
+        return list(spec[1])
+    raise ConfigError(f"unknown dataset spec {kind!r}", key="dataset")
+
+
+class OpenAISUT(Tally):
+    """Streams each sample to the endpoint with the fewest requests in flight; see the module doc."""
+
+    def __init__(self, config: OpenAIConfig, qsl: LLMDataset, dataset: DatasetSpec | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.qsl = qsl
+        self._closed = False
+        self.pool: Any = None
+        self.client: StreamClient | None = None
+        if config.procs > 0:
+            from proctor.suts.openai_procs import WorkerPool
+
+            self.endpoints = [_Endpoint(endpoint_url(u, config.api)) for u in config.urls]
+            self.pool = WorkerPool(config, dataset or ("samples", qsl.samples), self)
+            return
+        self.client = StreamClient(config, self._body, LocalSink(self))
+        self.tokenizer = self.client.tokenizer
+        self.endpoints = self.client.endpoints
+        self._loop = _new_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-sut", daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.client.open(), self._loop).result()
+
+    def _body(self, idx: int) -> bytes:
+        body = self.qsl.bodies.get(idx)
+        if body is None:  # not loaded (a caller outside the engine): build it now
+            body = self.config.body(self.qsl.samples[idx])
+        return body
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.config.model}@{','.join(e.url for e in self.endpoints)}"
+
+    # --- the engine's calls (any thread) ------------------------------------------------------------
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        self._issue([(s.id, s.index) for s in samples])
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        self._issue(list(zip(ids.tolist(), indices.tolist(), strict=True)))
+
+    def _issue(self, pairs: list[tuple[int, int]]) -> None:
+        t = time.perf_counter_ns()
+        if self.pool is not None:
+            self.pool.issue(pairs, t)
+            return
+        assert self.client is not None
+        self._loop.call_soon_threadsafe(self.client.start, [(i, idx, -1, t) for i, idx in pairs])
+
+    def flush_queries(self) -> None:
+        pass
 
     # --- reporting and shutdown ----------------------------------------------------------------------
 
     def report(self) -> list[str]:
-        """Lines for the run's summary: token count sources, faults per kind, requests per endpoint."""
+        """Lines for the run's summary: token count sources, faults per kind, requests per endpoint,
+        send lateness (and the worker processes with procs=N)."""
         lines = [
             "token counts from: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.count_sources.items())) or "no completed stream")
@@ -458,23 +620,23 @@ class OpenAISUT:
             lines.append(f"{self.junk_events} stream events were not JSON chunks (ignored)")
         if len(self.endpoints) > 1:
             lines.append("requests per endpoint: " + ", ".join(f"{e.url} {e.sent}" for e in self.endpoints))
+        late = self.lateness_line()
+        if late:
+            lines.append(late)
+        if self.pool is not None:
+            lines += self.pool.report()
         return lines
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-
-        async def shut() -> None:
-            for t in list(self._tasks):
-                t.cancel()
-            if self._tasks:
-                await asyncio.gather(*self._tasks, return_exceptions=True)
-            if self._session is not None:
-                await self._session.close()
-
+        if self.pool is not None:
+            self.pool.close()
+            return
+        assert self.client is not None
         with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(shut(), self._loop).result(timeout=10)
+            asyncio.run_coroutine_threadsafe(self.client.shut(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if not self._thread.is_alive():
@@ -534,6 +696,8 @@ PARAMS: dict[str, tuple[object, str]] = {
     "ignore_eos": (0, "1: ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)"),
     "logprobs": (0, "1: ask for per-token logprobs and count their entries (servers without usage)"),
     "tokenizer": ("none", "local tokenizer.json (or its folder) to count tokens when the server gives none"),
+    "procs": (0, "worker processes carrying the streams (0: one loop thread in the engine's process); "
+              "the engine keeps the schedule, workers stamp events on the shared clock"),
 }
 
 
@@ -541,7 +705,8 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
 
     Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1, logprobs=1,
-    tokenizer=PATH, perf_count (the QSL's performance sample count), seed. Several endpoints:
+    tokenizer=PATH, procs=N (worker processes), perf_count (the QSL's performance sample count), seed.
+    Several endpoints:
     `url` as a list (a registry that keeps repeated keys) or `url=A|B` (one comma-free value).
     """
     p: dict[str, Any] = dict(params)
@@ -561,17 +726,21 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
         ignore_eos=_flag(p, "ignore_eos"),
         logprobs=_flag(p, "logprobs"),
         tokenizer=p.pop("tokenizer", None),
+        procs=_num(p, "procs", 0, int),
     )
     dataset, n_synth = p.pop("dataset", None), p.pop("synthetic", None)
     seed = _num(p, "seed", 0, int)
     if dataset and n_synth:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
+    spec: DatasetSpec
     if dataset:
-        samples = load_jsonl(dataset)
+        spec = ("jsonl", str(dataset))
+        samples = load_dataset(spec)
         name = Path(dataset).name
     elif n_synth:
-        samples = synthetic(_num({"synthetic": n_synth}, "synthetic", 0, int), p.pop("in", "const:128"),
-                            p.pop("out", f"const:{cfg.max_tokens}"), seed)
+        spec = ("synthetic", _num({"synthetic": n_synth}, "synthetic", 0, int), p.pop("in", "const:128"),
+                p.pop("out", f"const:{cfg.max_tokens}"), seed)
+        samples = load_dataset(spec)
         name = f"synthetic-{len(samples)}"
     else:
         raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
@@ -582,7 +751,21 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
             f"unknown openai SUT parameter(s): {', '.join(sorted(p))} (known: {', '.join(PARAMS)})", key="--sut"
         )
     qsl = LLMDataset(samples, cfg.body, performance_count=perf, name=name)
-    return OpenAISUT(cfg, qsl), qsl
+    return OpenAISUT(cfg, qsl, spec), qsl
 
 
-__all__ = ["APIS", "FAULT_KINDS", "PARAMS", "OpenAIConfig", "OpenAISUT", "StreamState", "endpoint_url", "from_params"]
+__all__ = [
+    "APIS",
+    "FAULT_KINDS",
+    "PARAMS",
+    "LocalSink",
+    "OpenAIConfig",
+    "OpenAISUT",
+    "Sink",
+    "StreamClient",
+    "StreamState",
+    "Tally",
+    "endpoint_url",
+    "from_params",
+    "load_dataset",
+]

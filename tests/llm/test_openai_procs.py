@@ -1,0 +1,152 @@
+"""The openai SUT with worker processes (`procs=N`) against `proctor serve llm` on loopback.
+
+Same outputs and token counts as the in-process path; TTFT from the workers' t_ns stamps with the
+same one-sided bounds as the in-process tests; a killed worker loses only its outstanding samples.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import numpy as np
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_openai_sut import MS, SLACK_NS, Scenario, TestMode, run, synth, url  # tests/llm is on sys.path
+
+from proctor.errors import ConfigError
+from proctor.serving.llm_server import TinyLM
+from proctor.suts.openai import Tally, from_params
+from proctor.suts.openai_procs import WorkerPool, _Worker
+
+
+def _accuracy_entries(path):
+    """The accuracy log's entries by QSL index, without the run-specific sequence ids."""
+    return {e["qsl_idx"]: {k: v for k, v in e.items() if k != "seq_id"} for e in orjson.loads(path.read_bytes())}
+
+
+def test_two_workers_give_the_in_process_outputs_and_counts(tmp_path, llm_server):
+    model = TinyLM()
+    prompts = [f"sample {k} " + " ".join(model.words[(5 * k + j) % 40] for j in range(k % 7 + 1)) for k in range(16)]
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(b"\n".join(orjson.dumps({"prompt": p, "max_tokens": 3 + k % 6}) for k, p in enumerate(prompts)))
+    logs = {}
+    with llm_server(ttft_ms=2, tpot_ms=1, chunk=(1, 3)) as server:
+        for procs in ("0", "2"):
+            sut, qsl = from_params(url=url(server), dataset=str(data), api="chat", procs=procs)
+            out = run(tmp_path / procs, sut, qsl, Scenario.OFFLINE, TestMode.ACCURACY_ONLY)
+            assert out.errors == 0 and out.accuracy_samples == 16 and not sut.faults
+            assert sut.count_sources == {"usage": 16}
+            logs[procs] = _accuracy_entries(out.log_paths["accuracy"])
+            assert any(line.startswith("send lateness") for line in sut.report())
+    assert len(logs["2"]) == 16 and logs["2"] == logs["0"]
+    assert [logs["2"][k]["token_count"] for k in range(16)] == [3 + k % 6 for k in range(16)]
+
+
+def test_worker_stamps_measure_the_injected_ttft(tmp_path, llm_server):
+    with llm_server(ttft_ms=30, tpot_ms=3, chunk=(1, 3)) as server:
+        sut, qsl = synth(server, procs="2")
+        out = run(tmp_path, sut, qsl)
+    res, rec, n = out.result, out.records, out.records.n_samples_issued
+    assert out.errors == 0 and not out.incomplete and n >= 16
+    assert np.all(rec.sample_n_tokens[:n] == 8)
+    assert res.ttft.min >= 30 * MS and res.ttft.percentiles[0.5] <= 30 * MS + SLACK_NS
+    assert 2 * MS <= res.tpot.percentiles[0.5] <= 3 * MS + SLACK_NS // 7
+    assert sut.count_sources == {"usage": n} and not sut.faults
+    lines = sut.report()
+    assert "worker processes: 2" in lines
+    assert any(line.startswith(f"send lateness (request sent - engine issue) over {n} requests") for line in lines)
+
+
+def test_a_killed_worker_loses_only_its_outstanding_samples(tmp_path, llm_server):
+    # TTFT 3 s: nothing completes before the kill, which follows the one Offline issue at once
+    with llm_server(ttft_ms=3000, tpot_ms=1) as server:
+        sut, qsl = synth(server, n=8, out=4, procs="2")
+        pool = sut.pool
+        victim = pool.workers[0]
+
+        def kill_when_issued() -> None:
+            for _ in range(2000):  # bounded: 20 s
+                if victim.outstanding and sum(w.outstanding for w in pool.workers) == 8:
+                    os.kill(victim.proc.pid, signal.SIGKILL)
+                    return
+                time.sleep(0.01)
+
+        killer = threading.Thread(target=kill_when_issued)
+        killer.start()
+        out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
+        killer.join()
+    n = out.records.n_samples_issued
+    assert n == 8 and not out.incomplete
+    assert sut.faults == {"worker": 4} and out.result.failed_samples == 4  # fewest-outstanding: 4 each
+    assert sut.count_sources == {"usage": 4} and not out.valid
+    assert int(np.count_nonzero(out.records.sample_n_tokens[:n] == 4)) == 4
+    assert "worker processes: 2, 1 died" in sut.report()
+    assert any("worker process 0" in line and "4 outstanding sample(s) failed" in line for line in sut.report())
+    assert not any(w.proc.is_alive() for w in pool.workers)  # closed: no process left behind
+
+
+def test_close_leaves_no_process_and_a_dead_endpoint_still_fails_fast(tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="6", connect_s="2", procs="2")
+    procs = [w.proc for w in sut.pool.workers]
+    out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
+    assert not out.incomplete and sut.faults == {"connect": out.records.n_samples_issued}
+    assert not any(p.is_alive() for p in procs) and all(p.exitcode is not None for p in procs)
+
+
+def test_a_worker_that_cannot_start_names_the_problem(tmp_path):
+    with pytest.raises(ConfigError, match="tokenizer"):
+        from_params(url="http://127.0.0.1:9", synthetic="2", procs="1", tokenizer=str(tmp_path / "none"))
+
+
+@pytest.mark.parametrize(("params", "words"), [({"procs": "-1"}, "procs"), ({"procs": "2", "concurrency": "1"}, "concurrency")])
+def test_bad_procs_parameters(params, words):
+    with pytest.raises(ConfigError, match=words):
+        from_params(url="http://127.0.0.1:9", synthetic="2", **params)
+
+
+def _bare_pool() -> tuple[WorkerPool, _Worker]:
+    """A pool without processes: enough to apply events (no run in progress: completions are dropped)."""
+    pool = WorkerPool.__new__(WorkerPool)
+    pool.tally, pool.endpoints, pool._lock = Tally(), [], threading.Lock()
+    pool._pending, pool.bad_events, pool.deaths = {}, 0, []
+    return pool, _Worker(0, None, None, None)
+
+
+_atom = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True),
+    st.text(max_size=8), st.binary(max_size=8), st.sampled_from(["T", "D", "F", "J", "R", "E"]),
+)
+_event = st.one_of(
+    st.tuples(st.sampled_from(["T", "D", "F", "J"]), *[_atom] * 3),
+    st.lists(_atom, max_size=9).map(tuple),
+    st.tuples(st.just("D"), st.integers(), st.integers(), st.integers(), st.text(max_size=4), st.booleans(),
+              st.one_of(st.none(), st.binary(max_size=4)), st.integers()),
+    _atom,
+)
+
+
+@pytest.mark.fuzz
+@given(st.one_of(st.lists(_event, max_size=12), _atom, st.dictionaries(st.text(max_size=3), _atom, max_size=3)))
+def test_any_event_batch_is_applied_or_counted_never_raised(batch):
+    pool, w = _bare_pool()
+    pool.apply(w, batch)
+    shaped = isinstance(batch, list)
+    assert pool.bad_events <= (len(batch) if shaped else 1)
+    assert pool.tally.junk_events >= 0 or any(isinstance(e, tuple) and e[:1] == ("J",) for e in batch)
+
+
+def test_known_events_update_the_tally_without_a_run():
+    pool, w = _bare_pool()
+    pool.apply(w, [("J", 3), ("D", 7, 1, 5, "usage", True, None, 0), ("F", 8, "http_429", "HTTP 429", 0), ("X",)])
+    t = pool.tally
+    assert t.junk_events == 3 and t.count_sources == {"usage": 1} and t.count_mismatches == 1
+    assert t.faults == {"http_429": 1} and pool.bad_events == 1
