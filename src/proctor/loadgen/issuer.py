@@ -244,6 +244,7 @@ class Issuer:
         stall_s = self.stall_ns * 1e-9
         checks = not self.accuracy
         mqc = self.eff.min_query_count
+        target_ns = self.eff.target_duration_ms * 1_000_000
         max_checks = bool(self.eff.max_query_count or self.eff.max_duration_ms)
         reason = ""
         q = 0
@@ -268,7 +269,11 @@ class Issuer:
                     reason = "timeout" if stop in (None, "done") else stop
                     break
             # the checks of _stop_check, which can only fire past these thresholds
-            if checks and (q >= mqc or max_checks) and (stop := self._stop_check(q, t, start)) is not None:
+            if (
+                checks
+                and ((q >= mqc and t - start >= target_ns) or max_checks)
+                and (stop := self._stop_check(q, t, start)) is not None
+            ):
                 reason = stop
                 break
         else:
@@ -280,55 +285,70 @@ class Issuer:
         never waits on their own completing threads): the thread that completes query q issues
         q + 1 itself, so a worker-thread SUT runs SingleStream without a thread hand-off per query.
         This thread issues the first query, runs the steps of inline completions, and watches the
-        stall and time limits. Same stamps, checks and order as `_closed_loop`."""
+        stall and time limits. Same stamps, checks and order as `_closed_loop`; the step keeps its
+        state in closure cells and calls `_stop_check` only past its thresholds (per-query cost on
+        the completing thread is the SUT's throughput here)."""
         rec, tracker, issue = self.records, self.tracker, self._issue
         offs = self.schedule.query_offsets.tolist()
         qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
         now = self.clock.now_ns
+        await_query = tracker.await_query
         nq = self.schedule.n_queries
         checks = not self.accuracy
         mqc = self.eff.min_query_count
+        target_ns = self.eff.target_duration_ms * 1_000_000
         max_checks = bool(self.eff.max_query_count or self.eff.max_duration_ms)
+        stop_check = self._stop_check
         step_lock = threading.Lock()
         finished = threading.Event()
-        state: dict[str, Any] = {"q": 0, "t": 0, "reason": "", "error": None, "stopped": False}
+        q_next, t_last = 0, 0  # the next query to issue; the issue time of the last one
+        reason: str = ""
+        error: BaseException | None = None
+        stopped = False
         start = now()
         wall_start = time.monotonic_ns()
         rec.start_ns = start
 
-        def finish(reason: str) -> None:
-            state["reason"], state["stopped"] = reason, True
+        def finish(why: str) -> None:
+            nonlocal reason, stopped
+            reason, stopped = why, True
             finished.set()
             with contextlib.suppress(RuntimeError):  # wake this thread's watch at once
                 tracker.gate.release()
 
-        def issue_next() -> None:  # caller holds step_lock; state is updated before the SUT sees q
-            q = state["q"]
+        def issue_next() -> None:  # caller holds step_lock; the state is updated before the SUT sees q
+            nonlocal q_next, t_last
+            q = q_next
             b = offs[q + 1]
             tracker.issued_end = b
-            tracker.await_query(q)
+            await_query(q)
             t = now()
             qsched[q] = t
             qissued[q] = t
-            state["q"], state["t"] = q + 1, t
+            q_next, t_last = q + 1, t
             rec.n_queries_issued = q + 1
             rec.n_samples_issued = b
             issue(offs[q], b)
 
         def step() -> None:  # query q - 1 completed: the after-issue checks, then issue query q
+            nonlocal error
             with step_lock:
-                if state["stopped"]:
+                if stopped:
                     return
                 try:
-                    q, t = state["q"], state["t"]
-                    if checks and (q >= mqc or max_checks) and (stop := self._stop_check(q, t, start)) is not None:
+                    q = q_next
+                    if (
+                        checks
+                        and ((q >= mqc and t_last - start >= target_ns) or max_checks)
+                        and (stop := stop_check(q, t_last, start)) is not None
+                    ):
                         finish(stop)
                     elif q >= nq:
                         finish(self._exhausted())
                     else:
                         issue_next()
                 except BaseException as exc:  # the SUT raised on a completing thread: the run's error
-                    state["error"] = exc
+                    error = exc
                     finish("error")
 
         tracker.set_chain(step)
@@ -345,30 +365,30 @@ class Issuer:
                     step()
                     continue
                 wall = time.monotonic_ns()
-                if state["q"] != last_q:
-                    last_q, last_change = state["q"], wall
+                if q_next != last_q:
+                    last_q, last_change = q_next, wall
                 left = last_change + self.stall_ns - wall
                 if deadline is not None:
                     left = min(left, deadline - wall)
                 if left <= 0:
                     with step_lock:
                         if not finished.is_set():
-                            stop = self._stop_check(state["q"], state["t"], start)
+                            stop = stop_check(q_next, t_last, start)
                             finish("timeout" if stop in (None, "done") else str(stop))
                     break
                 if tracker.gate.acquire(True, min(left * 1e-9, 0.05)):
                     step()
                     continue
         except BaseException:
-            state["stopped"] = True  # Ctrl-C here: completing threads issue nothing more
+            stopped = True  # Ctrl-C here: completing threads issue nothing more
             raise
         finally:
             tracker.set_chain(None)
         with step_lock:  # a step still running on a completing thread ends first
             pass
-        if state["error"] is not None:
-            raise state["error"]
-        return IssueOutcome(state["reason"], start, now(), wall_start)
+        if error is not None:
+            raise error
+        return IssueOutcome(reason, start, now(), wall_start)
 
     def _open_loop(self) -> IssueOutcome:
         rec, tracker, issue = self.records, self.tracker, self._issue

@@ -1,0 +1,121 @@
+"""MonotonicClock.sleep_until's adaptive spin, played on a fake host (no wall time measured)."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.loadgen.clock import PREEMPTED_NS, SPIN_MAX_LATE, SPIN_WINDOW, ManualClock, MonotonicClock
+
+US = 1_000
+MARGIN = 30 * US
+GAP = 500 * US  # between deadlines
+
+
+class FakeHost:
+    """A clock and a sleep: a real sleep wakes `overshoot_ns` past its target; sleep(0) costs 1 us."""
+
+    def __init__(self, overshoot_ns: int = 10 * US) -> None:
+        self.t = 0
+        self.overshoot_ns = overshoot_ns
+        self.sleeps = 0
+        self.spins = 0
+
+    def now(self) -> int:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        if seconds == 0:
+            self.spins += 1
+            self.t += 1 * US
+            return
+        self.sleeps += 1
+        self.t += round(seconds * 1e9) + self.overshoot_ns
+
+
+def waits(clock: MonotonicClock, host: FakeHost, n: int) -> list[int]:
+    """n waits GAP apart; how late each ended."""
+    late = []
+    for _ in range(n):
+        due = host.t + GAP
+        clock.sleep_until(due)
+        late.append(host.t - due)
+    return late
+
+
+def make(overshoot_ns: int = 10 * US) -> tuple[MonotonicClock, FakeHost]:
+    host = FakeHost(overshoot_ns)
+    return MonotonicClock(MARGIN, now_ns=host.now, sleep=host.sleep), host
+
+
+def test_starts_sleeping_to_the_deadline_without_a_spin() -> None:
+    clock, host = make()
+    late = waits(clock, host, SPIN_WINDOW - 1)
+    assert clock.margin_ns == 0
+    assert host.spins == 0
+    assert set(late) == {10 * US}  # the host's wake-up cost, nothing spun away
+
+
+def test_a_precise_window_turns_the_spin_on() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.margin_ns == MARGIN
+    late = waits(clock, host, 10)
+    # sleeps to 30 us before, wakes 10 us later, spins the last 20 us in 1 us steps
+    assert late == [0] * 10
+    assert host.spins == 10 * 20
+
+
+def test_preempted_waits_turn_the_spin_off_for_the_next_window() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.margin_ns == MARGIN
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1  # a time slice lost on every wake
+    waits(clock, host, SPIN_MAX_LATE + 1)
+    assert clock.margin_ns == MARGIN  # decided per window, never from a few waits
+    host.overshoot_ns = 10 * US
+    waits(clock, host, SPIN_WINDOW - SPIN_MAX_LATE - 1)
+    assert clock.margin_ns == 0
+    spins = host.spins
+    waits(clock, host, SPIN_WINDOW)  # a precise window: back on
+    assert host.spins == spins
+    assert clock.margin_ns == MARGIN
+
+
+def test_a_window_with_few_late_waits_keeps_spinning() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+    waits(clock, host, SPIN_MAX_LATE)
+    host.overshoot_ns = 10 * US
+    waits(clock, host, SPIN_WINDOW - SPIN_MAX_LATE)
+    assert clock.margin_ns == MARGIN
+
+
+@pytest.mark.parametrize("overshoot_ns", [-40 * US, -1, 0, 5 * US, 50 * US, 5_000 * US])
+def test_never_returns_before_the_deadline(overshoot_ns: int) -> None:
+    clock, host = make(overshoot_ns)
+    assert min(waits(clock, host, 2 * SPIN_WINDOW + 3)) >= 0
+
+
+def test_a_deadline_already_past_returns_at_once_and_teaches_nothing() -> None:
+    clock, host = make()
+    host.t = 10_000 * US
+    for _ in range(3 * SPIN_WINDOW):
+        clock.sleep_until(host.t - 1)
+    assert (host.sleeps, host.spins, host.t, clock.margin_ns) == (0, 0, 10_000 * US, 0)
+
+
+def test_real_clock_sleeps_to_the_deadline() -> None:
+    clock = MonotonicClock(MARGIN)
+    due = clock.now_ns() + 2_000 * US
+    clock.sleep_until(due)
+    assert clock.now_ns() >= due
+
+
+def test_manual_clock_jumps() -> None:
+    clock = ManualClock(start_ns=100)
+    clock.sleep_until(50)
+    assert clock.now_ns() == 100
+    clock.sleep_until(500)
+    clock.advance(7)
+    assert clock.now_ns() == 507
