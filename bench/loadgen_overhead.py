@@ -269,9 +269,9 @@ def ladder_walks(fields_at: Callable[[int], dict[str, Any]], worker: bool, r: in
     return best
 
 
-def server_peak(worker: bool, quick: bool) -> dict[str, float]:
+def server_peak(worker: bool, quick: bool) -> tuple[dict[str, float], str]:
     """Median over REPEATS lockstep ladder walks of the highest valid rate, per engine (one outlier
-    run ends a walk, so under contention single walks scatter widely)."""
+    run ends a walk, so under contention single walks scatter widely), and the walks as text."""
     dur = 300 if quick else 500
 
     def fields(qps: int) -> dict[str, Any]:
@@ -279,7 +279,8 @@ def server_peak(worker: bool, quick: bool) -> dict[str, float]:
         return settings_for("Server", qps=qps, duration_ms=max(dur, RUNG_QUERIES * 1000 // qps))
 
     walks = [ladder_walks(fields, worker, r) for r in range(REPEATS)]
-    return {name: statistics.median(w[name] for w in walks) for name in ENGINES}
+    spread = ", ".join("/".join(f"{w[name] / 1000:g}k" for name in ENGINES) for w in walks)
+    return {name: statistics.median(w[name] for w in walks) for name in ENGINES}, spread
 
 
 # --- the 1M-sample child ----------------------------------------------------------------------------
@@ -599,10 +600,10 @@ def table_rows(args: argparse.Namespace, only: set[str]) -> list[tuple[str, ...]
     if "server" in only:
         for worker in (False, True):
             label = "one-worker-thread" if worker else "instant"
-            peak = server_peak(worker, args.quick)
+            peak, walks = server_peak(worker, args.quick)
             rows.append(
                 row(
-                    f"Server highest valid QPS, 10 ms, median of {REPEATS} ladder walks ({label})",
+                    f"Server highest valid QPS, 10 ms, median of {REPEATS} ladder walks ({label}; walks: {walks})",
                     "QPS",
                     peak["official"],
                     peak["proctor"],
