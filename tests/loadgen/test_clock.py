@@ -119,3 +119,44 @@ def test_manual_clock_jumps() -> None:
     clock.sleep_until(500)
     clock.advance(7)
     assert clock.now_ns() == 507
+
+
+def test_on_precise_is_told_each_change_only() -> None:
+    clock, host = make()
+    told: list[bool] = []
+    clock.on_precise = told.append
+    waits(clock, host, 3 * SPIN_WINDOW)  # precise, precise, precise
+    assert told == [True]
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+    waits(clock, host, 2 * SPIN_WINDOW)
+    assert told == [True, False]
+    assert not clock.precise and clock.margin_ns == 0
+
+
+def _slack() -> int:
+    from proctor.loadgen.issuer import PR_GET_TIMERSLACK, _prctl
+
+    return int(_prctl()(PR_GET_TIMERSLACK, 0, 0, 0, 0))
+
+
+def test_timer_slack_follows_the_adaptive_spin() -> None:
+    from proctor.loadgen.issuer import ISSUE_TIMER_SLACK_NS, _prctl, fine_timer_slack
+
+    if _prctl() is None:
+        pytest.skip("prctl timer slack is Linux only")
+    before = _slack()
+    assert before != ISSUE_TIMER_SLACK_NS
+    with fine_timer_slack():  # no adaptive clock: fine for the whole block
+        assert _slack() == ISSUE_TIMER_SLACK_NS
+    assert _slack() == before
+    clock, _ = make()
+    with fine_timer_slack(clock):
+        assert _slack() == before  # starts sleeping: the thread's own slack
+        assert clock.on_precise is not None
+        clock.on_precise(True)
+        assert _slack() == ISSUE_TIMER_SLACK_NS
+        clock.on_precise(False)
+        assert _slack() == before
+        clock.on_precise(True)
+    assert _slack() == before
+    assert clock.on_precise is None

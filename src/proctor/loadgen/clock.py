@@ -14,9 +14,9 @@ from typing import Protocol
 # time.sleep overshoots by tens of microseconds on Linux; sleep until this much before the
 # deadline, then spin (yielding the GIL) so Server queries leave close to their scheduled time.
 SPIN_MARGIN_NS = 100_000
-# A wait that ends this much past its deadline was preempted (or waited for the GIL): with the issuer's
-# 1 us timer slack a wake-up costs tens of microseconds.
-PREEMPTED_NS = 100_000
+# A wait that ends this much past its deadline was preempted (or waited for the GIL): a wake-up costs
+# tens of microseconds, plus up to the thread's timer slack (50 us by default) when not spinning.
+PREEMPTED_NS = 200_000
 # The spin is decided per window of this many waits: on in the next window when at most
 # SPIN_MAX_LATE of them ended preempted, off (pure sleeping) otherwise. The spin saves ~5 us of
 # lateness and costs ~15 us of CPU per query, so it runs only where the host is demonstrably idle.
@@ -38,9 +38,11 @@ class MonotonicClock:
     leaves it off the CPU for whole time slices (milliseconds) when it next wakes; there pure
     sleeping, as the official LoadGen does, is later by tens of microseconds but never by a slice.
     The choice is made from SPIN_WINDOW waits at a time, never from one, and starts with sleeping.
+    `on_precise`, when set, is told each change (True: spinning from now on), so the issuer can
+    give the thread a fine timer slack only while it spins (issuer.fine_timer_slack).
     """
 
-    __slots__ = ("_late", "_sleep", "_waits", "margin_ns", "now_ns", "spin_margin_ns")
+    __slots__ = ("_late", "_sleep", "_waits", "margin_ns", "now_ns", "on_precise", "spin_margin_ns")
 
     def __init__(
         self,
@@ -53,6 +55,7 @@ class MonotonicClock:
         self._sleep = sleep  # injectable so tests can play a host's wake-ups
         self.spin_margin_ns = spin_margin_ns  # the spin when it is on
         self.margin_ns = 0  # the spin now: 0 (sleep to the deadline) until a window was precise
+        self.on_precise: Callable[[bool], None] | None = None
         self._waits = 0
         self._late = 0
 
@@ -72,8 +75,17 @@ class MonotonicClock:
         if end - t_ns > PREEMPTED_NS:
             self._late += 1
         if self._waits >= SPIN_WINDOW:
-            self.margin_ns = self.spin_margin_ns if self._late <= SPIN_MAX_LATE else 0
+            precise = self._late <= SPIN_MAX_LATE
             self._waits = self._late = 0
+            if precise != self.precise:
+                self.margin_ns = self.spin_margin_ns if precise else 0
+                if self.on_precise is not None:
+                    self.on_precise(precise)
+
+    @property
+    def precise(self) -> bool:
+        """Whether waits spin now (the last window's waits all ended on time)."""
+        return self.margin_ns > 0
 
 
 class ManualClock:
