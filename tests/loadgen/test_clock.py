@@ -160,3 +160,15 @@ def test_timer_slack_follows_the_adaptive_spin() -> None:
         clock.on_precise(True)
     assert _slack() == before
     assert clock.on_precise is None
+
+
+def test_arrivals_found_overdue_count_as_late_waits() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
+    clock.note_late()  # preempted while running: no sleep saw it
+    waits(clock, host, SPIN_WINDOW - 1)
+    assert not clock.precise
+    for _ in range(SPIN_WINDOW):
+        clock.note_late()
+    assert not clock.precise

@@ -4,9 +4,10 @@ Two loops, after the official IssueQueryController (spec official-loadgen.md §3
 - closed loop (SingleStream, MultiStream): issue query q, then wait until it completes; its
   scheduled time is its issue time (rules "Load Generator": "sends the next query as soon as the
   previous query is processed").
-- open loop (Server, Offline): query q is due at start + its scheduled offset; sleep until shortly
-  before, then spin; late queries go at once; with coalescing, every further query already due is
-  added to the same call (each keeps its own scheduled time). Offline's queries are all due at start.
+- open loop (Server, Offline): query q is due at start + its scheduled offset; sleep until it (spinning
+  the last microseconds only while the host wakes us on time: clock.MonotonicClock); late queries go
+  at once; with coalescing, every further query already due is added to the same call (each keeps
+  its own scheduled time). Offline's queries are all due at start.
 
 Stop rules (not in accuracy mode, which issues everything): after an issue, non-Server scenarios stop
 once `issued >= min_query_count` and `issue time - start >= target duration`; every scenario stops
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from proctor.loadgen.clock import Clock, MonotonicClock
+from proctor.loadgen.clock import PREEMPTED_NS, Clock, MonotonicClock
 from proctor.loadgen.completion import CompletionTracker
 from proctor.loadgen.records import Records, Schedule
 from proctor.loadgen.settings import EffectiveSettings
@@ -416,6 +417,8 @@ class Issuer:
         # memoryviews take a Python int faster than numpy scalar assignment does
         qsched_mv, qissued_mv = qsched.data, qissued.data
         now, sleep_until = self.clock.now_ns, self.clock.sleep_until
+        # an adaptive clock also learns of arrivals found long overdue (preempted outside its sleeps)
+        note_late = getattr(self.clock, "note_late", None)
         coalesce = self.eff.server_coalesce_queries and self.eff.scenario == Scenario.SERVER
         nq = len(rel)
         eff = self.eff
@@ -436,6 +439,8 @@ class Issuer:
             if t < due:
                 sleep_until(due)
                 t = now()
+            elif t - due > PREEMPTED_NS and note_late is not None:
+                note_late()
             e = q + 1
             if coalesce:
                 horizon = t - start
