@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.loadgen.clock import PREEMPTED_NS, SPIN_MAX_LATE, SPIN_WINDOW, ManualClock, MonotonicClock
+from proctor.loadgen.clock import (
+    PREEMPTED_NS,
+    SPIN_BACKOFF_MAX,
+    SPIN_MAX_LATE,
+    SPIN_WINDOW,
+    ManualClock,
+    MonotonicClock,
+)
 
 US = 1_000
 MARGIN = 30 * US
@@ -76,9 +83,43 @@ def test_preempted_waits_turn_the_spin_off_for_the_next_window() -> None:
     waits(clock, host, SPIN_WINDOW - SPIN_MAX_LATE - 1)
     assert clock.margin_ns == 0
     spins = host.spins
-    waits(clock, host, SPIN_WINDOW)  # a precise window: back on
+    waits(clock, host, SPIN_WINDOW)  # a failed trial: two precise windows to come back
+    assert clock.margin_ns == 0
+    waits(clock, host, SPIN_WINDOW)
     assert host.spins == spins
     assert clock.margin_ns == MARGIN
+
+
+def test_each_failed_trial_doubles_the_precise_windows_needed_up_to_a_cap() -> None:
+    clock, host = make()
+    needed = []
+    for _ in range(9):
+        n = 0
+        while not clock.precise:
+            waits(clock, host, SPIN_WINDOW)
+            n += 1
+        needed.append(n)
+        host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+        waits(clock, host, SPIN_WINDOW)  # one late window while spinning: off again
+        host.overshoot_ns = 10 * US
+        assert not clock.precise
+    assert needed == [1, 2, 4, 8, 16, 32, 64, 64, 64][: len(needed)]
+    assert SPIN_BACKOFF_MAX == 64
+
+
+def test_a_late_window_restarts_the_count_while_off() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+    waits(clock, host, SPIN_WINDOW)  # off; 2 clean windows needed now
+    host.overshoot_ns = 10 * US
+    waits(clock, host, SPIN_WINDOW)
+    clock.note_late()
+    waits(clock, host, SPIN_WINDOW - 1)  # late: the count starts over
+    waits(clock, host, SPIN_WINDOW)
+    assert not clock.precise
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
 
 
 def test_a_window_with_few_late_waits_keeps_spinning() -> None:
@@ -172,3 +213,12 @@ def test_arrivals_found_overdue_count_as_late_waits() -> None:
     for _ in range(SPIN_WINDOW):
         clock.note_late()
     assert not clock.precise
+
+
+def test_no_spin_margin_never_turns_precise() -> None:
+    host = FakeHost()
+    clock = MonotonicClock(0, now_ns=host.now, sleep=host.sleep)
+    told: list[bool] = []
+    clock.on_precise = told.append
+    waits(clock, host, 4 * SPIN_WINDOW)
+    assert (told, clock.precise, host.spins) == ([], False, 0)

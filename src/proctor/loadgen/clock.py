@@ -23,6 +23,9 @@ PREEMPTED_NS = 200_000
 # 10k QPS), so it runs only where the host is demonstrably idle.
 SPIN_WINDOW = 256
 SPIN_MAX_LATE = 0
+# Turned off after it was on, the spin needs twice as many precise windows in a row as the last time
+# to come back (1, 2, 4, ... up to this many): on a host that preempts every few windows it stays off.
+SPIN_BACKOFF_MAX = 64
 
 
 class Clock(Protocol):
@@ -43,7 +46,17 @@ class MonotonicClock:
     give the thread a fine timer slack only while it spins (issuer.fine_timer_slack).
     """
 
-    __slots__ = ("_late", "_sleep", "_waits", "margin_ns", "now_ns", "on_precise", "spin_margin_ns")
+    __slots__ = (
+        "_clean",
+        "_clean_needed",
+        "_late",
+        "_sleep",
+        "_waits",
+        "margin_ns",
+        "now_ns",
+        "on_precise",
+        "spin_margin_ns",
+    )
 
     def __init__(
         self,
@@ -59,6 +72,8 @@ class MonotonicClock:
         self.on_precise: Callable[[bool], None] | None = None
         self._waits = 0
         self._late = 0
+        self._clean = 0  # precise windows in a row while the spin is off
+        self._clean_needed = 1  # how many turn it on
 
     def sleep_until(self, t_ns: int) -> None:
         now, sleep = self.now_ns, self._sleep
@@ -87,12 +102,27 @@ class MonotonicClock:
             self._decide()
 
     def _decide(self) -> None:
-        precise = self._late <= SPIN_MAX_LATE
+        clean = self._late <= SPIN_MAX_LATE
         self._waits = self._late = 0
-        if precise != self.precise:
-            self.margin_ns = self.spin_margin_ns if precise else 0
-            if self.on_precise is not None:
-                self.on_precise(precise)
+        if self.spin_margin_ns <= 0:  # no spin asked for: always sleeping
+            return
+        if self.precise:
+            if clean:
+                return
+            self._clean_needed = min(2 * self._clean_needed, SPIN_BACKOFF_MAX)  # the trial failed
+            self._set(False)
+        elif not clean:
+            self._clean = 0
+        else:
+            self._clean += 1
+            if self._clean >= self._clean_needed:
+                self._clean = 0
+                self._set(True)
+
+    def _set(self, precise: bool) -> None:
+        self.margin_ns = self.spin_margin_ns if precise else 0
+        if self.on_precise is not None:
+            self.on_precise(precise)
 
     @property
     def precise(self) -> bool:
