@@ -309,6 +309,9 @@ class DetailLogWriter:
     def warning(self, message: str, key: str = "warning_generic_message") -> None:
         self.log(key, message, is_warning=True)
 
+    def sync(self, timeout_s: float = 1.0) -> bool:
+        return self._writer.sync(timeout_s)
+
     def close(self) -> None:
         self._writer.close()
         if self._owns:

@@ -39,6 +39,15 @@ class WriterThread:
             raise ValueError("log already closed")
         self._queue.put(item)
 
+    def sync(self, timeout_s: float = 1.0) -> bool:
+        """Wait (at most `timeout_s`) until everything queued so far is written: the engine calls it
+        before issuing, so this thread is not rendering (holding the GIL) while queries are timed."""
+        if self._closed:
+            return True
+        done = threading.Event()
+        self._queue.put(done)
+        return done.wait(timeout_s)
+
     def _run(self) -> None:
         stop = False
         while not stop:
@@ -48,12 +57,16 @@ class WriterThread:
                 self._file.flush()
                 continue
             chunks: list[str] = []
+            synced: list[threading.Event] = []
             while True:
                 if item is _STOP:
                     stop = True
                     break
                 try:
-                    chunks.append(self._render(item))
+                    if isinstance(item, threading.Event):
+                        synced.append(item)
+                    else:
+                        chunks.append(self._render(item))
                 except Exception as exc:  # keep writing the rest; surface on close()
                     self._error = self._error or exc
                 try:
@@ -63,6 +76,8 @@ class WriterThread:
             if chunks:
                 self._file.write("".join(chunks))
             self._file.flush()
+            for done in synced:
+                done.set()
 
     def close(self) -> None:
         """Drain the queue, flush, stop the thread; re-raise a rendering error if one happened."""
