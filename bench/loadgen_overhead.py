@@ -22,6 +22,10 @@ Python thread holding the GIL whenever it runs), the rows that issue 14 compares
 
     python bench/loadgen_overhead.py --only ss,server --contention hog --repeats 5 --quick
     python bench/loadgen_overhead.py --only ss,server --contention gil --repeats 5 --quick
+
+Where proctor's Server stalls come from (per-query records, threads, gc, run-queue delay):
+
+    python bench/loadgen_overhead.py --stalls 3 --contention hog
 """
 
 from __future__ import annotations
@@ -498,6 +502,90 @@ class Contention:
             self.thread.join()
 
 
+# --- where the stalls come from ----------------------------------------------------------------------
+
+STALL_NS = 500_000  # an issue this late (or later) starts a stall
+
+
+def _task_stat(tid: int) -> tuple[int, int, int, int]:
+    """(voluntary, involuntary switches, ns on the CPU, ns runnable but waiting) of one thread."""
+    with open(f"/proc/self/task/{tid}/status") as f:
+        status = f.read()
+    vol = int(status.split("\nvoluntary_ctxt_switches:")[1].split()[0])
+    invol = int(status.split("nonvoluntary_ctxt_switches:")[1].split()[0])
+    with open(f"/proc/self/task/{tid}/schedstat") as f:
+        run, delay, _ = map(int, f.read().split())
+    return vol, invol, run, delay
+
+
+def stall_probe(runs: int) -> None:
+    """proctor Server at LATENESS_QPS, instant SUT, beside the chosen contention: per run the stalls
+    (issues >= STALL_NS late: count, period, length, and whether completions lag too), every thread
+    in the process while issuing with its switches and run-queue delay, and gc collections."""
+    import gc
+
+    from proctor.loadgen.engine import run_test
+    from proctor.loadgen.progress import ProgressHooks
+    from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+    from proctor.loadgen.types import Scenario, TestMode
+
+    collections: list[tuple[int, int]] = []  # (start ns, generation)
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append((time.perf_counter_ns(), info["generation"]))
+
+    class Hooks(ProgressHooks):
+        def on_phase(self, mode: Any, schedule: Any, records: Any, tracker: Any) -> None:
+            self.threads = {t.native_id: t.name for t in threading.enumerate() if t.native_id}
+            self.before = {tid: _task_stat(tid) for tid in self.threads}
+
+        def on_phase_end(self, mode: Any, records: Any) -> None:
+            self.after = {tid: _task_stat(tid) for tid in self.threads if os.path.exists(f"/proc/self/task/{tid}")}
+
+    gc.callbacks.append(on_gc)
+    try:
+        for r in range(runs):
+            ts = TestSettings(mode=TestMode.PERFORMANCE_ONLY)
+            for k, v in settings_for("Server", qps=LATENESS_QPS, duration_ms=1000).items():
+                setattr(ts, k, Scenario(v) if k == "scenario" else v)
+            hooks = Hooks()
+            collections.clear()
+            with tempfile.TemporaryDirectory() as d:
+                ls = LogSettings(log_output=LogOutputSettings(outdir=d), enable_trace=False)
+                out = run_test(ProctorSUT(False), ProctorQSL(), ts, ls, audit_config=None, progress=hooks)
+            rec = out.records
+            assert rec is not None
+            n = rec.n_queries_issued
+            sched, issued, done = (a[:n] for a in (rec.query_scheduled_ns, rec.query_issued_ns, rec.query_done_ns))
+            late = issued - sched
+            bad = late >= STALL_NS
+            first = np.flatnonzero(bad & ~np.r_[False, bad[:-1]])
+            at_ms = (sched[first] - rec.start_ns) / 1e6
+            gaps = np.diff(at_ms)
+            print(
+                f"run {r}: p99 latency {np.percentile(done - sched, 99) / 1e3:,.0f} us; p99 issue lateness "
+                f"{np.percentile(late, 99) / 1e3:,.0f} us; p99 done-after-issue {np.percentile(done - issued, 99) / 1e3:,.1f} us"
+            )
+            print(
+                f"  stalls: {first.size}, at ms {np.round(at_ms[:12], 1).tolist()}"
+                f"{' ...' if first.size > 12 else ''}; median period "
+                f"{np.median(gaps) if gaps.size else float('nan'):.1f} ms; worst issue lateness {late.max() / 1e6:.2f} ms"
+            )
+            end = int(issued[-1]) if n else rec.start_ns
+            gcs = [(round((t - rec.start_ns) / 1e6, 1), g) for t, g in collections if rec.start_ns <= t <= end]
+            print(f"  gc collections while issuing (ms, generation): {gcs}")
+            for tid, name in hooks.threads.items():
+                if tid in hooks.after:
+                    b, a = hooks.before[tid], hooks.after[tid]
+                    print(
+                        f"  thread {name} ({tid}): {a[0] - b[0]} voluntary / {a[1] - b[1]} involuntary switches, "
+                        f"{(a[2] - b[2]) / 1e6:.1f} ms on CPU, {(a[3] - b[3]) / 1e6:.1f} ms runnable but waiting"
+                    )
+    finally:
+        gc.callbacks.remove(on_gc)
+
+
 # --- the table --------------------------------------------------------------------------------------
 
 
@@ -521,12 +609,18 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma list: offline,ss,ms,server,million,scale,gen,peak")
     ap.add_argument("--repeats", type=int, default=REPEATS, help="runs per figure (median)")
     ap.add_argument("--contention", choices=("none", "hog", "gil"), default="none")
+    ap.add_argument("--stalls", type=int, default=0, metavar="RUNS", help="only: instrumented proctor Server runs")
     args = ap.parse_args()
     if args.child:
         child(args.child, args.samples)
         return
     if args.find_peak_child:
         find_peak_child(args.find_peak_child)
+        return
+    if args.stalls:
+        print(f"1-min load {os.getloadavg()[0]:.2f}; contention {args.contention}")
+        with Contention(args.contention):
+            stall_probe(args.stalls)
         return
     globals()["REPEATS"] = args.repeats  # one knob for every figure
     only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million", "scale", "gen", "peak"}
