@@ -51,12 +51,6 @@ def run(tmp_path, sut, qsl, scenario=Scenario.SERVER, mode=TestMode.PERFORMANCE_
         sut.close()
 
 
-@pytest.fixture(params=["raw", "aiohttp"])
-def http(request):
-    """Both transports of the openai SUT."""
-    return request.param
-
-
 def url(server) -> str:
     return f"http://127.0.0.1:{server.port}"
 
