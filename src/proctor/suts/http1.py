@@ -429,9 +429,12 @@ class RawClient(StreamClient):
                 conn = None
                 while idle:
                     c = idle.pop()
-                    if c.alive and c.sock is not None:
+                    if c.alive and c.sock is not None and _quiet(c.sock):
                         conn = c
                         break
+                    if c.alive:  # the server closed it (or sent bytes nobody asked for): not reused
+                        c.alive = False
+                        loop.call_soon_threadsafe(c.close)
                 body = self.body(idx)
                 head = self._head(e, len(body))
                 req.t_start = req.t_last = time.perf_counter_ns()
@@ -660,6 +663,18 @@ class RawClient(StreamClient):
                     self._fault(req, "stall", f"no data from {url} for {self.config.stall_s:g} s")
         if not self._closing:
             self._sweeper = loop.call_later(self._tick, self._sweep)
+
+
+def _quiet(sock: socket.socket) -> bool:
+    """An idle connection has nothing to read: no FIN the loop has not seen yet, no stray bytes
+    (one peek, so a request is not sent into a connection the server already closed)."""
+    try:
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)  # EOF (b"") or bytes: not quiet
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def make_client(config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink) -> StreamClient:
