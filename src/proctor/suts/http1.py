@@ -273,6 +273,10 @@ class _Conn(asyncio.Protocol):
         self.req: _Req | None = None
         self.alive = False
 
+    def itself(self) -> _Conn:
+        """The protocol factory of this one connection."""
+        return self
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
@@ -378,15 +382,18 @@ class RawClient(StreamClient):
         err: BaseException = OSError(f"no address for {host}")
         for family, kind, proto, _, addr in infos:
             sock = socket.socket(family, kind, proto)
+            conn = _Conn(self, e)
+            dup: socket.socket | None = None
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 await asyncio.wait_for(loop.sock_connect(sock, addr), self.config.connect_s)
-                dup = sock.dup()
-                conn = _Conn(self, e)
-                await loop.create_connection(lambda c=conn: c, sock=sock)
+                dup = sock.dup()  # before the transport takes the socket (uvloop detaches it)
+                await loop.create_connection(conn.itself, sock=sock)
             except BaseException as exc:
                 sock.close()
+                if dup is not None:
+                    dup.close()
                 if not isinstance(exc, OSError | TimeoutError):
                     raise
                 err = exc
