@@ -9,12 +9,19 @@ Official SUTs use `ConstructFastSUT` (the fastest Python path the official offer
 Offline "summary" is each engine's own figure (the official stops its clock when the last completion
 call starts); "end to end" is samples / wall time of the whole StartTest / run_test call.
 Server: the median over the repeats of the highest rate on SERVER_LADDER reached before the first
-invalid run (10 ms bound; each run >= RUNG_QUERIES queries). Issue lateness: the
+invalid run (10 ms bound; each run >= RUNG_QUERIES queries), both engines climbing in lockstep (each
+rate: one run per engine, back to back). Issue lateness: the
 official does not record it, so both engines are compared on the instant SUT's median sample
 latency at LATENESS_QPS (lateness plus one callback); proctor's own lateness record is shown too.
 The 1M-sample Offline row runs each engine in a fresh child process (peak RSS, CPU seconds).
 
     python bench/loadgen_overhead.py [--quick]
+
+Under contention (`--contention hog`: one CPU-bound process per core beside both engines; `gil`: a
+Python thread holding the GIL whenever it runs), the rows that issue 14 compares, medians of 5:
+
+    python bench/loadgen_overhead.py --only ss,server --contention hog --repeats 5 --quick
+    python bench/loadgen_overhead.py --only ss,server --contention gil --repeats 5 --quick
 """
 
 from __future__ import annotations
@@ -219,11 +226,18 @@ def measure(
 ) -> dict[str, list[tuple[dict[str, Any], float]]]:
     """(detail log values, wall seconds) of `repeats` runs per engine, interleaved."""
     runs: dict[str, list[tuple[dict[str, Any], float]]] = {e: [] for e in ENGINES}
-    for _ in range(REPEATS if repeats is None else repeats):
-        for name, fn in ENGINES.items():
+    for r in range(REPEATS if repeats is None else repeats):
+        for name in turn_order(r):
             with tempfile.TemporaryDirectory() as d:
-                runs[name].append(fn(fields, worker, Path(d)))
+                runs[name].append(ENGINES[name](fields, worker, Path(d)))
     return runs
+
+
+def turn_order(r: int) -> list[str]:
+    """The engines in repeat r: official first on even repeats, proctor first on odd ones, so neither
+    always runs right after the other (in its wake: caches, the scheduler's view of this process)."""
+    names = list(ENGINES)
+    return names if r % 2 == 0 else names[::-1]
 
 
 def med(
@@ -234,33 +248,39 @@ def med(
     return {e: statistics.median(pick(d, w) for d, w in runs[e]) for e in engines}
 
 
-def ladder_walk(fn: Callable[..., tuple[dict[str, Any], float]], fields_at: Callable[[int], dict[str, Any]],
-                worker: bool) -> float:
-    """The highest SERVER_LADDER rate before the first invalid run (one run per rate)."""
-    best = 0.0
+def ladder_walks(fields_at: Callable[[int], dict[str, Any]], worker: bool, r: int) -> dict[str, float]:
+    """Each engine's highest SERVER_LADDER rate before its first invalid run (one run per rate), the
+    engines walking in lockstep: at each rate every engine still climbing runs once, one right after
+    the other, so both see the same moment of a shared host's load."""
+    best = {name: 0.0 for name in ENGINES}
+    climbing = set(ENGINES)
     for qps in SERVER_LADDER:
-        with tempfile.TemporaryDirectory() as d:
-            detail, _ = fn(fields_at(qps), worker, Path(d))
-        if detail.get("result_validity") != "VALID":
+        for name in turn_order(r):
+            if name not in climbing:
+                continue
+            with tempfile.TemporaryDirectory() as d:
+                detail, _ = ENGINES[name](fields_at(qps), worker, Path(d))
+            if detail.get("result_validity") == "VALID":
+                best[name] = float(qps)
+            else:
+                climbing.discard(name)
+        if not climbing:
             break
-        best = float(qps)
     return best
 
 
-def server_peak(worker: bool, quick: bool) -> dict[str, float]:
-    """Median over REPEATS ladder walks of the highest valid rate, per engine, the engines' walks
-    interleaved (one outlier run ends a walk, so under contention single walks scatter widely)."""
+def server_peak(worker: bool, quick: bool) -> tuple[dict[str, float], str]:
+    """Median over REPEATS lockstep ladder walks of the highest valid rate, per engine (one outlier
+    run ends a walk, so under contention single walks scatter widely), and the walks as text."""
     dur = 300 if quick else 500
 
     def fields(qps: int) -> dict[str, Any]:
         # at least RUNG_QUERIES queries: fewer fail early stopping's p99 estimate at low rates
         return settings_for("Server", qps=qps, duration_ms=max(dur, RUNG_QUERIES * 1000 // qps))
 
-    peaks: dict[str, list[float]] = {name: [] for name in ENGINES}
-    for _ in range(REPEATS):
-        for name, fn in ENGINES.items():
-            peaks[name].append(ladder_walk(fn, fields, worker))
-    return {name: statistics.median(v) for name, v in peaks.items()}
+    walks = [ladder_walks(fields, worker, r) for r in range(REPEATS)]
+    spread = ", ".join("/".join(f"{w[name] / 1000:g}k" for name in ENGINES) for w in walks)
+    return {name: statistics.median(w[name] for w in walks) for name in ENGINES}, spread
 
 
 # --- the 1M-sample child ----------------------------------------------------------------------------
@@ -511,9 +531,10 @@ def main() -> None:
     globals()["REPEATS"] = args.repeats  # one knob for every figure
     only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million", "scale", "gen", "peak"}
     t_start = time.perf_counter()
+    load_start = os.getloadavg()[0]
     with Contention(args.contention):
         rows = table_rows(args, only)
-    print_table(rows, args, t_start)
+    print_table(rows, args, t_start, load_start)
 
 
 def table_rows(args: argparse.Namespace, only: set[str]) -> list[tuple[str, ...]]:
@@ -579,10 +600,10 @@ def table_rows(args: argparse.Namespace, only: set[str]) -> list[tuple[str, ...]
     if "server" in only:
         for worker in (False, True):
             label = "one-worker-thread" if worker else "instant"
-            peak = server_peak(worker, args.quick)
+            peak, walks = server_peak(worker, args.quick)
             rows.append(
                 row(
-                    f"Server highest valid QPS, 10 ms, median of {REPEATS} ladder walks ({label})",
+                    f"Server highest valid QPS, 10 ms, median of {REPEATS} ladder walks ({label}; walks: {walks})",
                     "QPS",
                     peak["official"],
                     peak["proctor"],
@@ -687,7 +708,7 @@ def table_rows(args: argparse.Namespace, only: set[str]) -> list[tuple[str, ...]
     return rows
 
 
-def print_table(rows: list[tuple[str, ...]], args: argparse.Namespace, t_start: float) -> None:
+def print_table(rows: list[tuple[str, ...]], args: argparse.Namespace, t_start: float, load_start: float) -> None:
     header = ("figure", "unit", "official", "proctor", "ratio", "")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     from importlib.metadata import version
@@ -696,7 +717,8 @@ def print_table(rows: list[tuple[str, ...]], args: argparse.Namespace, t_start: 
 
     print(
         f"medians of {REPEATS} runs (Offline >= 10M samples: one run); mlcommons-loadgen {version('mlcommons-loadgen')}; Python "
-        f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; trace off; "
+        f"{sys.version.split()[0]}; {os.cpu_count()} CPUs; 1-min load {load_start:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} at the end (with the contention); trace off; "
         f"contention {args.contention}"
     )
     print(

@@ -4,9 +4,10 @@ Two loops, after the official IssueQueryController (spec official-loadgen.md §3
 - closed loop (SingleStream, MultiStream): issue query q, then wait until it completes; its
   scheduled time is its issue time (rules "Load Generator": "sends the next query as soon as the
   previous query is processed").
-- open loop (Server, Offline): query q is due at start + its scheduled offset; sleep until shortly
-  before, then spin; late queries go at once; with coalescing, every further query already due is
-  added to the same call (each keeps its own scheduled time). Offline's queries are all due at start.
+- open loop (Server, Offline): query q is due at start + its scheduled offset; sleep until it (spinning
+  the last microseconds only while the host wakes us on time: clock.MonotonicClock); late queries go
+  at once; with coalescing, every further query already due is added to the same call (each keeps
+  its own scheduled time). Offline's queries are all due at start.
 
 Stop rules (not in accuracy mode, which issues everything): after an issue, non-Server scenarios stop
 once `issued >= min_query_count` and `issue time - start >= target duration`; every scenario stops
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from proctor.loadgen.clock import Clock
+from proctor.loadgen.clock import PREEMPTED_NS, Clock, MonotonicClock
 from proctor.loadgen.completion import CompletionTracker
 from proctor.loadgen.records import Records, Schedule
 from proctor.loadgen.settings import EffectiveSettings
@@ -55,20 +56,34 @@ ISSUE_TIMER_SLACK_NS = 1_000
 
 
 @contextmanager
-def fine_timer_slack() -> Iterator[None]:
+def fine_timer_slack(clock: Clock | None = None) -> Iterator[None]:
     """Linux wakes a sleeping thread up to its timer slack (50 us by default) late. With 1 us for the
     issuing thread, the Server loop can sleep to within a few microseconds of each arrival and spin
     only briefly: a long spin on a loaded machine gets the issuer preempted for milliseconds (measured
-    here: p99 lateness 1.6-4.7 ms with 100 us of spinning, 40-60 us with this slack and 30 us)."""
+    here: p99 lateness 1.6-4.7 ms with 100 us of spinning, 40-60 us with this slack and 30 us).
+    With an adaptive `MonotonicClock` the fine slack follows its spin: while the host preempts the
+    issuer (spin off) the thread keeps its own slack, as the official's issue thread does; a precise
+    timer costs CPU on every wait (measured here in a VM: 15 -> 20 us per Server query at 10k QPS)
+    and saves nothing when wake-ups are late by a time slice anyway."""
     prctl = _prctl()
     old = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) if prctl is not None else -1
-    if old > 0:
-        prctl(PR_SET_TIMERSLACK, ISSUE_TIMER_SLACK_NS, 0, 0, 0)
+    if old <= 0:
+        yield
+        return
+
+    def fine(on: bool) -> None:
+        prctl(PR_SET_TIMERSLACK, ISSUE_TIMER_SLACK_NS if on else old, 0, 0, 0)
+
+    adaptive = clock if isinstance(clock, MonotonicClock) else None
+    if adaptive is not None:
+        adaptive.on_precise = fine
+    fine(adaptive is None or adaptive.precise)
     try:
         yield
     finally:
-        if old > 0:
-            prctl(PR_SET_TIMERSLACK, old, 0, 0, 0)
+        if adaptive is not None:
+            adaptive.on_precise = None
+        prctl(PR_SET_TIMERSLACK, old, 0, 0, 0)
 
 
 # CPython's default switch interval (5 ms) lets a thread that holds the GIL in pure Python code keep
@@ -189,11 +204,12 @@ class Issuer:
         if self.eff.scenario == Scenario.OFFLINE:  # one query, due at once: no lateness to save
             with fine_timer_slack():
                 return self._open_loop()
-        with fine_timer_slack(), short_switch_interval():
-            if self.eff.scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
+        if self.eff.scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
+            with fine_timer_slack(), short_switch_interval():
                 if getattr(self.sut, "issue_from_completion", False) is True:
                     return self._closed_loop_chained()
                 return self._closed_loop()
+        with fine_timer_slack(self.clock), short_switch_interval():  # Server: slack follows the spin
             return self._open_loop()
 
     def _stop_check(self, n_issued: int, t: int, start: int) -> str | None:
@@ -244,6 +260,7 @@ class Issuer:
         stall_s = self.stall_ns * 1e-9
         checks = not self.accuracy
         mqc = self.eff.min_query_count
+        target_ns = self.eff.target_duration_ms * 1_000_000
         max_checks = bool(self.eff.max_query_count or self.eff.max_duration_ms)
         reason = ""
         q = 0
@@ -268,7 +285,11 @@ class Issuer:
                     reason = "timeout" if stop in (None, "done") else stop
                     break
             # the checks of _stop_check, which can only fire past these thresholds
-            if checks and (q >= mqc or max_checks) and (stop := self._stop_check(q, t, start)) is not None:
+            if (
+                checks
+                and ((q >= mqc and t - start >= target_ns) or max_checks)
+                and (stop := self._stop_check(q, t, start)) is not None
+            ):
                 reason = stop
                 break
         else:
@@ -280,55 +301,70 @@ class Issuer:
         never waits on their own completing threads): the thread that completes query q issues
         q + 1 itself, so a worker-thread SUT runs SingleStream without a thread hand-off per query.
         This thread issues the first query, runs the steps of inline completions, and watches the
-        stall and time limits. Same stamps, checks and order as `_closed_loop`."""
+        stall and time limits. Same stamps, checks and order as `_closed_loop`; the step keeps its
+        state in closure cells and calls `_stop_check` only past its thresholds (per-query cost on
+        the completing thread is the SUT's throughput here)."""
         rec, tracker, issue = self.records, self.tracker, self._issue
         offs = self.schedule.query_offsets.tolist()
         qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
         now = self.clock.now_ns
+        await_query = tracker.await_query
         nq = self.schedule.n_queries
         checks = not self.accuracy
         mqc = self.eff.min_query_count
+        target_ns = self.eff.target_duration_ms * 1_000_000
         max_checks = bool(self.eff.max_query_count or self.eff.max_duration_ms)
+        stop_check = self._stop_check
         step_lock = threading.Lock()
         finished = threading.Event()
-        state: dict[str, Any] = {"q": 0, "t": 0, "reason": "", "error": None, "stopped": False}
+        q_next, t_last = 0, 0  # the next query to issue; the issue time of the last one
+        reason: str = ""
+        error: BaseException | None = None
+        stopped = False
         start = now()
         wall_start = time.monotonic_ns()
         rec.start_ns = start
 
-        def finish(reason: str) -> None:
-            state["reason"], state["stopped"] = reason, True
+        def finish(why: str) -> None:
+            nonlocal reason, stopped
+            reason, stopped = why, True
             finished.set()
             with contextlib.suppress(RuntimeError):  # wake this thread's watch at once
                 tracker.gate.release()
 
-        def issue_next() -> None:  # caller holds step_lock; state is updated before the SUT sees q
-            q = state["q"]
+        def issue_next() -> None:  # caller holds step_lock; the state is updated before the SUT sees q
+            nonlocal q_next, t_last
+            q = q_next
             b = offs[q + 1]
             tracker.issued_end = b
-            tracker.await_query(q)
+            await_query(q)
             t = now()
             qsched[q] = t
             qissued[q] = t
-            state["q"], state["t"] = q + 1, t
+            q_next, t_last = q + 1, t
             rec.n_queries_issued = q + 1
             rec.n_samples_issued = b
             issue(offs[q], b)
 
         def step() -> None:  # query q - 1 completed: the after-issue checks, then issue query q
+            nonlocal error
             with step_lock:
-                if state["stopped"]:
+                if stopped:
                     return
                 try:
-                    q, t = state["q"], state["t"]
-                    if checks and (q >= mqc or max_checks) and (stop := self._stop_check(q, t, start)) is not None:
+                    q = q_next
+                    if (
+                        checks
+                        and ((q >= mqc and t_last - start >= target_ns) or max_checks)
+                        and (stop := stop_check(q, t_last, start)) is not None
+                    ):
                         finish(stop)
                     elif q >= nq:
                         finish(self._exhausted())
                     else:
                         issue_next()
                 except BaseException as exc:  # the SUT raised on a completing thread: the run's error
-                    state["error"] = exc
+                    error = exc
                     finish("error")
 
         tracker.set_chain(step)
@@ -345,30 +381,30 @@ class Issuer:
                     step()
                     continue
                 wall = time.monotonic_ns()
-                if state["q"] != last_q:
-                    last_q, last_change = state["q"], wall
+                if q_next != last_q:
+                    last_q, last_change = q_next, wall
                 left = last_change + self.stall_ns - wall
                 if deadline is not None:
                     left = min(left, deadline - wall)
                 if left <= 0:
                     with step_lock:
                         if not finished.is_set():
-                            stop = self._stop_check(state["q"], state["t"], start)
+                            stop = stop_check(q_next, t_last, start)
                             finish("timeout" if stop in (None, "done") else str(stop))
                     break
                 if tracker.gate.acquire(True, min(left * 1e-9, 0.05)):
                     step()
                     continue
         except BaseException:
-            state["stopped"] = True  # Ctrl-C here: completing threads issue nothing more
+            stopped = True  # Ctrl-C here: completing threads issue nothing more
             raise
         finally:
             tracker.set_chain(None)
         with step_lock:  # a step still running on a completing thread ends first
             pass
-        if state["error"] is not None:
-            raise state["error"]
-        return IssueOutcome(state["reason"], start, now(), wall_start)
+        if error is not None:
+            raise error
+        return IssueOutcome(reason, start, now(), wall_start)
 
     def _open_loop(self) -> IssueOutcome:
         rec, tracker, issue = self.records, self.tracker, self._issue
@@ -381,6 +417,8 @@ class Issuer:
         # memoryviews take a Python int faster than numpy scalar assignment does
         qsched_mv, qissued_mv = qsched.data, qissued.data
         now, sleep_until = self.clock.now_ns, self.clock.sleep_until
+        # an adaptive clock also learns of arrivals found long overdue (preempted outside its sleeps)
+        note_late = getattr(self.clock, "note_late", None)
         coalesce = self.eff.server_coalesce_queries and self.eff.scenario == Scenario.SERVER
         nq = len(rel)
         eff = self.eff
@@ -401,6 +439,8 @@ class Issuer:
             if t < due:
                 sleep_until(due)
                 t = now()
+            elif t - due > PREEMPTED_NS and note_late is not None:
+                note_late()
             e = q + 1
             if coalesce:
                 horizon = t - start

@@ -1,0 +1,224 @@
+"""MonotonicClock.sleep_until's adaptive spin, played on a fake host (no wall time measured)."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.loadgen.clock import (
+    PREEMPTED_NS,
+    SPIN_BACKOFF_MAX,
+    SPIN_MAX_LATE,
+    SPIN_WINDOW,
+    ManualClock,
+    MonotonicClock,
+)
+
+US = 1_000
+MARGIN = 30 * US
+GAP = 500 * US  # between deadlines
+
+
+class FakeHost:
+    """A clock and a sleep: a real sleep wakes `overshoot_ns` past its target; sleep(0) costs 1 us."""
+
+    def __init__(self, overshoot_ns: int = 10 * US) -> None:
+        self.t = 0
+        self.overshoot_ns = overshoot_ns
+        self.sleeps = 0
+        self.spins = 0
+
+    def now(self) -> int:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        if seconds == 0:
+            self.spins += 1
+            self.t += 1 * US
+            return
+        self.sleeps += 1
+        self.t += round(seconds * 1e9) + self.overshoot_ns
+
+
+def waits(clock: MonotonicClock, host: FakeHost, n: int) -> list[int]:
+    """n waits GAP apart; how late each ended."""
+    late = []
+    for _ in range(n):
+        due = host.t + GAP
+        clock.sleep_until(due)
+        late.append(host.t - due)
+    return late
+
+
+def make(overshoot_ns: int = 10 * US) -> tuple[MonotonicClock, FakeHost]:
+    host = FakeHost(overshoot_ns)
+    return MonotonicClock(MARGIN, now_ns=host.now, sleep=host.sleep), host
+
+
+def test_starts_sleeping_to_the_deadline_without_a_spin() -> None:
+    clock, host = make()
+    late = waits(clock, host, SPIN_WINDOW - 1)
+    assert clock.margin_ns == 0
+    assert host.spins == 0
+    assert set(late) == {10 * US}  # the host's wake-up cost, nothing spun away
+
+
+def test_a_precise_window_turns_the_spin_on() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.margin_ns == MARGIN
+    late = waits(clock, host, 10)
+    # sleeps to 30 us before, wakes 10 us later, spins the last 20 us in 1 us steps
+    assert late == [0] * 10
+    assert host.spins == 10 * 20
+
+
+def test_preempted_waits_turn_the_spin_off_for_the_next_window() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.margin_ns == MARGIN
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1  # a time slice lost on every wake
+    waits(clock, host, SPIN_MAX_LATE + 1)
+    assert clock.margin_ns == MARGIN  # decided per window, never from a few waits
+    host.overshoot_ns = 10 * US
+    waits(clock, host, SPIN_WINDOW - SPIN_MAX_LATE - 1)
+    assert clock.margin_ns == 0
+    spins = host.spins
+    waits(clock, host, SPIN_WINDOW)  # a failed trial: two precise windows to come back
+    assert clock.margin_ns == 0
+    waits(clock, host, SPIN_WINDOW)
+    assert host.spins == spins
+    assert clock.margin_ns == MARGIN
+
+
+def test_each_failed_trial_doubles_the_precise_windows_needed_up_to_a_cap() -> None:
+    clock, host = make()
+    needed = []
+    for _ in range(9):
+        n = 0
+        while not clock.precise:
+            waits(clock, host, SPIN_WINDOW)
+            n += 1
+        needed.append(n)
+        host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+        waits(clock, host, SPIN_WINDOW)  # one late window while spinning: off again
+        host.overshoot_ns = 10 * US
+        assert not clock.precise
+    assert needed == [1, 2, 4, 8, 16, 32, 64, 64, 64][: len(needed)]
+    assert SPIN_BACKOFF_MAX == 64
+
+
+def test_a_late_window_restarts_the_count_while_off() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+    waits(clock, host, SPIN_WINDOW)  # off; 2 clean windows needed now
+    host.overshoot_ns = 10 * US
+    waits(clock, host, SPIN_WINDOW)
+    clock.note_late()
+    waits(clock, host, SPIN_WINDOW - 1)  # late: the count starts over
+    waits(clock, host, SPIN_WINDOW)
+    assert not clock.precise
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
+
+
+def test_a_window_with_few_late_waits_keeps_spinning() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+    waits(clock, host, SPIN_MAX_LATE)
+    host.overshoot_ns = 10 * US
+    waits(clock, host, SPIN_WINDOW - SPIN_MAX_LATE)
+    assert clock.margin_ns == MARGIN
+
+
+@pytest.mark.parametrize("overshoot_ns", [-40 * US, -1, 0, 5 * US, 50 * US, 5_000 * US])
+def test_never_returns_before_the_deadline(overshoot_ns: int) -> None:
+    clock, host = make(overshoot_ns)
+    assert min(waits(clock, host, 2 * SPIN_WINDOW + 3)) >= 0
+
+
+def test_a_deadline_already_past_returns_at_once_and_teaches_nothing() -> None:
+    clock, host = make()
+    host.t = 10_000 * US
+    for _ in range(3 * SPIN_WINDOW):
+        clock.sleep_until(host.t - 1)
+    assert (host.sleeps, host.spins, host.t, clock.margin_ns) == (0, 0, 10_000 * US, 0)
+
+
+def test_real_clock_sleeps_to_the_deadline() -> None:
+    clock = MonotonicClock(MARGIN)
+    due = clock.now_ns() + 2_000 * US
+    clock.sleep_until(due)
+    assert clock.now_ns() >= due
+
+
+def test_manual_clock_jumps() -> None:
+    clock = ManualClock(start_ns=100)
+    clock.sleep_until(50)
+    assert clock.now_ns() == 100
+    clock.sleep_until(500)
+    clock.advance(7)
+    assert clock.now_ns() == 507
+
+
+def test_on_precise_is_told_each_change_only() -> None:
+    clock, host = make()
+    told: list[bool] = []
+    clock.on_precise = told.append
+    waits(clock, host, 3 * SPIN_WINDOW)  # precise, precise, precise
+    assert told == [True]
+    host.overshoot_ns = MARGIN + PREEMPTED_NS + 1
+    waits(clock, host, 2 * SPIN_WINDOW)
+    assert told == [True, False]
+    assert not clock.precise and clock.margin_ns == 0
+
+
+def _slack() -> int:
+    from proctor.loadgen.issuer import PR_GET_TIMERSLACK, _prctl
+
+    return int(_prctl()(PR_GET_TIMERSLACK, 0, 0, 0, 0))
+
+
+def test_timer_slack_follows_the_adaptive_spin() -> None:
+    from proctor.loadgen.issuer import ISSUE_TIMER_SLACK_NS, _prctl, fine_timer_slack
+
+    if _prctl() is None:
+        pytest.skip("prctl timer slack is Linux only")
+    before = _slack()
+    assert before != ISSUE_TIMER_SLACK_NS
+    with fine_timer_slack():  # no adaptive clock: fine for the whole block
+        assert _slack() == ISSUE_TIMER_SLACK_NS
+    assert _slack() == before
+    clock, _ = make()
+    with fine_timer_slack(clock):
+        assert _slack() == before  # starts sleeping: the thread's own slack
+        assert clock.on_precise is not None
+        clock.on_precise(True)
+        assert _slack() == ISSUE_TIMER_SLACK_NS
+        clock.on_precise(False)
+        assert _slack() == before
+        clock.on_precise(True)
+    assert _slack() == before
+    assert clock.on_precise is None
+
+
+def test_arrivals_found_overdue_count_as_late_waits() -> None:
+    clock, host = make()
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
+    clock.note_late()  # preempted while running: no sleep saw it
+    waits(clock, host, SPIN_WINDOW - 1)
+    assert not clock.precise
+    for _ in range(SPIN_WINDOW):
+        clock.note_late()
+    assert not clock.precise
+
+
+def test_no_spin_margin_never_turns_precise() -> None:
+    host = FakeHost()
+    clock = MonotonicClock(0, now_ns=host.now, sleep=host.sleep)
+    told: list[bool] = []
+    clock.on_precise = told.append
+    waits(clock, host, 4 * SPIN_WINDOW)
+    assert (told, clock.precise, host.spins) == ([], False, 0)
