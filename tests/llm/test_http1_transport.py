@@ -125,3 +125,16 @@ def test_a_request_too_big_for_one_send_is_finished_by_the_loop(tmp_path, monkey
     assert out.errors == 0 and sut.count_sources == {"usage": n} and stub.requests == n
     assert max(stub.bodies) > 6 << 20
     assert rests and all(0 < r < max(stub.bodies) for r in rests)  # sent in part at once, the rest by the loop
+
+
+def test_an_idle_connection_the_server_closed_is_not_quiet():
+    from proctor.suts.http1 import _quiet
+
+    a, b = socket.socketpair()
+    with a, b:
+        a.setblocking(False)
+        assert _quiet(a)
+        b.sendall(b"x")  # stray bytes
+        assert not _quiet(a) and a.recv(1) == b"x" and _quiet(a)
+        b.close()  # the FIN
+        assert not _quiet(a)

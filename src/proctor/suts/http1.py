@@ -25,8 +25,10 @@ Thread-safety, the invariants:
   (HTTP/1.1 keep-alive, no `Connection: close`, not read-until-close).
 - A partial send hands the rest to the loop (`call_soon_threadsafe(transport.write)`); a
   connection whose request was not written whole is never reused.
-- A send that fails before writing a byte (an idle connection the server just closed) is retried
-  once on a fresh connection; once any byte is written there is no retry: it is a fault.
+- An idle connection the server closed is dropped by the loop when its FIN arrives; one idle for
+  over a second is also peeked at (MSG_PEEK) before reuse, in case the loop has not seen it yet. A
+  send that fails before writing a byte is retried once on a fresh connection; once any byte is
+  written there is no retry: it is a fault (never counted twice).
 - Timeouts (per request, no progress) are checked by one sweeper timer on the loop, not armed per
   request, so a sent request costs the loop nothing until its bytes come back; the connect timeout
   bounds each connect. https:// endpoints use the aiohttp transport (`make_client`).
@@ -62,6 +64,9 @@ MAX_HEAD = 64 << 10  # a response head (status line + headers) above 64 KiB is a
 MAX_HEADERS = 128
 MAX_CHUNK_LINE = 4096  # a chunk-size line with its extensions
 DEFAULT_WARM = 4  # connections opened per endpoint at start
+# an idle connection older than this is peeked at before reuse (a server's keep-alive timeout may
+# have closed it: uvicorn's is 5 s); a younger one is not (a syscall on the issuing path)
+PEEK_AFTER_NS = 1_000_000_000
 
 
 class HTTP1Error(ProctorError):
@@ -272,6 +277,7 @@ class _Conn(asyncio.Protocol):
         self.sock: socket.socket | None = None  # a dup for the issuing thread's sends
         self.req: _Req | None = None
         self.alive = False
+        self.t_idle = 0  # when it last went idle (perf_counter_ns)
 
     def itself(self) -> _Conn:
         """The protocol factory of this one connection."""
@@ -360,6 +366,7 @@ class RawClient(StreamClient):
             with self._lock:
                 for c in got:
                     if isinstance(c, _Conn) and c.alive:
+                        c.t_idle = time.perf_counter_ns()
                         self._idle[c.e].append(c)
 
     async def shut(self) -> None:
@@ -434,9 +441,10 @@ class RawClient(StreamClient):
                 self._active.add(req)
                 idle = self._idle[e]
                 conn = None
+                now = time.perf_counter_ns()
                 while idle:
                     c = idle.pop()
-                    if c.alive and c.sock is not None and _quiet(c.sock):
+                    if c.alive and c.sock is not None and (now - c.t_idle < PEEK_AFTER_NS or _quiet(c.sock)):
                         conn = c
                         break
                     if c.alive:  # the server closed it (or sent bytes nobody asked for): not reused
@@ -602,6 +610,7 @@ class RawClient(StreamClient):
         if reuse and conn.alive and not self._closing:
             with self._lock:
                 conn.req = None
+                conn.t_idle = time.perf_counter_ns()
                 self._idle[conn.e].append(conn)
         else:
             conn.req = None
