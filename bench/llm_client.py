@@ -37,14 +37,16 @@ three stream lengths; `open` is the most streams in flight the client saw (its s
 times), `fault` faults + errors (must be 0), CPU% over the whole run.
 
 `--breakdown RATE` instead times every hop of proctor's first token at one rate (patched in this
-process): schedule -> issue_query -> loop thread -> request task -> socket write -> first byte
-read -> SUT task -> first_token_complete -> engine stamp.
+process): with `--http aiohttp` schedule -> issue_query -> loop thread -> request task -> socket
+write -> first byte read -> SUT task -> first_token_complete -> engine stamp; with the raw transport
+(the default) schedule -> issue_query -> send stamp -> sendmsg returned -> first byte read ->
+first_token_complete -> engine stamp. `--http raw,aiohttp` gives a proctor row per transport.
 
 Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
 average is printed with the table.
 
     python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
-        [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--json]
+        [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--http raw,aiohttp] [--json]
 """
 
 from __future__ import annotations
@@ -198,10 +200,10 @@ class CpuWindow:
 
 
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
-                 keep: bool = False) -> Any:
+                 keep: bool = False, http: str = "raw") -> Any:
     n_samples = 1024
     params = {"url": f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
-              "out": f"const:{args.tokens}"}
+              "out": f"const:{args.tokens}", "http": http}
     if streams:
         params["concurrency"] = str(streams)
     sut, qsl = from_params(**params)
@@ -246,7 +248,7 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         achieved = res.completed_samples_per_sec
         late = res.issue_lateness_p99_ns / 1e6
     row = {
-        "client": "proctor", "case": label, "requests": n,
+        "client": f"proctor/{http}", "case": label, "requests": n,
         "ttft_ms": ttft, "ttft_err_pct": 100 * (ttft - args.ttft_ms) / args.ttft_ms,
         "ttft_send_ms": ttft_send, "ttft_send_err_pct": 100 * (ttft_send - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
@@ -306,23 +308,34 @@ def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> di
             "tokens_exact": True, "faults": n_req - int(ok.size), "errors": 0}
 
 
-STAGES = (
-    ("schedule -> issue_query", "sched", "issue"),
-    ("issue_query -> loop thread", "issue", "loop"),
-    ("loop -> request task", "loop", "task"),
-    ("task -> request write", "task", "write"),
-    ("write (the send syscall)", "write", "written"),
-    ("written -> first byte read, - TTFT", "written", "rx_ttft"),
-    ("first byte -> SUT task has it", "rx", "chunk"),
-    ("SUT task -> first_token_complete", "chunk", "report"),
-    ("first_token_complete -> engine stamp", "report", "stamp"),
-)
+STAGES = {
+    "aiohttp": (
+        ("schedule -> issue_query", "sched", "issue"),
+        ("issue_query -> loop thread", "issue", "loop"),
+        ("loop -> request task", "loop", "task"),
+        ("task -> request write", "task", "write"),
+        ("write (the send syscall)", "write", "written"),
+        ("written -> first byte read, - TTFT", "written", "rx_ttft"),
+        ("first byte -> SUT task has it", "rx", "chunk"),
+        ("SUT task -> first_token_complete", "chunk", "report"),
+        ("first_token_complete -> engine stamp", "report", "stamp"),
+    ),
+    "raw": (
+        ("schedule -> issue_query", "sched", "issue"),
+        ("issue_query -> send stamp (sent_ns)", "issue", "sent"),
+        ("send stamp -> issue returned (sendmsg)", "sent", "written"),
+        ("written -> first byte read, - TTFT", "written", "rx_ttft"),
+        ("first byte -> first_token_complete", "rx", "report"),
+        ("first_token_complete -> engine stamp", "report", "stamp"),
+    ),
+}
 
 
 def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[str, float, float]]:
     """One proctor case at `rate` with every hop of the first token timestamped (patched in this
-    process only): [(stage, p50 us, p90 us)]. The `written -> first byte` stage holds the injected
-    TTFT (subtracted), the server's lateness and the loopback delivery."""
+    process only): [(stage, p50 us, p90 us)], for the transport `--http` names first. The
+    `written -> first byte` stage holds the injected TTFT (subtracted), the server's lateness and
+    the loopback delivery."""
     import asyncio
     import asyncio.selector_events as se
     from collections import defaultdict
@@ -331,16 +344,19 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
     import aiohttp.client_reqrep as cr
 
     from proctor.loadgen import completion
+    from proctor.suts import http1
     from proctor.suts import openai as oa
     from proctor.suts.sse import SSEParser
 
+    http = args.http.split(",")[0]
     now = time.perf_counter_ns
     stamps: dict[int, dict[str, int]] = defaultdict(dict)
     task_id: dict[Any, int] = {}
     conn_id: dict[Any, int] = {}
-    saved = [(oa.OpenAISUT, "issue_query_arrays"), (oa.OpenAISUT, "issue_query"), (oa.OpenAISUT, "_start"),
-             (oa.OpenAISUT, "_stream"), (se._SelectorSocketTransport, "write"), (cp.ResponseHandler, "data_received"),
-             (SSEParser, "feed"), (completion, "first_token_complete"), (cr.ClientRequest, "send")]
+    saved = [(oa.OpenAISUT, "issue_query_arrays"), (oa.OpenAISUT, "issue_query"), (oa.StreamClient, "start"),
+             (oa.StreamClient, "_stream"), (se._SelectorSocketTransport, "write"), (cp.ResponseHandler, "data_received"),
+             (SSEParser, "feed"), (completion, "first_token_complete"), (cr.ClientRequest, "send"),
+             (oa.LocalSink, "sent"), (http1.RawClient, "issue"), (http1._Conn, "data_received")]
     orig = {(o, n): getattr(o, n) for o, n in saved}
 
     def issue_query_arrays(self: Any, ids: Any, idx: Any) -> None:
@@ -355,16 +371,16 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
             stamps[q.id]["issue"] = t
         orig[oa.OpenAISUT, "issue_query"](self, samples)
 
-    def start(self: Any, pairs: Any) -> None:
+    def start(self: Any, requests: Any) -> None:
         t = now()
-        for i, _ in pairs:
-            stamps[i]["loop"] = t
-        orig[oa.OpenAISUT, "_start"](self, pairs)
+        for r in requests:
+            stamps[r[0]]["loop"] = t
+        orig[oa.StreamClient, "start"](self, requests)
 
-    async def stream(self: Any, i: int, idx: int) -> None:
+    async def stream(self: Any, i: int, idx: int, e: int = -1, t_issue: int = 0) -> None:
         stamps[i]["task"] = now()
         task_id[asyncio.current_task()] = i
-        await orig[oa.OpenAISUT, "_stream"](self, i, idx)
+        await orig[oa.StreamClient, "_stream"](self, i, idx, e, t_issue)
 
     async def send(self: Any, conn: Any) -> Any:
         i = task_id.get(asyncio.current_task())
@@ -394,17 +410,34 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
         out: list[bytes] = orig[SSEParser, "feed"](self, chunk)
         return out
 
-    def first_token_complete(responses: Any, response_cb: Any = None) -> None:
+    def first_token_complete(responses: Any, response_cb: Any = None, t_ns: Any = None) -> None:
         t = now()
         for r in responses:
             stamps[r.id]["report"] = t
-        orig[completion, "first_token_complete"](responses, response_cb)
+        orig[completion, "first_token_complete"](responses, response_cb, t_ns=t_ns)
+
+    def sink_sent(self: Any, i: int, t_issue: int, t_sent: int) -> None:
+        stamps[i]["sent"] = t_sent
+        orig[oa.LocalSink, "sent"](self, i, t_issue, t_sent)
+
+    def raw_issue(self: Any, requests: Any, t_issue: Any = None) -> None:
+        orig[http1.RawClient, "issue"](self, requests, t_issue)
+        t = now()
+        for r in requests:
+            stamps[r[0]].setdefault("written", t)
+
+    def raw_data_received(self: Any, data: bytes) -> None:
+        t = now()
+        req = self.req
+        if req is not None and "rx" not in stamps[req.i] and b"data:" in data:
+            stamps[req.i]["rx"] = t
+        orig[http1._Conn, "data_received"](self, data)
 
     for (o, n), f in zip(saved, (issue_query_arrays, issue_query, start, stream, write, data_received, feed,
-                                 first_token_complete, send), strict=True):
+                                 first_token_complete, send, sink_sent, raw_issue, raw_data_received), strict=True):
         setattr(o, n, f)
     try:
-        row, out = proctor_case(port, args, f"{rate:g} req/s", rate, 0, keep=True)
+        row, out = proctor_case(port, args, f"{rate:g} req/s", rate, 0, keep=True, http=http)
     finally:
         for (o, n), f in orig.items():
             setattr(o, n, f)
@@ -417,10 +450,12 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
         if "rx" in st:
             st["rx_ttft"] = st["rx"] - int(args.ttft_ms * 1e6)
     res = []
-    for name, a, b in STAGES:
+    for name, a, b in STAGES[http]:
         d = np.array([st[b] - st[a] for st in stamps.values() if a in st and b in st and st[b] != NOT_SET], float)
         res.append((name, float(np.median(d)) / 1e3 if d.size else float("nan"),
                     float(np.percentile(d, 90)) / 1e3 if d.size else float("nan")))
+    print(f"breakdown of http={http}: TTFT error {row['ttft_err_pct']:+.2f}% from the schedule, "
+          f"{row['ttft_send_err_pct']:+.2f}% from the send", file=sys.stderr)
     return res
 
 
@@ -444,8 +479,9 @@ def scale_rows(args: argparse.Namespace, counts: list[int]) -> list[dict[str, An
     rows = []
     try:
         for n in counts:
-            rows.append(with_server_lateness(
-                port, lambda n=n: proctor_case(port, truth, f"{n} long", n / per_req_s, 0)))
+            for http in args.http.split(","):
+                rows.append(with_server_lateness(
+                    port, lambda n=n, h=http: proctor_case(port, truth, f"{n} long", n / per_req_s, 0, http=h)))
             print(f"done: {n} long streams", file=sys.stderr)
     finally:
         proc.terminate()
@@ -587,14 +623,14 @@ def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tupl
     print(f"truth: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, {args.tokens} tokens in chunks of "
           f"{args.chunk}, usage record; {args.seconds:g} s per case; load average {load[0]:.2f} at the start, "
           f"{os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
-    head = f"{'client':8} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'send ms':>8} {'err%':>6} " \
+    head = f"{'client':15} {'case':11} {'n':>5} {'TTFT ms':>8} {'err%':>6} {'send ms':>8} {'err%':>6} " \
            f"{'TPOT ms':>8} {'err%':>6} " \
            f"{'CPU%':>5} {'srv%':>5} {'req/s':>7} {'got/s':>7} {'late99':>7} {'srv50us':>7} {'srv99us':>7} " \
            f"{'open':>5} {'fault':>5} tokens"
     print(head)
     nan = float("nan")
     for r in rows:
-        print(f"{r['client']:8} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
+        print(f"{r['client']:15} {r['case']:11} {r['requests']:5d} {r['ttft_ms']:8.2f} {r['ttft_err_pct']:+6.1f} "
               f"{r['ttft_send_ms']:8.2f} {r['ttft_send_err_pct']:+6.1f} {r['tpot_ms']:8.3f} {r['tpot_err_pct']:+6.1f} {r['cpu_pct']:5.1f} {r['server_cpu_pct']:5.1f} {r['requested']:7.1f} "
               f"{r['achieved']:7.1f} {r['late_p99_ms']:7.2f} {r.get('srv_first_p50_us', nan):7.0f} "
               f"{r.get('srv_first_p99_us', nan):7.0f} {r.get('inflight', 0) or '':>5} {r['faults'] + r['errors']:5d} "
@@ -623,6 +659,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--raw", action="store_true", help="add a bare-socket client row for each rate case")
     ap.add_argument("--breakdown", type=float, default=0.0,
                     help="instead of the table: where proctor's first-token microseconds go at this rate")
+    ap.add_argument("--http", default="raw",
+                    help="proctor's transport(s), comma list: raw, aiohttp (a row each; --breakdown: the first)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
@@ -653,8 +691,9 @@ def main(argv: list[str] | None = None) -> None:
                 label = f"{streams} streams" if streams else f"{rate:g} req/s"
                 if args.raw and not streams:
                     rows.append(with_server_lateness(port, lambda lb=label, r=rate: raw_case(port, args, lb, r)))
-                rows.append(with_server_lateness(
-                    port, lambda lb=label, r=rate, n=streams: proctor_case(port, args, lb, r, n)))
+                for http in args.http.split(","):
+                    rows.append(with_server_lateness(
+                        port, lambda lb=label, r=rate, n=streams, h=http: proctor_case(port, args, lb, r, n, http=h)))
                 if peers:
                     rows.extend(peer_rows(args, port, label, rate, streams, tok, work))
                 print(f"done: {label}", file=sys.stderr)

@@ -37,3 +37,9 @@ def llm_server():
         return running_server(ServerOptions(**kw))
 
     return make
+
+
+@pytest.fixture(params=["raw", "aiohttp"])
+def http(request):
+    """Both transports of the openai SUT (`http=raw|aiohttp`)."""
+    return request.param

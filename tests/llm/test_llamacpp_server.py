@@ -120,8 +120,8 @@ def drive(tmp_path, url: str, api: str, scenario: Scenario, n: int = 12, **extra
 
 
 @pytest.mark.parametrize(("api", "scenario"), [("completions", Scenario.SINGLE_STREAM), ("chat", Scenario.SERVER)])
-def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, api, scenario):
-    out, sut = drive(tmp_path, llamacpp, api, scenario, logprobs="1")
+def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, api, scenario, http):
+    out, sut = drive(tmp_path, llamacpp, api, scenario, logprobs="1", http=http)
     res, rec = out.result, out.records
     n = rec.n_samples_issued
     assert not sut.faults, sut.report()

@@ -30,7 +30,7 @@ def _accuracy_entries(path):
     return {e["qsl_idx"]: {k: v for k, v in e.items() if k != "seq_id"} for e in orjson.loads(path.read_bytes())}
 
 
-def test_two_workers_give_the_in_process_outputs_and_counts(tmp_path, llm_server):
+def test_two_workers_give_the_in_process_outputs_and_counts(tmp_path, llm_server, http):
     model = TinyLM()
     prompts = [f"sample {k} " + " ".join(model.words[(5 * k + j) % 40] for j in range(k % 7 + 1)) for k in range(16)]
     data = tmp_path / "data.jsonl"
@@ -38,7 +38,7 @@ def test_two_workers_give_the_in_process_outputs_and_counts(tmp_path, llm_server
     logs = {}
     with llm_server(ttft_ms=2, tpot_ms=1, chunk=(1, 3)) as server:
         for procs in ("0", "2"):
-            sut, qsl = from_params(url=url(server), dataset=str(data), api="chat", procs=procs)
+            sut, qsl = from_params(url=url(server), dataset=str(data), api="chat", procs=procs, http=http)
             out = run(tmp_path / procs, sut, qsl, Scenario.OFFLINE, TestMode.ACCURACY_ONLY)
             assert out.errors == 0 and out.accuracy_samples == 16 and not sut.faults
             assert sut.count_sources == {"usage": 16}
@@ -48,9 +48,9 @@ def test_two_workers_give_the_in_process_outputs_and_counts(tmp_path, llm_server
     assert [logs["2"][k]["token_count"] for k in range(16)] == [3 + k % 6 for k in range(16)]
 
 
-def test_worker_stamps_measure_the_injected_ttft(tmp_path, llm_server):
+def test_worker_stamps_measure_the_injected_ttft(tmp_path, llm_server, http):
     with llm_server(ttft_ms=30, tpot_ms=3, chunk=(1, 3)) as server:
-        sut, qsl = synth(server, procs="2")
+        sut, qsl = synth(server, procs="2", http=http)
         out = run(tmp_path, sut, qsl)
     res, rec, n = out.result, out.records, out.records.n_samples_issued
     assert out.errors == 0 and not out.incomplete and n >= 16
@@ -91,11 +91,11 @@ def test_a_killed_worker_loses_only_its_outstanding_samples(tmp_path, llm_server
     assert not any(w.proc.is_alive() for w in pool.workers)  # closed: no process left behind
 
 
-def test_close_leaves_no_process_and_a_dead_endpoint_still_fails_fast(tmp_path):
+def test_close_leaves_no_process_and_a_dead_endpoint_still_fails_fast(tmp_path, http):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="6", connect_s="2", procs="2")
+    sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="6", connect_s="2", procs="2", http=http)
     procs = [w.proc for w in sut.pool.workers]
     out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"connect": out.records.n_samples_issued}

@@ -59,9 +59,9 @@ def synth(server, n=32, out=8, **kw):
     return from_params(url=url(server), synthetic=str(n), **{"in": "const:12", "out": f"const:{out}"}, **kw)
 
 
-def test_server_scenario_measures_the_injected_ttft_and_tpot(tmp_path, llm_server):
+def test_server_scenario_measures_the_injected_ttft_and_tpot(tmp_path, llm_server, http):
     with llm_server(ttft_ms=30, tpot_ms=3, chunk=(1, 3)) as server:
-        sut, qsl = synth(server)
+        sut, qsl = synth(server, http=http)
         out = run(tmp_path, sut, qsl)
     res, rec, n = out.result, out.records, out.records.n_samples_issued
     assert out.errors == 0 and not out.incomplete and n >= 16
@@ -73,9 +73,9 @@ def test_server_scenario_measures_the_injected_ttft_and_tpot(tmp_path, llm_serve
     assert sut.count_sources == {"usage": n} and not sut.faults
 
 
-def test_offline_counts_from_token_ids(tmp_path, llm_server):
+def test_offline_counts_from_token_ids(tmp_path, llm_server, http):
     with llm_server(ttft_ms=5, tpot_ms=1, chunk=(2, 4)) as server:
-        sut, qsl = synth(server, n=24, out=6, token_ids="1")
+        sut, qsl = synth(server, http=http, n=24, out=6, token_ids="1")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE)
     n = out.records.n_samples_issued
     assert out.errors == 0 and not out.incomplete and n >= 16
@@ -83,10 +83,10 @@ def test_offline_counts_from_token_ids(tmp_path, llm_server):
     assert sut.count_sources == {"token_ids": n} and sut.count_mismatches == 0
 
 
-def test_chat_without_done_and_usage_on_the_final_chunk(tmp_path, llm_server):
+def test_chat_without_done_and_usage_on_the_final_chunk(tmp_path, llm_server, http):
     """The `transformers serve` shape: usage rides on the last chunk and no [DONE] follows."""
     with llm_server(ttft_ms=5, tpot_ms=1, chunk=(1, 2), usage="final", done=False) as server:
-        sut, qsl = synth(server, n=16, out=5, api="chat")
+        sut, qsl = synth(server, http=http, n=16, out=5, api="chat")
         out = run(tmp_path, sut, qsl, min_query_count=8)
     n = out.records.n_samples_issued
     assert out.errors == 0 and not out.incomplete
@@ -95,7 +95,7 @@ def test_chat_without_done_and_usage_on_the_final_chunk(tmp_path, llm_server):
     assert sut.count_sources == {"usage": n}
 
 
-def test_accuracy_outputs_equal_the_models_reference(tmp_path, llm_server):
+def test_accuracy_outputs_equal_the_models_reference(tmp_path, llm_server, http):
     model = TinyLM()
     prompts = [f"sample {k} " + " ".join(model.words[(7 * k + j) % 50] for j in range(k % 9 + 1)) for k in range(12)]
     data = tmp_path / "data.jsonl"
@@ -106,7 +106,7 @@ def test_accuracy_outputs_equal_the_models_reference(tmp_path, llm_server):
         )
     )
     with llm_server(ttft_ms=2, tpot_ms=1, chunk=(1, 3)) as server:
-        sut, qsl = from_params(url=url(server), dataset=str(data), api="chat")
+        sut, qsl = from_params(http=http, url=url(server), dataset=str(data), api="chat")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, TestMode.ACCURACY_ONLY)
     assert out.errors == 0 and out.accuracy_samples == 12
     scores = llm_accuracy.score_log(out.log_paths["accuracy"], load_jsonl(data))
@@ -123,10 +123,10 @@ def test_a_wrong_output_is_not_an_exact_match(tmp_path):
     assert s["scored"] == 2 and s["exact_match"] == 50.0
 
 
-def test_each_fault_kind_is_counted_and_the_run_finishes(tmp_path, llm_server):
+def test_each_fault_kind_is_counted_and_the_run_finishes(tmp_path, llm_server, http):
     faults = Faults(rate_429=0.15, rate_500=0.15, stall=0.1, drop=0.1, stall_s=3.0)
     with llm_server(ttft_ms=2, tpot_ms=1, faults=faults, seed=3) as server:
-        sut, qsl = synth(server, n=40, out=6, stall_s="0.5")
+        sut, qsl = synth(server, http=http, n=40, out=6, stall_s="0.5")
         out = run(tmp_path, sut, qsl, min_query_count=40, server_target_qps=80.0)
         stats = dict(server.stats)
     assert not out.incomplete
@@ -148,36 +148,36 @@ def test_each_fault_kind_is_counted_and_the_run_finishes(tmp_path, llm_server):
     assert out.result.ttft.count == n - failed
 
 
-def test_a_slow_stream_hits_the_per_request_timeout(tmp_path, llm_server):
+def test_a_slow_stream_hits_the_per_request_timeout(tmp_path, llm_server, http):
     with llm_server(ttft_ms=1, tpot_ms=40) as server:
-        sut, qsl = synth(server, n=4, out=60, timeout_s="0.3")
+        sut, qsl = synth(server, http=http, n=4, out=60, timeout_s="0.3")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"timeout": out.records.n_samples_issued}
 
 
-def test_a_dead_endpoint_fails_fast_and_does_not_hang(tmp_path):
+def test_a_dead_endpoint_fails_fast_and_does_not_hang(tmp_path, http):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="8", connect_s="2")
+    sut, qsl = from_params(http=http, url=f"http://127.0.0.1:{port}", synthetic="8", connect_s="2")
     out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"connect": out.records.n_samples_issued}
     assert out.result.failed_samples == out.records.n_samples_issued and out.errors >= 1
     assert out.result.sample_count == 0 and not out.valid
 
 
-def test_a_silent_endpoint_is_given_up_on_by_the_no_progress_timeout(tmp_path):
+def test_a_silent_endpoint_is_given_up_on_by_the_no_progress_timeout(tmp_path, http):
     with socket.socket() as srv:  # accepts connections, never answers
         srv.bind(("127.0.0.1", 0))
         srv.listen(64)
-        sut, qsl = from_params(url=f"http://127.0.0.1:{srv.getsockname()[1]}", synthetic="4", stall_s="0.3")
+        sut, qsl = from_params(http=http, url=f"http://127.0.0.1:{srv.getsockname()[1]}", synthetic="4", stall_s="0.3")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"stall": out.records.n_samples_issued}
 
 
-def test_no_count_source_is_a_fault_not_a_guess(tmp_path, llm_server):
+def test_no_count_source_is_a_fault_not_a_guess(tmp_path, llm_server, http):
     with llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none") as server:
-        sut, qsl = synth(server, n=4, out=6)
+        sut, qsl = synth(server, http=http, n=4, out=6)
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert sut.faults == {"no_count": out.records.n_samples_issued} and not sut.count_sources
 
@@ -196,9 +196,9 @@ def test_tokenizer_counts_when_the_server_sends_no_usage(tmp_path, llm_server):
     assert sut.count_sources == {"tokenizer": n} and np.all(out.records.sample_n_tokens[:n] == 7)
 
 
-def test_two_endpoints_share_the_load(tmp_path, llm_server):
+def test_two_endpoints_share_the_load(tmp_path, llm_server, http):
     with llm_server(ttft_ms=20, tpot_ms=2) as a, llm_server(ttft_ms=20, tpot_ms=2) as b:
-        sut, qsl = from_params(url=[url(a), url(b)], synthetic="32", out="const:4")
+        sut, qsl = from_params(http=http, url=[url(a), url(b)], synthetic="32", out="const:4")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE)
         sa, sb = a.stats["requests"], b.stats["requests"]
     assert out.errors == 0 and sa + sb == out.records.n_samples_issued
@@ -215,6 +215,8 @@ def test_two_endpoints_share_the_load(tmp_path, llm_server):
         ({}, "dataset"),
         ({"synthetic": "4", "colour": "red"}, "unknown"),
         ({"synthetic": "4", "timeout_s": "0"}, "timeout_s"),
+        ({"synthetic": "4", "http": "h2"}, "http"),
+        ({"synthetic": "4", "warm": "-1"}, "warm"),
     ],
 )
 def test_bad_parameters_are_named(params, words):
@@ -228,3 +230,23 @@ def test_endpoint_urls():
     assert endpoint_url("http://h:1/x/v1/completions", "chat") == "http://h:1/x/v1/completions"
     with pytest.raises(ConfigError):
         endpoint_url("h:1", "chat")
+
+
+def test_the_raw_transport_is_the_default_and_reuses_its_connections(tmp_path, llm_server):
+    from proctor.suts.http1 import RawClient
+
+    with llm_server(ttft_ms=2, tpot_ms=1) as server:
+        sut, qsl = synth(server, n=24, out=4, warm="2")
+        assert isinstance(sut.client, RawClient)
+        out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=24)
+    assert out.errors == 0 and sut.count_sources == {"usage": out.records.n_samples_issued}
+
+
+def test_https_goes_over_aiohttp():
+    from proctor.suts.http1 import RawClient
+
+    sut, _ = from_params(url="https://127.0.0.1:9", synthetic="2", connect_s="1")
+    try:
+        assert sut.client is not None and not isinstance(sut.client, RawClient)
+    finally:
+        sut.close()

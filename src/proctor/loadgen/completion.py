@@ -855,7 +855,10 @@ def query_samples_complete(
     if tracker is None:
         _drop(len(responses))
         return
-    tracker.complete(responses, response_cb, t_ns)
+    if t_ns is None:  # the call as before: routes that take no t_ns (official_engine) still work
+        tracker.complete(responses, response_cb)
+    else:
+        tracker.complete(responses, response_cb, t_ns)
 
 
 def first_token_complete(
@@ -873,7 +876,10 @@ def first_token_complete(
     if tracker is None:
         _drop(len(responses))
         return
-    tracker.first_token(responses, response_cb, t_ns)
+    if t_ns is None:  # the call as before: routes that take no t_ns (official_engine) still work
+        tracker.first_token(responses, response_cb)
+    else:
+        tracker.first_token(responses, response_cb, t_ns)
 
 
 def complete_arrays(
@@ -889,7 +895,10 @@ def complete_arrays(
     if tracker is None:
         _drop(len(ids))
         return
-    tracker.complete_arrays(ids, n_tokens, data, t_ns)
+    if t_ns is None:  # the call as before: routes that take no t_ns (official_engine) still work
+        tracker.complete_arrays(ids, n_tokens, data)
+    else:
+        tracker.complete_arrays(ids, n_tokens, data, t_ns)
 
 
 def output_logged(response_id: int) -> bool:

@@ -2,8 +2,11 @@
 
 `--sut openai:url=URL[,url=URL2...],model=NAME,api=completions|chat,dataset=FILE`: every sample
 becomes one streamed `/v1/completions` or `/v1/chat/completions` request (`stream: true`,
-`stream_options.include_usage`), sent from one asyncio loop in a background thread over one
-aiohttp session (connection reuse, thousands of concurrent streams). The first chunk that carries
+`stream_options.include_usage`) over keep-alive connections, read by one asyncio loop in a
+background thread (thousands of concurrent streams). Transport `http=raw` (the default,
+`proctor.suts.http1`): the engine's issuing thread writes each pre-built request itself on an idle
+connection and the first-token time is read where the bytes arrive; `http=aiohttp`: one aiohttp
+session on the loop (also what carries https:// endpoints). The first chunk that carries
 a token calls `first_token_complete` and the end of the stream `query_samples_complete` with the
 token count, both the moment the chunk is parsed, so the engine stamps TTFT and TPOT itself.
 
@@ -69,6 +72,7 @@ FAULT_KINDS = (
     "worker",  # the worker process carrying the stream died (procs=N)
 )
 MAX_ERROR_BODY = 2048
+HTTP_TRANSPORTS = ("raw", "aiohttp")
 MAX_PROCS = 256
 
 
@@ -210,6 +214,8 @@ class OpenAIConfig:
     logprobs: bool = False  # ask for per-token logprobs and count their entries (llama.cpp, OpenAI)
     tokenizer: str | None = None
     procs: int = 0  # worker processes carrying the streams (0: one loop thread in this process)
+    http: str = "raw"  # transport: "raw" (proctor.suts.http1) or "aiohttp"
+    warm: int = 4  # connections opened per endpoint at start (http=raw)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -223,6 +229,10 @@ class OpenAIConfig:
             v = getattr(self, key)
             if not 0 < v <= 86_400:
                 raise ConfigError(f"{key}={v}: expected seconds in (0, 86400]", key=key)
+        if self.http not in HTTP_TRANSPORTS:
+            raise ConfigError(f"http={self.http!r}: expected one of {', '.join(HTTP_TRANSPORTS)}", key="http")
+        if not 0 <= self.warm <= 1024:
+            raise ConfigError(f"warm={self.warm}: expected 0..1024 connections per endpoint", key="warm")
         if not 0 <= self.procs <= MAX_PROCS:
             raise ConfigError(f"procs={self.procs}: expected 0..{MAX_PROCS}", key="procs")
         if 0 < self.concurrency < self.procs:
@@ -496,16 +506,17 @@ class StreamClient:
             ep.outstanding -= 1
         self._finish(i, idx, st, ep.url)
 
-    def _events(self, i: int, events: list[bytes], st: StreamState) -> bool:
-        """Interpret events as they arrive; True once the stream said [DONE] or reported an error."""
+    def _events(self, i: int, events: list[bytes], st: StreamState, t_ns: int | None = None) -> bool:
+        """Interpret events as they arrive; True once the stream said [DONE] or reported an error.
+        t_ns: when their bytes arrived (the raw transport's stamp), None for "now"."""
         for ev in events:
             if st.feed(ev):
-                self.sink.first_token(i, st.text[0].encode())
+                self.sink.first_token(i, st.text[0].encode(), t_ns)
             if st.done or st.error:
                 return True
         return False
 
-    def _finish(self, i: int, idx: int, st: StreamState, url: str) -> None:
+    def _finish(self, i: int, idx: int, st: StreamState, url: str, t_ns: int | None = None) -> None:
         if st.junk:
             self.sink.junk(st.junk)
         if st.error:
@@ -525,7 +536,7 @@ class StreamClient:
             return
         n, source = counted
         mismatch = source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n
-        self.sink.complete(i, st.output(), n, source, mismatch)
+        self.sink.complete(i, st.output(), n, source, mismatch, t_ns)
 
     def _fail(self, i: int, idx: int, kind: str, message: str) -> None:
         self.sink.fail(i, idx, kind, message)
@@ -534,6 +545,15 @@ class StreamClient:
 # how a worker process finds the samples: ("jsonl", path) | ("synthetic", n, in, out, seed) |
 # ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
 DatasetSpec = tuple[Any, ...]
+
+
+def make_client(config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink) -> StreamClient:
+    """The config's transport: the raw HTTP/1.1 client (http=raw, http:// endpoints) or aiohttp."""
+    if config.http == "raw":
+        from proctor.suts.http1 import make_client as raw
+
+        return raw(config, body, sink)
+    return StreamClient(config, body, sink)
 
 
 def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
@@ -564,7 +584,8 @@ class OpenAISUT(Tally):
             self.endpoints = [_Endpoint(endpoint_url(u, config.api)) for u in config.urls]
             self.pool = WorkerPool(config, dataset or ("samples", qsl.samples), self)
             return
-        self.client = StreamClient(config, self._body, LocalSink(self))
+        self.client = make_client(config, self._body, LocalSink(self))
+        self._direct = getattr(self.client, "issue", None)  # the raw transport sends from the caller
         self.tokenizer = self.client.tokenizer
         self.endpoints = self.client.endpoints
         self._loop = _new_loop()
@@ -594,6 +615,9 @@ class OpenAISUT(Tally):
         t = time.perf_counter_ns()
         if self.pool is not None:
             self.pool.issue(pairs, t)
+            return
+        if self._direct is not None:
+            self._direct([(i, idx, -1, t) for i, idx in pairs])
             return
         assert self.client is not None
         self._loop.call_soon_threadsafe(self.client.start, [(i, idx, -1, t) for i, idx in pairs])
@@ -698,6 +722,9 @@ PARAMS: dict[str, tuple[object, str]] = {
     "tokenizer": ("none", "local tokenizer.json (or its folder) to count tokens when the server gives none"),
     "procs": (0, "worker processes carrying the streams (0: one loop thread in the engine's process); "
               "the engine keeps the schedule, workers stamp events on the shared clock"),
+    "http": (_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; https: aiohttp) "
+             "or aiohttp"),
+    "warm": (_D.warm, "connections opened per endpoint at start (http=raw)"),
 }
 
 
@@ -705,7 +732,7 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
 
     Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1, logprobs=1,
-    tokenizer=PATH, procs=N (worker processes), perf_count (the QSL's performance sample count), seed.
+    tokenizer=PATH, procs=N (worker processes), http=raw|aiohttp, warm=N, perf_count (the QSL's performance sample count), seed.
     Several endpoints:
     `url` as a list (a registry that keeps repeated keys) or `url=A|B` (one comma-free value).
     """
@@ -727,6 +754,8 @@ def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
         logprobs=_flag(p, "logprobs"),
         tokenizer=p.pop("tokenizer", None),
         procs=_num(p, "procs", 0, int),
+        http=str(p.pop("http", "raw")),
+        warm=_num(p, "warm", 4, int),
     )
     dataset, n_synth = p.pop("dataset", None), p.pop("synthetic", None)
     seed = _num(p, "seed", 0, int)
@@ -768,4 +797,5 @@ __all__ = [
     "endpoint_url",
     "from_params",
     "load_dataset",
+    "make_client",
 ]

@@ -46,11 +46,11 @@ from proctor.loadgen.types import QuerySampleResponse
 from proctor.suts.openai import (
     DatasetSpec,
     OpenAIConfig,
-    StreamClient,
     Tally,
     _Endpoint,
     _new_loop,
     load_dataset,
+    make_client,
 )
 
 log = logging.getLogger("proctor.suts.openai")
@@ -134,7 +134,7 @@ def worker_main(requests: Connection, events: Connection, config: OpenAIConfig, 
     asyncio.set_event_loop(loop)
     sink = PipeSink(events, loop)
     try:
-        client = StreamClient(config, body, sink)
+        client = make_client(config, body, sink)
         loop.run_until_complete(client.open())
     except (ProctorError, OSError) as exc:
         events.send([("E", f"{type(exc).__name__}: {exc}")])

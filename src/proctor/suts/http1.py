@@ -1,0 +1,704 @@
+"""A lean HTTP/1.1 streaming transport for the openai SUT (`http=raw`, the default).
+
+Why: with aiohttp, a first token crossed ~0.6 ms of client hops (a cross-thread wake, a task, the
+request writer, the stream reader hand-off) that counted against TTFT. Here the request is written
+by the engine's issuing thread itself with one non-blocking `sendmsg` on an idle keep-alive
+connection, and the first-token time is read at the top of `data_received`, before any parsing.
+
+Pieces: `ResponseParser` (pure, fuzzed: status line, headers bounded by `MAX_HEAD`, Content-Length,
+chunked transfer-encoding with extensions and trailers, or read-until-close), `_Conn` (an
+`asyncio.Protocol`, one keep-alive connection), `RawClient` (a `StreamClient` with its pool:
+the same endpoint choice, `concurrency` limit, sink calls, fault kinds and messages; the stream
+interpretation is StreamClient's own `_events`/`_finish`).
+
+Thread-safety, the invariants:
+- `RawClient._lock` guards the idle lists, each endpoint's `outstanding`/`sent`, the in-flight
+  count, the waiting queue and the set of active requests.
+- A connection is either idle (in one idle list, `req` None) or owned by one request. Only the
+  owner writes to it. The issuing thread takes an idle connection, sets `conn.req` (so
+  `data_received` never sees a response without its request) and sends, all under the lock.
+- Each connection keeps a dup of its socket for those sends; the loop closes that dup only under
+  the lock, so a send never meets a closed (or reused) file descriptor. The transport owns the
+  original socket; the TCP connection ends once both are closed (`_Conn.close` closes both).
+- The loop thread owns reading, parsing, timers and finishing. It gives a connection back to the
+  idle list (under the lock) only once its response was read to the end and it may be reused
+  (HTTP/1.1 keep-alive, no `Connection: close`, not read-until-close).
+- A partial send hands the rest to the loop (`call_soon_threadsafe(transport.write)`); a
+  connection whose request was not written whole is never reused.
+- An idle connection the server closed is dropped by the loop when its FIN arrives; one idle for
+  over a second is also peeked at (MSG_PEEK) before reuse, in case the loop has not seen it yet. A
+  send that fails before writing a byte is retried once on a fresh connection; once any byte is
+  written there is no retry: it is a fault (never counted twice).
+- Timeouts (per request, no progress) are checked by one sweeper timer on the loop, not armed per
+  request, so a sent request costs the loop nothing until its bytes come back; the connect timeout
+  bounds each connect. https:// endpoints use the aiohttp transport (`make_client`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from proctor.errors import ProctorError
+from proctor.suts.openai import (
+    MAX_ERROR_BODY,
+    OpenAIConfig,
+    Request,
+    Sink,
+    StreamClient,
+    StreamState,
+)
+from proctor.suts.sse import SSEError, SSEParser
+
+log = logging.getLogger("proctor.suts.openai")
+
+MAX_HEAD = 64 << 10  # a response head (status line + headers) above 64 KiB is a protocol fault
+MAX_HEADERS = 128
+MAX_CHUNK_LINE = 4096  # a chunk-size line with its extensions
+DEFAULT_WARM = 4  # connections opened per endpoint at start
+# an idle connection older than this is peeked at before reuse (a server's keep-alive timeout may
+# have closed it: uvicorn's is 5 s); a younger one is not (a syscall on the issuing path)
+PEEK_AFTER_NS = 1_000_000_000
+
+
+class HTTP1Error(ProctorError):
+    """The response is not HTTP/1.1 the client can follow (fault kind `protocol`)."""
+
+
+# --- the response parser (pure, fuzzed) ------------------------------------------------------------
+
+_HEAD, _LENGTH, _SIZE, _DATA, _DATA_END, _TRAILER, _CLOSE, _DONE = range(8)
+
+
+class ResponseParser:
+    """Feed the bytes of one response; get its body's bytes as they come.
+
+    After the head: `status`, `headers` (lower-case names; repeated ones joined with ", "),
+    `keep_alive` (the connection may carry another request once `done`). `close()` at EOF says
+    whether the response ended properly (True for a read-until-close body). Memory is bounded: the
+    body passes through; only a head, a chunk-size line or a trailer is buffered, each bounded."""
+
+    __slots__ = ("_buf", "_left", "_max_head", "_state", "done", "headers", "keep_alive", "status")
+
+    def __init__(self, max_head: int = MAX_HEAD) -> None:
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.keep_alive = False
+        self.done = False
+        self._state = _HEAD
+        self._buf = b""
+        self._left = 0
+        self._max_head = max_head
+
+    def feed(self, data: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        buf = self._buf + data if self._buf else data
+        self._buf = b""
+        pos, n = 0, len(buf)
+        while pos < n:
+            s = self._state
+            if s in (_DATA, _LENGTH):
+                take = min(self._left, n - pos)
+                out.append(buf[pos : pos + take] if pos or take < n else buf)
+                pos += take
+                self._left -= take
+                if not self._left:
+                    if s == _LENGTH:
+                        self._end()
+                    else:
+                        self._state = _DATA_END
+            elif s == _SIZE:
+                nl = buf.find(b"\n", pos)
+                if nl < 0:
+                    if n - pos > MAX_CHUNK_LINE:
+                        raise HTTP1Error(f"a chunk-size line is longer than {MAX_CHUNK_LINE} bytes")
+                    self._buf = buf[pos:]
+                    return out
+                if nl - pos > MAX_CHUNK_LINE:
+                    raise HTTP1Error(f"a chunk-size line is longer than {MAX_CHUNK_LINE} bytes")
+                size = buf[pos:nl].split(b";", 1)[0].strip()
+                pos = nl + 1
+                if not size or len(size) > 16 or size.strip(b"0123456789abcdefABCDEF"):
+                    raise HTTP1Error(f"bad chunk size {size[:20]!r}")
+                self._left = int(size, 16)
+                self._state = _DATA if self._left else _TRAILER
+            elif s == _DATA_END:
+                if buf[pos : pos + 1] == b"\n":
+                    pos += 1
+                elif buf[pos : pos + 2] == b"\r\n":
+                    pos += 2
+                elif buf[pos:] == b"\r":
+                    self._buf = b"\r"
+                    return out
+                else:
+                    raise HTTP1Error("a chunk's data is not followed by CRLF")
+                self._state = _SIZE
+            elif s == _CLOSE:
+                out.append(buf[pos:] if pos else buf)
+                return out
+            elif s in (_HEAD, _TRAILER):
+                pos = self._head(buf, pos)
+                if pos < 0:
+                    return out
+            else:  # _DONE: nothing may follow a response we did not ask another for
+                raise HTTP1Error("the server sent bytes after the end of the response")
+        return out
+
+    def close(self) -> bool:
+        """The connection ended: True when the response was complete (or read-until-close)."""
+        if self._state == _CLOSE:
+            self._end()
+        return self.done
+
+    def _end(self) -> None:
+        self._state = _DONE
+        self.done = True
+
+    def _trailer(self, buf: bytes, pos: int) -> int:
+        """Skip the trailer fields up to the blank line; the new position, -1 when incomplete."""
+        while True:
+            nl = buf.find(b"\n", pos)
+            if nl < 0:
+                if len(buf) - pos > self._max_head:
+                    raise HTTP1Error(f"a trailer line is longer than {self._max_head} bytes")
+                self._buf = buf[pos:]
+                return -1
+            line, pos = buf[pos:nl].rstrip(b"\r"), nl + 1
+            if not line:
+                self._end()
+                return pos
+
+    def _head(self, buf: bytes, pos: int) -> int:
+        """Parse a response head starting at pos; the new position, -1 when incomplete."""
+        if self._state == _TRAILER:
+            return self._trailer(buf, pos)
+        end, skip = buf.find(b"\n\r\n", pos), 3
+        end2 = buf.find(b"\n\n", pos)
+        if end < 0 or 0 <= end2 < end:
+            end, skip = end2, 2
+        if end < 0:
+            if len(buf) - pos > self._max_head:
+                raise HTTP1Error(f"the response head is longer than {self._max_head} bytes")
+            self._buf = buf[pos:]
+            return -1
+        if end - pos > self._max_head:
+            raise HTTP1Error(f"the response head is longer than {self._max_head} bytes")
+        block = buf[pos : end + 1]
+        nxt = end + skip
+        lines = block.decode("latin-1").split("\n")
+        status_line = lines[0].rstrip("\r")
+        version, _, rest = status_line.partition(" ")
+        code = rest[:3]
+        if version not in ("HTTP/1.1", "HTTP/1.0") or len(code) != 3 or not code.isdigit() or rest[3:4] not in ("", " "):
+            raise HTTP1Error(f"bad status line {status_line[:60]!r}")
+        status = int(code)
+        headers: dict[str, str] = {}
+        count = 0
+        for raw in lines[1:]:
+            line = raw.rstrip("\r")
+            if not line:
+                continue
+            count += 1
+            if count > MAX_HEADERS:
+                raise HTTP1Error(f"more than {MAX_HEADERS} header fields")
+            name, sep, value = line.partition(":")
+            if not sep or not name or name != name.strip() or line[:1] in " \t":
+                raise HTTP1Error(f"bad header line {line[:60]!r}")
+            key, value = name.lower(), value.strip()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        if 100 <= status < 200:
+            if status == 101:
+                raise HTTP1Error("the server switched protocols (101), which was not asked for")
+            return nxt  # an interim response: the real one follows
+        self.status, self.headers = status, headers
+        conn = {t.strip().lower() for t in headers.get("connection", "").split(",")}
+        self.keep_alive = "keep-alive" in conn if version == "HTTP/1.0" else "close" not in conn
+        te = headers.get("transfer-encoding")
+        cl = headers.get("content-length")
+        if te is not None:
+            if te.rsplit(",", 1)[-1].strip().lower() == "chunked":
+                self._state = _SIZE
+            else:
+                self._state, self.keep_alive = _CLOSE, False
+        elif cl is not None:
+            values = {v.strip() for v in cl.split(",")}
+            if len(values) != 1:
+                raise HTTP1Error(f"conflicting Content-Length {cl[:60]!r}")
+            v = values.pop()
+            if not v.isdigit() or not v.isascii() or len(v) > 18:
+                raise HTTP1Error(f"bad Content-Length {v[:30]!r}")
+            self._left = int(v)
+            self._state = _LENGTH
+            if not self._left:
+                self._end()
+        elif status in (204, 304):
+            self._end()
+        else:
+            self._state, self.keep_alive = _CLOSE, False
+        return nxt
+
+
+# --- one connection, one request --------------------------------------------------------------------
+
+
+class _Req:
+    """One request's state from its send to its end (the loop thread's, after the send)."""
+
+    __slots__ = ("i", "idx", "e", "t_issue", "t_start", "t_last", "conn", "parser", "sse", "st", "err",
+                 "reported", "whole", "retried")
+
+    def __init__(self, i: int, idx: int, e: int, t_issue: int) -> None:
+        self.i, self.idx, self.e, self.t_issue = i, idx, e, t_issue
+        self.t_start = self.t_last = 0
+        self.conn: _Conn | None = None
+        self.parser = ResponseParser()
+        self.sse = SSEParser()
+        self.st = StreamState()
+        self.err = b""  # the body of an error answer, up to MAX_ERROR_BODY
+        self.reported = False  # the sink has this request's outcome (its connection may still drain)
+        self.whole = True  # the request was written whole (else the connection is not reused)
+        self.retried = False
+
+
+class _Conn(asyncio.Protocol):
+    """One keep-alive connection to one endpoint."""
+
+    def __init__(self, client: RawClient, e: int) -> None:
+        self.client, self.e = client, e
+        self.transport: asyncio.Transport | None = None
+        self.sock: socket.socket | None = None  # a dup for the issuing thread's sends
+        self.req: _Req | None = None
+        self.alive = False
+        self.t_idle = 0  # when it last went idle (perf_counter_ns)
+
+    def itself(self) -> _Conn:
+        """The protocol factory of this one connection."""
+        return self
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.alive = True
+
+    def data_received(self, data: bytes) -> None:
+        t = time.perf_counter_ns()  # the first-token time: before any parsing
+        req = self.req
+        if req is None:  # bytes nobody asked for
+            self.close()
+            return
+        self.client._data(req, data, t)
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport: connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.alive = False
+        self.client._lost(self, exc)
+
+    def close(self) -> None:
+        """Close the connection: the dup under the lock (never under a send), then the transport."""
+        self.alive = False
+        with self.client._lock:
+            if self.sock is not None:
+                self.sock.close()
+                self.sock = None
+        if self.transport is not None:
+            self.transport.close()
+
+
+# --- the client -------------------------------------------------------------------------------------
+
+
+class RawClient(StreamClient):
+    """`StreamClient` over `_Conn` connections: see the module doc for who touches what."""
+
+    def __init__(self, config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink, warm: int = DEFAULT_WARM):
+        super().__init__(config, body, sink)
+        self.warm = warm
+        self._lock = threading.Lock()
+        self._idle: list[list[_Conn]] = [[] for _ in self.endpoints]
+        self._active: set[_Req] = set()
+        self._waiting: deque[Request] = deque()
+        self._in_flight = 0
+        self._conns: set[_Conn] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing = False
+        self._addr: list[tuple[str, int]] = []
+        self._prefix: list[bytes] = []
+        self._heads: dict[tuple[int, int], bytes] = {}
+        extra = "".join(f"{k}: {v}\r\n" for k, v in self._headers.items() if k.lower() != "content-type")
+        for ep in self.endpoints:
+            u = urlsplit(ep.url)
+            path = u.path + (f"?{u.query}" if u.query else "")
+            self._addr.append((u.hostname or "127.0.0.1", u.port or 80))
+            self._prefix.append(
+                f"POST {path} HTTP/1.1\r\nHost: {u.netloc}\r\nUser-Agent: proctor\r\nAccept: text/event-stream\r\n"
+                f"Content-Type: application/json\r\n{extra}".encode("latin-1")
+            )
+        t = min(config.stall_s, config.timeout_s) / 5
+        self._tick = min(max(t, 0.005), 0.5)
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _head(self, e: int, n: int) -> bytes:
+        """The request head for endpoint e and a body of n bytes (cached: a few lengths per dataset)."""
+        h = self._heads.get((e, n))
+        if h is None:
+            h = self._heads[(e, n)] = self._prefix[e] + b"Content-Length: %d\r\n\r\n" % n
+        return h
+
+    async def open(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._sweeper = self._loop.call_later(self._tick, self._sweep)
+        if self.warm > 0:
+            got = await asyncio.gather(
+                *(self._connect(e) for e in range(len(self.endpoints)) for _ in range(self.warm)),
+                return_exceptions=True,
+            )
+            with self._lock:
+                for c in got:
+                    if isinstance(c, _Conn) and c.alive:
+                        c.t_idle = time.perf_counter_ns()
+                        self._idle[c.e].append(c)
+
+    async def shut(self) -> None:
+        """Drop the streams in flight (no outcome reported, as the aiohttp path's cancel) and close."""
+        self._closing = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for t in list(self._tasks):
+            t.cancel()
+        for c in list(self._conns):
+            c.req = None
+            c.close()
+        await asyncio.sleep(0)
+
+    async def _connect(self, e: int) -> _Conn:
+        loop = self._loop
+        assert loop is not None
+        host, port = self._addr[e]
+        infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), self.config.connect_s)
+        err: BaseException = OSError(f"no address for {host}")
+        for family, kind, proto, _, addr in infos:
+            sock = socket.socket(family, kind, proto)
+            conn = _Conn(self, e)
+            dup: socket.socket | None = None
+            try:
+                sock.setblocking(False)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                await asyncio.wait_for(loop.sock_connect(sock, addr), self.config.connect_s)
+                dup = sock.dup()  # before the transport takes the socket (uvloop detaches it)
+                await loop.create_connection(conn.itself, sock=sock)
+            except BaseException as exc:
+                sock.close()
+                if dup is not None:
+                    dup.close()
+                if not isinstance(exc, OSError | TimeoutError):
+                    raise
+                err = exc
+                continue
+            dup.setblocking(False)
+            conn.sock = dup
+            self._conns.add(conn)
+            return conn
+        raise err
+
+    # --- issuing: any thread ---------------------------------------------------------------------
+
+    def start(self, requests: list[Request]) -> None:
+        """The loop's entry (worker processes): the same as `issue` from the loop thread."""
+        self.issue(requests)
+
+    def issue(self, requests: list[Request], t_issue: int | None = None) -> None:
+        """Send each request now on an idle connection (from this thread), else have the loop open
+        one; beyond `concurrency` in flight, queue it for the loop to start when one ends."""
+        cap = self.config.concurrency
+        eps = self.endpoints
+        loop = self._loop
+        assert loop is not None
+        for i, idx, e, t in requests:
+            req = _Req(i, idx, e, t)
+            with self._lock:
+                if self._closing:
+                    return
+                if cap and self._in_flight >= cap:
+                    self._waiting.append((i, idx, e, t))
+                    continue
+                self._in_flight += 1
+                if e < 0:
+                    e = req.e = min(range(len(eps)), key=lambda k: eps[k].outstanding) if len(eps) > 1 else 0
+                ep = eps[e]
+                ep.outstanding += 1
+                ep.sent += 1
+                self._active.add(req)
+                idle = self._idle[e]
+                conn = None
+                now = time.perf_counter_ns()
+                while idle:
+                    c = idle.pop()
+                    if c.alive and c.sock is not None and (now - c.t_idle < PEEK_AFTER_NS or _quiet(c.sock)):
+                        conn = c
+                        break
+                    if c.alive:  # the server closed it (or sent bytes nobody asked for): not reused
+                        c.alive = False
+                        loop.call_soon_threadsafe(c.close)
+                body = self.body(idx)
+                head = self._head(e, len(body))
+                req.t_start = req.t_last = time.perf_counter_ns()
+                self.sink.sent(i, t, req.t_start)
+                if conn is not None:
+                    req.conn, conn.req = conn, req  # before the send: a response always finds its request
+                    sock = conn.sock
+                    assert sock is not None
+                    try:
+                        n = sock.sendmsg((head, body))
+                    except BlockingIOError:
+                        n = 0
+                    except OSError:  # the server closed it while idle: nothing written, retry afresh
+                        req.conn = conn.req = None
+                        req.retried = True
+                        conn.alive = False
+                        loop.call_soon_threadsafe(conn.close)
+                        conn = None
+                        n = -1
+                    if conn is not None and n < len(head) + len(body):
+                        req.whole = False
+                        rest = (head + body)[n:]
+                        loop.call_soon_threadsafe(self._write_rest, req, conn, rest)
+                    if conn is not None:
+                        continue
+            self._in_loop(self._open_send, req, head, body)
+
+    def _in_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        loop = self._loop
+        assert loop is not None
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            fn(*args)
+        else:
+            loop.call_soon_threadsafe(fn, *args)
+
+    # --- the loop thread ----------------------------------------------------------------------------
+
+    def _write_rest(self, req: _Req, conn: _Conn, rest: bytes) -> None:
+        if conn.req is req and conn.transport is not None and not req.reported:
+            conn.transport.write(rest)
+            req.whole = True
+
+    def _open_send(self, req: _Req, head: bytes, body: bytes) -> None:
+        t = asyncio.get_running_loop().create_task(self._open_send_async(req, head, body))
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    async def _open_send_async(self, req: _Req, head: bytes, body: bytes) -> None:
+        url = self.endpoints[req.e].url
+        try:
+            conn = await self._connect(req.e)
+        except TimeoutError as exc:
+            self._fault(req, "connect", f"connect timeout to {url}: {exc}")
+            return
+        except OSError as exc:
+            self._fault(req, "connect", f"cannot connect to {url}: {exc}")
+            return
+        if req.reported or self._closing:  # timed out meanwhile
+            self._release(conn, True)
+            return
+        req.conn, conn.req = conn, req
+        req.t_last = time.perf_counter_ns()
+        assert conn.transport is not None
+        conn.transport.write(head + body)
+
+    def _data(self, req: _Req, data: bytes, t: int) -> None:
+        req.t_last = t
+        p = req.parser
+        url = self.endpoints[req.e].url
+        try:
+            pieces = p.feed(data)
+        except HTTP1Error as exc:
+            if req.reported:
+                self._drop(req)
+            else:
+                self._fault(req, "protocol", f"{url}: {exc}")
+            return
+        if req.reported:  # draining the rest of a reported stream
+            if p.done:
+                self._drained(req)
+            return
+        if not p.status:
+            return
+        if p.status != 200:
+            for piece in pieces:
+                req.err += piece[: MAX_ERROR_BODY - len(req.err)]
+            if p.done or len(req.err) >= MAX_ERROR_BODY:
+                self._http_error(req)
+            return
+        st = req.st
+        try:
+            for piece in pieces:
+                if self._events(req.i, req.sse.feed(piece), st, t):
+                    self._complete(req, t)
+                    return
+            if p.done:
+                self._events(req.i, req.sse.close(), st, t)
+                self._complete(req, t)
+        except SSEError as exc:
+            self._fault(req, "protocol", f"{url}: {exc}")
+
+    def _complete(self, req: _Req, t: int) -> None:
+        """The stream said it ended (or its body did): report it; keep the connection until drained."""
+        self._settle(req)
+        self._finish(req.i, req.idx, req.st, self.endpoints[req.e].url, t)
+        if req.parser.done:
+            self._drained(req)
+
+    def _http_error(self, req: _Req) -> None:
+        p = req.parser
+        kind = "http_429" if p.status == 429 else "http_error"
+        text = req.err.decode("utf-8", "replace")
+        self._settle(req)
+        self._fail(req.i, req.idx, kind, f"HTTP {p.status} from {self.endpoints[req.e].url}: {text.strip()[:200]}")
+        if p.done:
+            self._drained(req)
+        else:
+            self._drop(req)
+
+    def _fault(self, req: _Req, kind: str, message: str) -> None:
+        """A fault: report it, close the request's connection (never reused after a fault)."""
+        if req.reported:
+            return
+        self._settle(req)
+        self._fail(req.i, req.idx, kind, message)
+        self._drop(req)
+
+    def _settle(self, req: _Req) -> None:
+        """The request's outcome is about to be reported: free its slot and its endpoint count, and
+        start a waiting request if the concurrency limit held one back."""
+        req.reported = True
+        nxt = None
+        with self._lock:
+            self._in_flight -= 1
+            self.endpoints[req.e].outstanding -= 1
+            if not req.conn or req.parser.done:
+                self._active.discard(req)
+            if self._waiting and not self._closing:
+                nxt = self._waiting.popleft()
+        if nxt is not None:  # after this callback, so the connection it frees can carry it
+            asyncio.get_running_loop().call_soon(self.issue, [nxt])
+
+    def _drained(self, req: _Req) -> None:
+        """The response was read to its end: the connection goes back to the idle list if it may."""
+        conn = req.conn
+        with self._lock:
+            self._active.discard(req)
+        if conn is None:
+            return
+        conn.req = req.conn = None
+        self._release(conn, req.parser.keep_alive and req.whole)
+
+    def _release(self, conn: _Conn, reuse: bool) -> None:
+        if reuse and conn.alive and not self._closing:
+            with self._lock:
+                conn.req = None
+                conn.t_idle = time.perf_counter_ns()
+                self._idle[conn.e].append(conn)
+        else:
+            conn.req = None
+            conn.close()
+
+    def _drop(self, req: _Req) -> None:
+        conn = req.conn
+        with self._lock:
+            self._active.discard(req)
+        if conn is not None:
+            conn.req = req.conn = None
+            conn.close()
+
+    def _lost(self, conn: _Conn, exc: Exception | None) -> None:
+        with self._lock:
+            if conn.sock is not None:
+                conn.sock.close()
+                conn.sock = None
+            with contextlib.suppress(ValueError):
+                self._idle[conn.e].remove(conn)
+        self._conns.discard(conn)
+        req = conn.req
+        if req is None or self._closing:
+            return
+        conn.req = req.conn = None
+        if req.reported:
+            with self._lock:
+                self._active.discard(req)
+            return
+        url = self.endpoints[req.e].url
+        p = req.parser
+        if p.status and p.status != 200:
+            p.close()
+            self._http_error(req)
+            return
+        if p.status == 200 and p.close():  # the body ended with the connection (read-until-close)
+            try:
+                self._events(req.i, req.sse.close(), req.st, time.perf_counter_ns())
+            except SSEError as err:
+                self._fault(req, "protocol", f"{url}: {err}")
+                return
+            self._complete(req, time.perf_counter_ns())
+            return
+        why = "the server closed the connection" if exc is None else f"{type(exc).__name__}: {exc}"
+        self._fault(req, "dropped", f"stream from {url} broke off: {why}")
+
+    def _sweep(self) -> None:
+        """The timeouts of every active request: per request, no progress, a drain that hangs."""
+        loop = self._loop
+        assert loop is not None
+        now = time.perf_counter_ns()
+        total, stall = int(self.config.timeout_s * 1e9), int(self.config.stall_s * 1e9)
+        with self._lock:
+            active = list(self._active)
+        for req in active:
+            url = self.endpoints[req.e].url
+            if req.reported:
+                if now - req.t_last > stall:
+                    self._drop(req)
+            elif now - req.t_start > total:
+                self._fault(req, "timeout", f"request to {url} took over {self.config.timeout_s:g} s")
+            elif req.conn is not None and now - req.t_last > stall:
+                if req.parser.status and req.parser.status != 200:
+                    self._http_error(req)
+                else:
+                    self._fault(req, "stall", f"no data from {url} for {self.config.stall_s:g} s")
+        if not self._closing:
+            self._sweeper = loop.call_later(self._tick, self._sweep)
+
+
+def _quiet(sock: socket.socket) -> bool:
+    """An idle connection has nothing to read: no FIN the loop has not seen yet, no stray bytes
+    (one peek, so a request is not sent into a connection the server already closed)."""
+    try:
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)  # EOF (b"") or bytes: not quiet
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def make_client(config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink) -> StreamClient:
+    """The raw client for http:// endpoints; https:// ones (TLS) go over aiohttp."""
+    if all(urlsplit(u).scheme == "http" for u in config.urls):
+        return RawClient(config, body, sink, config.warm)
+    log.info("https:// endpoints: the aiohttp transport carries them")
+    return StreamClient(config, body, sink)
+
+
+__all__ = ["DEFAULT_WARM", "MAX_HEAD", "HTTP1Error", "RawClient", "ResponseParser", "make_client"]

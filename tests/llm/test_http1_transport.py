@@ -1,0 +1,140 @@
+"""The raw HTTP/1.1 transport against a hand-written server: the response framings servers use
+(chunked, Content-Length, `Connection: close`, HTTP/1.0 read-until-close, an interim 100), error
+answers, a broken status line, and a request too big for one send. Every request reaches the
+server once (never sent twice), faults are counted by kind, the rest complete with exact counts."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections import Counter
+
+import orjson
+from test_openai_sut import Scenario, run  # tests/llm is on sys.path
+
+from proctor.suts.http1 import RawClient
+from proctor.suts.openai import from_params
+
+SSE = (b'data: {"choices":[{"index":0,"text":"a"}]}\n\n'
+       b'data: {"choices":[{"index":0,"text":" b"}]}\n\n'
+       b'data: {"choices":[],"usage":{"completion_tokens":2}}\n\ndata: [DONE]\n\n')
+
+
+def chunked(body: bytes) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(body[k:k + 40]), body[k:k + 40]) for k in range(0, len(body), 40)) + b"0\r\n\r\n"
+
+
+ANSWERS = {
+    "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(SSE),
+    "length": b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(SSE), SSE),
+    "close": b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(SSE), SSE),
+    "http10": b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + SSE,
+    "continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(SSE),
+    "429": b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 4\r\n\r\nslow",
+    "bad": b"HTTP/9 200 OK\r\n\r\n" + SSE,
+}
+CLOSES = {"close", "http10", "bad"}
+
+
+class Stub:
+    """One thread per connection; request k gets the answer modes[k % len(modes)]."""
+
+    def __init__(self, modes: list[str]) -> None:
+        self.modes = modes
+        self.requests = 0
+        self.bodies: list[int] = []
+        self.conns = 0
+        self.lock = threading.Lock()
+        self.srv = socket.create_server(("127.0.0.1", 0))
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.conns += 1
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c: socket.socket) -> None:
+        buf = b""
+        with c:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    got = c.recv(65536)
+                    if not got:
+                        return
+                    buf += got
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                n = int(next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")).split(b":")[1])
+                while len(buf) < n:
+                    got = c.recv(1 << 20)
+                    if not got:
+                        return
+                    buf += got
+                orjson.loads(buf[:n])  # the body arrived whole
+                buf = buf[n:]
+                with self.lock:
+                    mode = self.modes[self.requests % len(self.modes)]
+                    self.requests += 1
+                    self.bodies.append(n)
+                c.sendall(ANSWERS[mode])
+                if mode in CLOSES:
+                    return
+
+    def close(self) -> None:
+        self.srv.close()
+
+
+def test_every_framing_and_fault_kind_over_the_raw_transport(tmp_path):
+    modes = ["chunked", "length", "close", "http10", "continue", "429", "bad", "chunked"]
+    stub = Stub(modes)
+    try:
+        sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", synthetic="16", concurrency="1", warm="1",
+                               stall_s="5", out="const:2")
+        out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=16)
+    finally:
+        stub.close()
+    n = out.records.n_samples_issued
+    per = Counter(modes[k % len(modes)] for k in range(n))
+    assert stub.requests == n  # each request reached the server exactly once
+    assert sut.faults == {"http_429": per["429"], "protocol": per["bad"]}
+    assert sut.count_sources == {"usage": n - per["429"] - per["bad"]}
+    # a connection the server closes (or may close) is not reused; the others are
+    assert stub.conns <= 1 + per["close"] + per["http10"] + per["bad"] + per["429"]
+
+
+def test_a_request_too_big_for_one_send_is_finished_by_the_loop(tmp_path, monkeypatch):
+    rests = []
+    write_rest = RawClient._write_rest
+    monkeypatch.setattr(RawClient, "_write_rest", lambda self, req, conn, rest: (rests.append(len(rest)),
+                                                                                 write_rest(self, req, conn, rest)))
+    data = tmp_path / "big.jsonl"
+    prompts = ["a " * (3 << 20), "small prompt"]
+    data.write_bytes(b"\n".join(orjson.dumps({"prompt": p, "max_tokens": 2}) for p in prompts))
+    stub = Stub(["chunked"])
+    try:
+        sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", dataset=str(data), concurrency="1", warm="1")
+        out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=2)
+    finally:
+        stub.close()
+    n = out.records.n_samples_issued
+    assert out.errors == 0 and sut.count_sources == {"usage": n} and stub.requests == n
+    assert max(stub.bodies) > 6 << 20
+    assert rests and all(0 < r < max(stub.bodies) for r in rests)  # sent in part at once, the rest by the loop
+
+
+def test_an_idle_connection_the_server_closed_is_not_quiet():
+    from proctor.suts.http1 import _quiet
+
+    a, b = socket.socketpair()
+    with a, b:
+        a.setblocking(False)
+        assert _quiet(a)
+        b.sendall(b"x")  # stray bytes
+        assert not _quiet(a) and a.recv(1) == b"x" and _quiet(a)
+        b.close()  # the FIN
+        assert not _quiet(a)
