@@ -8,7 +8,9 @@ from proctor.loadgen.clock import (
     PREEMPTED_NS,
     SPIN_BACKOFF_MAX,
     SPIN_MAX_LATE,
+    SPIN_MIN_WAITS,
     SPIN_WINDOW,
+    SPIN_WINDOW_NS,
     ManualClock,
     MonotonicClock,
 )
@@ -222,3 +224,19 @@ def test_no_spin_margin_never_turns_precise() -> None:
     clock.on_precise = told.append
     waits(clock, host, 4 * SPIN_WINDOW)
     assert (told, clock.precise, host.spins) == ([], False, 0)
+
+
+def test_at_low_rates_a_window_closes_on_time_with_enough_waits() -> None:
+    """4 queries/s: a window is a second's waits (at least SPIN_MIN_WAITS), not 256 of them."""
+    clock, host = make()
+    gap = SPIN_WINDOW_NS // 4  # 250 ms apart
+    for _ in range(SPIN_MIN_WAITS - 1):
+        clock.sleep_until(host.t + gap)
+    assert clock.margin_ns == 0  # over a second, but too few waits to judge
+    clock.sleep_until(host.t + gap)
+    assert clock.margin_ns == MARGIN
+    # a preempted window at that rate turns it off again
+    host.overshoot_ns = 2 * PREEMPTED_NS
+    for _ in range(SPIN_MIN_WAITS):
+        clock.sleep_until(host.t + gap)
+    assert clock.margin_ns == 0

@@ -23,6 +23,10 @@ PREEMPTED_NS = 200_000
 # 10k QPS), so it runs only where the host is demonstrably idle.
 SPIN_WINDOW = 256
 SPIN_MAX_LATE = 0
+# At low rates a window also closes after this much time once it holds SPIN_MIN_WAITS waits: there
+# the spin costs next to nothing (margin x rate), and 256 waits at 4 queries/s would take a minute.
+SPIN_WINDOW_NS = 1_000_000_000
+SPIN_MIN_WAITS = 8
 # Turned off after it was on, the spin needs twice as many precise windows in a row as the last time
 # to come back (1, 2, 4, ... up to this many): on a host that preempts every few windows it stays off.
 SPIN_BACKOFF_MAX = 64
@@ -50,6 +54,7 @@ class MonotonicClock:
         "_clean",
         "_clean_needed",
         "_late",
+        "_window_start",
         "_sleep",
         "_waits",
         "margin_ns",
@@ -74,6 +79,7 @@ class MonotonicClock:
         self._late = 0
         self._clean = 0  # precise windows in a row while the spin is off
         self._clean_needed = 1  # how many turn it on
+        self._window_start = -1  # when the current window's first wait ended (-1: none yet)
 
     def sleep_until(self, t_ns: int) -> None:
         now, sleep = self.now_ns, self._sleep
@@ -90,7 +96,11 @@ class MonotonicClock:
         self._waits += 1
         if end - t_ns > PREEMPTED_NS:
             self._late += 1
-        if self._waits >= SPIN_WINDOW:
+        if self._window_start < 0:
+            self._window_start = end
+        if self._waits >= SPIN_WINDOW or (
+            self._waits >= SPIN_MIN_WAITS and end - self._window_start >= SPIN_WINDOW_NS
+        ):
             self._decide()
 
     def note_late(self) -> None:
@@ -104,6 +114,7 @@ class MonotonicClock:
     def _decide(self) -> None:
         clean = self._late <= SPIN_MAX_LATE
         self._waits = self._late = 0
+        self._window_start = -1
         if self.spin_margin_ns <= 0:  # no spin asked for: always sleeping
             return
         if self.precise:
