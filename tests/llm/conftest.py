@@ -1,11 +1,17 @@
-"""Fixtures for the LLM path: `proctor serve llm` in a background thread on an ephemeral loopback port."""
+"""Fixtures for the LLM path: `proctor serve llm` in a background thread on an ephemeral loopback port,
+and third-party servers (transformers serve, llama.cpp) as bounded child processes."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import threading
-from collections.abc import Iterator
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +49,47 @@ def llm_server():
 def http(request):
     """Both transports of the openai SUT (`http=raw|aiohttp`)."""
     return request.param
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def server_process(
+    name: str, cmd: list[str], ready_path: str, port: int, log: Path, start_s: float,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """Run a third-party server (bound by `cmd` to 127.0.0.1:port); yield its base URL once
+    `ready_path` answers 200 within `start_s`; terminate it (then kill) afterwards."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, env=None if env is None else dict(env), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + start_s
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"{name} exited {proc.returncode}: {log.read_text()[-2000:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{name} did not answer {ready_path} in {start_s} s: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready_path}", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def third_party():
+    """`(free_port, server_process)` for the third-party server tests' module fixtures."""
+    return free_port, server_process

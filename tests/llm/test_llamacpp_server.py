@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import numpy as np
 import orjson
@@ -41,12 +37,6 @@ TOKENS = 16
 START_S = 120
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def serving_python() -> str:
     py = os.environ.get(ENV)
     if py:
@@ -56,46 +46,20 @@ def serving_python() -> str:
     pytest.skip(f"llama.cpp server: set {ENV}=PYTHON (an interpreter with llama-cpp-python[server] and gguf)")
 
 
-def wait_up(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + START_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama.cpp server exited {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"llama.cpp server did not answer /v1/models in {START_S} s: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture(scope="module")
-def llamacpp(tmp_path_factory):
+def llamacpp(tmp_path_factory, third_party):
     """Base URL of a running llama.cpp server on loopback."""
     py = serving_python()
     root = tmp_path_factory.mktemp("llamacpp")
     model = root / "tiny.gguf"
     made = subprocess.run([py, gguf_tiny.__file__, str(model)], capture_output=True, text=True, timeout=START_S)
     assert made.returncode == 0, made.stderr[-2000:]
+    free_port, server_process = third_party
     port = free_port()
-    log = root / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [py, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "2048", "--logits_all", "true"],
-            stdout=out, stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_up(proc, port, log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+    cmd = [py, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
+           "--n_ctx", "2048", "--logits_all", "true"]
+    with server_process("llama.cpp server", cmd, "/v1/models", port, root / "serve.log", START_S) as url:
+        yield url
 
 
 def drive(tmp_path, url: str, api: str, scenario: Scenario, n: int = 12, **extra: str):

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -49,28 +46,8 @@ def serving_python() -> str:
     pytest.skip(f"transformers serve: set {ENV}=PYTHON (an interpreter with transformers[serving] and torch)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + START_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"transformers serve exited {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"transformers serve did not answer /health in {START_S} s: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture(scope="module")
-def tserve(tmp_path_factory):
+def tserve(tmp_path_factory, third_party):
     """(base URL, model folder) of a running `transformers serve` on loopback."""
     py = serving_python()
     root = tmp_path_factory.mktemp("tserve")
@@ -79,23 +56,11 @@ def tserve(tmp_path_factory):
     made = subprocess.run([py, hf_tiny.__file__, str(model)], env=env, capture_output=True, text=True,
                           timeout=START_S)
     assert made.returncode == 0, made.stderr[-2000:]
+    free_port, server_process = third_party
     port = free_port()
-    log = root / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [py, "-c", SERVE, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_healthy(proc, port, log)
-        yield f"http://127.0.0.1:{port}", model
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+    cmd = [py, "-c", SERVE, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    with server_process("transformers serve", cmd, "/health", port, root / "serve.log", START_S, env) as url:
+        yield url, model
 
 
 def drive(tmp_path, url: str, model: Path, api: str, scenario: Scenario, n: int = 12):

@@ -323,8 +323,11 @@ class CompletionTracker:
         return s // self._spq if sq is None else sq[s]
 
     def _stamp(self, t_ns: Any, who: str) -> int | None:
-        """A caller's event time, checked: an int, clamped to now when it is in the future (the
-        first such one is an error, later ones are counted); None (and an error) if not an int."""
+        """The event's time: now when the caller gave none; else the caller's, checked: an int,
+        clamped to now when it is in the future (the first such one is an error, later ones are
+        counted); None (and an error) if not an int."""
+        if t_ns is None:
+            return self._now()
         t = as_id(t_ns)
         if t is None:
             self._error(f"{who}: t_ns={t_ns!r} is not an integer timestamp (time.perf_counter_ns)")
@@ -517,13 +520,9 @@ class CompletionTracker:
         t_ns: int | None = None,
     ) -> None:
         who = "QuerySamplesComplete"
-        if t_ns is None:
-            t = self._now()
-        else:
-            stamped = self._stamp(t_ns, who)
-            if stamped is None:
-                return
-            t = stamped
+        t = self._stamp(t_ns, who)
+        if t is None:
+            return
         try:
             ids: list[Any] = [r.id for r in responses]
         except AttributeError:  # not all of them are responses: each such item is reported
@@ -561,13 +560,9 @@ class CompletionTracker:
         data: np.ndarray | None = None,
         t_ns: int | None = None,
     ) -> None:
-        if t_ns is None:
-            t = self._now()
-        else:
-            stamped = self._stamp(t_ns, "complete_arrays")
-            if stamped is None:
-                return
-            t = stamped
+        t = self._stamp(t_ns, "complete_arrays")
+        if t is None:
+            return
         if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
             ids = np.asarray(ids) if _all_ints(ids) else np.asarray(list(ids), dtype=object)
         if t_ns is not None:  # refuse the samples the stamp is too early for, before anything else
@@ -696,13 +691,9 @@ class CompletionTracker:
     ) -> None:
         keep: list[tuple[int, bytes]] = []
         who = "FirstTokenComplete"
-        if t_ns is None:
-            t = self._now()
-        else:
-            stamped = self._stamp(t_ns, who)
-            if stamped is None:
-                return
-            t = stamped
+        t = self._stamp(t_ns, who)
+        if t is None:
+            return
         with self._lock:
             if not self._first_token.flags.writeable:  # a first token in a run without token latencies
                 self._records.writable_tokens()
