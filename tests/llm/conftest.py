@@ -4,8 +4,11 @@ and third-party servers (transformers serve, llama.cpp) as bounded child process
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -51,6 +54,17 @@ def http(request):
     return request.param
 
 
+def serving_python(env_var: str, modules: tuple[str, ...], what: str) -> str:
+    """The interpreter that runs a third-party server: $env_var, else this one when it has
+    `modules`; otherwise the test skips, saying what to set."""
+    py = os.environ.get(env_var)
+    if py:
+        return py
+    if all(importlib.util.find_spec(m) for m in modules):
+        return sys.executable
+    pytest.skip(f"{what}: set {env_var}=PYTHON (an interpreter with {', '.join(modules)})")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -91,5 +105,5 @@ def server_process(
 
 @pytest.fixture(scope="session")
 def third_party():
-    """`(free_port, server_process)` for the third-party server tests' module fixtures."""
-    return free_port, server_process
+    """`(serving_python, free_port, server_process)` for the third-party server tests' fixtures."""
+    return serving_python, free_port, server_process

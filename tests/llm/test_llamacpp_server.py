@@ -15,10 +15,7 @@ exact source and says so instead of guessing from the chunks.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import subprocess
-import sys
 
 import numpy as np
 import orjson
@@ -37,24 +34,15 @@ TOKENS = 16
 START_S = 120
 
 
-def serving_python() -> str:
-    py = os.environ.get(ENV)
-    if py:
-        return py
-    if all(importlib.util.find_spec(m) for m in ("llama_cpp", "gguf", "uvicorn", "sse_starlette")):
-        return sys.executable
-    pytest.skip(f"llama.cpp server: set {ENV}=PYTHON (an interpreter with llama-cpp-python[server] and gguf)")
-
-
 @pytest.fixture(scope="module")
 def llamacpp(tmp_path_factory, third_party):
     """Base URL of a running llama.cpp server on loopback."""
-    py = serving_python()
+    serving_python, free_port, server_process = third_party
+    py = serving_python(ENV, ("llama_cpp", "gguf", "uvicorn", "sse_starlette"), "llama.cpp server")
     root = tmp_path_factory.mktemp("llamacpp")
     model = root / "tiny.gguf"
     made = subprocess.run([py, gguf_tiny.__file__, str(model)], capture_output=True, text=True, timeout=START_S)
     assert made.returncode == 0, made.stderr[-2000:]
-    free_port, server_process = third_party
     port = free_port()
     cmd = [py, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
            "--n_ctx", "2048", "--logits_all", "true"]

@@ -12,10 +12,8 @@ chat chunk. Token counts must come out exact from the usage record; TTFT and TPO
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,27 +34,17 @@ START_S = 120  # a bound on model load: the tiny model loads in seconds
 SERVE = "import sys; from transformers.cli.transformers import main; sys.argv[0] = 'transformers'; sys.exit(main())"
 
 
-def serving_python() -> str:
-    """The interpreter that runs transformers serve, or skip."""
-    py = os.environ.get(ENV)
-    if py:
-        return py
-    if all(importlib.util.find_spec(m) for m in ("transformers", "torch", "fastapi", "uvicorn")):
-        return sys.executable
-    pytest.skip(f"transformers serve: set {ENV}=PYTHON (an interpreter with transformers[serving] and torch)")
-
-
 @pytest.fixture(scope="module")
 def tserve(tmp_path_factory, third_party):
     """(base URL, model folder) of a running `transformers serve` on loopback."""
-    py = serving_python()
+    serving_python, free_port, server_process = third_party
+    py = serving_python(ENV, ("transformers", "torch", "fastapi", "uvicorn"), "transformers serve")
     root = tmp_path_factory.mktemp("tserve")
     model = root / "tiny-llama"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HOME=str(root / "hf-home"))
     made = subprocess.run([py, hf_tiny.__file__, str(model)], env=env, capture_output=True, text=True,
                           timeout=START_S)
     assert made.returncode == 0, made.stderr[-2000:]
-    free_port, server_process = third_party
     port = free_port()
     cmd = [py, "-c", SERVE, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
     with server_process("transformers serve", cmd, "/health", port, root / "serve.log", START_S, env) as url:
