@@ -13,6 +13,7 @@ from proctor.loadgen.clock import (
     SPIN_WINDOW_NS,
     ManualClock,
     MonotonicClock,
+    host_crowded,
 )
 
 US = 1_000
@@ -51,9 +52,12 @@ def waits(clock: MonotonicClock, host: FakeHost, n: int) -> list[int]:
     return late
 
 
-def make(overshoot_ns: int = 10 * US) -> tuple[MonotonicClock, FakeHost]:
+def make(overshoot_ns: int = 10 * US, crowded: list[bool | None] | None = None) -> tuple[MonotonicClock, FakeHost]:
+    """A clock on a fake host; `crowded[0]` is what the host's load says at each window's end
+    (a list, so a test can change it between windows)."""
     host = FakeHost(overshoot_ns)
-    return MonotonicClock(MARGIN, now_ns=host.now, sleep=host.sleep), host
+    load = crowded if crowded is not None else [False]
+    return MonotonicClock(MARGIN, now_ns=host.now, sleep=host.sleep, crowded=lambda: load[0]), host
 
 
 def test_starts_sleeping_to_the_deadline_without_a_spin() -> None:
@@ -219,7 +223,7 @@ def test_arrivals_found_overdue_count_as_late_waits() -> None:
 
 def test_no_spin_margin_never_turns_precise() -> None:
     host = FakeHost()
-    clock = MonotonicClock(0, now_ns=host.now, sleep=host.sleep)
+    clock = MonotonicClock(0, now_ns=host.now, sleep=host.sleep, crowded=lambda: False)
     told: list[bool] = []
     clock.on_precise = told.append
     waits(clock, host, 4 * SPIN_WINDOW)
@@ -240,3 +244,54 @@ def test_at_low_rates_a_window_closes_on_time_with_enough_waits() -> None:
     for _ in range(SPIN_MIN_WAITS):
         clock.sleep_until(host.t + gap)
     assert clock.margin_ns == 0
+
+
+def test_a_crowded_host_never_turns_the_spin_on() -> None:
+    """Every CPU wanted (a hog per core): the waits are punctual, yet the spin stays off."""
+    clock, host = make(crowded=[True])
+    late = waits(clock, host, 8 * SPIN_WINDOW)
+    assert max(late) < PREEMPTED_NS
+    assert (clock.precise, host.spins) == (False, 0)
+
+
+def test_an_unknown_load_leaves_the_choice_to_lateness() -> None:
+    clock, host = make(crowded=[None])
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
+
+
+def test_a_host_crowded_while_spinning_turns_the_spin_off_and_backs_off() -> None:
+    load: list[bool | None] = [False]
+    clock, host = make(crowded=load)
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
+    load[0] = True
+    waits(clock, host, SPIN_WINDOW)
+    assert not clock.precise
+    load[0] = False
+    waits(clock, host, SPIN_WINDOW)  # one clean window is no longer enough: the trial failed
+    assert not clock.precise
+    waits(clock, host, SPIN_WINDOW)
+    assert clock.precise
+
+
+@pytest.mark.parametrize(
+    ("text", "cpus", "expected"),
+    [
+        (b"0.91 1.21 1.34 1/65 2345\n", 2, False),
+        (b"2.10 2.05 1.90 2/70 2345\n", 2, False),  # every runnable task has a CPU
+        (b"3.00 2.90 2.00 3/70 2345\n", 2, True),
+        (b"3.00 2.90 2.00 3/70 2345\n", 4, False),
+        (b"", 2, None),
+        (b"0.1 0.1 0.1 x/70 1\n", 2, None),
+        (b"0.1 0.1 0.1\n", 2, None),
+    ],
+)
+def test_host_crowded_reads_the_runnable_count(tmp_path, text: bytes, cpus: int, expected: bool | None) -> None:
+    f = tmp_path / "loadavg"
+    f.write_bytes(text)
+    assert host_crowded(cpus, str(f)) is expected
+
+
+def test_host_crowded_without_the_file_is_unknown(tmp_path) -> None:
+    assert host_crowded(2, str(tmp_path / "absent")) is None

@@ -58,7 +58,8 @@ OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and 
 MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 x min duration)
 # While the host lets the issuer wake on time (clock.MonotonicClock's adaptive spin), it sleeps until
 # this long before a Server arrival, then spins with a 1 us timer slack (issuer.fine_timer_slack): p50
-# lateness of a few us. Under contention it sleeps to the arrival, as the official issuer does.
+# lateness of a few us. Under contention (late wake-ups, or more runnable tasks than CPUs) it sleeps
+# to the arrival, as the official issuer does.
 ISSUE_SPIN_MARGIN_NS = 30_000
 LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the latency bound is warned
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
