@@ -29,6 +29,12 @@ Python thread holding the GIL whenever it runs), the rows that issue 14 compares
 Where proctor's Server stalls come from (per-query records, threads, gc, run-queue delay):
 
     python bench/loadgen_overhead.py --stalls 3 --contention hog
+
+Several Server issue threads (the official's server_num_issue_query_threads), as a prototype of
+proctor's open loop in K threads (thread j issues queries j, j+K, ...) against its one thread:
+completed samples/s at a 1M QPS target, and the highest valid QPS on the ladder, per SUT:
+
+    python bench/loadgen_overhead.py --issue-threads 2 --repeats 5
 """
 
 from __future__ import annotations
@@ -590,6 +596,100 @@ def stall_probe(runs: int) -> None:
         gc.callbacks.remove(on_gc)
 
 
+# --- several issue threads (a prototype) --------------------------------------------------------------
+
+
+def threaded_open_loop(issuer: Any, k: int) -> Any:
+    """The Server open loop in k threads: thread j sleeps to and issues queries j, j + k, ... (no
+    coalescing, no after-issue checks: a measurement of what the threads gain, not a feature)."""
+    from proctor.loadgen.issuer import IssueOutcome
+
+    rec, tracker, issue = issuer.records, issuer.tracker, issuer._issue
+    offs = issuer.schedule.query_offsets.tolist()
+    rel = issuer.schedule.scheduled_ns.tolist()
+    qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
+    now, nq, lock = issuer.clock.now_ns, len(rel), threading.Lock()
+    start = now()
+    rec.start_ns = start
+    wall_start = time.monotonic_ns()
+
+    def one_thread(j: int) -> None:
+        for q in range(j, nq, k):
+            due = start + rel[q]
+            t = now()
+            if t < due:
+                time.sleep((due - t) * 1e-9)
+                t = now()
+            with lock:  # completions check ids against it: it only grows
+                if offs[q + 1] > tracker.issued_end:
+                    tracker.issued_end = offs[q + 1]
+            qsched[q], qissued[q] = due, t
+            issue(offs[q], offs[q + 1])
+
+    threads = [threading.Thread(target=one_thread, args=(j,)) for j in range(k)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rec.n_queries_issued, rec.n_samples_issued = nq, offs[nq]
+    return IssueOutcome(issuer._exhausted(), start, now(), wall_start)
+
+
+def run_proctor_threads(k: int) -> Callable[[dict[str, Any], bool, Path], tuple[dict[str, Any], float]]:
+    def run(fields: dict[str, Any], worker: bool, outdir: Path) -> tuple[dict[str, Any], float]:
+        from proctor.loadgen import issuer as issuer_mod
+
+        orig = issuer_mod.Issuer._open_loop
+        issuer_mod.Issuer._open_loop = lambda self: threaded_open_loop(self, k)  # type: ignore[method-assign]
+        try:
+            return run_proctor(fields, worker, outdir)
+        finally:
+            issuer_mod.Issuer._open_loop = orig  # type: ignore[method-assign]
+
+    return run
+
+
+def issue_threads(k: int) -> None:
+    """proctor's one issue thread against k (threaded_open_loop), per SUT: completed samples/s at a
+    1M QPS target (every query late: the issue rate), median of REPEATS runs; the highest valid QPS
+    on SERVER_LADDER, median of REPEATS lockstep walks."""
+    engines = {"1 thread": run_proctor, f"{k} threads": run_proctor_threads(k)}
+    names = list(engines)
+    print(f"1-min load {os.getloadavg()[0]:.2f}; medians of {REPEATS}; Server, proctor's issuer in 1 vs {k} threads")
+    for worker in (False, True):
+        label = "one-worker-thread" if worker else "instant"
+        rate: dict[str, list[float]] = {n: [] for n in names}
+        for r in range(REPEATS):
+            for n in names if r % 2 == 0 else names[::-1]:
+                with tempfile.TemporaryDirectory() as d:
+                    detail, _ = engines[n](settings_for("Server", qps=1_000_000, duration_ms=500), worker, Path(d))
+                rate[n].append(float(detail["result_completed_samples_per_sec"]))
+        walks = []
+        for r in range(REPEATS):
+            best = {n: 0.0 for n in names}
+            climbing = set(names)
+            for qps in SERVER_LADDER:
+                for n in names if r % 2 == 0 else names[::-1]:
+                    if n not in climbing:
+                        continue
+                    fields = settings_for("Server", qps=qps, duration_ms=max(500, RUNG_QUERIES * 1000 // qps))
+                    with tempfile.TemporaryDirectory() as d:
+                        detail, _ = engines[n](fields, worker, Path(d))
+                    if detail.get("result_validity") == "VALID":
+                        best[n] = float(qps)
+                    else:
+                        climbing.discard(n)
+                if not climbing:
+                    break
+            walks.append(best)
+        for n in names:
+            print(
+                f"  {label:18s} {n:10s} completed samples/s at 1M QPS target {statistics.median(rate[n]):>10,.0f} "
+                f"(runs {', '.join(f'{v / 1000:,.0f}k' for v in rate[n])}); highest valid QPS "
+                f"{statistics.median(w[n] for w in walks):>9,.0f} (walks {', '.join(f'{w[n] / 1000:g}k' for w in walks)})"
+            )
+
+
 # --- the table --------------------------------------------------------------------------------------
 
 
@@ -614,6 +714,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=REPEATS, help="runs per figure (median)")
     ap.add_argument("--contention", choices=("none", "hog", "gil"), default="none")
     ap.add_argument("--stalls", type=int, default=0, metavar="RUNS", help="only: instrumented proctor Server runs")
+    ap.add_argument("--issue-threads", type=int, default=0, metavar="K", help="only: Server with 1 vs K issue threads")
     args = ap.parse_args()
     if args.child:
         child(args.child, args.samples)
@@ -627,6 +728,10 @@ def main() -> None:
             stall_probe(args.stalls)
         return
     globals()["REPEATS"] = args.repeats  # one knob for every figure
+    if args.issue_threads:
+        with Contention(args.contention):
+            issue_threads(args.issue_threads)
+        return
     only = set(filter(None, args.only.split(","))) or {"offline", "ss", "ms", "server", "million", "scale", "gen", "peak"}
     t_start = time.perf_counter()
     load_start = os.getloadavg()[0]
