@@ -232,25 +232,26 @@ def run_proctor(fields: dict[str, Any], worker: bool, outdir: Path) -> tuple[dic
     return read_detail(outdir / "mlperf_log_detail.txt"), wall
 
 
-ENGINES = {"official": run_official, "proctor": run_proctor}
+Engine = Callable[[dict[str, Any], bool, Path], tuple[dict[str, Any], float]]
+ENGINES: dict[str, Engine] = {"official": run_official, "proctor": run_proctor}
 
 
 def measure(
-    fields: dict[str, Any], worker: bool, repeats: int | None = None
+    fields: dict[str, Any], worker: bool, repeats: int | None = None, engines: dict[str, Engine] = ENGINES
 ) -> dict[str, list[tuple[dict[str, Any], float]]]:
     """(detail log values, wall seconds) of `repeats` runs per engine, interleaved."""
-    runs: dict[str, list[tuple[dict[str, Any], float]]] = {e: [] for e in ENGINES}
+    runs: dict[str, list[tuple[dict[str, Any], float]]] = {e: [] for e in engines}
     for r in range(REPEATS if repeats is None else repeats):
-        for name in turn_order(r):
+        for name in turn_order(r, engines):
             with tempfile.TemporaryDirectory() as d:
-                runs[name].append(ENGINES[name](fields, worker, Path(d)))
+                runs[name].append(engines[name](fields, worker, Path(d)))
     return runs
 
 
-def turn_order(r: int) -> list[str]:
+def turn_order(r: int, engines: dict[str, Engine] = ENGINES) -> list[str]:
     """The engines in repeat r: official first on even repeats, proctor first on odd ones, so neither
     always runs right after the other (in its wake: caches, the scheduler's view of this process)."""
-    names = list(ENGINES)
+    names = list(engines)
     return names if r % 2 == 0 else names[::-1]
 
 
@@ -262,18 +263,20 @@ def med(
     return {e: statistics.median(pick(d, w) for d, w in runs[e]) for e in engines}
 
 
-def ladder_walks(fields_at: Callable[[int], dict[str, Any]], worker: bool, r: int) -> dict[str, float]:
+def ladder_walks(
+    fields_at: Callable[[int], dict[str, Any]], worker: bool, r: int, engines: dict[str, Engine] = ENGINES
+) -> dict[str, float]:
     """Each engine's highest SERVER_LADDER rate before its first invalid run (one run per rate), the
     engines walking in lockstep: at each rate every engine still climbing runs once, one right after
     the other, so both see the same moment of a shared host's load."""
-    best = {name: 0.0 for name in ENGINES}
-    climbing = set(ENGINES)
+    best = {name: 0.0 for name in engines}
+    climbing = set(engines)
     for qps in SERVER_LADDER:
-        for name in turn_order(r):
+        for name in turn_order(r, engines):
             if name not in climbing:
                 continue
             with tempfile.TemporaryDirectory() as d:
-                detail, _ = ENGINES[name](fields_at(qps), worker, Path(d))
+                detail, _ = engines[name](fields_at(qps), worker, Path(d))
             if detail.get("result_validity") == "VALID":
                 best[name] = float(qps)
             else:
@@ -283,7 +286,7 @@ def ladder_walks(fields_at: Callable[[int], dict[str, Any]], worker: bool, r: in
     return best
 
 
-def server_peak(worker: bool, quick: bool) -> tuple[dict[str, float], str]:
+def server_peak(worker: bool, quick: bool, engines: dict[str, Engine] = ENGINES) -> tuple[dict[str, float], str]:
     """Median over REPEATS lockstep ladder walks of the highest valid rate, per engine (one outlier
     run ends a walk, so under contention single walks scatter widely), and the walks as text."""
     dur = 300 if quick else 500
@@ -292,9 +295,9 @@ def server_peak(worker: bool, quick: bool) -> tuple[dict[str, float], str]:
         # at least RUNG_QUERIES queries: fewer fail early stopping's p99 estimate at low rates
         return settings_for("Server", qps=qps, duration_ms=max(dur, RUNG_QUERIES * 1000 // qps))
 
-    walks = [ladder_walks(fields, worker, r) for r in range(REPEATS)]
-    spread = ", ".join("/".join(f"{w[name] / 1000:g}k" for name in ENGINES) for w in walks)
-    return {name: statistics.median(w[name] for w in walks) for name in ENGINES}, spread
+    walks = [ladder_walks(fields, worker, r, engines) for r in range(REPEATS)]
+    spread = ", ".join("/".join(f"{w[name] / 1000:g}k" for name in engines) for w in walks)
+    return {name: statistics.median(w[name] for w in walks) for name in engines}, spread
 
 
 # --- the 1M-sample child ----------------------------------------------------------------------------
@@ -635,7 +638,7 @@ def threaded_open_loop(issuer: Any, k: int) -> Any:
     return IssueOutcome(issuer._exhausted(), start, now(), wall_start)
 
 
-def run_proctor_threads(k: int) -> Callable[[dict[str, Any], bool, Path], tuple[dict[str, Any], float]]:
+def run_proctor_threads(k: int) -> Engine:
     def run(fields: dict[str, Any], worker: bool, outdir: Path) -> tuple[dict[str, Any], float]:
         from proctor.loadgen import issuer as issuer_mod
 
@@ -653,41 +656,20 @@ def issue_threads(k: int) -> None:
     """proctor's one issue thread against k (threaded_open_loop), per SUT: completed samples/s at a
     1M QPS target (every query late: the issue rate), median of REPEATS runs; the highest valid QPS
     on SERVER_LADDER, median of REPEATS lockstep walks."""
-    engines = {"1 thread": run_proctor, f"{k} threads": run_proctor_threads(k)}
+    engines: dict[str, Engine] = {"1 thread": run_proctor, f"{k} threads": run_proctor_threads(k)}
     names = list(engines)
     print(f"1-min load {os.getloadavg()[0]:.2f}; medians of {REPEATS}; Server, proctor's issuer in 1 vs {k} threads")
     for worker in (False, True):
         label = "one-worker-thread" if worker else "instant"
-        rate: dict[str, list[float]] = {n: [] for n in names}
-        for r in range(REPEATS):
-            for n in names if r % 2 == 0 else names[::-1]:
-                with tempfile.TemporaryDirectory() as d:
-                    detail, _ = engines[n](settings_for("Server", qps=1_000_000, duration_ms=500), worker, Path(d))
-                rate[n].append(float(detail["result_completed_samples_per_sec"]))
-        walks = []
-        for r in range(REPEATS):
-            best = {n: 0.0 for n in names}
-            climbing = set(names)
-            for qps in SERVER_LADDER:
-                for n in names if r % 2 == 0 else names[::-1]:
-                    if n not in climbing:
-                        continue
-                    fields = settings_for("Server", qps=qps, duration_ms=max(500, RUNG_QUERIES * 1000 // qps))
-                    with tempfile.TemporaryDirectory() as d:
-                        detail, _ = engines[n](fields, worker, Path(d))
-                    if detail.get("result_validity") == "VALID":
-                        best[n] = float(qps)
-                    else:
-                        climbing.discard(n)
-                if not climbing:
-                    break
-            walks.append(best)
+        runs = measure(settings_for("Server", qps=1_000_000, duration_ms=500), worker, REPEATS, engines)
+        rate = {n: [float(d["result_completed_samples_per_sec"]) for d, _ in runs[n]] for n in names}
+        peak, walks = server_peak(worker, False, engines)
         for n in names:
             print(
                 f"  {label:18s} {n:10s} completed samples/s at 1M QPS target {statistics.median(rate[n]):>10,.0f} "
-                f"(runs {', '.join(f'{v / 1000:,.0f}k' for v in rate[n])}); highest valid QPS "
-                f"{statistics.median(w[n] for w in walks):>9,.0f} (walks {', '.join(f'{w[n] / 1000:g}k' for w in walks)})"
+                f"(runs {', '.join(f'{v / 1000:,.0f}k' for v in rate[n])}); highest valid QPS {peak[n]:>9,.0f}"
             )
+        print(f"  {label:18s} ladder walks ({' / '.join(names)}): {walks}")
 
 
 # --- the table --------------------------------------------------------------------------------------

@@ -16,9 +16,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
 import pytest
 
+from proctor.loadgen.engine import run_test
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
 from proctor.serving.llm_server import LLMServer, ServerOptions
+from proctor.suts.openai import from_params
 
 
 @contextmanager
@@ -107,3 +112,34 @@ def server_process(
 def third_party():
     """`(serving_python, free_port, server_process)` for the third-party server tests' fixtures."""
     return serving_python, free_port, server_process
+
+
+def drive_openai_server(
+    tmp_path: Path, url: str, model: str, api: str, scenario: Scenario, words: list[str], max_tokens: int,
+    concurrency: int, n: int = 12, **extra: str,
+):
+    """Run the engine through the openai SUT against a third-party server: n prompts cycled from
+    `words`, each asking `max_tokens`; returns (run output, sut)."""
+    data = tmp_path / "prompts.jsonl"
+    data.write_bytes(b"".join(
+        orjson.dumps({"prompt": " ".join(words[(i + k) % len(words)] for k in range(4 + i % 5)),
+                      "max_tokens": max_tokens}) + b"\n"
+        for i in range(n)
+    ))
+    sut, qsl = from_params(url=url, model=model, api=api, dataset=str(data), concurrency=str(concurrency),
+                           stall_s="60", timeout_s="120", **extra)
+    settings = TestSettings(scenario=scenario, mode=TestMode.PERFORMANCE_ONLY, use_token_latencies=True,
+                            min_duration_ms=200, min_query_count=n, server_target_qps=4.0,
+                            offline_expected_qps=float(n), performance_sample_count_override=n)
+    try:
+        out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=str(tmp_path))),
+                       audit_config=None, timeout_s=300)
+    finally:
+        sut.close()
+    return out, sut
+
+
+@pytest.fixture(scope="session")
+def drive_openai():
+    """`drive_openai_server` for the third-party server tests."""
+    return drive_openai_server

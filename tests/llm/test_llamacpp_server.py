@@ -18,15 +18,11 @@ from __future__ import annotations
 import subprocess
 
 import numpy as np
-import orjson
 import pytest
 
-from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
-from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.loadgen.types import Scenario
 from proctor.serving import gguf_tiny
-from proctor.suts.openai import from_params
 
 pytestmark = pytest.mark.slow
 ENV = "PROCTOR_LLAMACPP_PYTHON"
@@ -50,30 +46,10 @@ def llamacpp(tmp_path_factory, third_party):
         yield url
 
 
-def drive(tmp_path, url: str, api: str, scenario: Scenario, n: int = 12, **extra: str):
-    data = tmp_path / "prompts.jsonl"
-    words = gguf_tiny.WORDS
-    data.write_bytes(b"".join(
-        orjson.dumps({"prompt": " ".join(words[(i + k) % len(words)] for k in range(4 + i % 5)),
-                      "max_tokens": TOKENS}) + b"\n"
-        for i in range(n)
-    ))
-    sut, qsl = from_params(url=url, model="tiny", api=api, dataset=str(data), concurrency="1",
-                           stall_s="60", timeout_s="120", **extra)
-    settings = TestSettings(scenario=scenario, mode=TestMode.PERFORMANCE_ONLY, use_token_latencies=True,
-                            min_duration_ms=200, min_query_count=n, server_target_qps=4.0,
-                            offline_expected_qps=float(n), performance_sample_count_override=n)
-    try:
-        out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=str(tmp_path))),
-                       audit_config=None, timeout_s=300)
-    finally:
-        sut.close()
-    return out, sut
-
-
 @pytest.mark.parametrize(("api", "scenario"), [("completions", Scenario.SINGLE_STREAM), ("chat", Scenario.SERVER)])
-def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, api, scenario, http):
-    out, sut = drive(tmp_path, llamacpp, api, scenario, logprobs="1", http=http)
+def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, drive_openai, api, scenario, http):
+    out, sut = drive_openai(tmp_path, llamacpp, "tiny", api, scenario, gguf_tiny.WORDS, TOKENS, 1,
+                            logprobs="1", http=http)
     res, rec = out.result, out.records
     n = rec.n_samples_issued
     assert not sut.faults, sut.report()
@@ -87,9 +63,10 @@ def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, api, scenario, 
     assert res.ttft.count == n and res.tpot.count == n and res.tpot.percentiles[0.5] > 0
 
 
-def test_llamacpp_without_an_exact_source_fails_the_samples(tmp_path, llamacpp):
+def test_llamacpp_without_an_exact_source_fails_the_samples(tmp_path, llamacpp, drive_openai):
     """No usage, no ids, no tokenizer: proctor refuses to guess a count from the chunks."""
-    out, sut = drive(tmp_path, llamacpp, "completions", Scenario.SINGLE_STREAM, n=4)
+    out, sut = drive_openai(tmp_path, llamacpp, "tiny", "completions", Scenario.SINGLE_STREAM, gguf_tiny.WORDS,
+                            TOKENS, 1, n=4)
     rec = out.records
     n = rec.n_samples_issued
     assert n >= 1

@@ -14,18 +14,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
 
-from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
-from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.loadgen.types import Scenario
 from proctor.serving import hf_tiny
-from proctor.suts.openai import from_params
 
 pytestmark = pytest.mark.slow
 ENV = "PROCTOR_TRANSFORMERS_PYTHON"
@@ -51,32 +46,10 @@ def tserve(tmp_path_factory, third_party):
         yield url, model
 
 
-def drive(tmp_path, url: str, model: Path, api: str, scenario: Scenario, n: int = 12):
-    """Run the engine through the openai SUT against the server; (result, records, sut)."""
-    data = tmp_path / "prompts.jsonl"
-    words = hf_tiny.WORDS
-    data.write_bytes(b"".join(
-        orjson.dumps({"prompt": " ".join(words[(i + k) % len(words)] for k in range(4 + i % 5)),
-                      "max_tokens": TOKENS}) + b"\n"
-        for i in range(n)
-    ))
-    sut, qsl = from_params(url=url, model=str(model), api=api, dataset=str(data), concurrency="2",
-                           stall_s="60", timeout_s="120")
-    settings = TestSettings(scenario=scenario, mode=TestMode.PERFORMANCE_ONLY, use_token_latencies=True,
-                            min_duration_ms=200, min_query_count=n, server_target_qps=4.0,
-                            offline_expected_qps=float(n), performance_sample_count_override=n)
-    try:
-        out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=str(tmp_path))),
-                       audit_config=None, timeout_s=300)
-    finally:
-        sut.close()
-    return out, sut
-
-
 @pytest.mark.parametrize(("api", "scenario"), [("completions", Scenario.SINGLE_STREAM), ("chat", Scenario.SERVER)])
-def test_transformers_serve_exact_counts_and_latencies(tmp_path, tserve, api, scenario):
+def test_transformers_serve_exact_counts_and_latencies(tmp_path, tserve, drive_openai, api, scenario):
     url, model = tserve
-    out, sut = drive(tmp_path, url, model, api, scenario)
+    out, sut = drive_openai(tmp_path, url, str(model), api, scenario, hf_tiny.WORDS, TOKENS, 2)
     res, rec = out.result, out.records
     n = rec.n_samples_issued
     assert not sut.faults, sut.report()

@@ -182,20 +182,27 @@ def lateness_over_time(run: InferenceRun) -> bytes | None:
     return _png(fig)
 
 
+def _token_distribution(
+    run: InferenceRun, per_sample: np.ndarray | None, logged: Latency | None, traced: Latency | None,
+    what: str, key: str, label: str,
+) -> bytes | None:
+    """The histogram/CDF pair of one token latency, with the logged percentiles (else the trace's)."""
+    if per_sample is None or per_sample.size == 0:
+        return None
+    lat = logged if logged is not None and logged.percentiles else (traced or Latency())
+    return _pair(run, lat, per_sample, what, key, label)
+
+
 def ttft_distribution(run: InferenceRun) -> bytes | None:
     v = None if run.samples is None else run.samples.ttft_ns()
-    if v is None or v.size == 0:
-        return None
-    lat = run.ttft if run.ttft is not None and run.ttft.percentiles else (run.trace_ttft or Latency())
-    return _pair(run, lat, v, "time to first token", "ttft", "TTFT from the scheduled time")
+    return _token_distribution(
+        run, v, run.ttft, run.trace_ttft, "time to first token", "ttft", "TTFT from the scheduled time"
+    )
 
 
 def tpot_distribution(run: InferenceRun) -> bytes | None:
     v = None if run.samples is None else run.samples.tpot_ns()
-    if v is None or v.size == 0:
-        return None
-    lat = run.tpot if run.tpot is not None and run.tpot.percentiles else (run.trace_tpot or Latency())
-    return _pair(run, lat, v, "time per output token", "tpot", "TPOT")
+    return _token_distribution(run, v, run.tpot, run.trace_tpot, "time per output token", "tpot", "TPOT")
 
 
 def tokens_over_time(run: InferenceRun) -> bytes | None:
