@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from proctor.loadgen.clock import (
     PREEMPTED_NS,
@@ -295,3 +297,11 @@ def test_host_crowded_reads_the_runnable_count(tmp_path, text: bytes, cpus: int,
 
 def test_host_crowded_without_the_file_is_unknown(tmp_path) -> None:
     assert host_crowded(2, str(tmp_path / "absent")) is None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.binary(max_size=300), cpus=st.integers(min_value=1, max_value=512))
+def test_host_crowded_on_any_bytes_gives_a_verdict_or_none(tmp_path, text: bytes, cpus: int) -> None:
+    f = tmp_path / "loadavg"
+    f.write_bytes(text)
+    assert host_crowded(cpus, str(f)) in (True, False, None)
