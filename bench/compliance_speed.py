@@ -13,13 +13,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from proctor.training import synthetic_logs as sl
 from proctor.training.compliance import check_file
 from proctor.training.mllog import encode_line
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.support
+from tests.support import synthetic_logs as sl  # noqa: E402
 
 
 def make_log(path: Path, mb: float) -> None:

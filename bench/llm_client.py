@@ -10,7 +10,7 @@ the achieved against the requested rate, the issue lateness p99, and the token c
 GuideLLM and AIPerf rows (`--peers-python PATH`, an interpreter with guidellm, aiperf and
 transformers): each case runs proctor, then GuideLLM, then AIPerf back to back against the same
 server, so they see the same machine load. Both need a Hugging Face tokenizer: a byte-level BPE one
-is written locally (proctor.serving.hf_tiny, no download) and given as an absolute folder path
+is written locally (tests.support.hf_tiny, no download) and given as an absolute folder path
 (AIPerf refuses a local folder under HF_HUB_OFFLINE=1, so it is not set). AIPerf is told to use
 the server's token counts (`--use-server-token-count`; it re-tokenizes the text otherwise). The
 rules' TPOT is GuideLLM's and AIPerf's ITL column (GuideLLM's "TPOT" is latency / tokens).
@@ -68,13 +68,15 @@ from typing import Any
 import numpy as np
 import orjson
 
+from proctor.clients.openai import from_params
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
-from proctor.serving import hf_tiny
-from proctor.suts.openai import from_params
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.support
+from tests.support import hf_tiny  # noqa: E402
 
 
 def scale_truth(args: argparse.Namespace) -> argparse.Namespace:
@@ -343,10 +345,10 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
     import aiohttp.client_proto as cp
     import aiohttp.client_reqrep as cr
 
+    from proctor.clients import http1
+    from proctor.clients import openai as oa
+    from proctor.clients.sse import SSEParser
     from proctor.loadgen import completion
-    from proctor.suts import http1
-    from proctor.suts import openai as oa
-    from proctor.suts.sse import SSEParser
 
     http = args.http.split(",")[0]
     now = time.perf_counter_ns

@@ -29,8 +29,10 @@ from pathlib import Path
 
 from proctor.audits.configs import audit_config, required_audits
 from proctor.loadgen.conf import shipped_mlperf_conf
-from proctor.submission.official import run_official_checker
-from proctor.submission.standin import MEASUREMENTS, accuracy_line, system_json, write_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.support
+from tests.support.official_submission import run_official_checker  # noqa: E402
+from tests.support.standin import MEASUREMENTS, accuracy_line, system_json, write_json  # noqa: E402
 
 MODEL = "resnet50"
 SCENARIOS = ("SingleStream", "MultiStream", "Offline")

@@ -20,8 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from proctor.training import synthetic_logs as sl
 from proctor.training.mllog import encode_line
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.support
+from tests.support import synthetic_logs as sl  # noqa: E402
 
 
 def make_log(path: Path, mb: float) -> None:

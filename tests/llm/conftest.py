@@ -19,11 +19,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from proctor.clients.openai import from_params
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
 from proctor.serving.llm_server import LLMServer, ServerOptions
-from proctor.suts.openai import from_params
 
 
 @contextmanager

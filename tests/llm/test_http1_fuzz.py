@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proctor.suts.http1 import MAX_CHUNK_LINE, HTTP1Error, ResponseParser
+from proctor.clients.http1 import MAX_CHUNK_LINE, HTTP1Error, ResponseParser
 
 pytestmark = pytest.mark.fuzz
 

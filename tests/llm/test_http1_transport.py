@@ -12,8 +12,8 @@ from collections import Counter
 import orjson
 from test_openai_sut import Scenario, run  # tests/llm is on sys.path
 
-from proctor.suts.http1 import RawClient
-from proctor.suts.openai import from_params
+from proctor.clients.http1 import RawClient
+from proctor.clients.openai import from_params
 
 SSE = (b'data: {"choices":[{"index":0,"text":"a"}]}\n\n'
        b'data: {"choices":[{"index":0,"text":" b"}]}\n\n'
@@ -128,7 +128,7 @@ def test_a_request_too_big_for_one_send_is_finished_by_the_loop(tmp_path, monkey
 
 
 def test_an_idle_connection_the_server_closed_is_not_quiet():
-    from proctor.suts.http1 import _quiet
+    from proctor.clients.http1 import _quiet
 
     a, b = socket.socketpair()
     with a, b:

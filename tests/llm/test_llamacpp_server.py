@@ -3,7 +3,7 @@
 Needs an interpreter with `llama_cpp` (built from source; ~9 minutes on 2 cores) and `gguf`:
 PROCTOR_LLAMACPP_PYTHON names one, else this interpreter is used when it has them; otherwise the
 tests skip. The model (random weights, a SentencePiece-style vocabulary) is written by
-proctor.serving.gguf_tiny into a temp folder, nothing is downloaded, and the server binds 127.0.0.1.
+tests.support.gguf_tiny into a temp folder, nothing is downloaded, and the server binds 127.0.0.1.
 
 What llama-cpp-python's server does (0.3.x): one chunk per token, an empty-text chunk for a token
 that ends inside a UTF-8 character, a final chunk with finish_reason and then `data: [DONE]`, and no
@@ -22,7 +22,7 @@ import pytest
 
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.types import Scenario
-from proctor.serving import gguf_tiny
+from tests.support import gguf_tiny
 
 pytestmark = pytest.mark.slow
 ENV = "PROCTOR_LLAMACPP_PYTHON"

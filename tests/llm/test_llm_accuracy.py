@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.suts import llm_accuracy
-from proctor.suts.llm_dataset import LLMSample
+from proctor.clients import llm_accuracy
+from proctor.clients.llm_dataset import LLMSample
 
 SAMPLES = [LLMSample(prompt="p0", output="the cat sat down"), LLMSample(prompt="p1", output="a dog ran"),
            LLMSample(prompt="p2")]

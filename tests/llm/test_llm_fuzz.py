@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from proctor.clients.llm_dataset import LLMSample, parse_length, parse_line
+from proctor.clients.openai import StreamState
+from proctor.clients.sse import SSEError, SSEParser
 from proctor.errors import ConfigError
-from proctor.suts.llm_dataset import LLMSample, parse_length, parse_line
-from proctor.suts.openai import StreamState
-from proctor.suts.sse import SSEError, SSEParser
 
 pytestmark = pytest.mark.fuzz
 

@@ -12,6 +12,9 @@ import numpy as np
 import orjson
 import pytest
 
+from proctor.clients import llm_accuracy
+from proctor.clients.llm_dataset import load_jsonl
+from proctor.clients.openai import endpoint_url, from_params
 from proctor.errors import ConfigError
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.logs.reader import read_detail
@@ -19,9 +22,6 @@ from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
 from proctor.serving.llm_server import Faults, TinyLM
-from proctor.suts import llm_accuracy
-from proctor.suts.llm_dataset import load_jsonl
-from proctor.suts.openai import endpoint_url, from_params
 
 MS = 1_000_000
 SLACK_NS = 400 * MS  # latency added by a loaded CI machine, at most (one-sided upper bounds only)
@@ -116,7 +116,7 @@ def test_accuracy_outputs_equal_the_models_reference(tmp_path, llm_server, http)
 
 
 def test_a_wrong_output_is_not_an_exact_match(tmp_path):
-    from proctor.suts.llm_dataset import LLMSample
+    from proctor.clients.llm_dataset import LLMSample
 
     samples = [LLMSample(prompt="a", output="x y"), LLMSample(prompt="b", output="z")]
     s = llm_accuracy.score({0: b" x y", 1: b"q"}, samples)
@@ -233,7 +233,7 @@ def test_endpoint_urls():
 
 
 def test_the_raw_transport_is_the_default_and_reuses_its_connections(tmp_path, llm_server):
-    from proctor.suts.http1 import RawClient
+    from proctor.clients.http1 import RawClient
 
     with llm_server(ttft_ms=2, tpot_ms=1) as server:
         sut, qsl = synth(server, n=24, out=4, warm="2")
@@ -243,7 +243,7 @@ def test_the_raw_transport_is_the_default_and_reuses_its_connections(tmp_path, l
 
 
 def test_https_goes_over_aiohttp():
-    from proctor.suts.http1 import RawClient
+    from proctor.clients.http1 import RawClient
 
     sut, _ = from_params(url="https://127.0.0.1:9", synthetic="2", connect_s="1")
     try:

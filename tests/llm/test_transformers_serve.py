@@ -3,7 +3,7 @@
 Needs an interpreter with `transformers[serving]` and CPU `torch`: PROCTOR_TRANSFORMERS_PYTHON
 names one (a venv's python, or a wrapper script that sets its PYTHONPATH), else this interpreter
 is used when it has them; otherwise the tests skip. The model (random weights, a byte-level BPE
-tokenizer trained here) is written by proctor.serving.hf_tiny into a temp folder, nothing is
+tokenizer trained here) is written by tests.support.hf_tiny into a temp folder, nothing is
 downloaded, and the server binds 127.0.0.1 with HF_HUB_OFFLINE=1.
 
 What transformers serve does (5.x): usage on the final chunk, no `data: [DONE]`, a role-only first
@@ -20,7 +20,7 @@ import pytest
 
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.types import Scenario
-from proctor.serving import hf_tiny
+from tests.support import hf_tiny
 
 pytestmark = pytest.mark.slow
 ENV = "PROCTOR_TRANSFORMERS_PYTHON"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proctor.serving import compression
-from proctor.serving import kserve_v2 as v2
-from proctor.serving.kserve_v2 import CodecError, Tensor
+from proctor.wire import compression
+from proctor.wire import kserve_v2 as v2
+from proctor.wire.kserve_v2 import CodecError, Tensor
 
 
 def _arrays():

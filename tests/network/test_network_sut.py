@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from proctor.clients.network import from_params
 from proctor.errors import ConfigError
 from proctor.loadgen import LogOutputSettings, LogSettings, Scenario, TestMode, TestSettings, run_test
-from proctor.suts.network import from_params
 from proctor.workloads import digits
 from proctor.workloads.digits import accuracy, data, model
 
@@ -247,7 +247,7 @@ _NETNS_SCRIPT = """
 import sys
 from pathlib import Path
 from proctor.loadgen import LogOutputSettings, LogSettings, Scenario, TestMode, TestSettings, run_test
-from proctor.suts.network import from_params
+from proctor.clients.network import from_params
 from proctor.workloads.digits import accuracy
 sut, qsl = from_params(node=sys.argv[1])
 s = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.ACCURACY_ONLY)

@@ -1,7 +1,7 @@
 """A tree that `proctor submission package` builds from proctor's own runs, through both checkers.
 
 Closed edge resnet50 (SingleStream, MultiStream, Offline), the synthetic SUT standing in for the model
-(proctor.submission.standin): performance, accuracy over the whole 50000-sample dataset, TEST01 and
+(tests.support.standin): performance, accuracy over the whole 50000-sample dataset, TEST01 and
 TEST04 (proctor.audits.run), user.conf, measurements, system JSON. The runs use the engine's
 ManualClock, so timing, and with it each audit's performance comparison, is the same on any machine.
 Two trees: short runs (user.conf sets min_duration), which the checkers may reject only for what
@@ -19,7 +19,7 @@ import pytest
 from proctor.audits.configs import required_audits
 from proctor.audits.run import Layout, RunLogs, Tree, run_audits
 from proctor.checks.submission import check_submission
-from proctor.submission.standin import MEASUREMENTS, accuracy_line, system_json, write_json
+from tests.support.standin import MEASUREMENTS, accuracy_line, system_json, write_json
 
 MODEL, SYSTEM, SUBMITTER, ROUND = "resnet50", "synthetic_edge", "proctor", "v6.1"
 SCENARIOS = ("SingleStream", "MultiStream", "Offline")
@@ -150,7 +150,7 @@ SUMMARY_ERRORS = (
 @pytest.mark.official
 @pytest.mark.skipif(REPO is None, reason="official inference repo not at hand (set PROCTOR_INFERENCE_REPO)")
 def test_official_checker_rejects_only_the_short_runs(packaged: Path, tmp_path: Path) -> None:
-    from proctor.submission.official import run_official_checker
+    from tests.support.official_submission import run_official_checker
 
     pytest.importorskip("yaml")
     off = run_official_checker(Path(str(REPO)), packaged, version=ROUND, submitter=SUBMITTER, csv=tmp_path / "s.csv")
@@ -165,7 +165,7 @@ def test_official_checker_rejects_only_the_short_runs(packaged: Path, tmp_path: 
 @pytest.mark.official
 @pytest.mark.skipif(REPO is None, reason="official inference repo not at hand (set PROCTOR_INFERENCE_REPO)")
 def test_official_checker_accepts_the_rules_durations(packaged_600s: Path, tmp_path: Path) -> None:
-    from proctor.submission.official import run_official_checker
+    from tests.support.official_submission import run_official_checker
 
     pytest.importorskip("yaml")
     off = run_official_checker(Path(str(REPO)), packaged_600s, version=ROUND, submitter=SUBMITTER, csv=tmp_path / "s.csv")

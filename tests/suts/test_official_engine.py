@@ -21,7 +21,7 @@ def log_settings(path) -> LogSettings:
 @pytest.mark.parametrize("api", ["arrays", "objects"])
 def test_accuracy_log_matches_proctor_engine(tmp_path, api):
     pytest.importorskip("mlperf_loadgen")
-    from proctor.suts.official_engine import run_official
+    from proctor.compat.official_engine import run_official
 
     ts = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.ACCURACY_ONLY, min_duration_ms=0)
     sut, qsl = from_params(workers="1", service_us="0", batch="16", api=api, total="100", perf="40")
@@ -49,7 +49,7 @@ def test_accuracy_log_matches_proctor_engine(tmp_path, api):
 
 def test_server_performance_run_with_worker_threads(tmp_path):
     pytest.importorskip("mlperf_loadgen")
-    from proctor.suts.official_engine import run_official
+    from proctor.compat.official_engine import run_official
 
     ts = TestSettings(
         scenario=Scenario.SERVER,
@@ -74,7 +74,7 @@ def test_server_performance_run_with_worker_threads(tmp_path):
 
 def test_settings_translate_every_field():
     lg = pytest.importorskip("mlperf_loadgen")
-    from proctor.suts.official_engine import official_settings
+    from proctor.compat.official_engine import official_settings
 
     ts = TestSettings(
         scenario=Scenario.MULTI_STREAM,

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from proctor.cli.apps import app
 from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, KeyRule, Req
-from proctor.training import synthetic_logs as sl
 from proctor.training.compliance import check_file, register_benchmark, target_reached
+from tests.support import synthetic_logs as sl
 
 
 def _write(tmp_path: Path, events, name="result_0.txt", prefix=""):

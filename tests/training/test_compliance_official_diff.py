@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.training import synthetic_logs as sl
 from proctor.training.compliance import check_file
+from tests.support import synthetic_logs as sl
 
 from .official_oracle import official_verdict
 

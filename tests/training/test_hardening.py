@@ -17,12 +17,12 @@ import pytest
 from proctor.errors import ConfigError
 from proctor.rules.training_rcps import load_rcp_file
 from proctor.training import compliance
-from proctor.training import synthetic_logs as sl
 from proctor.training.compliance import check_file
 from proctor.training.package import check_package
 from proctor.training.runs import read_run_set
 from proctor.training.scoring import score_run_set
 from proctor.training.seeds import check_seeds
+from tests.support import synthetic_logs as sl
 
 from .results_pkg import write_package, write_run_set
 

@@ -8,11 +8,11 @@ import pytest
 
 from proctor.errors import RunError
 from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, KeyRule, Req
-from proctor.training import synthetic_logs as sl
 from proctor.training.compliance import available_rulesets, check_file, get_ruleset, register_benchmark
 from proctor.training.harness import TrainingRun, check_disclosure
 from proctor.training.logparse import read_log
 from proctor.training.seeds import check_seeds
+from tests.support import synthetic_logs as sl
 
 DIGITS = BenchmarkSpec(
     name="digits_harness",

@@ -177,7 +177,7 @@ def test_generate_tables_drafts_the_derivations(tmp_path: Path) -> None:
     cc = pytest.importorskip("mlperf_logging.compliance_checker")
     import importlib.util
 
-    from proctor.rules.training.generate_tables import generate
+    from tools.generate_tables import generate
 
     from .ruleset_dump import dump_config
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from proctor.cli.apps import app
-from proctor.training import synthetic_logs as sl
 from proctor.training.seeds import check_seeds
+from tests.support import synthetic_logs as sl
 
 
 def _runs(tmp_path: Path, seeds: list[list[int]], lineno: int = 42) -> Path:

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from proctor.errors import ProctorError
 from proctor.mllog_lines import BadLine, LogLine, parse_line
 from proctor.rules.training_rcps import parse_rcp_table
-from proctor.training import synthetic_logs as sl
 from proctor.training.compliance import check_file, jsonable
 from proctor.training.package import check_package, check_system
 from proctor.training.rcp import check_rcp
 from proctor.training.runs import read_run_set, read_scaling
 from proctor.training.scoring import score_run_set
 from proctor.training.seeds import check_seeds
+from tests.support import synthetic_logs as sl
 
 from .results_pkg import write_package
 

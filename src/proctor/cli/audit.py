@@ -66,7 +66,7 @@ def make_runner(
         problem = ""
         try:
             if engine == Engine.OFFICIAL:
-                from proctor.suts.official_engine import run_official
+                from proctor.compat.official_engine import run_official
 
                 official = run_official(the_sut, qsl, settings, log_settings, audit_config=conf)
                 paths, errors = official.log_paths, official.errors

@@ -31,10 +31,10 @@ from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSetting
 from proctor.loadgen.types import Scenario, TestMode
 
 if TYPE_CHECKING:
+    from proctor.compat.official_engine import OfficialOutcome
     from proctor.loadgen.engine import RunOutcome
     from proctor.loadgen.find_peak import Probe
     from proctor.loadgen.results import PerformanceResult
-    from proctor.suts.official_engine import OfficialOutcome
 
 QUICK_DURATION_MS = 10_000  # --quick: a 10 s run, marked as not a submission run
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = (
@@ -290,7 +290,7 @@ def _run_official(
     console: Console,
 ) -> None:
     """--engine official: one official StartTest with the same SUT; a verdict from its detail log."""
-    from proctor.suts.official_engine import run_official
+    from proctor.compat.official_engine import run_official
 
     settings = resolved.settings
     try:

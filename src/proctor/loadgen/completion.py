@@ -899,9 +899,52 @@ def output_logged(response_id: int) -> bool:
     return tracker is not None and tracker.logs_output(response_id)
 
 
+class ForwardingSink:
+    """A `sink.CompletionSink` that forwards to the run in progress through the module functions:
+    what a SUT holds until the engine hands it the run's own sink (`StartableSUT.start`)."""
+
+    def complete(
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
+        query_samples_complete(responses, response_cb, t_ns=t_ns)
+
+    def complete_arrays(
+        self,
+        ids: np.ndarray,
+        n_tokens: np.ndarray | None = None,
+        data: np.ndarray | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
+        complete_arrays(ids, n_tokens, data, t_ns=t_ns)
+
+    def first_token(
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
+        first_token_complete(responses, response_cb, t_ns=t_ns)
+
+    def fail(self, ids: Sequence[Any], reason: str) -> None:
+        fail_samples(ids, reason)
+
+    def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
+        return report_failure(exc, where)
+
+    def output_logged(self, response_id: int) -> bool:
+        return output_logged(response_id)
+
+
 __all__ = [
     "NOT_SET",
     "CompletionTracker",
+    "ForwardingSink",
     "as_bytes",
     "attach",
     "complete_arrays",

@@ -44,8 +44,8 @@ from aiohttp import web
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen import completion
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
-from proctor.serving import compression
-from proctor.serving import kserve_v2 as v2
+from proctor.wire import compression
+from proctor.wire import kserve_v2 as v2
 
 DEFAULT_CAPACITY = 8192  # samples in flight per node (tensor mode's input table rows)
 MAX_BODY = 256 * 1024 * 1024

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
+from proctor.clients.llm_dataset import LLMSample
 from proctor.errors import LogFormatError
-from proctor.suts.llm_dataset import LLMSample
 
 
 def read_outputs(path: str | Path) -> dict[int, bytes]:

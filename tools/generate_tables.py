@@ -1,6 +1,6 @@
 """Developer tool: write a first draft of a ruleset table module from the official checker's YAML.
 
-    python -m proctor.rules.training.generate_tables 6.1.0 6.0.0 > src/proctor/rules/training/ruleset_6_1_0.py
+    python -m tools.generate_tables 6.1.0 6.0.0 > src/proctor/rules/training/ruleset_6_1_0.py
 
 With a previous version, a table the official YAML keeps word for word is the previous ruleset's
 object, and a table that changed only some rules is written as `Config.derive` of the previous one
@@ -286,5 +286,5 @@ if __name__ == "__main__":
 
     args = sys.argv[1:]
     if len(args) not in (1, 2):
-        raise SystemExit("usage: python -m proctor.rules.training.generate_tables VERSION [PREVIOUS_VERSION]")
+        raise SystemExit("usage: python -m tools.generate_tables VERSION [PREVIOUS_VERSION]")
     sys.stdout.write(generate(args[0], Path(cc.__file__).parent, *args[1:]))

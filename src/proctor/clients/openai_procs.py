@@ -40,10 +40,7 @@ from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from proctor.errors import ConfigError, ProctorError
-from proctor.loadgen import completion
-from proctor.loadgen.types import QuerySampleResponse
-from proctor.suts.openai import (
+from proctor.clients.openai import (
     DatasetSpec,
     OpenAIConfig,
     Tally,
@@ -52,8 +49,11 @@ from proctor.suts.openai import (
     load_dataset,
     make_client,
 )
+from proctor.errors import ConfigError, ProctorError
+from proctor.loadgen import completion
+from proctor.loadgen.types import QuerySampleResponse
 
-log = logging.getLogger("proctor.suts.openai")
+log = logging.getLogger("proctor.clients.openai")
 
 REQUEST = struct.Struct("<qqhqB")  # id, QSL index, endpoint index, engine issue time, output logged
 START_TIMEOUT_S = 120.0  # a spawned worker imports aiohttp and loads the dataset: slow on a busy box

@@ -47,8 +47,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from proctor.errors import ProctorError
-from proctor.suts.openai import (
+from proctor.clients.openai import (
     MAX_ERROR_BODY,
     OpenAIConfig,
     Request,
@@ -56,9 +55,10 @@ from proctor.suts.openai import (
     StreamClient,
     StreamState,
 )
-from proctor.suts.sse import SSEError, SSEParser
+from proctor.clients.sse import SSEError, SSEParser
+from proctor.errors import ProctorError
 
-log = logging.getLogger("proctor.suts.openai")
+log = logging.getLogger("proctor.clients.openai")
 
 MAX_HEAD = 64 << 10  # a response head (status line + headers) above 64 KiB is a protocol fault
 MAX_HEADERS = 128

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 try:  # the words the tiny HF model's tokenizer is trained on; run by path, its folder is on sys.path
-    from proctor.serving.hf_tiny import WORDS
+    from tests.support.hf_tiny import WORDS
 except ImportError:
     from hf_tiny import WORDS  # type: ignore[no-redef,import-not-found]
 

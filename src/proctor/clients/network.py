@@ -26,7 +26,7 @@ Session-layer API (what is marshalled per query, for a reader of this code): one
 `/v2/models/{model}/infer` per query (or per `chunk` of a large query) on a kept-alive
 connection; its body is the V2 JSON header plus, with the binary extension, the raw input tensor
 (`x`: FP32 [n, 64] for digits; `index`: INT64 [n] for index-mode nodes; compressed: BYTES [n]);
-the response carries one output row per sample. See `proctor.serving.kserve_v2`.
+the response carries one output row per sample. See `proctor.wire.kserve_v2`.
 
 Dispatch: each request goes to the live node with the fewest outstanding samples. A node that
 fails at the connection level is marked down and gets nothing more; every sample it still owed
@@ -53,9 +53,9 @@ import numpy as np
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen import completion
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
-from proctor.serving import compression
-from proctor.serving import kserve_v2 as v2
 from proctor.serving.node_server import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
+from proctor.wire import compression
+from proctor.wire import kserve_v2 as v2
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 becomes one streamed `/v1/completions` or `/v1/chat/completions` request (`stream: true`,
 `stream_options.include_usage`) over keep-alive connections, read by one asyncio loop in a
 background thread (thousands of concurrent streams). Transport `http=raw` (the default,
-`proctor.suts.http1`): the engine's issuing thread writes each pre-built request itself on an idle
+`proctor.clients.http1`): the engine's issuing thread writes each pre-built request itself on an idle
 connection and the first-token time is read where the bytes arrive; `http=aiohttp`: one aiohttp
 session on the loop (also what carries https:// endpoints). The first chunk that carries
 a token calls `first_token_complete` and the end of the stream `query_samples_complete` with the
@@ -51,13 +51,13 @@ import aiohttp
 import numpy as np
 import orjson
 
+from proctor.clients.llm_dataset import LLMDataset, LLMSample, load_jsonl, synthetic
+from proctor.clients.sse import SSEError, SSEParser
 from proctor.errors import ConfigError
 from proctor.loadgen import completion
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
-from proctor.suts.llm_dataset import LLMDataset, LLMSample, load_jsonl, synthetic
-from proctor.suts.sse import SSEError, SSEParser
 
-log = logging.getLogger("proctor.suts.openai")
+log = logging.getLogger("proctor.clients.openai")
 
 APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 FAULT_KINDS = (
@@ -214,7 +214,7 @@ class OpenAIConfig:
     logprobs: bool = False  # ask for per-token logprobs and count their entries (llama.cpp, OpenAI)
     tokenizer: str | None = None
     procs: int = 0  # worker processes carrying the streams (0: one loop thread in this process)
-    http: str = "raw"  # transport: "raw" (proctor.suts.http1) or "aiohttp"
+    http: str = "raw"  # transport: "raw" (proctor.clients.http1) or "aiohttp"
     warm: int = 4  # connections opened per endpoint at start (http=raw)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -550,7 +550,7 @@ DatasetSpec = tuple[Any, ...]
 def make_client(config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink) -> StreamClient:
     """The config's transport: the raw HTTP/1.1 client (http=raw, http:// endpoints) or aiohttp."""
     if config.http == "raw":
-        from proctor.suts.http1 import make_client as raw
+        from proctor.clients.http1 import make_client as raw
 
         return raw(config, body, sink)
     return StreamClient(config, body, sink)
@@ -579,7 +579,7 @@ class OpenAISUT(Tally):
         self.pool: Any = None
         self.client: StreamClient | None = None
         if config.procs > 0:
-            from proctor.suts.openai_procs import WorkerPool
+            from proctor.clients.openai_procs import WorkerPool
 
             self.endpoints = [_Endpoint(endpoint_url(u, config.api)) for u in config.urls]
             self.pool = WorkerPool(config, dataset or ("samples", qsl.samples), self)

@@ -1,0 +1,1 @@
+"""Wire formats both sides of a connection import: KServe V2 names and codecs, compression."""
