@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,3 +195,126 @@ def test_generate_tables_drafts_the_derivations(tmp_path: Path) -> None:
     assert list(module.RULESET.configs) == list(committed)
     for name, table in module.RULESET.configs.items():
         assert dump_config(table) == dump_config(committed[name]), name
+
+
+# --- the tables as they were written before the check constructors -------------------------------
+_BEFORE = "7360e20"  # the last commit whose tables wrote every check as Check(text, lambda)
+_MODULES = [f"ruleset_{v.replace('.', '_')}" for v in VERSIONS]
+
+
+def _tables_before(tmp_path: Path) -> dict[str, Any]:
+    """The ruleset modules of `_BEFORE`, imported from git under another package name."""
+    import importlib
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    pkg = tmp_path / "rules_before"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    for m in _MODULES:
+        out = subprocess.run(
+            ["git", "-C", str(root), "show", f"{_BEFORE}:src/proctor/rules/training/{m}.py"],
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode != 0:
+            pytest.skip(f"git history without {_BEFORE}: {out.stderr.strip()[:80]}")
+        text = out.stdout.replace(
+            "from proctor.rules.training import ruleset_", "from rules_before import ruleset_"
+        )
+        (pkg / f"{m}.py").write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return {
+            v: importlib.import_module(f"rules_before.{m}").RULESET
+            for v, m in zip(VERSIONS, _MODULES, strict=True)
+        }
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [n for n in sys.modules if n == "rules_before" or n.startswith("rules_before.")]:
+            del sys.modules[name]
+
+
+def _outcome(fn: Any, s: Any, v: dict[str, Any]) -> tuple[str, str]:
+    try:
+        return ("value", repr(fn(s, v, None)))
+    except Exception as e:  # the checker reports a check that raises as "cannot evaluate"
+        return ("raises", type(e).__name__)
+
+
+def _values(exprs: list[str]) -> list[Any]:
+    """Every constant the tables name, each just beside it, and values of the wrong kinds."""
+    import re
+
+    nums: set[float] = {0.0, 1.0, -1.0, 0.5, 1e9}
+    for e in exprs:
+        nums |= {float(x.replace("_", "")) for x in re.findall(r"(?<![\w.])\d[\d_]*(?:\.\d+)?(?:e-?\d+)?", e)}
+    strs = {x for e in exprs for x in re.findall(r"'([^']*)'", e)}
+    out: list[Any] = []
+    for x in sorted(nums):
+        out += [x, x * (1 + 1e-12), x - 1e-9, x + 1e-9, x + 1]
+        if x == int(x):
+            out.append(int(x))
+    return [*out, *sorted(strs), "", "x", None, True, [1]]
+
+
+_METADATA: list[dict[str, Any]] = [
+    {},
+    {"epoch_num": 1},
+    {"samples_count": 64},
+    {"epoch_count": 2, "first_epoch_num": 0},
+    {"first_epoch_num": 0},
+    {"status": "success"},
+]
+
+
+def test_the_constructors_changed_no_rule(tmp_path: Path) -> None:
+    """Every table equals the one before the constructors, rule by rule: the same texts, sources and
+    actions (bytecode identical), and every check that changed form gives the same outcome as before
+    on every constant the tables name, just beside it, and values of the wrong kinds."""
+    from proctor.rules.training.types import State
+
+    from .ruleset_dump import _end, _fn, dump_config
+
+    before = _tables_before(tmp_path)
+    checked = 0
+    for v in VERSIONS:
+        old, new = own_configs(before[v]), own_configs(ruleset(v))
+        assert list(old) == list(new), v
+        exprs = [c.expr for t in old.values() for k in t.keys for c in (*k.checks, *k.first_check)]
+        exprs += [k.atleast_one.expr for t in old.values() for k in t.keys if k.atleast_one]
+        values = _values(exprs)
+        for name in old:
+            o, n = old[name], new[name]
+            # the dump writes a function by its name; open_gpt3 now shares closed_gpt3's action
+            want = json.dumps(dump_config(o)).replace(
+                "_open_gpt3_global_batch_size_post", "_closed_gpt3_global_batch_size_post"
+            )
+            assert json.dumps(dump_config(n)) == want, (v, name)
+            for ko, kn in zip(o.keys, n.keys, strict=True):
+                assert _fn(ko.pre, True) == _fn(kn.pre, True) and _fn(ko.post, True) == _fn(kn.post, True)
+                pairs = [
+                    *zip(ko.checks, kn.checks, strict=True),
+                    *zip(ko.first_check, kn.first_check, strict=True),
+                ]
+                if ko.atleast_one is not None and kn.atleast_one is not None:
+                    pairs.append((ko.atleast_one, kn.atleast_one))
+                for co, cn in pairs:
+                    if _fn(co.fn, True) == _fn(cn.fn, True):
+                        continue  # the same code, as written before
+                    s = State(lambda _: None, frozenset({"digits_train"}))
+                    for value in [*values, "digits_train"]:
+                        for md in _METADATA:
+                            line = {"value": value, "metadata": md}
+                            assert _outcome(co.fn, s, line) == _outcome(cn.fn, s, line), (
+                                v,
+                                name,
+                                co.expr,
+                                value,
+                                md,
+                            )
+                    checked += 1
+            assert _fn(o.begin, True) == _fn(n.begin, True), (v, name)
+            assert json.dumps(_end(o.end, True)) == json.dumps(_end(n.end, True)), (v, name)
+    assert checked >= 300  # the constructors' checks, per table they stand in

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import math
 
+from proctor.rules.training.sections import EVALUATION_TABLE as _SRC
 from proctor.rules.training.types import Cadence
-
-_SRC = "§9 Training Loop: evaluation frequency table"
 
 
 def _every(n: int) -> Cadence:

@@ -10,7 +10,11 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_4_0_0 as _previous
-from proctor.rules.training.types import Check, KeyRule, Req, Ruleset, is_integer, math
+from proctor.rules.training import sections
+from proctor.rules.training.checks import (
+    benchmark_in,
+)
+from proctor.rules.training.types import KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 4.0.0: the same objects.
 _PREVIOUS = _previous.RULESET.configs
@@ -36,29 +40,22 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['resnet', 'ssd', 'stable_diffusion', 'maskrcnn', 'gpt3', 'dlrm_dcnv2', 'bert', 'rnnt', 'unet3d', 'gnn', 'llama2_70b_lora']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "resnet",
-                                        "ssd",
-                                        "stable_diffusion",
-                                        "maskrcnn",
-                                        "gpt3",
-                                        "dlrm_dcnv2",
-                                        "bert",
-                                        "rnnt",
-                                        "unet3d",
-                                        "gnn",
-                                        "llama2_70b_lora",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "resnet",
+                                "ssd",
+                                "stable_diffusion",
+                                "maskrcnn",
+                                "gpt3",
+                                "dlrm_dcnv2",
+                                "bert",
+                                "rnnt",
+                                "unet3d",
+                                "gnn",
+                                "llama2_70b_lora",
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),

@@ -10,6 +10,18 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_4_1_0 as _previous
+from proctor.rules.training import sections
+from proctor.rules.training.checks import (
+    all_of,
+    benchmark_in,
+    eq,
+    grouped,
+    gt,
+    in_metadata,
+    in_metadata_any,
+    le,
+    lt,
+)
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 4.1.0: the same objects.
@@ -48,25 +60,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['retinanet', 'stable_diffusion', 'dlrm_dcnv2', 'bert', 'rgat', 'llama2_70b_lora', 'llama31_405b']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "retinanet",
-                                        "stable_diffusion",
-                                        "dlrm_dcnv2",
-                                        "bert",
-                                        "rgat",
-                                        "llama2_70b_lora",
-                                        "llama31_405b",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "retinanet",
+                                "stable_diffusion",
+                                "dlrm_dcnv2",
+                                "bert",
+                                "rgat",
+                                "llama2_70b_lora",
+                                "llama31_405b",
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -79,19 +84,19 @@ RULESET = Ruleset(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
                         post=_closed_llama31_405b_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(8192),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("adamw"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
@@ -102,96 +107,83 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] * 1152 == s["global_batch_size"] * 8e-5,
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_end_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 'cosine with linear warmup'",
-                                lambda s, v, ll: v["value"] == "cosine with linear warmup",
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("cosine with linear warmup"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.9),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.95),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-05", lambda s, v, ll: v["value"] == 1e-05),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1e-05),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.1),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(gt(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 5760", lambda s, v, ll: v["value"] == 5760),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(5760),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 5.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 5.6) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(5.6)), gt(0.0)),
+                        source=sections.CLOSED_TARGET,
                     ),
                     KeyRule(
                         "init_checkpoint_step",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                 ),
                 begin=None,
@@ -212,29 +204,15 @@ RULESET = Ruleset(
                         "epoch_start",
                         Req.AT_LEAST_ONE_OR,
                         alternatives=("block_start",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(in_metadata_any("epoch_num", "samples_count"),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "epoch_stop",
                         Req.AT_LEAST_ONE_OR,
                         alternatives=("block_stop",),
-                        checks=(
-                            Check(
-                                "('epoch_num' in v['metadata']) | ('samples_count' in v['metadata'])",
-                                lambda s, v, ll: (
-                                    ("epoch_num" in v["metadata"]) | ("samples_count" in v["metadata"])
-                                ),
-                            ),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(in_metadata_any("epoch_num", "samples_count"),),
+                        source=sections.EVALUATION,
                     ),
                 ),
             ),
@@ -245,25 +223,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['retinanet', 'stable_diffusion', 'dlrm_dcnv2', 'bert', 'rgat', 'llama2_70b_lora', 'llama31_405b']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "retinanet",
-                                        "stable_diffusion",
-                                        "dlrm_dcnv2",
-                                        "bert",
-                                        "rgat",
-                                        "llama2_70b_lora",
-                                        "llama31_405b",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "retinanet",
+                                "stable_diffusion",
+                                "dlrm_dcnv2",
+                                "bert",
+                                "rgat",
+                                "llama2_70b_lora",
+                                "llama31_405b",
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -276,101 +247,94 @@ RULESET = Ruleset(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
                         post=_open_llama31_405b_global_batch_size_post,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq(8192),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq("adamw"),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_end_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(gt(0),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 5760", lambda s, v, ll: v["value"] == 5760),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(5760),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 5.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 5.6) and v["value"] > 0.0,
-                        ),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("epoch_num"),),
+                        atleast_one=all_of(grouped(le(5.6)), gt(0.0)),
+                        source=sections.OPEN_TARGET,
                     ),
                     KeyRule(
                         "init_checkpoint_step",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq(0),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                 ),
                 begin=None,
@@ -381,13 +345,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("epoch_num"),),
+                        atleast_one=lt(1.0),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,
@@ -398,13 +358,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("epoch_num"),),
+                        atleast_one=lt(1.0),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,

@@ -10,6 +10,19 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_5_0_0 as _previous
+from proctor.rules.training import sections
+from proctor.rules.training.checks import (
+    all_of,
+    benchmark_in,
+    eq,
+    ge,
+    grouped,
+    gt,
+    in_metadata,
+    le,
+    lt,
+    ne,
+)
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 5.0.0: the same objects.
@@ -42,7 +55,7 @@ _closed_llama31_405b = _PREVIOUS["closed_llama31_405b"].derive(
             "opt_learning_rate_warmup_steps",
             Req.EXACTLY_ONE,
             post=_closed_llama31_405b_opt_learning_rate_warmup_steps_post,
-            source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+            source=sections.HYPERPARAMETERS,
         ),
         KeyRule(
             "opt_learning_rate_decay_steps",
@@ -57,7 +70,7 @@ _closed_llama31_405b = _PREVIOUS["closed_llama31_405b"].derive(
                     ),
                 ),
             ),
-            source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+            source=sections.HYPERPARAMETERS,
         ),
     ),
     before="opt_learning_rate_decay_schedule",
@@ -75,25 +88,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['retinanet', 'flux1', 'dlrm_dcnv2', 'llama31_8b', 'rgat', 'llama2_70b_lora', 'llama31_405b']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "retinanet",
-                                        "flux1",
-                                        "dlrm_dcnv2",
-                                        "llama31_8b",
-                                        "rgat",
-                                        "llama2_70b_lora",
-                                        "llama31_405b",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "retinanet",
+                                "flux1",
+                                "dlrm_dcnv2",
+                                "llama31_8b",
+                                "rgat",
+                                "llama2_70b_lora",
+                                "llama31_405b",
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -104,77 +110,69 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.AT_LEAST_ONE,
-                        checks=(Check("v['value'] >= 0", lambda s, v, ll: v["value"] >= 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(ge(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "evaluation_frequency",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 262144", lambda s, v, ll: v["value"] == 262144),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(262144),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("adamw"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.9),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.95),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-08", lambda s, v, ll: v["value"] == 1e-08),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1e-08),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.1),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0.0", lambda s, v, ll: v["value"] >= 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(ge(0.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 0", lambda s, v, ll: v["value"] >= 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(ge(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] <= 0.586 and v['value'] > 0.0",
-                            lambda s, v, ll: v["value"] <= 0.586 and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(le(0.586), gt(0.0)),
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
                 begin=None,
@@ -188,13 +186,13 @@ RULESET = Ruleset(
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
                         post=_closed_llama31_8b_opt_learning_rate_warmup_steps_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
@@ -207,36 +205,28 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1024", lambda s, v, ll: v["value"] == 1024),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(1024),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 3.3) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 3.3) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(3.3)), gt(0.0)),
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
                 add=(
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1200000", lambda s, v, ll: v["value"] == 1200000),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1200000),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                 ),
             ),
@@ -247,14 +237,14 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_org",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§12 Benchmark Results (submission identification; enforced by the official checker)",
+                        checks=(ne(""),),
+                        source=sections.SUBMISSION,
                     ),
                     KeyRule(
                         "submission_platform",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source="§12 Benchmark Results (submission identification; enforced by the official checker)",
+                        checks=(ne(""),),
+                        source=sections.SUBMISSION,
                     ),
                 ),
                 before="submission_division",
@@ -266,25 +256,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['retinanet', 'flux1', 'dlrm_dcnv2', 'llama31_8b', 'rgat', 'llama2_70b_lora', 'llama31_405b']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "retinanet",
-                                        "flux1",
-                                        "dlrm_dcnv2",
-                                        "llama31_8b",
-                                        "rgat",
-                                        "llama2_70b_lora",
-                                        "llama31_405b",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "retinanet",
+                                "flux1",
+                                "dlrm_dcnv2",
+                                "llama31_8b",
+                                "rgat",
+                                "llama2_70b_lora",
+                                "llama31_405b",
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -295,17 +278,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "averaged_validation_loss",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "v['value'] <= 0.586 and v['value'] > 0.0",
-                            lambda s, v, ll: v["value"] <= 0.586 and v["value"] > 0.0,
-                        ),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(le(0.586), gt(0.0)),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,
@@ -318,13 +293,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'epoch_num' in v['metadata']", lambda s, v, ll: "epoch_num" in v["metadata"]
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("epoch_num"),),
+                        atleast_one=lt(1.0),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,

@@ -10,6 +10,20 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_5_1_0 as _previous
+from proctor.rules.training import sections
+from proctor.rules.training.checks import (
+    all_of,
+    benchmark_in,
+    eq,
+    ge,
+    grouped,
+    gt,
+    in_metadata,
+    integer,
+    le,
+    lt,
+    one_of,
+)
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 5.1.0: the same objects.
@@ -34,8 +48,7 @@ PRECISIONS = (
     "int4",
     "uint4",
 )
-_DISCLOSURE = "§5 Basics: v6.1 precision, parallelism and config disclosure (exactly once, allowed formats, positive integers)"
-_in_precisions = Check(f"v['value'] in {list(PRECISIONS)!r}", lambda s, v, ll: v["value"] in PRECISIONS)
+_in_precisions = one_of(*PRECISIONS)
 _PRECISION_KEYS = (
     "lowest_numerical_precision_in_linear",
     "lowest_numerical_precision_in_attn",
@@ -48,7 +61,7 @@ _PARALLELISM_KEYS = (
     "expert_parallelism",
     "micro_batch_size",
 )
-_integer = Check("is_integer(v['value'])", lambda s, v, ll: is_integer(v["value"]))
+_integer = integer()
 
 
 def _closed_common_submission_benchmark_post(s, v, ll) -> None:
@@ -82,25 +95,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['flux1', 'dlrm_dcnv2', 'llama31_8b', 'llama2_70b_lora', 'llama31_405b', 'gpt_oss_20b', 'deepseekv3_671b']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "flux1",
-                                        "dlrm_dcnv2",
-                                        "llama31_8b",
-                                        "llama2_70b_lora",
-                                        "llama31_405b",
-                                        "gpt_oss_20b",
-                                        "deepseekv3_671b",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "flux1",
+                                "dlrm_dcnv2",
+                                "llama31_8b",
+                                "llama2_70b_lora",
+                                "llama31_405b",
+                                "gpt_oss_20b",
+                                "deepseekv3_671b",
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -110,21 +116,21 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 15360", lambda s, v, ll: v["value"] >= 15360),),
+                        checks=(ge(15360),),
                         post=_closed_deepseekv3_671b_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 4096", lambda s, v, ll: v["value"] == 4096),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(4096),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("adamw"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
@@ -137,19 +143,19 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 4", lambda s, v, ll: v["value"] == 4),),
+                        checks=(eq(4),),
                         post=_closed_deepseekv3_671b_opt_learning_rate_warmup_steps_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
@@ -160,81 +166,68 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == 12000 - s["opt_learning_rate_warmup_steps"],
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 'cosine with linear warmup'",
-                                lambda s, v, ll: v["value"] == "cosine with linear warmup",
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("cosine with linear warmup"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.9),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.95),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-08", lambda s, v, ll: v["value"] == 1e-08),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1e-08),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.1),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "moe_aux_loss_coeff",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.01", lambda s, v, ll: v["value"] == 0.01),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.01),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(gt(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1024", lambda s, v, ll: v["value"] == 1024),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(1024),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 3.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 3.6) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(3.6)), gt(0.0)),
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
                 begin=None,
@@ -247,17 +240,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 3.34) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 3.34) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(3.34)), gt(0.0)),
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
             ),
@@ -268,14 +253,14 @@ RULESET = Ruleset(
                 # rules §5 Basics: the v6.1 disclosure keys, optional in the 6.0.0 tables
                 add=(
                     *(
-                        KeyRule(k, Req.OPTIONAL, checks=(_in_precisions,), source=_DISCLOSURE)
+                        KeyRule(k, Req.OPTIONAL, checks=(_in_precisions,), source=sections.DISCLOSURE)
                         for k in _PRECISION_KEYS
                     ),
                     *(
-                        KeyRule(k, Req.OPTIONAL, checks=(_integer,), source=_DISCLOSURE)
+                        KeyRule(k, Req.OPTIONAL, checks=(_integer,), source=sections.DISCLOSURE)
                         for k in _PARALLELISM_KEYS
                     ),
-                    KeyRule("config_filename", Req.OPTIONAL, source=_DISCLOSURE),
+                    KeyRule("config_filename", Req.OPTIONAL, source=sections.DISCLOSURE),
                 ),
             ),
             _PREVIOUS["open_common"].derive(
@@ -284,25 +269,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['flux1', 'dlrm_dcnv2', 'llama31_8b', 'llama2_70b_lora', 'llama31_405b', 'gpt_oss_20b', 'deepseekv3_671b']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "flux1",
-                                        "dlrm_dcnv2",
-                                        "llama31_8b",
-                                        "llama2_70b_lora",
-                                        "llama31_405b",
-                                        "gpt_oss_20b",
-                                        "deepseekv3_671b",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "flux1",
+                                "dlrm_dcnv2",
+                                "llama31_8b",
+                                "llama2_70b_lora",
+                                "llama31_405b",
+                                "gpt_oss_20b",
+                                "deepseekv3_671b",
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -312,103 +290,95 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] >= 15360", lambda s, v, ll: v["value"] >= 15360),),
+                        checks=(ge(15360),),
                         post=_open_deepseekv3_671b_global_batch_size_post,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 4096", lambda s, v, ll: v["value"] == 4096),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq(4096),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq("adamw"),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "moe_aux_loss_coeff",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] > 0", lambda s, v, ll: v["value"] > 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(gt(0),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1024", lambda s, v, ll: v["value"] == 1024),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(1024),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 3.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 3.6) and v["value"] > 0.0,
-                        ),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(3.6)), gt(0.0)),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,
@@ -421,94 +391,86 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 3.34) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 3.34) and v["value"] > 0.0,
-                        ),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(3.34)), gt(0.0)),
+                        source=sections.OPEN_TARGET,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 8192", lambda s, v, ll: v["value"] == 8192),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq(8192),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq("adamw"),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_end_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                 ),
                 begin=None,
@@ -518,14 +480,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=lt(1.0),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
             ),
@@ -534,17 +491,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check(
-                            "(v['value'] <= 5.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 5.6) and v["value"] > 0.0,
-                        ),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=all_of(grouped(le(5.6)), gt(0.0)),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
             ),
@@ -553,14 +502,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
-                        atleast_one=Check("v['value'] < 1.0", lambda s, v, ll: v["value"] < 1.0),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        checks=(in_metadata("samples_count"),),
+                        atleast_one=lt(1.0),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
             ),

@@ -10,6 +10,22 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_6_0_0 as _previous
+from proctor.rules.training import sections
+from proctor.rules.training.checks import (
+    all_of,
+    benchmark_in,
+    between,
+    eq,
+    ge,
+    grouped,
+    gt,
+    in_metadata,
+    integer,
+    le,
+    ne,
+    one_of,
+    spelled,
+)
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 6.0.0: the same objects.
@@ -21,13 +37,10 @@ __all__ = ["PRECISIONS", "RULESET", "is_integer", "math"]
 # rules §5 Basics: the approved numerical formats of the lowest_numerical_precision_* keys; 6.1 adds mxfp6
 _fp8 = _previous.PRECISIONS.index("fp8") + 1
 PRECISIONS = (*_previous.PRECISIONS[:_fp8], "mxfp6", *_previous.PRECISIONS[_fp8:])
-_DISCLOSURE = _previous._DISCLOSURE
-_in_precisions = Check(f"v['value'] in {list(PRECISIONS)!r}", lambda s, v, ll: v["value"] in PRECISIONS)
+_in_precisions = one_of(*PRECISIONS)
 _PRECISION_KEYS = _previous._PRECISION_KEYS
 _PARALLELISM_KEYS = _previous._PARALLELISM_KEYS
-_positive_integer = Check(
-    "is_integer(v['value']) and v['value'] >= 1", lambda s, v, ll: is_integer(v["value"]) and v["value"] >= 1
-)
+_positive_integer = all_of(integer(), ge(1))
 
 
 def _closed_common_submission_benchmark_post(s, v, ll) -> None:
@@ -130,25 +143,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['flux1', 'llama31_8b', 'llama2_70b_lora', 'gpt_oss_20b', 'deepseekv3_671b', 'qwen35_397b_grpo', 'dlrmv4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "flux1",
-                                        "llama31_8b",
-                                        "llama2_70b_lora",
-                                        "gpt_oss_20b",
-                                        "deepseekv3_671b",
-                                        "qwen35_397b_grpo",
-                                        "dlrmv4",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "flux1",
+                                "llama31_8b",
+                                "llama2_70b_lora",
+                                "gpt_oss_20b",
+                                "deepseekv3_671b",
+                                "qwen35_397b_grpo",
+                                "dlrmv4",
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -157,12 +163,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
-                        checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                        ),
+                        checks=(in_metadata("samples_count"),),
                         first_check=(
                             Check(
                                 "int(v['metadata']['samples_count']) == s['global_batch_size'] * math.floor(42 + 24576 / s['global_batch_size'])",
@@ -173,11 +174,8 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        atleast_one=Check(
-                            "(v['value'] <= 3.6) and v['value'] > 0.0",
-                            lambda s, v, ll: (v["value"] <= 3.6) and v["value"] > 0.0,
-                        ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        atleast_one=all_of(grouped(le(3.6)), gt(0.0)),
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
             ),
@@ -187,14 +185,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
+                        checks=(all_of(integer(), gt(0)),),
                         post=_closed_dlrmv4_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "train_samples",
@@ -205,25 +198,25 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == s["train_samples"],
                             ),
                         ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 2058204", lambda s, v, ll: v["value"] == 2058204),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(2058204),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 4096", lambda s, v, ll: v["value"] == 4096),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(4096),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'Adam'", lambda s, v, ll: v["value"] == "Adam"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("Adam"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
@@ -238,48 +231,43 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_closed_dlrmv4_opt_base_learning_rate_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adam_beta_1",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.95),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adam_beta_2",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.999", lambda s, v, ll: v["value"] == 0.999),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.999),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adam_epsilon",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-8", lambda s, v, ll: v["value"] == 1e-8),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(spelled("1e-8")),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_weight_decay",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.0", lambda s, v, ll: v["value"] == 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_sparse_name",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "v['value'] == 'RowWiseAdagrad'",
-                                lambda s, v, ll: v["value"] == "RowWiseAdagrad",
-                            ),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("RowWiseAdagrad"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_sparse_base_learning_rate",
@@ -290,41 +278,38 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == s["opt_base_learning_rate"],
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 24000", lambda s, v, ll: v["value"] == 24000),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(24000),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_start_lr",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.0", lambda s, v, ll: v["value"] == 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_every_data_pct",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.001", lambda s, v, ll: v["value"] == 0.001),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.001),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
+                            in_metadata("samples_count"),
                             Check(
                                 "v['metadata']['samples_count'] % s['eval_interval_samples'] == 0",
                                 lambda s, v, ll: (
                                     v["metadata"]["samples_count"] % s["eval_interval_samples"] == 0
                                 ),
                             ),
-                            Check("0.0 <= v['value'] <= 1.0", lambda s, v, ll: 0.0 <= v["value"] <= 1.0),
+                            between(0.0, 1.0),
                         ),
                         first_check=(
                             Check(
@@ -338,7 +323,7 @@ RULESET = Ruleset(
                             "v['value'] >= s['target_accuracy']",
                             lambda s, v, ll: v["value"] >= s["target_accuracy"],
                         ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
                 begin=_closed_dlrmv4_begin,
@@ -348,9 +333,9 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.AT_LEAST_ONE,
-                        checks=(Check("v['value'] >= 0", lambda s, v, ll: v["value"] >= 0),),
+                        checks=(ge(0),),
                         post=_closed_flux1_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "evaluation_frequency",
@@ -361,7 +346,7 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == s["eval_interval_samples"],
                             ),
                         ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        source=sections.EVALUATION,
                     ),
                 ),
             ),
@@ -374,43 +359,38 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
+                        checks=(all_of(integer(), gt(0)),),
                         post=_closed_qwen35_397b_grpo_global_batch_size_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 65536", lambda s, v, ll: v["value"] == 65536),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(65536),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 251", lambda s, v, ll: v["value"] == 251),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(251),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "init_checkpoint_step",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("adamw"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
@@ -421,31 +401,31 @@ RULESET = Ruleset(
                                 lambda s, v, ll: abs(v["value"] - s["learning_rate"]) < 1e-9,
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.9", lambda s, v, ll: v["value"] == 0.9),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.9),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.999", lambda s, v, ll: v["value"] == 0.999),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.999),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1e-8", lambda s, v, ll: v["value"] == 1e-8),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(spelled("1e-8")),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.0", lambda s, v, ll: v["value"] == 0.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
@@ -458,63 +438,56 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check("v['value'] == 'constant'", lambda s, v, ll: v["value"] == "constant"),
-                        ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq("constant"),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_training_rollout_temperature",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_training_rollout_top_p",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 1.0", lambda s, v, ll: v["value"] == 1.0),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(1.0),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_validation_rollout_temperature",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.1", lambda s, v, ll: v["value"] == 0.1),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.1),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_validation_rollout_top_p",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0.95", lambda s, v, ll: v["value"] == 0.95),),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        checks=(eq(0.95),),
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_prompts_per_step",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
+                        checks=(all_of(integer(), gt(0)),),
                         post=_closed_qwen35_397b_grpo_num_prompts_per_step_post,
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_generations_per_prompt",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check("v['value'] == 16", lambda s, v, ll: v["value"] == 16),
+                            eq(16),
                             Check(
                                 "s['global_batch_size'] == s['num_prompts_per_step'] * v['value']",
                                 lambda s, v, ll: (
@@ -522,30 +495,27 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source="§9 Training Loop: hyperparameter table (tunable hyperparameters and constraints)",
+                        source=sections.HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
+                            in_metadata("samples_count"),
                             Check(
                                 "v['metadata']['samples_count'] == s['next_validation_samples']",
                                 lambda s, v, ll: (
                                     v["metadata"]["samples_count"] == s["next_validation_samples"]
                                 ),
                             ),
-                            Check("0.0 <= v['value'] <= 1.0", lambda s, v, ll: 0.0 <= v["value"] <= 1.0),
+                            between(0.0, 1.0),
                         ),
                         post=_closed_qwen35_397b_grpo_eval_accuracy_post,
                         atleast_one=Check(
                             "v['value'] > s['target_accuracy']",
                             lambda s, v, ll: v["value"] > s["target_accuracy"],
                         ),
-                        source="§3 Benchmarks: closed quality targets; §9 Training Loop: quality measure and evaluation frequency",
+                        source=sections.CLOSED_TARGET,
                     ),
                 ),
                 begin=_closed_qwen35_397b_grpo_begin,
@@ -554,18 +524,18 @@ RULESET = Ruleset(
                 # rules §5 Basics (v6.1): every disclosure key exactly once, parallelism >= 1, mxfp6 approved
                 replace=(
                     *(
-                        KeyRule(k, Req.EXACTLY_ONE, checks=(_in_precisions,), source=_DISCLOSURE)
+                        KeyRule(k, Req.EXACTLY_ONE, checks=(_in_precisions,), source=sections.DISCLOSURE)
                         for k in _PRECISION_KEYS
                     ),
                     *(
-                        KeyRule(k, Req.EXACTLY_ONE, checks=(_positive_integer,), source=_DISCLOSURE)
+                        KeyRule(k, Req.EXACTLY_ONE, checks=(_positive_integer,), source=sections.DISCLOSURE)
                         for k in _PARALLELISM_KEYS
                     ),
                     KeyRule(
                         "config_filename",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] != ''", lambda s, v, ll: v["value"] != ""),),
-                        source=_DISCLOSURE,
+                        checks=(ne(""),),
+                        source=sections.DISCLOSURE,
                     ),
                 ),
             ),
@@ -575,25 +545,18 @@ RULESET = Ruleset(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
                         checks=(
-                            Check(
-                                "v['value'] in ['flux1', 'llama31_8b', 'llama2_70b_lora', 'gpt_oss_20b', 'deepseekv3_671b', 'qwen35_397b_grpo', 'dlrmv4']",
-                                lambda s, v, ll: (
-                                    v["value"]
-                                    in (
-                                        "flux1",
-                                        "llama31_8b",
-                                        "llama2_70b_lora",
-                                        "gpt_oss_20b",
-                                        "deepseekv3_671b",
-                                        "qwen35_397b_grpo",
-                                        "dlrmv4",
-                                    )
-                                    or v["value"] in s.benchmarks
-                                ),
+                            benchmark_in(
+                                "flux1",
+                                "llama31_8b",
+                                "llama2_70b_lora",
+                                "gpt_oss_20b",
+                                "deepseekv3_671b",
+                                "qwen35_397b_grpo",
+                                "dlrmv4",
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source="§3 Benchmarks",
+                        source=sections.BENCHMARKS,
                     ),
                 ),
             ),
@@ -604,55 +567,38 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
+                        checks=(all_of(integer(), gt(0)),),
                         post=_open_dlrmv4_global_batch_size_post,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(all_of(integer(), gt(0)),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "train_samples",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check("v['value'] == 2290835423", lambda s, v, ll: v["value"] == 2290835423),
-                        ),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(2290835423),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 2058204", lambda s, v, ll: v["value"] == 2058204),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(2058204),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(all_of(integer(), gt(0)),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
@@ -666,37 +612,37 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adam_beta_1",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adam_beta_2",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adam_epsilon",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_weight_decay",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_sparse_name",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_sparse_base_learning_rate",
@@ -710,35 +656,32 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_start_lr",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_every_data_pct",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                            Check("0.0 <= v['value'] <= 1.0", lambda s, v, ll: 0.0 <= v["value"] <= 1.0),
+                            in_metadata("samples_count"),
+                            between(0.0, 1.0),
                         ),
-                        atleast_one=Check("v['value'] >= 0.75", lambda s, v, ll: v["value"] >= 0.75),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        atleast_one=ge(0.75),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,
@@ -753,137 +696,119 @@ RULESET = Ruleset(
                     KeyRule(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(all_of(integer(), gt(0)),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 65536", lambda s, v, ll: v["value"] == 65536),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq(65536),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_samples",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 251", lambda s, v, ll: v["value"] == 251),),
-                        source="§9 Training Loop: evaluation frequency and thoroughness",
+                        checks=(eq(251),),
+                        source=sections.EVALUATION,
                     ),
                     KeyRule(
                         "init_checkpoint_step",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 0", lambda s, v, ll: v["value"] == 0),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq(0),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_name",
                         Req.EXACTLY_ONE,
-                        checks=(Check("v['value'] == 'adamw'", lambda s, v, ll: v["value"] == "adamw"),),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(eq("adamw"),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_1",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_beta_2",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_adamw_weight_decay",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_training_rollout_temperature",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_training_rollout_top_p",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_validation_rollout_temperature",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_validation_rollout_top_p",
                         Req.EXACTLY_ONE,
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_prompts_per_step",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(all_of(integer(), gt(0)),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_generations_per_prompt",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            Check(
-                                "is_integer(v['value']) and v['value'] > 0",
-                                lambda s, v, ll: is_integer(v["value"]) and v["value"] > 0,
-                            ),
-                        ),
-                        source="§9 Training Loop: OPEN hyperparameters (as the official open table enforces)",
+                        checks=(all_of(integer(), gt(0)),),
+                        source=sections.OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(
-                            Check(
-                                "'samples_count' in v['metadata']",
-                                lambda s, v, ll: "samples_count" in v["metadata"],
-                            ),
-                            Check("0.0 <= v['value'] <= 1.0", lambda s, v, ll: 0.0 <= v["value"] <= 1.0),
+                            in_metadata("samples_count"),
+                            between(0.0, 1.0),
                         ),
-                        atleast_one=Check("v['value'] > 0.69", lambda s, v, ll: v["value"] > 0.69),
-                        source="§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets",
+                        atleast_one=gt(0.69),
+                        source=sections.OPEN_TARGET,
                     ),
                 ),
                 begin=None,

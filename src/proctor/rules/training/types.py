@@ -97,14 +97,17 @@ class Config:
         add: Iterable[KeyRule] = (),
         before: str | None = None,
         name: str | None = None,
+        cite: Mapping[str, str] | None = None,
     ) -> Config:
         """This table as a later ruleset (or a sibling benchmark) changes it, rule by rule.
 
         `drop` removes the rules of those keys; `replace` puts each rule in the place of the rule
         of its key; `add` appends new rules, or inserts them before the rule of key `before`.
+        `cite` maps a section to the one the derived table cites instead, in every rule (a
+        sibling table that restates this one under another section, as open_gpt3 does closed_gpt3).
         Everything else (the other rules, `begin`, `end`, `source`) is kept, so a ruleset module
         reads as the difference the rules text made. A key that is not there to drop or replace,
-        or added twice, is an error in the table, not a silent no-op.
+        or added twice, or a section no rule cites, is an error in the table, not a silent no-op.
         """
         keys = list(self.keys)
         names = [k.name for k in keys]
@@ -128,6 +131,11 @@ class Config:
         else:
             raise ValueError(f"{self.name}: cannot add before {before!r}, no such rule")
         keys[at:at] = new
+        if cite:
+            unused = set(cite) - {k.source for k in keys}
+            if unused:
+                raise ValueError(f"{self.name}: no rule cites {sorted(unused)!r}")
+            keys = [dataclasses.replace(k, source=cite.get(k.source, k.source)) for k in keys]
         return dataclasses.replace(self, name=name or self.name, keys=tuple(keys))
 
 
