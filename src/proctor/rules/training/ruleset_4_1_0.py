@@ -10,10 +10,10 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_4_0_0 as _previous
-from proctor.rules.training import sections
 from proctor.rules.training.checks import (
     benchmark_in,
 )
+from proctor.rules.training.sections import BENCHMARKS
 from proctor.rules.training.types import KeyRule, Req, Ruleset, is_integer, math
 
 # Tables this ruleset keeps word for word from 4.0.0: the same objects.
@@ -55,7 +55,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),

@@ -10,7 +10,6 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_5_0_0 as _previous
-from proctor.rules.training import sections
 from proctor.rules.training.checks import (
     all_of,
     benchmark_in,
@@ -22,6 +21,14 @@ from proctor.rules.training.checks import (
     le,
     lt,
     ne,
+)
+from proctor.rules.training.sections import (
+    BENCHMARKS,
+    CLOSED_TARGET,
+    EVALUATION,
+    HYPERPARAMETERS,
+    OPEN_TARGET,
+    SUBMISSION,
 )
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
@@ -55,7 +62,7 @@ _closed_llama31_405b = _PREVIOUS["closed_llama31_405b"].derive(
             "opt_learning_rate_warmup_steps",
             Req.EXACTLY_ONE,
             post=_closed_llama31_405b_opt_learning_rate_warmup_steps_post,
-            source=sections.HYPERPARAMETERS,
+            source=HYPERPARAMETERS,
         ),
         KeyRule(
             "opt_learning_rate_decay_steps",
@@ -70,7 +77,7 @@ _closed_llama31_405b = _PREVIOUS["closed_llama31_405b"].derive(
                     ),
                 ),
             ),
-            source=sections.HYPERPARAMETERS,
+            source=HYPERPARAMETERS,
         ),
     ),
     before="opt_learning_rate_decay_schedule",
@@ -99,7 +106,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),
@@ -107,75 +114,37 @@ RULESET = Ruleset(
             Config(
                 "closed_flux1",
                 (
+                    KeyRule("global_batch_size", Req.AT_LEAST_ONE, checks=(ge(0),), source=HYPERPARAMETERS),
+                    KeyRule("evaluation_frequency", Req.EXACTLY_ONE, checks=(eq(262144),), source=EVALUATION),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("adamw"),), source=HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_1", Req.EXACTLY_ONE, checks=(eq(0.9),), source=HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_2", Req.EXACTLY_ONE, checks=(eq(0.95),), source=HYPERPARAMETERS),
                     KeyRule(
-                        "global_batch_size",
-                        Req.AT_LEAST_ONE,
-                        checks=(ge(0),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_adamw_epsilon", Req.EXACTLY_ONE, checks=(eq(1e-08),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
-                        "evaluation_frequency",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(262144),),
-                        source=sections.EVALUATION,
+                        "opt_adamw_weight_decay", Req.EXACTLY_ONE, checks=(eq(0.1),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("adamw"),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.9),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.95),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1e-08),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.1),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        checks=(ge(0.0),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_base_learning_rate", Req.EXACTLY_ONE, checks=(ge(0.0),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
                         checks=(ge(0),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1.0),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_gradient_clip_norm", Req.EXACTLY_ONE, checks=(eq(1.0),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(le(0.586), gt(0.0)),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_llama2_70b_lora"],  # unchanged since 5.0.0
             _closed_llama31_405b,
@@ -183,16 +152,12 @@ RULESET = Ruleset(
                 name="closed_llama31_8b",
                 drop=("init_checkpoint_step",),
                 replace=(
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_base_learning_rate", Req.EXACTLY_ONE, source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
                         post=_closed_llama31_8b_opt_learning_rate_warmup_steps_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
@@ -205,47 +170,25 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1024),),
-                        source=sections.EVALUATION,
-                    ),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(1024),), source=EVALUATION),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(grouped(le(3.3)), gt(0.0)),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
-                add=(
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1200000),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                ),
+                add=(KeyRule("max_steps", Req.EXACTLY_ONE, checks=(eq(1200000),), source=HYPERPARAMETERS),),
             ),
             _PREVIOUS["closed_retinanet"],  # unchanged since 5.0.0
             _PREVIOUS["closed_rgat"],  # unchanged since 5.0.0
             _PREVIOUS["common"].derive(
                 add=(
-                    KeyRule(
-                        "submission_org",
-                        Req.EXACTLY_ONE,
-                        checks=(ne(""),),
-                        source=sections.SUBMISSION,
-                    ),
-                    KeyRule(
-                        "submission_platform",
-                        Req.EXACTLY_ONE,
-                        checks=(ne(""),),
-                        source=sections.SUBMISSION,
-                    ),
+                    KeyRule("submission_org", Req.EXACTLY_ONE, checks=(ne(""),), source=SUBMISSION),
+                    KeyRule("submission_platform", Req.EXACTLY_ONE, checks=(ne(""),), source=SUBMISSION),
                 ),
                 before="submission_division",
             ),
@@ -267,7 +210,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),
@@ -280,10 +223,9 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(le(0.586), gt(0.0)),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["open_llama2_70b_lora"],  # unchanged since 5.0.0
             _PREVIOUS["open_llama31_405b"],  # unchanged since 5.0.0
@@ -295,10 +237,9 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("epoch_num"),),
                         atleast_one=lt(1.0),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["open_retinanet"],  # unchanged since 5.0.0
             _PREVIOUS["open_rgat"],  # unchanged since 5.0.0

@@ -10,7 +10,6 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_5_1_0 as _previous
-from proctor.rules.training import sections
 from proctor.rules.training.checks import (
     all_of,
     benchmark_in,
@@ -23,6 +22,15 @@ from proctor.rules.training.checks import (
     le,
     lt,
     one_of,
+)
+from proctor.rules.training.sections import (
+    BENCHMARKS,
+    CLOSED_TARGET,
+    DISCLOSURE,
+    EVALUATION,
+    HYPERPARAMETERS,
+    OPEN_HYPERPARAMETERS,
+    OPEN_TARGET,
 )
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
@@ -106,7 +114,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),
@@ -118,20 +126,12 @@ RULESET = Ruleset(
                         Req.EXACTLY_ONE,
                         checks=(ge(15360),),
                         post=_closed_deepseekv3_671b_global_batch_size_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(4096),),
-                        source=sections.HYPERPARAMETERS,
+                        "max_sequence_length", Req.EXACTLY_ONE, checks=(eq(4096),), source=HYPERPARAMETERS
                     ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("adamw"),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("adamw"),), source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
@@ -143,19 +143,15 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("max_steps", Req.EXACTLY_ONE, source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
                         checks=(eq(4),),
                         post=_closed_deepseekv3_671b_opt_learning_rate_warmup_steps_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_steps",
@@ -166,71 +162,43 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == 12000 - s["opt_learning_rate_warmup_steps"],
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
                         checks=(eq("cosine with linear warmup"),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
+                    ),
+                    KeyRule("opt_adamw_beta_1", Req.EXACTLY_ONE, checks=(eq(0.9),), source=HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_2", Req.EXACTLY_ONE, checks=(eq(0.95),), source=HYPERPARAMETERS),
+                    KeyRule(
+                        "opt_adamw_epsilon", Req.EXACTLY_ONE, checks=(eq(1e-08),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.9),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_adamw_weight_decay", Req.EXACTLY_ONE, checks=(eq(0.1),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.95),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_gradient_clip_norm", Req.EXACTLY_ONE, checks=(eq(1.0),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1e-08),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.1),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1.0),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "moe_aux_loss_coeff",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.01),),
-                        source=sections.HYPERPARAMETERS,
+                        "moe_aux_loss_coeff", Req.EXACTLY_ONE, checks=(eq(0.01),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
                         checks=(gt(0),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1024),),
-                        source=sections.EVALUATION,
-                    ),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(1024),), source=EVALUATION),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(grouped(le(3.6)), gt(0.0)),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["closed_dlrm_dcnv2"],  # unchanged since 5.1.0
             _PREVIOUS["closed_flux1"],  # unchanged since 5.1.0
@@ -242,7 +210,7 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(grouped(le(3.34)), gt(0.0)),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
             ),
@@ -253,14 +221,14 @@ RULESET = Ruleset(
                 # rules §5 Basics: the v6.1 disclosure keys, optional in the 6.0.0 tables
                 add=(
                     *(
-                        KeyRule(k, Req.OPTIONAL, checks=(_in_precisions,), source=sections.DISCLOSURE)
+                        KeyRule(k, Req.OPTIONAL, checks=(_in_precisions,), source=DISCLOSURE)
                         for k in _PRECISION_KEYS
                     ),
                     *(
-                        KeyRule(k, Req.OPTIONAL, checks=(_integer,), source=sections.DISCLOSURE)
+                        KeyRule(k, Req.OPTIONAL, checks=(_integer,), source=DISCLOSURE)
                         for k in _PARALLELISM_KEYS
                     ),
-                    KeyRule("config_filename", Req.OPTIONAL, source=sections.DISCLOSURE),
+                    KeyRule("config_filename", Req.OPTIONAL, source=DISCLOSURE),
                 ),
             ),
             _PREVIOUS["open_common"].derive(
@@ -280,7 +248,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),
@@ -292,96 +260,41 @@ RULESET = Ruleset(
                         Req.EXACTLY_ONE,
                         checks=(ge(15360),),
                         post=_open_deepseekv3_671b_global_batch_size_post,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
                         checks=(eq(4096),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("adamw"),),
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "moe_aux_loss_coeff",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("adamw"),), source=OPEN_HYPERPARAMETERS),
+                    KeyRule("max_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_base_learning_rate", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_warmup_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_decay_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_decay_schedule", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_1", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_2", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_epsilon", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_weight_decay", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_gradient_clip_norm", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("moe_aux_loss_coeff", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
                         checks=(gt(0),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1024),),
-                        source=sections.EVALUATION,
-                    ),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(1024),), source=EVALUATION),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(grouped(le(3.6)), gt(0.0)),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["open_dlrm_dcnv2"],  # unchanged since 5.1.0
             _PREVIOUS["open_flux1"],  # unchanged since 5.1.0
@@ -393,87 +306,29 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(grouped(le(3.34)), gt(0.0)),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
                         checks=(eq(8192),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("adamw"),),
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_end_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "gradient_accumulation_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        source=sections.EVALUATION,
-                    ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("adamw"),), source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_base_learning_rate", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_end_learning_rate", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_warmup_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_decay_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_decay_schedule", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_1", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_2", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_epsilon", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_weight_decay", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_gradient_clip_norm", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("gradient_accumulation_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, source=EVALUATION),
+                    KeyRule("max_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                 ),
-                begin=None,
             ),
             _PREVIOUS["open_llama2_70b_lora"].derive(
                 replace=(
@@ -482,7 +337,7 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=lt(1.0),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
             ),
@@ -493,7 +348,7 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=all_of(grouped(le(5.6)), gt(0.0)),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
             ),
@@ -504,7 +359,7 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(in_metadata("samples_count"),),
                         atleast_one=lt(1.0),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
             ),

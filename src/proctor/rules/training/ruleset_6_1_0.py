@@ -10,7 +10,6 @@ Where the rules text and the official checker differ, see docs/deviations.md (tr
 from __future__ import annotations
 
 from proctor.rules.training import ruleset_6_0_0 as _previous
-from proctor.rules.training import sections
 from proctor.rules.training.checks import (
     all_of,
     benchmark_in,
@@ -25,6 +24,15 @@ from proctor.rules.training.checks import (
     ne,
     one_of,
     spelled,
+)
+from proctor.rules.training.sections import (
+    BENCHMARKS,
+    CLOSED_TARGET,
+    DISCLOSURE,
+    EVALUATION,
+    HYPERPARAMETERS,
+    OPEN_HYPERPARAMETERS,
+    OPEN_TARGET,
 )
 from proctor.rules.training.types import Check, Config, KeyRule, Req, Ruleset, is_integer, math
 
@@ -154,7 +162,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_closed_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),
@@ -175,7 +183,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         atleast_one=all_of(grouped(le(3.6)), gt(0.0)),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
             ),
@@ -187,7 +195,7 @@ RULESET = Ruleset(
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
                         post=_closed_dlrmv4_global_batch_size_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "train_samples",
@@ -198,26 +206,13 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == s["train_samples"],
                             ),
                         ),
-                        source=sections.EVALUATION,
+                        source=EVALUATION,
                     ),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(2058204),), source=EVALUATION),
                     KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(2058204),),
-                        source=sections.EVALUATION,
+                        "max_sequence_length", Req.EXACTLY_ONE, checks=(eq(4096),), source=HYPERPARAMETERS
                     ),
-                    KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(4096),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("Adam"),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("Adam"),), source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
@@ -231,43 +226,25 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_closed_dlrmv4_opt_base_learning_rate_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "opt_adam_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.95),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adam_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.999),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_adam_beta_1", Req.EXACTLY_ONE, checks=(eq(0.95),), source=HYPERPARAMETERS),
+                    KeyRule("opt_adam_beta_2", Req.EXACTLY_ONE, checks=(eq(0.999),), source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_adam_epsilon",
                         Req.EXACTLY_ONE,
                         checks=(eq(spelled("1e-8")),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
+                    KeyRule("opt_weight_decay", Req.EXACTLY_ONE, checks=(eq(0.0),), source=HYPERPARAMETERS),
                     KeyRule(
-                        "opt_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.0),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(1.0),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_gradient_clip_norm", Req.EXACTLY_ONE, checks=(eq(1.0),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
                         "opt_sparse_name",
                         Req.EXACTLY_ONE,
                         checks=(eq("RowWiseAdagrad"),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_sparse_base_learning_rate",
@@ -278,25 +255,22 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == s["opt_base_learning_rate"],
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
                         checks=(eq(24000),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_start_lr",
                         Req.EXACTLY_ONE,
                         checks=(eq(0.0),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "eval_every_data_pct",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.001),),
-                        source=sections.HYPERPARAMETERS,
+                        "eval_every_data_pct", Req.EXACTLY_ONE, checks=(eq(0.001),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
                         "eval_accuracy",
@@ -323,7 +297,7 @@ RULESET = Ruleset(
                             "v['value'] >= s['target_accuracy']",
                             lambda s, v, ll: v["value"] >= s["target_accuracy"],
                         ),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
                 begin=_closed_dlrmv4_begin,
@@ -335,7 +309,7 @@ RULESET = Ruleset(
                         Req.AT_LEAST_ONE,
                         checks=(ge(0),),
                         post=_closed_flux1_global_batch_size_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "evaluation_frequency",
@@ -346,7 +320,7 @@ RULESET = Ruleset(
                                 lambda s, v, ll: v["value"] == s["eval_interval_samples"],
                             ),
                         ),
-                        source=sections.EVALUATION,
+                        source=EVALUATION,
                     ),
                 ),
             ),
@@ -361,37 +335,15 @@ RULESET = Ruleset(
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
                         post=_closed_qwen35_397b_grpo_global_batch_size_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "max_sequence_length",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(65536),),
-                        source=sections.HYPERPARAMETERS,
+                        "max_sequence_length", Req.EXACTLY_ONE, checks=(eq(65536),), source=HYPERPARAMETERS
                     ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(251),),
-                        source=sections.EVALUATION,
-                    ),
-                    KeyRule(
-                        "init_checkpoint_step",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("adamw"),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(251),), source=EVALUATION),
+                    KeyRule("init_checkpoint_step", Req.EXACTLY_ONE, checks=(eq(0),), source=HYPERPARAMETERS),
+                    KeyRule("max_steps", Req.EXACTLY_ONE, source=HYPERPARAMETERS),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("adamw"),), source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
@@ -401,31 +353,18 @@ RULESET = Ruleset(
                                 lambda s, v, ll: abs(v["value"] - s["learning_rate"]) < 1e-9,
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.9),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.999),),
-                        source=sections.HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_adamw_beta_1", Req.EXACTLY_ONE, checks=(eq(0.9),), source=HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_2", Req.EXACTLY_ONE, checks=(eq(0.999),), source=HYPERPARAMETERS),
                     KeyRule(
                         "opt_adamw_epsilon",
                         Req.EXACTLY_ONE,
                         checks=(eq(spelled("1e-8")),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0.0),),
-                        source=sections.HYPERPARAMETERS,
+                        "opt_adamw_weight_decay", Req.EXACTLY_ONE, checks=(eq(0.0),), source=HYPERPARAMETERS
                     ),
                     KeyRule(
                         "opt_gradient_clip_norm",
@@ -438,50 +377,50 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_warmup_steps",
                         Req.EXACTLY_ONE,
                         checks=(eq(0),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "opt_learning_rate_decay_schedule",
                         Req.EXACTLY_ONE,
                         checks=(eq("constant"),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_training_rollout_temperature",
                         Req.EXACTLY_ONE,
                         checks=(eq(1.0),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_training_rollout_top_p",
                         Req.EXACTLY_ONE,
                         checks=(eq(1.0),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_validation_rollout_temperature",
                         Req.EXACTLY_ONE,
                         checks=(eq(0.1),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "generation_validation_rollout_top_p",
                         Req.EXACTLY_ONE,
                         checks=(eq(0.95),),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_prompts_per_step",
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
                         post=_closed_qwen35_397b_grpo_num_prompts_per_step_post,
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_generations_per_prompt",
@@ -495,7 +434,7 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source=sections.HYPERPARAMETERS,
+                        source=HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
@@ -515,7 +454,7 @@ RULESET = Ruleset(
                             "v['value'] > s['target_accuracy']",
                             lambda s, v, ll: v["value"] > s["target_accuracy"],
                         ),
-                        source=sections.CLOSED_TARGET,
+                        source=CLOSED_TARGET,
                     ),
                 ),
                 begin=_closed_qwen35_397b_grpo_begin,
@@ -524,19 +463,14 @@ RULESET = Ruleset(
                 # rules §5 Basics (v6.1): every disclosure key exactly once, parallelism >= 1, mxfp6 approved
                 replace=(
                     *(
-                        KeyRule(k, Req.EXACTLY_ONE, checks=(_in_precisions,), source=sections.DISCLOSURE)
+                        KeyRule(k, Req.EXACTLY_ONE, checks=(_in_precisions,), source=DISCLOSURE)
                         for k in _PRECISION_KEYS
                     ),
                     *(
-                        KeyRule(k, Req.EXACTLY_ONE, checks=(_positive_integer,), source=sections.DISCLOSURE)
+                        KeyRule(k, Req.EXACTLY_ONE, checks=(_positive_integer,), source=DISCLOSURE)
                         for k in _PARALLELISM_KEYS
                     ),
-                    KeyRule(
-                        "config_filename",
-                        Req.EXACTLY_ONE,
-                        checks=(ne(""),),
-                        source=sections.DISCLOSURE,
-                    ),
+                    KeyRule("config_filename", Req.EXACTLY_ONE, checks=(ne(""),), source=DISCLOSURE),
                 ),
             ),
             _PREVIOUS["open_common"].derive(
@@ -556,7 +490,7 @@ RULESET = Ruleset(
                             ),
                         ),
                         post=_open_common_submission_benchmark_post,
-                        source=sections.BENCHMARKS,
+                        source=BENCHMARKS,
                     ),
                 ),
             ),
@@ -569,37 +503,23 @@ RULESET = Ruleset(
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
                         post=_open_dlrmv4_global_batch_size_post,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "gradient_accumulation_steps",
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "train_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(2290835423),),
-                        source=sections.EVALUATION,
-                    ),
-                    KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(2058204),),
-                        source=sections.EVALUATION,
-                    ),
+                    KeyRule("train_samples", Req.EXACTLY_ONE, checks=(eq(2290835423),), source=EVALUATION),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(2058204),), source=EVALUATION),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                     KeyRule(
                         "opt_base_learning_rate",
                         Req.EXACTLY_ONE,
@@ -612,38 +532,14 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
-                    KeyRule(
-                        "opt_adam_beta_1",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adam_beta_2",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adam_epsilon",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_sparse_name",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
+                    KeyRule("opt_adam_beta_1", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adam_beta_2", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adam_epsilon", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_weight_decay", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_gradient_clip_norm", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_sparse_name", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                     KeyRule(
                         "opt_sparse_base_learning_rate",
                         Req.EXACTLY_ONE,
@@ -656,23 +552,13 @@ RULESET = Ruleset(
                                 ),
                             ),
                         ),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
+                    KeyRule("opt_learning_rate_warmup_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                     KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        "opt_learning_rate_warmup_start_lr", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS
                     ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_start_lr",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "eval_every_data_pct",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
+                    KeyRule("eval_every_data_pct", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                     KeyRule(
                         "eval_accuracy",
                         Req.AT_LEAST_ONE,
@@ -681,10 +567,9 @@ RULESET = Ruleset(
                             between(0.0, 1.0),
                         ),
                         atleast_one=ge(0.75),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
-                begin=None,
             ),
             _PREVIOUS["open_flux1"],  # unchanged since 6.0.0
             _PREVIOUS["open_gpt_oss_20b"],  # unchanged since 6.0.0
@@ -697,108 +582,55 @@ RULESET = Ruleset(
                         "global_batch_size",
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "max_sequence_length",
                         Req.EXACTLY_ONE,
                         checks=(eq(65536),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
+                    KeyRule("eval_samples", Req.EXACTLY_ONE, checks=(eq(251),), source=EVALUATION),
                     KeyRule(
-                        "eval_samples",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(251),),
-                        source=sections.EVALUATION,
+                        "init_checkpoint_step", Req.EXACTLY_ONE, checks=(eq(0),), source=OPEN_HYPERPARAMETERS
                     ),
-                    KeyRule(
-                        "init_checkpoint_step",
-                        Req.EXACTLY_ONE,
-                        checks=(eq(0),),
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "max_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_name",
-                        Req.EXACTLY_ONE,
-                        checks=(eq("adamw"),),
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_base_learning_rate",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_1",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_beta_2",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_epsilon",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_adamw_weight_decay",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_gradient_clip_norm",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_warmup_steps",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
-                    KeyRule(
-                        "opt_learning_rate_decay_schedule",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
-                    ),
+                    KeyRule("max_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_name", Req.EXACTLY_ONE, checks=(eq("adamw"),), source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_base_learning_rate", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_1", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_beta_2", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_epsilon", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_adamw_weight_decay", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_gradient_clip_norm", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_warmup_steps", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
+                    KeyRule("opt_learning_rate_decay_schedule", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS),
                     KeyRule(
                         "generation_training_rollout_temperature",
                         Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "generation_training_rollout_top_p",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        "generation_training_rollout_top_p", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS
                     ),
                     KeyRule(
                         "generation_validation_rollout_temperature",
                         Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
-                        "generation_validation_rollout_top_p",
-                        Req.EXACTLY_ONE,
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        "generation_validation_rollout_top_p", Req.EXACTLY_ONE, source=OPEN_HYPERPARAMETERS
                     ),
                     KeyRule(
                         "num_prompts_per_step",
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "num_generations_per_prompt",
                         Req.EXACTLY_ONE,
                         checks=(all_of(integer(), gt(0)),),
-                        source=sections.OPEN_HYPERPARAMETERS,
+                        source=OPEN_HYPERPARAMETERS,
                     ),
                     KeyRule(
                         "eval_accuracy",
@@ -808,10 +640,9 @@ RULESET = Ruleset(
                             between(0.0, 1.0),
                         ),
                         atleast_one=gt(0.69),
-                        source=sections.OPEN_TARGET,
+                        source=OPEN_TARGET,
                     ),
                 ),
-                begin=None,
             ),
         )
     },
