@@ -113,6 +113,33 @@ def test_bandwidth_numbers_match_the_appendix(rules_text: str) -> None:
             assert (bw.per_dtype if m.group(2) else bw.fixed) == value, (model, side)
 
 
+def test_bandwidth_formula_and_bytes_agree() -> None:
+    """Each row's formula text multiplies out to the bytes it carries (the one stated exception: WAN,
+    whose note says the rules' column is used instead of the product)."""
+    rows = [(b.name, side, getattr(b, side)) for b in BENCHMARKS for side in ("ingress", "egress")]
+    checked = 0
+    for name, side, bw in rows:
+        m = None if bw is None else re.fullmatch(r"[^=]+\*dtype_size = ([\d*]+)\*dtype_size", bw.formula)
+        if m is None:
+            continue
+        product = 1
+        for factor in m.group(1).split("*"):
+            product *= int(factor)
+        assert product == bw.per_dtype or "is used" in bw.note, (name, side, bw)
+        checked += 1
+    assert checked >= 15
+    wan = BY_NAME["wan-2.2-t2v-a14b"].egress
+    assert wan is not None and wan.per_dtype == 224_870_400 != 81 * 720 * 1280 * 3
+
+
+def test_two_level_rows_bound_the_same_metrics() -> None:
+    for name in ("3d-unet", "bert", "llama3_1-8b", "whisper", "digits"):
+        low, high = BY_NAME[name].quality
+        assert (low.fraction, high.fraction) == (0.99, 0.999) and low.targets == high.targets, name
+        assert (low.precision, high.precision) == ("FP32", "FP32")
+    assert [t.metric for t in BY_NAME["llama3_1-8b"].level(0.999).targets] == ["rouge1", "rouge2", "rougeL"]
+
+
 def test_names_resolve_from_every_spelling() -> None:
     assert resolve("Llama3.1-8B").benchmark is BY_NAME["llama3_1-8b"]
     assert resolve("llama3.1-405b-interactive").conf_model == "llama3_1-405b-interactive"

@@ -12,6 +12,7 @@ names ("Llama3.1-8B") and the submission-layout names (`llama3.1-8b`, `resnet`, 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -194,8 +195,20 @@ def _tok(ttft_ms: float, tpot_ms: float, source: str = DC_TABLE) -> LatencyLimit
     return LatencyLimit(ttft_ns=_ms(ttft_ms), tpot_ns=_ms(tpot_ms), source=source)
 
 
+def _per_sample(symbols: str, *sizes: int) -> Bandwidth:
+    """The appendix's `symbols*dtype_size` bytes a sample, the sizes given once and multiplied out."""
+    return Bandwidth(
+        math.prod(sizes), formula=f"{symbols}*dtype_size = {'*'.join(map(str, sizes))}*dtype_size"
+    )
+
+
 def _lvl(fraction: float, precision: str, *targets: QualityTarget) -> QualityLevel:
     return QualityLevel(fraction, precision, targets)
+
+
+def _both_levels(precision: str, *targets: QualityTarget) -> tuple[QualityLevel, ...]:
+    """The 99 % and 99.9 % levels of a benchmark whose rules row bounds the same metrics at both."""
+    return (_lvl(0.99, precision, *targets), _lvl(0.999, precision, *targets))
 
 
 def _t(metric: str, reference: float | None, unit: str = "", **kw: object) -> QualityTarget:
@@ -211,8 +224,6 @@ _SS, _MS, _SRV, _INT, _OFF = (
 )
 _DC, _EDGE = Suite.DATACENTER, Suite.EDGE
 _NEG = Bandwidth()
-_LLAMA8B_ROUGE = (_t("rouge1", 42.9865), _t("rouge2", 20.1235), _t("rougeL", 29.9881))
-_LLAMA70B_ROUGE = (_t("rouge1", 44.4312), _t("rouge2", 22.0352), _t("rougeL", 28.6162))
 
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
@@ -227,7 +238,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         sample="one image",
         latency={_SRV: LatencyLimit(latency_ns=_ms(15), source=CONF)},
         required={_DC: ((_SRV,), (_OFF,)), _EDGE: ((_SS,), (_MS,), (_OFF,))},
-        ingress=Bandwidth(150528, formula="C*H*W*dtype_size = 3*224*224*dtype_size"),
+        ingress=_per_sample("C*H*W", 3, 224, 224),
         egress=_NEG,
         accuracy_dataset_size=50_000,
         source=EDGE_TABLE,
@@ -246,7 +257,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         quality=(),
         sample="one image",
         latency={_SRV: LatencyLimit(latency_ns=_ms(100), source=CONF)},
-        ingress=Bandwidth(1_920_000, formula="C*H*W*dtype_size = 3*800*800*dtype_size"),
+        ingress=_per_sample("C*H*W", 3, 800, 800),
         egress=_NEG,
         source=BW_INGRESS,
         notes="Only in the bandwidth appendix and the network-division QSL table; in no suite table.",
@@ -276,11 +287,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         task="Medical image segmentation",
         dataset="KiTS 2019",
         qsl_size={_DC: 42, _EDGE: 42},
-        quality=(_lvl(0.99, "FP32", _t("DICE", 0.86330)), _lvl(0.999, "FP32", _t("DICE", 0.86330))),
+        quality=_both_levels("FP32", _t("DICE", 0.86330)),
         sample="one image",
         required={_DC: ((_OFF,),), _EDGE: ((_SS,), (_OFF,))},
-        ingress=Bandwidth(32_944_795, formula="avg(C*D*H*W)*dtype_size = 32944795*dtype_size"),
-        egress=Bandwidth(32_944_795, formula="avg(C*D*H*W)*dtype_size = 32944795*dtype_size"),
+        ingress=_per_sample("avg(C*D*H*W)", 32944795),
+        egress=_per_sample("avg(C*D*H*W)", 32944795),
     ),
     Benchmark(
         name="bert",
@@ -290,10 +301,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         task="Language processing",
         dataset="SQuAD v1.1 (max_seq_len=384)",
         qsl_size={_EDGE: 10833},
-        quality=(_lvl(0.99, "FP32", _t("f1", 90.874, "%")), _lvl(0.999, "FP32", _t("f1", 90.874, "%"))),
+        quality=_both_levels("FP32", _t("f1", 90.874, "%")),
         sample="one sequence",
         required={_EDGE: ((_SS,), (_OFF,))},
-        ingress=Bandwidth(1152, formula="num_inputs*max_seq_len*dtype_size = 3*384*dtype_size"),
+        ingress=_per_sample("num_inputs*max_seq_len", 3, 384),
         egress=_NEG,
         accuracy_dataset_size=10833,
         source=EDGE_TABLE,
@@ -306,13 +317,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         task="Summarization",
         dataset="CNN Dailymail (v3.0.0, max_seq_len=2048)",
         qsl_size={_DC: 13368, _EDGE: 5000},
-        quality=(_lvl(0.99, "FP32", *_LLAMA8B_ROUGE), _lvl(0.999, "FP32", *_LLAMA8B_ROUGE)),
+        quality=_both_levels("FP32", _t("rouge1", 42.9865), _t("rouge2", 20.1235), _t("rougeL", 29.9881)),
         generation=(GenerationBound("gen_len", 8167644, low=0.9),),
         sample="one sequence",
         latency={_SRV: _tok(2000, 100), _INT: _tok(500, 30)},
         required={_DC: ((_SRV, _INT), (_OFF,)), _EDGE: ((_SS,), (_OFF,))},
         parameters={"min_new_tokens": 1, "max_new_tokens": 128},
-        ingress=Bandwidth(2048, formula="max_seq_len*dtype_size = 2048*dtype_size"),
+        ingress=_per_sample("max_seq_len", 2048),
         egress=_NEG,
     ),
     Benchmark(
@@ -323,14 +334,14 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         task="Question Answering",
         dataset="OpenOrca (max_seq_len=1024)",
         qsl_size={_DC: 24576},
-        quality=(_lvl(0.999, "FP32", *_LLAMA70B_ROUGE),),
+        quality=(_lvl(0.999, "FP32", _t("rouge1", 44.4312), _t("rouge2", 22.0352), _t("rougeL", 28.6162)),),
         generation=(GenerationBound("tokens_per_sample", 294.45, low=0.9),),
         sample="one sequence",
         latency={_SRV: _tok(2000, 200), _INT: _tok(450, 40)},
         required={_DC: ((_SRV, _INT), (_OFF,))},
         parameters={"max_new_tokens": 1024},
-        ingress=Bandwidth(1024, formula="max_seq_len*dtype_size = 1024*dtype_size"),
-        egress=Bandwidth(1024, formula="max_output_len*dtype_size = 1024*dtype_size"),
+        ingress=_per_sample("max_seq_len", 1024),
+        egress=_per_sample("max_output_len", 1024),
         notes="The rules give only the 99.9% level; the official checker also knows llama2-70b-99.",
     ),
     Benchmark(
@@ -347,8 +358,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         latency={_SRV: _tok(6000, 175), _INT: _tok(4500, 80)},
         required={_DC: ((_SRV, _INT), (_OFF,))},
         parameters={"min_new_tokens": 2, "max_new_tokens": 20000},
-        ingress=Bandwidth(20000, formula="max_seq_len*dtype_size = 20000*dtype_size"),
-        egress=Bandwidth(20000, formula="max_output_len*dtype_size = 20000*dtype_size"),
+        ingress=_per_sample("max_seq_len", 20000),
+        egress=_per_sample("max_output_len", 20000),
     ),
     Benchmark(
         name="mixtral-8x7b",
@@ -374,8 +385,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         latency={_SRV: _tok(2000, 200)},
         required={_DC: ((_SRV, _INT), (_OFF,))},
         parameters={"min_new_tokens": 2, "max_new_tokens": 1024},
-        ingress=Bandwidth(2048, formula="max_seq_len*dtype_size = 2048*dtype_size"),
-        egress=Bandwidth(2048, formula="max_output_len*dtype_size = 2048*dtype_size"),
+        ingress=_per_sample("max_seq_len", 2048),
+        egress=_per_sample("max_output_len", 2048),
         notes="Only one (Server) TTFT/TPOT pair in the rules: an Interactive result has no limit to meet.",
     ),
     Benchmark(
@@ -391,8 +402,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         latency={_SRV: _tok(2000, 80), _INT: _tok(1500, 15)},
         required={_DC: ((_SRV,), (_OFF,))},
         parameters={"min_new_tokens": 1, "max_new_tokens": 20000},
-        ingress=Bandwidth(3136, formula="max_seq_len*dtype_size = 3136*dtype_size"),
-        egress=Bandwidth(20000, formula="max_seq_len*dtype_size = 20000*dtype_size"),
+        ingress=_per_sample("max_seq_len", 3136),
+        egress=_per_sample("max_seq_len", 20000),
         speculative=(
             SpeculativeDecoding(
                 "Interactive",
@@ -419,7 +430,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
             "max_new_tokens_accuracy": 32768,
             "max_new_tokens_performance": 10000,
         },
-        ingress=Bandwidth(15330, formula="max_seq_len*dtype_size = 15330*dtype_size"),
+        ingress=_per_sample("max_seq_len", 15330),
         egress=Bandwidth(
             10000,
             formula="max_output_len*dtype_size = 10000*dtype_size (performance)",
@@ -512,10 +523,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         task="Speech to Text",
         dataset="LibriSpeech",
         qsl_size={_DC: 1633, _EDGE: 1633},
-        quality=(
-            _lvl(0.99, "FP32", _t("WER", 2.0671, "%", higher_is_better=False)),
-            _lvl(0.999, "FP32", _t("WER", 2.0671, "%", higher_is_better=False)),
-        ),
+        quality=_both_levels("FP32", _t("WER", 2.0671, "%", higher_is_better=False)),
         sample="one audio",
         required={_DC: ((_OFF,),), _EDGE: ((_OFF,),)},
         accuracy_dataset_size=1633,
@@ -590,10 +598,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         task="Image classification (proctor reference workload)",
         dataset="scikit-learn digits (UCI optdigits test set, 8x8 images, 10 classes)",
         qsl_size={_EDGE: 256},
-        quality=(
-            _lvl(0.99, "FP32", _t("accuracy", 94.167, "%")),
-            _lvl(0.999, "FP32", _t("accuracy", 94.167, "%")),
-        ),
+        quality=_both_levels("FP32", _t("accuracy", 94.167, "%")),
         sample="one image",
         latency={_SRV: LatencyLimit(latency_ns=_ms(10), source=PROCTOR_WORKLOAD)},
         required={_EDGE: ((_SS,), (_OFF,))},
