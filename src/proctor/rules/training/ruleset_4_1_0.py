@@ -13,6 +13,7 @@ from proctor.rules.training import ruleset_4_0_0 as _previous
 from proctor.rules.training.checks import (
     benchmark_in,
 )
+from proctor.rules.training.ruleset_4_0_0 import _closed_common_submission_benchmark_post
 from proctor.rules.training.sections import BENCHMARKS
 from proctor.rules.training.types import KeyRule, Req, Ruleset, is_integer, math
 
@@ -20,10 +21,6 @@ from proctor.rules.training.types import KeyRule, Req, Ruleset, is_integer, math
 _PREVIOUS = _previous.RULESET.configs
 
 __all__ = ["RULESET", "is_integer", "math"]
-
-
-def _closed_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("closed_{}".format(v["value"]))
 
 
 # Not expressible as tables (they rewrite the log lines): closed_stable_diffusion, open_stable_diffusion

@@ -21,6 +21,10 @@ from proctor.rules.training.checks import (
     le,
     lt,
 )
+from proctor.rules.training.ruleset_4_0_0 import (
+    _closed_common_submission_benchmark_post,
+    _open_common_submission_benchmark_post,
+)
 from proctor.rules.training.sections import (
     BENCHMARKS,
     CLOSED_TARGET,
@@ -37,16 +41,8 @@ _PREVIOUS = _previous.RULESET.configs
 __all__ = ["RULESET", "is_integer", "math"]
 
 
-def _closed_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("closed_{}".format(v["value"]))
-
-
 def _closed_llama31_405b_global_batch_size_post(s, v, ll) -> None:
     s["global_batch_size"] = v["value"]
-
-
-def _open_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("open_{}".format(v["value"]))
 
 
 def _open_llama31_405b_global_batch_size_post(s, v, ll) -> None:

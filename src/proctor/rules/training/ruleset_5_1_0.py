@@ -22,6 +22,10 @@ from proctor.rules.training.checks import (
     lt,
     ne,
 )
+from proctor.rules.training.ruleset_4_0_0 import (
+    _closed_common_submission_benchmark_post,
+    _open_common_submission_benchmark_post,
+)
 from proctor.rules.training.sections import (
     BENCHMARKS,
     CLOSED_TARGET,
@@ -38,20 +42,12 @@ _PREVIOUS = _previous.RULESET.configs
 __all__ = ["RULESET", "is_integer", "math"]
 
 
-def _closed_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("closed_{}".format(v["value"]))
-
-
 def _closed_llama31_405b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
     s["opt_learning_rate_warmup_steps"] = math.ceil(8000 * 1152 / s["global_batch_size"])
 
 
 def _closed_llama31_8b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
     s["opt_learning_rate_warmup_steps"] = v["value"]
-
-
-def _open_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("open_{}".format(v["value"]))
 
 
 _closed_llama31_405b = _PREVIOUS["closed_llama31_405b"].derive(

@@ -23,6 +23,10 @@ from proctor.rules.training.checks import (
     lt,
     one_of,
 )
+from proctor.rules.training.ruleset_4_0_0 import (
+    _closed_common_submission_benchmark_post,
+    _open_common_submission_benchmark_post,
+)
 from proctor.rules.training.sections import (
     BENCHMARKS,
     CLOSED_TARGET,
@@ -72,20 +76,12 @@ _PARALLELISM_KEYS = (
 _integer = integer()
 
 
-def _closed_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("closed_{}".format(v["value"]))
-
-
 def _closed_deepseekv3_671b_global_batch_size_post(s, v, ll) -> None:
     s["global_batch_size"] = v["value"]
 
 
 def _closed_deepseekv3_671b_opt_learning_rate_warmup_steps_post(s, v, ll) -> None:
     s["opt_learning_rate_warmup_steps"] = v["value"]
-
-
-def _open_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("open_{}".format(v["value"]))
 
 
 def _open_deepseekv3_671b_global_batch_size_post(s, v, ll) -> None:

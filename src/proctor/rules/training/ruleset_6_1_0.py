@@ -25,6 +25,10 @@ from proctor.rules.training.checks import (
     one_of,
     spelled,
 )
+from proctor.rules.training.ruleset_4_0_0 import (
+    _closed_common_submission_benchmark_post,
+    _open_common_submission_benchmark_post,
+)
 from proctor.rules.training.sections import (
     BENCHMARKS,
     CLOSED_TARGET,
@@ -49,10 +53,6 @@ _in_precisions = one_of(*PRECISIONS)
 _PRECISION_KEYS = _previous._PRECISION_KEYS
 _PARALLELISM_KEYS = _previous._PARALLELISM_KEYS
 _positive_integer = all_of(integer(), ge(1))
-
-
-def _closed_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("closed_{}".format(v["value"]))
 
 
 def _closed_dlrmv4_begin(s) -> None:
@@ -129,10 +129,6 @@ def _closed_qwen35_397b_grpo_num_prompts_per_step_post(s, v, ll) -> None:
 def _closed_qwen35_397b_grpo_eval_accuracy_post(s, v, ll) -> None:
     if v["metadata"]["samples_count"] == s["next_validation_samples"]:
         s["next_validation_samples"] += s["global_batch_size"]
-
-
-def _open_common_submission_benchmark_post(s, v, ll) -> None:
-    s.enqueue("open_{}".format(v["value"]))
 
 
 def _open_dlrmv4_global_batch_size_post(s, v, ll) -> None:
