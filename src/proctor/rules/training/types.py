@@ -3,8 +3,9 @@
 The shape follows the official checker's YAML (a config per division and benchmark, a rule per
 log key, a requirement on how often the key occurs, checks run on each line, and code that keeps a
 state across lines), so the verdicts line up with the official one; the difference is that each
-check is a Python function written in the table module (never text executed at run time) with the
-constraint in words for the finding, and each rule cites the rules-text section it comes from.
+check is a Python function (never text executed at run time) with the constraint in words for the
+finding, and each rule cites the rules-text section it comes from (`sections.py`). The common checks
+come from the constructors in `checks.py`, which give the words and the function from one value.
 
 Check functions take `(s, v, ll)`: `s` the config's `State` (a dict, fresh per config), `v` the
 line's `{"value": ..., "metadata": {...}}` and `ll` the `Line` (timestamp, key, line number).
