@@ -51,6 +51,17 @@ def _open_llama31_405b_global_batch_size_post(s, v, ll) -> None:
 
 # Not expressible as tables (they rewrite the log lines): closed_stable_diffusion, open_stable_diffusion
 
+# §3 Benchmarks: the benchmarks of this round's tables (submission_benchmark names one of them)
+_BENCHMARKS = (
+    "retinanet",
+    "stable_diffusion",
+    "dlrm_dcnv2",
+    "bert",
+    "rgat",
+    "llama2_70b_lora",
+    "llama31_405b",
+)
+
 RULESET = Ruleset(
     "5.0.0",
     {
@@ -62,17 +73,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            benchmark_in(
-                                "retinanet",
-                                "stable_diffusion",
-                                "dlrm_dcnv2",
-                                "bert",
-                                "rgat",
-                                "llama2_70b_lora",
-                                "llama31_405b",
-                            ),
-                        ),
+                        checks=(benchmark_in(*_BENCHMARKS),),
                         post=_closed_common_submission_benchmark_post,
                         source=BENCHMARKS,
                     ),
@@ -175,17 +176,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            benchmark_in(
-                                "retinanet",
-                                "stable_diffusion",
-                                "dlrm_dcnv2",
-                                "bert",
-                                "rgat",
-                                "llama2_70b_lora",
-                                "llama31_405b",
-                            ),
-                        ),
+                        checks=(benchmark_in(*_BENCHMARKS),),
                         post=_open_common_submission_benchmark_post,
                         source=BENCHMARKS,
                     ),
@@ -264,14 +255,6 @@ RULESET = Ruleset(
             ),
         )
     },
-    benchmarks=(
-        "retinanet",
-        "stable_diffusion",
-        "dlrm_dcnv2",
-        "bert",
-        "rgat",
-        "llama2_70b_lora",
-        "llama31_405b",
-    ),
+    benchmarks=_BENCHMARKS,
     init_limit_mins=_previous.RULESET.init_limit_mins,
 )

@@ -88,6 +88,17 @@ def _open_deepseekv3_671b_global_batch_size_post(s, v, ll) -> None:
     s["global_batch_size"] = v["value"]
 
 
+# §3 Benchmarks: the benchmarks of this round's tables (submission_benchmark names one of them)
+_BENCHMARKS = (
+    "flux1",
+    "dlrm_dcnv2",
+    "llama31_8b",
+    "llama2_70b_lora",
+    "llama31_405b",
+    "gpt_oss_20b",
+    "deepseekv3_671b",
+)
+
 RULESET = Ruleset(
     "6.0.0",
     {
@@ -98,17 +109,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            benchmark_in(
-                                "flux1",
-                                "dlrm_dcnv2",
-                                "llama31_8b",
-                                "llama2_70b_lora",
-                                "llama31_405b",
-                                "gpt_oss_20b",
-                                "deepseekv3_671b",
-                            ),
-                        ),
+                        checks=(benchmark_in(*_BENCHMARKS),),
                         post=_closed_common_submission_benchmark_post,
                         source=BENCHMARKS,
                     ),
@@ -232,17 +233,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            benchmark_in(
-                                "flux1",
-                                "dlrm_dcnv2",
-                                "llama31_8b",
-                                "llama2_70b_lora",
-                                "llama31_405b",
-                                "gpt_oss_20b",
-                                "deepseekv3_671b",
-                            ),
-                        ),
+                        checks=(benchmark_in(*_BENCHMARKS),),
                         post=_open_common_submission_benchmark_post,
                         source=BENCHMARKS,
                     ),
@@ -361,15 +352,7 @@ RULESET = Ruleset(
             ),
         )
     },
-    benchmarks=(
-        "flux1",
-        "dlrm_dcnv2",
-        "llama31_8b",
-        "llama2_70b_lora",
-        "llama31_405b",
-        "gpt_oss_20b",
-        "deepseekv3_671b",
-    ),
+    benchmarks=_BENCHMARKS,
     init_limit_mins=_previous.RULESET.init_limit_mins,
     precisions=PRECISIONS,
 )

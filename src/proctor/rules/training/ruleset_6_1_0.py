@@ -136,6 +136,17 @@ def _open_dlrmv4_global_batch_size_post(s, v, ll) -> None:
     s["lr_max"] = 1.5e-6 * v["value"] / 8192
 
 
+# §3 Benchmarks: the benchmarks of this round's tables (submission_benchmark names one of them)
+_BENCHMARKS = (
+    "flux1",
+    "llama31_8b",
+    "llama2_70b_lora",
+    "gpt_oss_20b",
+    "deepseekv3_671b",
+    "qwen35_397b_grpo",
+    "dlrmv4",
+)
+
 RULESET = Ruleset(
     "6.1.0",
     {
@@ -146,17 +157,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            benchmark_in(
-                                "flux1",
-                                "llama31_8b",
-                                "llama2_70b_lora",
-                                "gpt_oss_20b",
-                                "deepseekv3_671b",
-                                "qwen35_397b_grpo",
-                                "dlrmv4",
-                            ),
-                        ),
+                        checks=(benchmark_in(*_BENCHMARKS),),
                         post=_closed_common_submission_benchmark_post,
                         source=BENCHMARKS,
                     ),
@@ -474,17 +475,7 @@ RULESET = Ruleset(
                     KeyRule(
                         "submission_benchmark",
                         Req.EXACTLY_ONE,
-                        checks=(
-                            benchmark_in(
-                                "flux1",
-                                "llama31_8b",
-                                "llama2_70b_lora",
-                                "gpt_oss_20b",
-                                "deepseekv3_671b",
-                                "qwen35_397b_grpo",
-                                "dlrmv4",
-                            ),
-                        ),
+                        checks=(benchmark_in(*_BENCHMARKS),),
                         post=_open_common_submission_benchmark_post,
                         source=BENCHMARKS,
                     ),
@@ -642,15 +633,7 @@ RULESET = Ruleset(
             ),
         )
     },
-    benchmarks=(
-        "flux1",
-        "llama31_8b",
-        "llama2_70b_lora",
-        "gpt_oss_20b",
-        "deepseekv3_671b",
-        "qwen35_397b_grpo",
-        "dlrmv4",
-    ),
+    benchmarks=_BENCHMARKS,
     init_limit_mins=_previous.RULESET.init_limit_mins,
     precisions=PRECISIONS,
 )
