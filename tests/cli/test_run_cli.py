@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-import proctor.cli.run as run_cli
+import proctor.app.session as run_cli
 from proctor.cli.apps import app
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.types import Scenario, TestMode

@@ -142,4 +142,4 @@ def test_output_logged_follows_the_mask():
     finally:
         completion.detach(tr)
     tr, _, _, _ = make()
-    assert not tr.logs_output(0)
+    assert not tr.output_logged(0)

@@ -70,7 +70,7 @@ def test_sut_exception_stops_the_run_and_keeps_the_logs(tmp_path):
     assert orjson.loads((tmp_path / "mlperf_log_accuracy.json").read_bytes()) == []
     trace = orjson.loads((tmp_path / "mlperf_log_trace.json").read_bytes())  # still valid JSON
     assert trace["traceEvents"][-1] == {"name": "LastTrace"}
-    assert completion._active is None  # the slot is free for the next run
+    assert completion.active() is None  # the slot is free for the next run
 
 
 def test_closed_loop_sut_that_never_completes_times_out(tmp_path):
@@ -117,7 +117,7 @@ def test_ctrl_c_writes_a_partial_summary_then_reraises(tmp_path):
     assert detail.require("result_query_count") == 7
     assert detail.require("result_validity") == "INVALID"
     assert "interrupted" in detail.require("proctor_run_incomplete")
-    assert completion._active is None
+    assert completion.active() is None
 
 
 def test_late_completion_after_a_timeout_does_not_touch_the_finished_run(tmp_path):

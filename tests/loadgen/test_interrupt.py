@@ -93,7 +93,7 @@ def test_interrupt_while_the_sut_holds_work_drains_briefly_then_reraises(tmp_pat
     assert f"{INCOMPLETE_MARK} interrupted" in summary
     errors = [str(e.value) for e in read_detail(tmp_path / "mlperf_log_detail.txt").errors]
     assert any("not drained after 0.1 s" in e for e in errors), errors
-    assert completion._active is None
+    assert completion.active() is None
 
 
 def test_a_sut_raising_system_exit_is_an_error_not_a_clean_run(tmp_path):
@@ -242,4 +242,4 @@ def test_ctrl_c_during_find_peak_ends_the_search_with_logs(tmp_path):
             LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None, drain_s=0.1,
         )
     assert f"{INCOMPLETE_MARK} interrupted" in (tmp_path / "mlperf_log_summary.txt").read_text()
-    assert completion._active is None
+    assert completion.active() is None

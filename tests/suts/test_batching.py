@@ -175,7 +175,7 @@ def test_default_completion_is_proctors_array_path(monkeypatch):
 
     calls = []
     monkeypatch.setattr(
-        completion, "complete_arrays", lambda ids, n_tokens, data: calls.append((ids, n_tokens, data))
+        completion, "complete_arrays", lambda ids, n_tokens, data, t_ns=None: calls.append((ids, n_tokens, data))
     )
     done = threading.Event()
     b = DynamicBatcher(lambda idx: (done.set(), idx)[1], max_batch=4, workers=1)

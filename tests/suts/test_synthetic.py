@@ -139,9 +139,9 @@ def test_batches_never_exceed_the_batch_size(monkeypatch):
     sizes: list[int] = []
     real = completion.complete_arrays
 
-    def spy(ids, n_tokens=None, data=None):
+    def spy(ids, n_tokens=None, data=None, *, t_ns=None):
         sizes.append(len(ids))
-        real(ids, n_tokens, data)
+        real(ids, n_tokens, data, t_ns=t_ns)
 
     monkeypatch.setattr(completion, "complete_arrays", spy)
     sched = schedule_of(1, 50)

@@ -360,7 +360,7 @@ def _inference_settings(
 def _run_one(
     scenario: str, mode: str, outdir: Path, settings: Any, stop: StopFlag, audit_config: Path | None = None
 ) -> Any:
-    from proctor.loadgen.engine import run_test
+    from proctor.app.session import run
     from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.workloads.digits.sut import from_params
 
@@ -370,7 +370,7 @@ def _run_one(
     log = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False)
     try:
         try:
-            return run_test(sut, qsl, settings, log, audit_config=audit_config)
+            return run(sut, qsl, settings, log, audit_config=audit_config, close=False)
         except BaseException:
             stop.event.set()  # the run is over: drop what the batcher still holds
             raise
@@ -482,15 +482,14 @@ def _write_side_files(runs: Path, system_json: Path) -> None:
 
 def _audit_runner(scenario: str, stop: StopFlag) -> Any:
     """proctor.audits.run's Runner on the demo's digits SUT (Ctrl-C stops it like the other runs)."""
+    from proctor.app.session import run_logs
     from proctor.audits.run import RunLogs
 
     def run(settings: Any, outdir: Path, conf: Path | None) -> RunLogs:
         _check_stop(stop)
         out = _run_one(scenario, "audit", outdir, settings, stop, audit_config=conf)
         (outdir / "mlperf_log_trace.json").unlink(missing_ok=True)
-        paths = out.log_paths
-        problem = f"incomplete: {out.incomplete_reason}" if out.incomplete else ""
-        return RunLogs(paths["detail"], paths["summary"], paths["accuracy"], out.errors, problem)
+        return run_logs(out)
 
     return run
 
@@ -850,7 +849,7 @@ WIDE = 150  # columns from which the table holds each row's "why"; narrower, it 
 def render_table(report: DemoReport, width: int | None = None) -> Any:
     """The closing table: one row per result with its validity (and, when `width` allows, why);
     values are never cut."""
-    from proctor.cli.output import table
+    from proctor.app.render import table
 
     wide = width is None or width >= WIDE
     headers = ("part", "what", "result", "valid", *(("why",) if wide else ()))

@@ -170,10 +170,8 @@ def _as_list(responses: Any, who: str) -> list[Any] | None:
         return list(responses)
     except TypeError:
         message = f"{who}: expected a list of QuerySampleResponse, got a {type(responses).__name__}"
-        tracker = _completion._active
-        if tracker is None:
+        if not _completion.log_error(message):
             raise ValueError(message) from None
-        tracker._error(message)
         return None
 
 
@@ -182,11 +180,11 @@ def QuerySamplesComplete(responses: list[QuerySampleResponse], response_cb: Any 
     items = _as_list(responses, "QuerySamplesComplete")
     if items is None:
         return
-    tracker = _completion._active
-    if tracker is None:
+    sink = _completion.active()
+    if sink is None:
         _completion.query_samples_complete(items)
         return
-    tracker.complete(cast(Sequence[Any], _Responses(items)), _cb_on_original(response_cb))
+    sink.complete(cast(Sequence[Any], _Responses(items)), _cb_on_original(response_cb))
 
 
 def FirstTokenComplete(responses: list[QuerySampleResponse], response_cb: Any = None) -> None:  # noqa: N802

@@ -1,9 +1,9 @@
 """Drive any proctor SUT and QSL with the official `mlperf_loadgen`, for submission logs.
 
 A user develops against proctor's engine and produces the logs with the official one using the
-same SUT code: `proctor run --engine official`. proctor SUTs report completions through
-`proctor.loadgen.completion` (`query_samples_complete`, `complete_arrays`, `first_token_complete`);
-while the official test runs, those calls are routed here and forwarded to the official
+same SUT code: `proctor run --engine official`. The official run's sink is `OfficialRoute`: a
+`sink.StartableSUT` is started with it, and while the test runs the module functions of
+`proctor.loadgen.completion` forward to it too; it hands each completion to the official
 `QuerySamplesComplete` / `FirstTokenComplete` with each payload's address and size. Response ids are
 the official ones (addresses), which fit proctor's int64 arrays.
 """
@@ -11,7 +11,7 @@ the official ones (addresses), which fit proctor's int64 arrays.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,21 @@ import numpy as np
 
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen import completion
+from proctor.loadgen.completion import FaultCounter
+from proctor.loadgen.engine import (
+    MAX_ERROR_MESSAGES,
+    Metric,
+    RunOutcome,
+    log_paths,
+    metric_name,
+    sut_report_lines,
+)
 from proctor.loadgen.logs import reader as logs_reader
+from proctor.loadgen.logs.detail import SHORT_RUN_KEY, SUT_REPORT_KEY, append_record
+from proctor.loadgen.logs.summary import append_annotations
 from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
+from proctor.loadgen.sink import ResponseCallback, StartableSUT
+from proctor.loadgen.types import ArraySUT, sut_name
 
 
 def official_module() -> Any:
@@ -70,12 +83,22 @@ def _buffer(data: Any) -> np.ndarray:
 
 
 class OfficialRoute:
-    """Stands where proctor's CompletionTracker stands and forwards completions to the official module."""
+    """The `CompletionSink` of an official run: forwards completions to the official module's
+    `QuerySamplesComplete` / `FirstTokenComplete` (which take their own time, so `t_ns` is unused).
+    The official LoadGen knows no failed sample: a failed one is completed empty and counted as an
+    error of the run."""
 
     def __init__(self, lg: Any) -> None:
         self.lg = lg
         self.completed_samples = 0
         self.error_count = 0
+        self.errors: list[str] = []  # what the SUT reported failing (the official log cannot say)
+        self.faults = FaultCounter(self._error)
+
+    def _error(self, message: str) -> None:
+        self.error_count += 1
+        if len(self.errors) < MAX_ERROR_MESSAGES:
+            self.errors.append(message)
 
     def _responses(
         self, ids: list[int], datas: list[Any], ntoks: list[int]
@@ -92,7 +115,13 @@ class OfficialRoute:
             out.append(R(i, buf.ctypes.data if buf.nbytes else 0, buf.nbytes, n))
         return out, keep
 
-    def complete(self, responses: Any, response_cb: Any = None) -> None:
+    def complete(
+        self,
+        responses: Sequence[Any],
+        response_cb: ResponseCallback | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
         rs, keep = self._responses(
             [int(r.id) for r in responses], [r.data for r in responses], [int(r.n_tokens) for r in responses]
         )
@@ -101,7 +130,12 @@ class OfficialRoute:
         del keep
 
     def complete_arrays(
-        self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None
+        self,
+        ids: np.ndarray,
+        n_tokens: np.ndarray | None = None,
+        data: np.ndarray | None = None,
+        *,
+        t_ns: int | None = None,
     ) -> None:
         R, n = self.lg.QuerySampleResponse, len(ids)
         id_list = np.asarray(ids).tolist()
@@ -124,12 +158,35 @@ class OfficialRoute:
             del rows
         self.completed_samples += n
 
-    def first_token(self, responses: Any, response_cb: Any = None) -> None:
+    def first_token(
+        self,
+        responses: Sequence[Any],
+        response_cb: ResponseCallback | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
         rs, keep = self._responses(
             [int(r.id) for r in responses], [r.data for r in responses], [int(r.n_tokens) for r in responses]
         )
         self.lg.FirstTokenComplete(rs, response_cb) if response_cb else self.lg.FirstTokenComplete(rs)
         del keep
+
+    def fail(self, ids: Sequence[int], reason: str) -> None:
+        """Complete the failed samples empty (so the official run ends) and count them as errors."""
+        id_list = [int(i) for i in ids]
+        if not id_list:
+            return
+        self.lg.QuerySamplesComplete([self.lg.QuerySampleResponse(i, 0, 0) for i in id_list])
+        self.completed_samples += len(id_list)
+        self.faults.report(reason, f"{len(id_list)} sample(s) failed")
+
+    def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
+        self.faults.report(exc, where)
+        return True
+
+    def output_logged(self, response_id: int) -> bool:
+        """The official module does not say which samples it logs: every output is shipped."""
+        return True
 
 
 class _FastAdapter:
@@ -142,29 +199,28 @@ class _FastAdapter:
         self.arrays(np.array(ids, np.int64), np.array(indices, np.int64))
 
 
-@dataclass(slots=True)
-class OfficialOutcome:
-    """What the official run left, read back from its detail log."""
-
-    valid: bool
-    detail: dict[str, Any]
-    log_paths: dict[str, Path]
-    errors: int
-    warnings: int
-    wall_s: float
-    metric: tuple[str, Any] | None = None
-    error_messages: list[str] = field(default_factory=list)
-
-
-METRIC_KEYS = {
-    "SingleStream": ("early_stopping_latency_ss", "90th percentile latency (early stopping estimate, ns)"),
-    "MultiStream": (
-        "early_stopping_latency_ms",
-        "99th percentile per-query latency (early stopping estimate, ns)",
-    ),
-    "Server": ("result_completed_samples_per_sec", "completed samples per second"),
-    "Offline": ("result_samples_per_second", "samples per second"),
+METRIC_KEYS = {  # the detail-log key of each scenario's headline metric
+    "SingleStream": "early_stopping_latency_ss",
+    "MultiStream": "early_stopping_latency_ms",
+    "Server": "result_completed_samples_per_sec",
+    "Offline": "result_samples_per_second",
 }
+PERCENTILE_FIELDS = {
+    "SingleStream": "single_stream_target_latency_percentile",
+    "MultiStream": "multi_stream_target_latency_percentile",
+}
+
+
+def official_metric(values: dict[str, Any], settings: TestSettings) -> Metric | None:
+    """The headline metric from an official detail log, named as proctor's engine names it."""
+    scenario = str(settings.scenario)
+    value = values.get(METRIC_KEYS[scenario])
+    if not isinstance(value, int | float):
+        return None
+    field_name = PERCENTILE_FIELDS.get(scenario)
+    pct = float(getattr(settings, field_name)) if field_name else 0.99
+    name, unit = metric_name(scenario, pct)
+    return Metric(name, float(value), unit)
 
 
 def read_detail(path: Path) -> tuple[dict[str, Any], int, int, list[str]]:
@@ -182,29 +238,32 @@ def run_official(
     log_settings: LogSettings | None = None,
     *,
     audit_config: str | Path | None = "audit.config",
-) -> OfficialOutcome:
+    short_run: str = "",
+) -> RunOutcome:
     """One official StartTest with a proctor SUT and QSL; the four official log files land where
-    `log_settings` says. Raises ConfigError when the official module is missing."""
-    from proctor.loadgen.engine import log_paths
-
+    `log_settings` says. The official LoadGen closes its logs itself: proctor's annotations (the
+    short-run mark, the SUT's report) are appended right after StartTest returns. Raises
+    ConfigError when the official module is missing."""
     lg = official_module()
     log_settings = log_settings or LogSettings()
     Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
-    arrays = getattr(sut, "issue_query_arrays", None)
+    arrays = sut.issue_query_arrays if isinstance(sut, ArraySUT) else None  # None: an objects-only SUT
     if arrays is not None:
         handle = lg.ConstructFastSUT(_FastAdapter(sut), sut.flush_queries)
         destroy = lg.DestroyFastSUT  # the fast SUT is logged as "PyFastSUT" (official binding)
     else:
-        name = str(sut.name)
+        name = sut_name(sut)
         handle = lg.ConstructQDL(sut.issue_query, sut.flush_queries, lambda: name)
         destroy = lg.DestroyQDL  # the QDL form keeps the SUT's own name in the logs
     qsl_handle = lg.ConstructQSL(
         int(qsl.total_sample_count), int(qsl.performance_sample_count), qsl.load_samples, qsl.unload_samples
     )
     route = OfficialRoute(lg)
-    completion.attach(route)  # type: ignore[arg-type]
+    completion.attach(route)  # the module functions (official-API harnesses) reach the route too
     t0 = time.perf_counter()
     try:
+        if isinstance(sut, StartableSUT):
+            sut.start(route)
         lg.StartTestWithLogSettings(
             handle,
             qsl_handle,
@@ -213,24 +272,65 @@ def run_official(
             str(audit_config or ""),
         )
     finally:
-        completion.detach(route)  # type: ignore[arg-type]
+        completion.detach(route)
         wall = time.perf_counter() - t0
         lg.DestroyQSL(qsl_handle)
         destroy(handle)
     paths = log_paths(log_settings)
     if not paths["detail"].is_file():
         raise RunError(f"the official LoadGen wrote no detail log in {paths['detail'].parent}")
+    report = sut_report_lines(sut)
+    annotate(paths, short_run, report)
     values, errors, warnings, messages = read_detail(paths["detail"])
-    key, label = METRIC_KEYS[str(settings.scenario)]
-    metric = (label, values[key]) if key in values else None
-    return OfficialOutcome(
-        values.get("result_validity") == "VALID", values, paths, errors, warnings, wall, metric, messages
+    messages = (route.errors + messages)[:MAX_ERROR_MESSAGES]
+    errors += route.error_count
+    invalid = str(values.get("result_invalid_reason") or "")
+    return RunOutcome(
+        result=None,
+        valid=values.get("result_validity") == "VALID",
+        incomplete=False,
+        incomplete_reason="",
+        log_paths=paths,
+        errors=errors,
+        warnings=warnings,
+        engine="official",
+        scenario=str(settings.scenario),
+        mode=str(settings.mode),
+        metric=official_metric(values, settings),
+        invalid_reasons=[invalid] if invalid else [],
+        error_messages=messages,
+        sut_report=report,
+        wall_s=wall,
+        detail=values,
+        accuracy_samples=_accuracy_count(paths["accuracy"]) if str(settings.mode) == "AccuracyOnly" else 0,
+        sut_failures=route.faults.total,
     )
 
 
+def annotate(paths: dict[str, Path], short_run: str, sut_report: list[str]) -> None:
+    """proctor's annotations on the logs the official LoadGen wrote and closed: the detail keys and
+    the summary's lines, as proctor's engine writes them before closing its own."""
+    if short_run:
+        append_record(paths["detail"], SHORT_RUN_KEY, short_run)
+    if sut_report:
+        append_record(paths["detail"], SUT_REPORT_KEY, sut_report)
+    if paths["summary"].is_file():
+        append_annotations(paths["summary"], short_run, sut_report)
+
+
+def _accuracy_count(path: Path) -> int:
+    """The entries of an official accuracy log (a JSON list, one object per line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return sum(1 for line in f if line.lstrip().startswith("{"))
+    except OSError:
+        return 0
+
+
 __all__ = [
-    "OfficialOutcome",
     "OfficialRoute",
+    "annotate",
+    "official_metric",
     "official_log_settings",
     "official_module",
     "official_settings",

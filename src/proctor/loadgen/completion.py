@@ -6,10 +6,13 @@ QuerySamplesComplete does). Protocol errors (unknown id, double completion, a fi
 completion, a bad token count) are counted and reported like the official `error_runtime`; the
 run goes on.
 
-`query_samples_complete`, `first_token_complete` and `complete_arrays` are module functions because
-the official API is: a SUT calls them without a handle to the run. They route to the one run in
-progress through `_active`, the only module-level state; `run_test` sets and clears it, and two
-runs at once in one process are refused.
+A SUT completes through the sink it was started with (`sink.StartableSUT`: the run's `RunSink`,
+which forwards to the phase's `CompletionTracker`). `query_samples_complete`, `first_token_complete`
+and `complete_arrays` remain as module functions because the official API has them: a harness
+calls them without a handle to the run. They forward to the one sink registered in this process
+(`attach` / `detach` / `active`: the only module-level state, read nowhere else); two runs at once
+in one process are refused. Response ids are validated in one place (`CompletionTracker._seq`;
+the array path's vectorised check is its batch form).
 
 Each phase hands the SUT ids offset by a per-phase base (a generation token, `id_base`), so a
 completion left over from an earlier phase or test is reported as an unknown id and never lands on
@@ -41,6 +44,7 @@ import numpy as np
 
 from proctor.errors import RunError
 from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySampleResponse
 
 SMALL_BATCH = 16  # complete_arrays batches up to this size take the scalar path
@@ -282,8 +286,8 @@ class CompletionTracker:
             self._target = n_samples_issued
             self._check_done()
 
-    def logs_output(self, response_id: int) -> bool:
-        """Whether this sample's payload goes to the accuracy log."""
+    def output_logged(self, response_id: int) -> bool:
+        """Whether this sample's payload goes to the accuracy log (`sink.CompletionSink`)."""
         if not self._any_logged:
             return False
         s = response_id - self.id_base
@@ -296,6 +300,15 @@ class CompletionTracker:
         return int(pending.size), pending[:limit].tolist()
 
     # --- SUT side -----------------------------------------------------------------------------
+
+    def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
+        """A failure in the SUT's own threads (`sink.CompletionSink`): counted by kind."""
+        self.faults.report(exc, where)
+        return True
+
+    def error(self, message: str) -> None:
+        """A protocol error of the SUT or its harness: counted and written to the detail log."""
+        self._error(message)
 
     def _error(self, message: str) -> None:
         self.error_count += 1
@@ -316,6 +329,28 @@ class CompletionTracker:
             f"{who}: response id {text} is not an integer (a {type(i).__name__}); pass back the `id` "
             "of the QuerySample the SUT was given"
         )
+
+    def _seq(self, who: str, i: Any, done_msg: str | None, quiet: bool = False) -> int:
+        """Caller holds the lock. THE id check: the sample sequence number of response id `i`, or -1
+        (and, unless `quiet`, one error naming `who`) when `i` is not an integer, not an issued
+        sample of this phase, or (`done_msg`: what the call would do twice) already completed.
+        The completion loops let the common case (an int id of an issued, open sample) past with an
+        inline test and call this for everything else."""
+        j = i if type(i) is int else None if isinstance(i, _NoId) else as_id(i)
+        if j is None:
+            if not quiet:
+                self._bad_id(who, i)
+            return -1
+        s = j - self.id_base
+        if not 0 <= s < self.issued_end:
+            if not quiet:
+                self._error(f"{who}: unknown response id {j}")
+            return -1
+        if done_msg is not None and self._sample_done_mv[s] != NOT_SET:
+            if not quiet:
+                self._error(f"{who}: sample {j} {done_msg}")
+            return -1
+        return s
 
     def _query_of(self, s: int) -> int:
         """The query sample `s` belongs to."""
@@ -363,15 +398,10 @@ class CompletionTracker:
         """Caller holds the lock: the positions of `ids` whose stamp `t` is not refused (ids that are
         not issued samples are kept: the completion path reports them as it always does)."""
         keep: list[int] = []
-        issued, base, done = self.issued_end, self.id_base, self._sample_done_mv
+        base = self.id_base
         for k, i in enumerate(ids):
-            j = i if type(i) is int else as_id(i)
-            if (
-                j is not None
-                and 0 <= j - base < issued
-                and done[j - base] == NOT_SET
-                and self._early(who, j, j - base, t, True)
-            ):
+            s = self._seq(who, i, "", quiet=True)
+            if s >= 0 and self._early(who, s + base, s, t, True):
                 continue
             keep.append(k)
         return keep
@@ -400,19 +430,12 @@ class CompletionTracker:
         logged: list[tuple[int, int]] = []
         n_ok = 0
         for k, i in enumerate(ids):
-            if type(i) is not int:
-                j = as_id(i)
-                if j is None:
-                    self._bad_id(who, i)
+            s = i - base if type(i) is int else -1
+            if not (0 <= s < issued and sample_done[s] == NOT_SET):
+                s = self._seq(who, i, "completed twice")
+                if s < 0:
                     continue
-                i = j
-            s = i - base
-            if not 0 <= s < issued:
-                self._error(f"{who}: unknown response id {i}")
-                continue
-            if sample_done[s] != NOT_SET:
-                self._error(f"{who}: sample {i} completed twice")
-                continue
+                i = s + base
             if self._use_tokens:
                 n = 0 if ntoks is None else ntoks[k]
                 if type(n) is not int:
@@ -475,19 +498,11 @@ class CompletionTracker:
             if rec.sample_failed is None:  # one byte per sample, only in runs where something failed
                 rec.sample_failed = np.zeros(self._sample_done.shape[0], np.uint8)
             failed = rec.sample_failed
-            issued, done, base = self.issued_end, self._sample_done_mv, self.id_base
+            done = self._sample_done_mv
             n_new = 0
             for i in ids:
-                j = i if type(i) is int else as_id(i)
-                if j is None:
-                    self._bad_id("fail_samples", i)
-                    continue
-                s = j - base
-                if not 0 <= s < issued:
-                    self._error(f"fail_samples: unknown response id {j}")
-                    continue
-                if done[s] != NOT_SET:
-                    self._error(f"fail_samples: sample {j} already completed")
+                s = self._seq("fail_samples", i, "already completed")
+                if s < 0:
                     continue
                 failed[s] = 1
                 done[s] = t
@@ -506,6 +521,7 @@ class CompletionTracker:
         self,
         responses: Sequence[Any],
         response_cb: Callable[[Any], None] | None = None,
+        *,
         t_ns: int | None = None,
     ) -> None:
         try:
@@ -545,6 +561,7 @@ class CompletionTracker:
         ids: np.ndarray,
         n_tokens: np.ndarray | None = None,
         data: np.ndarray | None = None,
+        *,
         t_ns: int | None = None,
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
@@ -687,6 +704,7 @@ class CompletionTracker:
         self,
         responses: Sequence[Any],
         response_cb: Callable[[Any], None] | None = None,
+        *,
         t_ns: int | None = None,
     ) -> None:
         keep: list[tuple[int, bytes]] = []
@@ -699,22 +717,12 @@ class CompletionTracker:
                 self._records.writable_tokens()
                 self._first_token, self._n_tokens = self._records.sample_first_token_ns, self._records.sample_n_tokens
                 self._first_token_mv = self._first_token.data
-            issued, done, has_ft, base = self.issued_end, self._sample_done_mv, self._first_token_mv, self.id_base
+            has_ft, base = self._first_token_mv, self.id_base
             for r in responses:
-                i = r.id if hasattr(r, "id") else _NoId(r)
-                if type(i) is not int:
-                    j = as_id(i)
-                    if j is None:
-                        self._bad_id(who, i)
-                        continue
-                    i = j
-                s = i - base
-                if not 0 <= s < issued:
-                    self._error(f"{who}: unknown response id {i}")
+                s = self._seq(who, r.id if hasattr(r, "id") else _NoId(r), "reported its first token after completion")
+                if s < 0:
                     continue
-                if done[s] != NOT_SET:
-                    self._error(f"{who}: sample {i} reported its first token after completion")
-                    continue
+                i = s + base
                 if has_ft[s] != NOT_SET:
                     self._error(f"{who}: sample {i} reported its first token twice")
                     continue
@@ -773,30 +781,52 @@ class CompletionTracker:
                 self._check_done()
 
 
-# --- the module-level routing --------------------------------------------------------------------
+# --- the module-level routing: the registry of the run in progress --------------------------------
+#
+# The official API has SUTs complete through module functions with no handle to the run, so a
+# process holds one registered sink: the phase's CompletionTracker while proctor's engine runs, the
+# official-engine route, or a KServe node's router. `_active` is read and written only here.
 
-_active: CompletionTracker | None = None
+_active: CompletionSink | None = None
+_active_error: ErrorSink | None = None  # where a harness's protocol errors go (the tracker's log)
 _slot_lock = threading.Lock()
 late_completions = 0  # completions that arrived with no run in progress (dropped)
-
-
 _warned_late = False
 
 
-def attach(tracker: CompletionTracker) -> None:
-    global _active, _warned_late
+def attach(sink: CompletionSink, error: ErrorSink | None = None) -> None:
+    """Register the sink the module functions forward to; a second one at once is refused.
+    `error` takes a harness's protocol errors (default: the tracker's own error log)."""
+    global _active, _active_error, _warned_late
     with _slot_lock:
         if _active is not None:
             raise RunError("another run is already in progress in this process")
-        _active = tracker
+        _active = sink
+        _active_error = error if error is not None or not isinstance(sink, CompletionTracker) else sink.error
         _warned_late = False
 
 
-def detach(tracker: CompletionTracker) -> None:
-    global _active
+def detach(sink: CompletionSink) -> None:
+    """Unregister `sink` (nothing happens if another one is registered)."""
+    global _active, _active_error
     with _slot_lock:
-        if _active is tracker:
-            _active = None
+        if _active is sink:
+            _active = _active_error = None
+
+
+def active() -> CompletionSink | None:
+    """The registered sink, or None between runs."""
+    return _active
+
+
+def log_error(message: str) -> bool:
+    """A harness's protocol error (e.g. not a list of responses) for the run in progress: False when
+    none takes it."""
+    error = _active_error
+    if error is None:
+        return False
+    error(message)
+    return True
 
 
 def _drop(n: int) -> None:
@@ -818,20 +848,17 @@ def _all_ints(ids: Any) -> bool:
 def report_failure(exc: BaseException | str, where: str = "") -> bool:
     """A SUT thread reports a failure to the run in progress: the first of each kind is written to
     the detail log as an error, later ones are counted. False when no run is in progress."""
-    tracker = _active
-    if tracker is None:
-        return False
-    tracker.faults.report(exc, where)
-    return True
+    sink = _active
+    return sink is not None and sink.report_failure(exc, where)
 
 
 def fail_samples(ids: Sequence[Any], reason: str) -> None:
     """Report samples the SUT failed to answer (any thread): they count as errors, never as results."""
-    tracker = _active
-    if tracker is None:
+    sink = _active
+    if sink is None:
         _drop(len(ids))
         return
-    tracker.fail(ids, reason)
+    sink.fail(ids, reason)
 
 
 def query_samples_complete(
@@ -842,14 +869,11 @@ def query_samples_complete(
 ) -> None:
     """Report finished samples (any thread). `response_cb` runs right before a logged payload is
     copied; `t_ns`: when they finished on the engine clock (default: now; see the module doc)."""
-    tracker = _active
-    if tracker is None:
+    sink = _active
+    if sink is None:
         _drop(len(responses))
         return
-    if t_ns is None:  # the call as before: routes that take no t_ns (official_engine) still work
-        tracker.complete(responses, response_cb)
-    else:
-        tracker.complete(responses, response_cb, t_ns)
+    sink.complete(responses, response_cb, t_ns=t_ns)
 
 
 def first_token_complete(
@@ -863,14 +887,11 @@ def first_token_complete(
 
     `response_cb` runs under the run's completion lock: it must not call back into this module.
     """
-    tracker = _active
-    if tracker is None:
+    sink = _active
+    if sink is None:
         _drop(len(responses))
         return
-    if t_ns is None:  # the call as before: routes that take no t_ns (official_engine) still work
-        tracker.first_token(responses, response_cb)
-    else:
-        tracker.first_token(responses, response_cb, t_ns)
+    sink.first_token(responses, response_cb, t_ns=t_ns)
 
 
 def complete_arrays(
@@ -882,21 +903,85 @@ def complete_arrays(
 ) -> None:
     """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id;
     `t_ns`: one time for all of them, as for `query_samples_complete`)."""
-    tracker = _active
-    if tracker is None:
+    sink = _active
+    if sink is None:
         _drop(len(ids))
         return
-    if t_ns is None:  # the call as before: routes that take no t_ns (official_engine) still work
-        tracker.complete_arrays(ids, n_tokens, data)
-    else:
-        tracker.complete_arrays(ids, n_tokens, data, t_ns)
+    sink.complete_arrays(ids, n_tokens, data, t_ns=t_ns)
 
 
 def output_logged(response_id: int) -> bool:
     """Whether the run in progress logs this sample's output (accuracy log): a SUT that must ship
     outputs from another process asks, so it ships only the ones that are logged."""
-    tracker = _active
-    return tracker is not None and tracker.logs_output(response_id)
+    sink = _active
+    return sink is not None and sink.output_logged(response_id)
+
+
+class RunSink:
+    """The sink a run hands its SUT (`sink.StartableSUT.start`): forwards to the tracker of the phase
+    in progress (`tracker`, set by the engine per phase); between phases a completion is dropped
+    and counted, as the module functions drop one between runs. One attribute read more per call
+    than a tracker, none per sample."""
+
+    __slots__ = ("tracker",)
+
+    def __init__(self) -> None:
+        self.tracker: CompletionTracker | None = None
+
+    def complete(
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
+        tracker = self.tracker
+        if tracker is None:
+            _drop(len(responses))
+            return
+        tracker.complete(responses, response_cb, t_ns=t_ns)
+
+    def complete_arrays(
+        self,
+        ids: np.ndarray,
+        n_tokens: np.ndarray | None = None,
+        data: np.ndarray | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
+        tracker = self.tracker
+        if tracker is None:
+            _drop(len(ids))
+            return
+        tracker.complete_arrays(ids, n_tokens, data, t_ns=t_ns)
+
+    def first_token(
+        self,
+        responses: Sequence[Any],
+        response_cb: Callable[[Any], None] | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
+        tracker = self.tracker
+        if tracker is None:
+            _drop(len(responses))
+            return
+        tracker.first_token(responses, response_cb, t_ns=t_ns)
+
+    def fail(self, ids: Sequence[Any], reason: str) -> None:
+        tracker = self.tracker
+        if tracker is None:
+            _drop(len(ids))
+            return
+        tracker.fail(ids, reason)
+
+    def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
+        tracker = self.tracker
+        return tracker is not None and tracker.report_failure(exc, where)
+
+    def output_logged(self, response_id: int) -> bool:
+        tracker = self.tracker
+        return tracker is not None and tracker.output_logged(response_id)
 
 
 class ForwardingSink:
@@ -944,7 +1029,10 @@ class ForwardingSink:
 __all__ = [
     "NOT_SET",
     "CompletionTracker",
+    "active",
+    "log_error",
     "ForwardingSink",
+    "RunSink",
     "as_bytes",
     "attach",
     "complete_arrays",

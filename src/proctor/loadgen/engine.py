@@ -34,16 +34,18 @@ import numpy as np
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
-from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter
+from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
+    SHORT_RUN_KEY,
+    SUT_REPORT_KEY,
     DetailLogWriter,
     log_effective_settings,
     log_requested_settings,
     log_results,
 )
-from proctor.loadgen.logs.summary import INCOMPLETE_MARK, footer_lines, render_summary
+from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
@@ -52,7 +54,8 @@ from proctor.loadgen.resolve import start_settings
 from proctor.loadgen.results import PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
-from proctor.loadgen.types import QuerySampleLibrary, Scenario, SystemUnderTest, TestMode
+from proctor.loadgen.sink import ReportingSUT, StartableSUT
+from proctor.loadgen.types import QuerySampleLibrary, Scenario, SystemUnderTest, TestMode, sut_name
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT is given up on after max(60 s, 2 x min duration)
@@ -70,9 +73,47 @@ MAX_RESPONSE_BYTES = 1 << 30
 MAX_ACCURACY_LOG_BYTES = 16 << 30
 
 
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A run's headline metric, named as the rules name it: a latency (ns) or a rate (per second)."""
+
+    name: str
+    value: float
+    unit: str  # "ns" or "samples/s"
+
+    @property
+    def text(self) -> str:
+        return f"{self.value / 1e6:.3f} ms" if self.unit == "ns" else f"{self.value:,.2f}"
+
+
+def metric_name(scenario: str, target_percentile: float) -> tuple[str, str]:
+    """(name, unit) of the scenario's headline metric."""
+    if scenario == Scenario.SINGLE_STREAM:
+        return f"{target_percentile * 100:g}th percentile latency (early stopping estimate)", "ns"
+    if scenario == Scenario.MULTI_STREAM:
+        return f"{target_percentile * 100:g}th percentile per-query latency (early stopping estimate)", "ns"
+    if scenario == Scenario.SERVER:
+        return "completed samples per second", "samples/s"
+    return "samples per second", "samples/s"
+
+
+def metric_of(result: PerformanceResult) -> Metric:
+    """The headline metric of a performance result."""
+    name, unit = metric_name(str(result.scenario), result.target_percentile)
+    value = {
+        Scenario.SINGLE_STREAM: result.early_stopping_latency_ss,
+        Scenario.MULTI_STREAM: result.early_stopping_latency_ms,
+        Scenario.SERVER: result.completed_samples_per_sec,
+    }.get(Scenario(str(result.scenario)), result.samples_per_second)
+    return Metric(name, float(value), unit)
+
+
 @dataclass(slots=True)
 class RunOutcome:
-    """What `run_test` hands back: the performance result (None in accuracy-only runs) and status."""
+    """What a run hands back, from either engine (`run_test`, `compat.official_engine.run_official`):
+    its validity and status, the log paths, the headline metric; `result` and the arrays are
+    proctor's (None from the official engine, whose numbers are read back from its detail log into
+    `detail`)."""
 
     result: PerformanceResult | None
     valid: bool
@@ -81,6 +122,15 @@ class RunOutcome:
     log_paths: dict[str, Path]
     errors: int
     warnings: int
+    engine: str = "proctor"  # "proctor" or "official"
+    scenario: str = ""
+    mode: str = ""
+    metric: Metric | None = None
+    invalid_reasons: list[str] = field(default_factory=list)  # why INVALID, with what to change
+    error_messages: list[str] = field(default_factory=list)  # the first detail-log errors
+    sut_report: list[str] = field(default_factory=list)  # the SUT's report lines ("sut: ..."), as logged
+    wall_s: float = 0.0
+    detail: dict[str, Any] = field(default_factory=dict)  # official: each key of its detail log
     effective: EffectiveSettings | None = None
     schedule: Schedule | None = None
     records: Records | None = None
@@ -89,6 +139,19 @@ class RunOutcome:
     find_peak: Any = None  # FindPeakPerformance: the search (probes, peak QPS), else None
     interrupted: bool = False  # Ctrl-C ended the run (run_test re-raises KeyboardInterrupt)
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
+
+
+MAX_ERROR_MESSAGES = 10  # RunOutcome.error_messages keeps this many
+
+
+def sut_report_lines(sut: object) -> list[str]:
+    """What a `ReportingSUT` says about its run (token-count sources, faults per kind, lost samples),
+    each line prefixed `sut: ` as it is printed and logged; [] for a SUT without a report."""
+    if not isinstance(sut, ReportingSUT):
+        return []
+    text: Any = sut.report()
+    items = text.splitlines() if isinstance(text, str) else list(text)
+    return [f"sut: {line}" for line in items if str(line).strip()]
 
 
 def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dict[str, Path]:
@@ -136,8 +199,13 @@ class Run:
         drain_s: float = DRAIN_S,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
+        short_run: str = "",
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.short_run = short_run
+        self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
+        self.error_messages: list[str] = []
+        self.sut_report: list[str] = []
         self.requested = settings
         self.settings = settings
         self.log_settings = log_settings
@@ -160,6 +228,7 @@ class Run:
         self._sut_failed = False  # the SUT or QSL raised during a phase: reported as RunError
         self.drain_s = drain_s
         self.interrupted = False
+        self.t0_ns = time.perf_counter_ns()
         self.faults = FaultCounter(self._fault_error)
         self.budget = AccuracyBudget(max_response_bytes, max_accuracy_log_bytes)
 
@@ -171,7 +240,12 @@ class Run:
 
     def error(self, message: str) -> None:
         assert self.logs is not None
+        self._keep(message)
         self.logs.detail.error(message)
+
+    def _keep(self, message: str) -> None:
+        if len(self.error_messages) < MAX_ERROR_MESSAGES:
+            self.error_messages.append(message)
 
     def warning(self, message: str) -> None:
         assert self.logs is not None
@@ -181,13 +255,27 @@ class Run:
         self.log("generic_message", message)
 
     def _fault_error(self, message: str) -> None:
+        self._keep(message)
         if self.logs is not None:
             with contextlib.suppress(ValueError):  # reported by a SUT thread after the logs closed
                 self.logs.detail.error(message)
 
     # --- the run --------------------------------------------------------------------------------
 
+    def _annotate_detail(self) -> None:
+        """proctor's own notes on the run, in the detail log before it closes (the summary's follow
+        at its end): the short-run mark and the SUT's report."""
+        if self.short_run:
+            self.log(SHORT_RUN_KEY, self.short_run)
+        try:
+            self.sut_report = sut_report_lines(self.sut)
+        except Exception as exc:  # the SUT's account failed; the run's results stand
+            self.error(f"the SUT's report() raised {type(exc).__name__}: {exc}")
+        if self.sut_report:
+            self.log(SUT_REPORT_KEY, self.sut_report)
+
     def execute(self) -> RunOutcome:
+        self.t0_ns = time.perf_counter_ns()
         self.logs = _open_logs(self.paths, self.log_settings, self.clock)
         failure: BaseException | None = None
         try:
@@ -226,9 +314,9 @@ class Run:
             self.logs.detail.log(key, value, file="version.cc")
         self.log("test_datetime", dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
         t0 = time.perf_counter_ns()
-        sut_name = self.sut.name
+        name = sut_name(self.sut)
         name_ns = time.perf_counter_ns() - t0
-        self.log("sut_name", sut_name)
+        self.log("sut_name", name)
         self.log("get_sut_name_duration_ns", name_ns)
         self.log("qsl_name", self.qsl.name)
         self.log("qsl_reported_total_count", int(self.qsl.total_sample_count))
@@ -240,6 +328,12 @@ class Run:
             settings, int(self.qsl.total_sample_count), int(self.qsl.performance_sample_count)
         )
         log_effective_settings(self.logs.detail, self.eff)
+        if isinstance(self.sut, StartableSUT):  # its sink, before the first issue
+            try:
+                self.sut.start(self.sink)
+            except BaseException:
+                self._sut_failed = True
+                raise
 
     def _dispatch(self) -> None:
         assert self.eff is not None
@@ -415,6 +509,7 @@ class Run:
             info=self.info,
         )
         completion_mod.attach(phase.tracker)
+        self.sink.tracker = phase.tracker
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
         power_begin = dt.datetime.now(dt.UTC)
         try:
@@ -443,6 +538,7 @@ class Run:
         finally:
             phase.records.end_ns = self.clock.now_ns()
             completion_mod.detach(phase.tracker)
+            self.sink.tracker = None
             power_end = dt.datetime.now(dt.UTC)
             self.progress.on_phase_end(phase.mode, phase.records)
             if self.incomplete_reason:
@@ -507,6 +603,7 @@ class Run:
         assert logs is not None
         for line in self.faults.summary_lines():
             self.error(line)
+        self._annotate_detail()
         if self.budget.refused:
             self.error(
                 f"{self.budget.refused} response payload(s) were not written to the accuracy log "
@@ -542,6 +639,7 @@ class Run:
             text = "\n".join(footer_lines(self.warnings, self.errors)) + "\n"
         if incomplete and (self.result is None or self.result.complete):
             text += f"\nResult is : INVALID\n{INCOMPLETE_MARK} {self.incomplete_reason}\n"
+        text += annotation_text(self.short_run, self.sut_report)
         _close_logs(logs, text, self.log_settings)
         outcome = RunOutcome(
             result=self.result,
@@ -551,6 +649,14 @@ class Run:
             log_paths=dict(self.paths),
             errors=self.errors,
             warnings=self.warnings,
+            engine="proctor",
+            scenario=str(self.settings.scenario),
+            mode=str(self.settings.mode),
+            metric=None if self.result is None else metric_of(self.result),
+            invalid_reasons=[] if self.result is None else list(self.result.reasons or self.result.recommendations),
+            error_messages=list(self.error_messages),
+            sut_report=list(self.sut_report),
+            wall_s=(time.perf_counter_ns() - self.t0_ns) / 1e9,
             effective=self.eff,
             schedule=None if phase is None else phase.schedule,
             records=None if phase is None else phase.records,
@@ -582,7 +688,7 @@ class Run:
 
     def _sut_name(self) -> str:
         try:
-            return str(self.sut.name)
+            return sut_name(self.sut)
         except Exception:
             return "?"
 
@@ -709,6 +815,7 @@ def run_test(
     drain_s: float = DRAIN_S,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
     max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
+    short_run: str = "",
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -716,7 +823,12 @@ def run_test(
     else max(60 s, 2 x min duration); in accuracy mode, 60 s without any completion). After Ctrl-C
     the SUT gets `drain_s` to finish what it holds, then the logs are written (marked incomplete)
     and KeyboardInterrupt is raised. Payloads over `max_response_bytes`, or past
-    `max_accuracy_log_bytes` in all, are left out of the accuracy log with an error.
+    `max_accuracy_log_bytes` in all, are left out of the accuracy log with an error. `short_run`:
+    why the run is not a submission run (resolve.short_run_reason), marked in both logs.
+
+    A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
+    report is written into the logs before they close. The SUT is not closed here (the caller owns
+    it; `proctor.app.session` closes it).
     """
     for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
         if value is not None and not (math.isfinite(value) and value >= 0):
@@ -739,9 +851,10 @@ def run_test(
             drain_s=drain_s,
             max_response_bytes=max_response_bytes,
             max_accuracy_log_bytes=max_accuracy_log_bytes,
+            short_run=short_run,
         ).execute()
     finally:
         _run_lock.release()
 
 
-__all__ = ["RunOutcome", "log_paths", "run_test"]
+__all__ = ["Metric", "RunOutcome", "log_paths", "metric_name", "metric_of", "run_test", "sut_report_lines"]

@@ -35,7 +35,7 @@ from proctor.loadgen.clock import PREEMPTED_NS, Clock, MonotonicClock
 from proctor.loadgen.completion import CompletionTracker
 from proctor.loadgen.records import Records, Schedule
 from proctor.loadgen.settings import EffectiveSettings
-from proctor.loadgen.types import ArraySUT, QuerySample, Scenario, SystemUnderTest
+from proctor.loadgen.types import ArraySUT, CompletionIssuingSUT, QuerySample, Scenario, SystemUnderTest
 
 # Above this many samples the QuerySample objects are built per query while issuing instead of
 # all up front (memory: ~100 bytes each).
@@ -206,7 +206,7 @@ class Issuer:
                 return self._open_loop()
         if self.eff.scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
             with fine_timer_slack(), short_switch_interval():
-                if getattr(self.sut, "issue_from_completion", False) is True:
+                if isinstance(self.sut, CompletionIssuingSUT) and self.sut.issue_from_completion is True:
                     return self._closed_loop_chained()
                 return self._closed_loop()
         with fine_timer_slack(self.clock), short_switch_interval():  # Server: slack follows the spin

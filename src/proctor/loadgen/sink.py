@@ -10,7 +10,10 @@ never by probing attributes:
 
 Every sink call may come from any thread and takes an optional `t_ns`: the event's time on the
 engine clock (`time.perf_counter_ns`), taken where it was seen; without it the sink reads the clock.
-The run's `CompletionTracker`, the official-engine route and a KServe node's router are sinks.
+proctor's engine starts a SUT with the run's `completion.RunSink`, which forwards to the
+`CompletionTracker` of the phase in progress (a run has one per phase: accuracy, performance, each
+FindPeakPerformance probe); the tracker, the official-engine route and a KServe node's router are
+sinks too.
 A SUT that never gets a sink (the official API's harnesses) completes through the module-level
 functions in `completion`, which forward to the run in progress.
 """

@@ -47,24 +47,43 @@ class QuerySampleResponse:
 
 @runtime_checkable
 class SystemUnderTest(Protocol):
-    """What the engine drives. `issue_query` may complete inline or later, from any thread, by
+    """What the engine drives: two methods. `issue_query` may complete inline or later, from any
+    thread, through the sink the engine handed it (`sink.StartableSUT`) or the module functions
     `query_samples_complete` / `complete_arrays` (and `first_token_complete` in token runs).
 
-    Optional capabilities are the protocols below: `ArraySUT` (the engine then calls
-    `issue_query_arrays` and builds no Python object per sample), `ClosableSUT` (the CLI closes it
-    after the run), `TokenSUT` (it reports first tokens, so token-latency runs can use it).
-
-    A SUT may set `issue_from_completion = True` when its issue calls never wait on its own
-    completing threads (they only queue work): SingleStream and MultiStream then issue the next
-    query from the thread that completed the previous one, saving two thread hand-offs a query.
+    Optional capabilities are the protocols below and in `sink`: `NamedSUT` (its name in the logs;
+    default: the class name), `ArraySUT` (the engine then calls `issue_query_arrays` and builds no
+    Python object per sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT`
+    (it reports first tokens, so token-latency runs can use it), `CompletionIssuingSUT`,
+    `sink.StartableSUT` and `sink.ReportingSUT`.
     """
-
-    @property
-    def name(self) -> str: ...
 
     def issue_query(self, samples: list[QuerySample]) -> None: ...
 
     def flush_queries(self) -> None: ...
+
+
+@runtime_checkable
+class NamedSUT(Protocol):
+    """A SUT that names itself in the logs (`sut_name`)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def sut_name(sut: object) -> str:
+    """The SUT's own name (`NamedSUT`), else its class name."""
+    return str(sut.name) if isinstance(sut, NamedSUT) else type(sut).__name__
+
+
+@runtime_checkable
+class CompletionIssuingSUT(Protocol):
+    """A SUT whose issue calls never wait on its own completing threads (they only queue work) says
+    `issue_from_completion = True`: SingleStream and MultiStream then issue the next query from the
+    thread that completed the previous one, saving two thread hand-offs a query."""
+
+    @property
+    def issue_from_completion(self) -> bool: ...
 
 
 @runtime_checkable
@@ -76,7 +95,7 @@ class ArraySUT(Protocol):
 
 @runtime_checkable
 class ClosableSUT(Protocol):
-    """A SUT holding threads or devices; `close` must return within about a second (it drops what
+    """A SUT holding threads or devices; `close` (the run session calls it after the run) must return within about a second (it drops what
     is still queued) so Ctrl-C and timeouts end promptly."""
 
     def close(self) -> None: ...
@@ -113,6 +132,8 @@ __all__ = [
     "MODE_BY_NUMBER",
     "ArraySUT",
     "ClosableSUT",
+    "CompletionIssuingSUT",
+    "NamedSUT",
     "QuerySample",
     "QuerySampleLibrary",
     "QuerySampleResponse",
@@ -121,4 +142,5 @@ __all__ = [
     "SystemUnderTest",
     "TestMode",
     "TokenSUT",
+    "sut_name",
 ]

@@ -43,7 +43,8 @@ from aiohttp import web
 
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen import completion
-from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.loadgen.sink import ResponseCallback, StartableSUT
+from proctor.loadgen.types import QuerySample
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 
@@ -109,21 +110,61 @@ class CompletionRouter:
             rows = cast(list[bytes], p.rows)
             p.loop.call_soon_threadsafe(_resolve, p.future, rows)
 
-    # the three methods `proctor.loadgen.completion` calls on the attached object
-    def complete(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+    # --- the CompletionSink the node's SUT completes through (started with it, or via the module
+    # functions while it is attached); the node runs no test, so `t_ns` is not used
+    def complete(
+        self,
+        responses: Sequence[Any],
+        response_cb: ResponseCallback | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
         with self._lock:
             for r in responses:
                 if response_cb is not None:
                     response_cb(r)
                 self._done(r.id, r.data)
 
-    def complete_arrays(self, ids: np.ndarray, n_tokens: np.ndarray | None = None, data: np.ndarray | None = None) -> None:
+    def complete_arrays(
+        self,
+        ids: np.ndarray,
+        n_tokens: np.ndarray | None = None,
+        data: np.ndarray | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
         with self._lock:
             for k, i in enumerate(np.asarray(ids).tolist()):
                 self._done(int(i), None if data is None else data[k])
 
-    def first_token(self, responses: Sequence[QuerySampleResponse], response_cb: Callable[[Any], None] | None = None) -> None:
+    def first_token(
+        self,
+        responses: Sequence[Any],
+        response_cb: ResponseCallback | None = None,
+        *,
+        t_ns: int | None = None,
+    ) -> None:
         """V2 answers whole responses: first tokens are not sent over the wire."""
+
+    def fail(self, ids: Sequence[int], reason: str) -> None:
+        """Samples the SUT could not answer: their request fails (the client counts them lost)."""
+        with self._lock:
+            pending = {id(p): p for i in ids if (p := self._pending.get(int(i))) is not None}
+            for i in ids:
+                self._pending.pop(int(i), None)
+        for p in pending.values():
+            if p.slots is not None:
+                self._release(p.slots)
+            p.loop.call_soon_threadsafe(_fail, p.future, RequestError(f"the SUT failed samples: {reason}"))
+
+    def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
+        """A failure in the SUT's threads: kept for the node's log (its requests fail on their own)."""
+        self.protocol_errors.append(completion.failure_text(exc) + (f" ({where})" if where else ""))
+        return True
+
+    def output_logged(self, response_id: int) -> bool:
+        """Every output goes back over the wire."""
+        return True
 
     def fail_all(self, message: str) -> None:
         with self._lock:
@@ -383,7 +424,9 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
     _, sut_name, _ = registry.parse_spec(spec)
     sut, qsl = registry.build(spec)
     model = NodeModel(sut, qsl, model_name or sut_name, capacity=capacity)
-    completion.attach(cast(Any, model.router))  # a node process runs no test: its SUT reports here
+    completion.attach(model.router)  # a node process runs no test: its SUT reports here
+    if isinstance(model.sut, StartableSUT):
+        model.sut.start(model.router)
     meta = server_metadata("")
     try:
         runner = web.AppRunner(build_app(model, meta), access_log=None)
@@ -391,7 +434,7 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
         site = web.TCPSite(runner, host, port, reuse_address=True)
         await site.start()
     except BaseException:
-        completion.detach(cast(Any, model.router))
+        completion.detach(model.router)
         raise
     bound = port
     for sock in getattr(site._server, "sockets", None) or ():
@@ -415,7 +458,7 @@ def serve(spec: str, host: str, port: int, name: str | None = None, *,
             await node.stop()
             with contextlib.suppress(Exception):
                 node.model.sut.close()
-            completion.detach(cast(Any, node.model.router))
+            completion.detach(node.model.router)
 
     with contextlib.suppress(asyncio.CancelledError):
         asyncio.run(main())

@@ -8,8 +8,9 @@ send nothing more for now). With `max_wait_us=0` batching is greedy: a free work
 is queued, so batches grow only when the workers are busy - SingleStream runs at batch 1, Offline
 in full batches, Server in between, with no scenario switch anywhere.
 
-Completion is injected: the default, `complete_arrays`, is proctor's array completion path (one
-vectorised write per batch, no per-sample objects); `via_responses(fn)` adapts any
+Completion is injected: the default completes through the batcher's sink (`start(sink)`: the run's
+`CompletionSink`; until then `completion.ForwardingSink`, the module functions) by its array path
+(one vectorised write per batch, no per-sample objects); `via_responses(fn)` adapts any
 `QuerySamplesComplete`-style function (proctor's `query_samples_complete`, a test double), and
 `official_complete` is the official `mlperf_loadgen`'s. Outputs are one row per sample (a 1-D
 output becomes a column) so every sample's payload is the bytes of its row.
@@ -34,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from proctor.errors import ConfigError, RunError
+from proctor.loadgen.completion import ForwardingSink, failure_kind
+from proctor.loadgen.sink import CompletionSink
 
 Process = Callable[[np.ndarray], np.ndarray]  # QSL indices -> one output row per sample
 Complete = Callable[[np.ndarray, np.ndarray | None], None]  # (response ids, outputs or None)
@@ -42,7 +45,7 @@ log = logging.getLogger(__name__)
 
 
 def complete_arrays(ids: np.ndarray, outputs: np.ndarray | None) -> None:
-    """proctor's array completion path (the engine's `complete_arrays`)."""
+    """proctor's module-level array completion path (`completion.complete_arrays`)."""
     from proctor.loadgen import completion
 
     completion.complete_arrays(ids, None, outputs)
@@ -98,7 +101,8 @@ class DynamicBatcher:
             raise ConfigError(f"must be >= 1, not {workers}", key="workers")
         self._process = process
         self.name = name
-        self._complete = complete if complete is not None else complete_arrays
+        self.sink: CompletionSink = ForwardingSink()  # the run's sink once started
+        self._complete = complete if complete is not None else self._complete_to_sink
         self.max_batch = max_batch
         self.max_wait_ns = int(max_wait_us * 1000)
         self._clock = clock
@@ -116,6 +120,13 @@ class DynamicBatcher:
         ]
         for t in self._threads:
             t.start()
+
+    def start(self, sink: CompletionSink) -> None:
+        """Complete (and report failures) through `sink` from now on (`sink.StartableSUT`)."""
+        self.sink = sink
+
+    def _complete_to_sink(self, ids: np.ndarray, outputs: np.ndarray | None) -> None:
+        self.sink.complete_arrays(ids, None, outputs)
 
     # --- issue side ---------------------------------------------------------------------------
 
@@ -241,8 +252,6 @@ class DynamicBatcher:
 
     def _failed(self, exc: BaseException, what: str) -> None:
         """Count a failure by kind; log the first with its traceback, a new kind in one line."""
-        from proctor.loadgen.completion import failure_kind, report_failure
-
         kind = failure_kind(exc)
         with self._cond:
             first = self.error is None
@@ -255,7 +264,7 @@ class DynamicBatcher:
         elif n == 1:
             log.error("%s: %s failed: %s", self.name, what, kind)
         with contextlib.suppress(Exception):  # reporting must never stop a worker
-            report_failure(exc, f"{self.name}: {what}")
+            self.sink.report_failure(exc, f"{self.name}: {what}")
 
 
 __all__ = ["Complete", "DynamicBatcher", "Process", "complete_arrays", "official_complete", "via_responses"]

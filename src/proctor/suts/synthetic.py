@@ -26,6 +26,7 @@ import numpy as np
 
 from proctor.errors import ConfigError
 from proctor.loadgen import completion
+from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,7 @@ class SyntheticSUT:
         self._stop = threading.Event()  # set by close(): sleeping workers wake at once
         self.issued_samples = 0
         self.flushes = 0
+        self.sink: CompletionSink = completion.ForwardingSink()  # the run's sink once started
         self._threads = [
             threading.Thread(target=self._worker, name=f"synthetic-sut-{i}", daemon=True)
             for i in range(p.workers)
@@ -134,6 +136,10 @@ class SyntheticSUT:
         )
 
     # --- the SUT interface ----------------------------------------------------------------------
+
+    def start(self, sink: CompletionSink) -> None:
+        """Complete through the run's sink (`sink.StartableSUT`); until then, the module functions."""
+        self.sink = sink
 
     def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
         self._submit(ids, indices)
@@ -207,7 +213,7 @@ class SyntheticSUT:
             try:
                 self._serve(*item)
             except BaseException as exc:  # noqa: BLE001 - a worker must outlive one bad batch
-                if not completion.report_failure(exc, "synthetic SUT worker"):
+                if not self.sink.report_failure(exc, "synthetic SUT worker"):
                     log.error("synthetic SUT worker failed: %s", completion.failure_kind(exc))
 
     def _service_ns(self) -> int:
@@ -242,18 +248,18 @@ class SyntheticSUT:
         if p.tokens:
             first = service // p.tokens
             self._busy(first)
-            completion.first_token_complete(
+            self.sink.first_token(
                 [QuerySampleResponse(i, row) for i, row in zip(ids.tolist(), payload, strict=True)]
             )
             self._busy(service - first)
             if self._stop.is_set():
                 return
-            completion.complete_arrays(ids, np.full(len(ids), p.tokens, np.int64), data=payload)
+            self.sink.complete_arrays(ids, np.full(len(ids), p.tokens, np.int64), data=payload)
         else:
             self._busy(service)
             if self._stop.is_set():
                 return
-            completion.complete_arrays(ids, None, data=payload)
+            self.sink.complete_arrays(ids, None, data=payload)
 
 
 def _parse(params: dict[str, str]) -> tuple[SyntheticParams, int, int]:

@@ -208,6 +208,7 @@ def format_line(
     )
 
 
+SUT_REPORT_KEY = "proctor_sut_report"  # value: the SUT's report lines (sink.ReportingSUT), "sut: ..."
 SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
 
 

@@ -7,7 +7,7 @@ only addition is a marked `Run incomplete:` block at the very end when the run d
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -23,6 +23,7 @@ EQUAL_ISSUE_WARNING = (
     "samples_per_query value"
 )
 INCOMPLETE_MARK = "PROCTOR: Run incomplete:"
+PROCTOR_PREFIX = "PROCTOR:"  # proctor's own lines after the footer (the SUT's report: "PROCTOR: sut: ...")
 SHORT_RUN_MARK = "PROCTOR: Not a submission run:"  # shorter than mlperf.conf asks; valid for its settings
 
 
@@ -203,10 +204,25 @@ def render_summary(
     return "\n".join(lines) + "\n"
 
 
+def annotation_text(short_run: str, sut_report: Sequence[str] = ()) -> str:
+    """proctor's lines after a summary's footer: the short-run mark, then the SUT's report lines."""
+    text = f"\n{SHORT_RUN_MARK} {short_run}\n" if short_run else ""
+    if sut_report:
+        text += "\n" + "".join(f"{PROCTOR_PREFIX} {line}\n" for line in sut_report)
+    return text
+
+
+def append_annotations(path: str | Path, short_run: str, sut_report: Sequence[str] = ()) -> None:
+    """Add `annotation_text` to a finished summary file (the official engine's, which it closed)."""
+    text = annotation_text(short_run, sut_report)
+    if text:
+        with open(path, "a", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+
 def append_short_run(path: str | Path, reason: str) -> None:
     """Mark a finished summary file (proctor's or the official's) as a short run, after its footer."""
-    with open(path, "a", encoding="utf-8", newline="\n") as f:
-        f.write(f"\n{SHORT_RUN_MARK} {reason}\n")
+    append_annotations(path, reason)
 
 
 def write_summary(

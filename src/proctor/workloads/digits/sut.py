@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from proctor.errors import ConfigError
+from proctor.loadgen.sink import CompletionSink
 from proctor.suts.batching import Complete, DynamicBatcher
 from proctor.workloads.digits import PERFORMANCE_SAMPLE_COUNT, model
 from proctor.workloads.digits.qsl import DigitsQSL
@@ -89,7 +90,7 @@ class OnnxBackend:
 
 class DigitsSUT:
     """Issue -> DynamicBatcher -> backend; pass `complete` to route completions elsewhere
-    (default: proctor's array completion path)."""
+    (default: the sink the engine starts it with, by its array path)."""
 
     def __init__(
         self,
@@ -117,6 +118,10 @@ class DigitsSUT:
 
     def _process(self, indices: np.ndarray) -> np.ndarray:
         return self.backend.predict(self.qsl.batch(indices)).reshape(-1, 1)
+
+    def start(self, sink: CompletionSink) -> None:
+        """Complete through the run's sink (`sink.StartableSUT`); until then, the module functions."""
+        self.batcher.start(sink)
 
     def issue_query(self, samples: Sequence[Any]) -> None:
         n = len(samples)

@@ -1,0 +1,56 @@
+"""The app layer's renderables: rich tables the CLI prints (the app never prints, nor imports the CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from proctor.loadgen.engine import RunOutcome
+
+
+def table(*headers: str, title: str | None = None, labels: Sequence[int] = (0,), show_header: bool = True) -> Table:
+    """A table whose label columns (indexes in `labels`) wrap and whose other columns never do."""
+    t = Table(title=title, show_header=show_header)
+    for i, header in enumerate(headers):
+        if i in labels:
+            t.add_column(header, overflow="fold", style="bold" if not show_header else None)
+        else:
+            t.add_column(header, no_wrap=True, overflow="ignore")
+    return t
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.3f} ms"
+
+
+def outcome_table(outcome: RunOutcome) -> Table:
+    """A run in rows; values never wrap or cut (the logs path goes under the table)."""
+    t = table("", "", title="proctor run", show_header=False)
+    t.add_row("scenario", outcome.scenario)
+    t.add_row("mode", outcome.mode)
+    if outcome.metric is not None:
+        t.add_row(outcome.metric.name, outcome.metric.text)
+    r = outcome.result
+    if r is not None:
+        t.add_row("queries / samples", f"{r.query_count} / {r.sample_count}")
+        s = r.samples
+        t.add_row("latency min / mean / max", f"{_ms(s.min)} / {_ms(s.mean)} / {_ms(s.max)}")
+        t.add_row(
+            "latency p50 / p90 / p99 / p99.9",
+            " / ".join(_ms(s.percentiles[p]) for p in (0.5, 0.9, 0.99, 0.999)),
+        )
+        if r.use_token_latencies and r.scenario != "Offline":
+            t.add_row("TTFT p99 / TPOT p99", f"{_ms(r.ttft.percentiles[0.99])} / {_ms(r.tpot.percentiles[0.99])}")
+        t.add_row(
+            "issue lateness p50 / p99 / max",
+            f"{r.issue_lateness_p50_ns / 1e3:.1f} / {r.issue_lateness_p99_ns / 1e3:.1f} / "
+            f"{r.issue_lateness_max_ns / 1e3:.1f} us",
+        )
+    if outcome.accuracy_samples:
+        t.add_row("accuracy log entries", str(outcome.accuracy_samples))
+    t.add_row("errors / warnings", f"{outcome.errors} / {outcome.warnings}")
+    return t
+
+
+__all__ = ["outcome_table", "table"]

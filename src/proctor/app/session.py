@@ -1,0 +1,379 @@
+"""A run session: one owner for a whole run, from its settings to its verdict.
+
+    settings -> SUT -> engine (proctor's or the official) -> RunOutcome (one type for both)
+             -> annotations (written by the engine before its logs close) -> verdict -> report
+
+`proctor run`, `proctor audit`, the demo and FindPeakPerformance runs go through here; the CLI only
+parses options, calls `RunSession.execute` (or `run` / `session_runner`) and prints what it returns.
+Nothing here prints, and nothing here writes a run's logs: the engines do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from proctor.errors import ConfigError, ProctorError
+from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+from proctor.loadgen.types import ClosableSUT, QuerySampleLibrary, Scenario, SystemUnderTest, TestMode
+
+if TYPE_CHECKING:
+    from proctor.audits.run import RunLogs
+    from proctor.loadgen.engine import RunOutcome
+    from proctor.loadgen.progress import ProgressHooks
+
+QUICK_DURATION_MS = 10_000  # --quick: a 10 s run, marked as not a submission run
+
+
+class Engine(StrEnum):
+    PROCTOR = "proctor"
+    OFFICIAL = "official"
+
+
+def build_settings(
+    scenario: Scenario | str,
+    mode: TestMode | None,
+    model: str,
+    user_conf: Path | str | None,
+    *,
+    duration_ms: int | None = None,
+    target_qps: float | None = None,
+    expected_latency_ms: float | None = None,
+    min_queries: int | None = None,
+    max_duration_ms: int | None = None,
+) -> Resolved:
+    """The command line's settings: `resolve_settings` with the options as overrides."""
+    return resolve_settings(
+        model,
+        scenario,
+        mode,
+        Confs(user_conf=user_conf),
+        Overrides(
+            min_duration_ms=duration_ms,
+            max_duration_ms=max_duration_ms,
+            target_qps=target_qps,
+            expected_latency_ms=expected_latency_ms,
+            min_query_count=min_queries,
+            labels=CLI_OPTIONS,
+        ),
+    )
+
+
+def sut_spec(spec: str, dataset: Path | None) -> str:
+    """The `--sut` spec with `--dataset FILE` as its dataset parameter; ConfigError if FILE is missing."""
+    if dataset is None:
+        return spec
+    from proctor.suts import registry
+
+    if not dataset.is_file():
+        raise ConfigError(f"{dataset}: no such file (a JSONL dataset)", key="--dataset")
+    return registry.with_param(spec, "dataset", str(dataset))
+
+
+def build_sut(spec: str) -> tuple[SystemUnderTest, QuerySampleLibrary]:
+    """The SUT and QSL a `--sut` spec names (registered, module:factory or file.py:factory)."""
+    from proctor.suts import registry
+
+    sut, qsl = registry.build(spec)
+    return sut, qsl
+
+
+def close_sut(sut: object) -> None:
+    """Close a `ClosableSUT` (its threads, devices, connections); others have nothing to close."""
+    if isinstance(sut, ClosableSUT):
+        sut.close()
+
+
+def run(
+    sut: SystemUnderTest,
+    qsl: QuerySampleLibrary,
+    settings: TestSettings,
+    log_settings: LogSettings,
+    *,
+    engine: Engine = Engine.PROCTOR,
+    audit_config: Path | str | None = "audit.config",
+    progress: ProgressHooks | None = None,
+    timeout_s: float | None = None,
+    drain_s: float = 1.0,
+    short_run: str = "",
+    close: bool = True,
+) -> RunOutcome:
+    """One run on either engine; the same `RunOutcome` either way, its logs annotated (short-run
+    mark, the SUT's report) by the engine before they close. The SUT is closed after the run unless
+    `close` is False (the caller then owns its end)."""
+    try:
+        if engine == Engine.OFFICIAL:
+            from proctor.compat.official_engine import run_official
+
+            return run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
+        from proctor.loadgen.engine import run_test
+
+        return run_test(
+            sut,
+            qsl,
+            settings,
+            log_settings,
+            audit_config=audit_config,
+            progress=progress,
+            timeout_s=timeout_s,
+            drain_s=drain_s,
+            short_run=short_run,
+        )
+    finally:
+        if close:
+            close_sut(sut)
+
+
+# --- the verdict ------------------------------------------------------------------------------------
+
+
+def _valid_line(text: str, short_run: str) -> str:
+    """`VALID: ...`, or for a short run `VALID for these settings; not a submission run: why: ...`."""
+    if not short_run:
+        return f"VALID: {text}" if text else "VALID"
+    return f"VALID for these settings; not a submission run: {short_run}" + (f"; {text}" if text else "")
+
+
+def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
+    """(passed, lines) for a run on either engine: VALID with the metric, or every failed check
+    with its numbers and what to change; accuracy-only runs pass when they finished without errors."""
+    official = outcome.engine == Engine.OFFICIAL
+    lines = [f"engine: official mlperf_loadgen ({outcome.wall_s:.1f} s)"] if official else []
+    accuracy_only = outcome.mode == TestMode.ACCURACY_ONLY
+    if outcome.incomplete:
+        lines.append(f"INCOMPLETE: {outcome.incomplete_reason}")
+    if accuracy_only:
+        ok = not outcome.incomplete and outcome.errors == 0
+        if ok:
+            lines.append(
+                f"DONE: accuracy run finished; {outcome.accuracy_samples} outputs in "
+                f"{outcome.log_paths['accuracy']}"
+            )
+        elif not outcome.incomplete and official:
+            lines.append("FAILED: accuracy run logged errors")
+    elif outcome.valid:
+        ok = True
+        m = outcome.metric
+        lines.append(_valid_line(f"{m.name} = {m.text}" if m is not None else "", short_run))
+    elif not official and outcome.result is None:
+        ok = False
+        lines.append("INVALID: no performance result (nothing completed)")
+    else:
+        ok = False
+        lines.append("INVALID:")
+        lines.extend(f"  - {reason}" for reason in outcome.invalid_reasons or ["see the summary"])
+    if outcome.errors:
+        ok = False
+        if official:
+            lines.extend(f"  - {m}" for m in outcome.error_messages)
+        where = f"{outcome.errors} error(s) in {outcome.log_paths['detail']}"
+        lines.append(where if official else f"{where} (grep error_runtime)")
+    if short_run and not (ok and not accuracy_only):
+        lines.append(f"note: not a submission run: {short_run}")
+    return ok, lines
+
+
+def peak_lines(outcome: RunOutcome) -> list[str]:
+    """FindPeakPerformance: the peak and each probe, for the verdict."""
+    found = outcome.find_peak
+    if found is None:
+        return []
+    lines = [
+        f"{'peak' if found.found else 'base rate failed; no peak'}: target_qps {found.peak_qps:,.4f} "
+        f"after {len(found.probes)} probes (the reported run is the last passing one)"
+    ]
+    lines += [
+        f"  probe {p.index} {p.stage:8s} {p.target_qps:14,.4f} QPS  {'pass' if p.passed else 'FAIL'}"
+        for p in found.probes
+    ]
+    return lines
+
+
+def html_report(log_dir: Path) -> tuple[list[tuple[str, str]], str]:
+    """Write report.html next to the logs: ([("report", path)], "") or ([], why it was not written)."""
+    from proctor.report import report_for_run
+
+    try:
+        return [("report", str(report_for_run(log_dir)))], ""
+    except (ProctorError, OSError) as exc:
+        return [], f"warning: report.html not written: {exc}"
+
+
+# --- the whole run, as `proctor run` makes it ---------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RunRequest:
+    """What `proctor run` (and the library) asks of one run."""
+
+    scenario: Scenario
+    sut: str = "synthetic"
+    mode: TestMode | None = None
+    model: str = "resnet50"
+    user_conf: Path | None = None
+    audit_conf: Path = Path("audit.config")
+    output_dir: Path = Path("proctor-logs")
+    dataset: Path | None = None
+    duration_ms: int | None = None
+    max_duration_ms: int | None = None
+    target_qps: float | None = None
+    expected_latency_ms: float | None = None
+    min_queries: int | None = None
+    timeout_s: float | None = None
+    drain_s: float = 1.0
+    trace: bool = True
+    report: bool = True
+    engine: Engine = Engine.PROCTOR
+
+    def resolve(self) -> Resolved:
+        return build_settings(
+            self.scenario,
+            self.mode,
+            self.model,
+            self.user_conf,
+            duration_ms=self.duration_ms,
+            target_qps=self.target_qps,
+            expected_latency_ms=self.expected_latency_ms,
+            min_queries=self.min_queries,
+            max_duration_ms=self.max_duration_ms,
+        )
+
+    def log_settings(self, outdir: Path | None = None) -> LogSettings:
+        return LogSettings(log_output=LogOutputSettings(outdir=str(outdir or self.output_dir)), enable_trace=self.trace)
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """What a session hands the CLI to print: the outcome, the verdict and where things are."""
+
+    outcome: RunOutcome
+    ok: bool
+    lines: list[str]  # the verdict, FindPeakPerformance's probes, the SUT's report, notes
+    paths: list[tuple[str, str]]  # (name, path): the logs, report.html
+    warnings: list[str] = field(default_factory=list)
+
+
+class RunSession:
+    """One `proctor run`: settings (ConfigError when refused) -> SUT -> `run` -> verdict -> report.
+
+    `prepare` resolves the settings and builds the SUT (so a bad option fails before anything runs);
+    `execute` runs it and judges."""
+
+    def __init__(self, request: RunRequest) -> None:
+        self.request = request
+        self.resolved: Resolved | None = None
+        self._built: tuple[SystemUnderTest, QuerySampleLibrary] | None = None
+
+    def prepare(self) -> Resolved:
+        req = self.request
+        self.resolved = req.resolve()
+        self._built = build_sut(sut_spec(req.sut, req.dataset))
+        return self.resolved
+
+    def execute(self, progress: ProgressHooks | None = None) -> SessionResult:
+        if self.resolved is None or self._built is None:
+            self.prepare()
+        assert self.resolved is not None and self._built is not None
+        req, resolved = self.request, self.resolved
+        sut, qsl = self._built
+        outcome = run(
+            sut,
+            qsl,
+            resolved.settings,
+            req.log_settings(),
+            engine=req.engine,
+            audit_config=req.audit_conf,
+            progress=progress if req.engine == Engine.PROCTOR else None,
+            timeout_s=req.timeout_s,
+            drain_s=req.drain_s,
+            short_run=resolved.short_run,
+        )
+        ok, lines = verdict(outcome, resolved.short_run)
+        log_dir = outcome.log_paths["detail"].parent
+        if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
+            return SessionResult(outcome, ok, lines, [("logs", str(log_dir))])
+        lines += peak_lines(outcome)
+        lines += outcome.sut_report
+        if req.audit_conf.is_file():
+            lines.append(f"note: {req.audit_conf} was applied (as the official LoadGen applies audit.config)")
+        paths = [("logs", str(log_dir))]
+        warnings: list[str] = []
+        if req.report:  # issue 15: the HTML report next to the logs
+            more, warning = html_report(log_dir)
+            paths += more
+            warnings += [warning] if warning else []
+        return SessionResult(outcome, ok, lines, paths, warnings)
+
+
+# --- audits: one run per call, each with a freshly built SUT -------------------------------------------
+
+
+def session_runner(
+    spec: str,
+    engine: Engine,
+    *,
+    short_run: str,
+    timeout_s: float | None,
+    drain_s: float,
+    trace: bool,
+    build: Callable[[], tuple[Any, Any]] | None = None,
+) -> Callable[[TestSettings, Path, Path | None], RunLogs]:
+    """An audits `Runner`: each call builds the SUT of `spec` (or calls `build`), runs it through
+    `run` into the given folder and says where its logs are and what went wrong."""
+
+    def runner(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
+        outdir.mkdir(parents=True, exist_ok=True)
+        log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=trace)
+        sut, qsl = build() if build is not None else build_sut(spec)
+        outcome = run(
+            sut,
+            qsl,
+            settings,
+            log_settings,
+            engine=engine,
+            audit_config=conf,
+            timeout_s=timeout_s,
+            drain_s=drain_s,
+            short_run=short_run,
+        )
+        return run_logs(outcome)
+
+    return runner
+
+
+def run_logs(outcome: RunOutcome) -> RunLogs:
+    """An audit's view of a run: its three logs and why it failed ("" when it did not)."""
+    from proctor.audits.run import RunLogs
+
+    paths = outcome.log_paths
+    problem = ""
+    if outcome.incomplete:
+        problem = f"incomplete: {outcome.incomplete_reason}"
+    elif outcome.sut_failures:
+        problem = f"{outcome.sut_failures} SUT failure(s) reported"
+    elif outcome.errors:
+        problem = f"{outcome.errors} error(s) in {paths['detail']}"
+    return RunLogs(paths["detail"], paths["summary"], paths["accuracy"], outcome.errors, problem)
+
+
+__all__ = [
+    "QUICK_DURATION_MS",
+    "Engine",
+    "RunRequest",
+    "RunSession",
+    "SessionResult",
+    "build_settings",
+    "build_sut",
+    "close_sut",
+    "html_report",
+    "peak_lines",
+    "run",
+    "run_logs",
+    "session_runner",
+    "sut_spec",
+    "verdict",
+]

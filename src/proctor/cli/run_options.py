@@ -1,0 +1,170 @@
+"""The options `proctor run` and `proctor audit` share, declared once.
+
+`@run_options(...)` adds them to a command's signature (after the command's own options) and hands
+them to the command as one `RunOptions` (parameter `opts`), so the two commands cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Annotated, Any, TypeVar, cast
+
+import typer
+
+from proctor.app.session import QUICK_DURATION_MS, Engine, RunRequest
+from proctor.cli import output
+from proctor.loadgen.types import Scenario
+
+SUT_HELP = (
+    "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
+    "or your own: my_package.module:factory[:k=v,...] or path/to/file.py:factory[:k=v,...], where "
+    "factory(**params) returns (sut, qsl)."
+)
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """The shared options' values (the field names are the command's parameter names)."""
+
+    scenario: Scenario | None
+    model: str
+    user_conf: Path | None
+    output_dir: Path
+    sut: str
+    dataset: Path | None
+    list_suts_flag: bool
+    duration_ms: int | None
+    quick: bool
+    max_duration_ms: int | None
+    target_qps: float | None
+    expected_latency_ms: float | None
+    min_queries: int | None
+    timeout_s: float | None
+    drain_s: float
+    full: bool
+    no_trace: bool
+    quiet: bool
+    engine: Engine
+
+    def checked(self) -> Scenario:
+        """Refuse contradictory or bad values (exit 2 with one line); --quick becomes --duration-ms.
+        Returns the scenario (required)."""
+        if self.scenario is None:
+            output.fail("missing option --scenario (SingleStream, MultiStream, Server or Offline)")
+        if self.quick and self.duration_ms is not None:
+            output.fail("--quick and --duration-ms exclude each other (--quick is --duration-ms 10000)")
+        if self.quick:
+            self.duration_ms = QUICK_DURATION_MS
+        if self.timeout_s is not None and (not math.isfinite(self.timeout_s) or self.timeout_s <= 0):
+            output.fail(f"--timeout-s must be a finite number > 0, got {self.timeout_s!r}")
+        check_output_dir(self.output_dir)
+        return self.scenario
+
+    def request(self, **more: Any) -> RunRequest:
+        """The session's request: these options plus the command's own (`more`)."""
+        return RunRequest(
+            scenario=self.checked(),
+            sut=self.sut,
+            model=self.model,
+            user_conf=self.user_conf,
+            output_dir=self.output_dir,
+            dataset=self.dataset,
+            duration_ms=self.duration_ms,
+            max_duration_ms=self.max_duration_ms,
+            target_qps=self.target_qps,
+            expected_latency_ms=self.expected_latency_ms,
+            min_queries=self.min_queries,
+            timeout_s=self.timeout_s,
+            drain_s=self.drain_s,
+            trace=not self.no_trace,
+            engine=self.engine,
+            **more,
+        )
+
+
+def check_output_dir(path: Path, option: str = "--output") -> None:
+    """The log folder must be a folder or creatable as one: say so before anything runs."""
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                what = "is a file" if p == path else f"is under {p}, which is a file"
+                output.fail(f"{option} {path}: {what}; give a folder for the log files")
+            return
+
+
+def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]]:
+    """(parameter name, Annotated type, default) of each shared option, in --help order."""
+    return [
+        ("scenario", Annotated[Scenario | None, typer.Option(
+            "--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")], None),
+        ("model", Annotated[str, typer.Option("--model", help="Model name for the mlperf.conf lookup.")], "resnet50"),
+        ("user_conf", Annotated[Path | None, typer.Option(
+            "--user-conf", exists=True, dir_okay=False, help="user.conf to apply.")], None),
+        ("output_dir", Annotated[Path, typer.Option("--output", "-o", help=output_help)], output_default),
+        ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP)], "synthetic"),
+        ("dataset", Annotated[Path | None, typer.Option(
+            "--dataset",
+            help="JSONL dataset for LLM SUTs (one object per line: prompt or input_ids, optional output); "
+            "passed to the SUT as dataset=FILE.")], None),
+        ("list_suts_flag", Annotated[bool, typer.Option(
+            "--list-suts", help="List the registered SUTs with their parameters and exit.")], False),
+        ("duration_ms", Annotated[int | None, typer.Option(
+            "--duration-ms", help="min_duration_ms override (a shorter run is marked in the logs).")], None),
+        ("quick", Annotated[bool, typer.Option(
+            "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS}).")], False),
+        ("max_duration_ms", Annotated[int | None, typer.Option(
+            "--max-duration-ms", help="max_duration_ms override.")], None),
+        ("target_qps", Annotated[float | None, typer.Option(
+            "--target-qps", help="Server target / Offline expected QPS.")], None),
+        ("expected_latency_ms", Annotated[float | None, typer.Option(
+            "--expected-latency-ms", help="SingleStream/MultiStream expected latency.")], None),
+        ("min_queries", Annotated[int | None, typer.Option("--min-queries", help="min_query_count override.")], None),
+        ("timeout_s", Annotated[float | None, typer.Option(
+            "--timeout-s", help="Give up on a stuck SUT after this.")], None),
+        ("drain_s", Annotated[float, typer.Option(
+            "--drain-s", min=0, help="After Ctrl-C, wait this long for the SUT to drain.")], 1.0),
+        ("full", Annotated[bool, typer.Option(
+            "--full", hidden=True, help="No effect: mlperf.conf's durations are the default.")], False),
+        ("no_trace", Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")], False),
+        ("quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No live line, no table; verdict only.")], False),
+        ("engine", Annotated[Engine, typer.Option(
+            "--engine",
+            help="proctor, or official: the same SUT driven by the official "
+            "mlperf_loadgen (pip install mlcommons-loadgen) for submission logs.")], Engine.PROCTOR),
+    ]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def run_options(*, output_default: Path, output_help: str) -> Callable[[F], F]:
+    """Give a command the shared options; it takes them as `opts: RunOptions`."""
+    shared = _shared(output_default, output_help)
+    names = [name for name, _, _ in shared]
+    assert names == [f.name for f in fields(RunOptions)], "RunOptions and the option list must agree"
+
+    def decorate(command: F) -> F:
+        own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "opts"]
+        params = own + [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            for name, annotation, default in shared
+        ]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> Any:
+            opts = RunOptions(**{name: kwargs.pop(name) for name in names})
+            return command(opts=opts, **kwargs)
+
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        return cast(F, wrapper)
+
+    return decorate
+
+
+__all__ = ["SUT_HELP", "RunOptions", "check_output_dir", "run_options"]

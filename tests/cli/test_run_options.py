@@ -1,0 +1,38 @@
+"""`proctor run` and `proctor audit` share one option set (proctor.cli.run_options)."""
+
+from __future__ import annotations
+
+import typer.main
+
+from proctor.cli.apps import app
+
+RUN_ONLY = {"--mode", "--audit-conf", "--no-report"}  # audits set their own mode and audit.config; no report
+
+
+def options(command: str) -> dict[str, tuple[str, ...]]:
+    import proctor.cli.audit  # noqa: F401 - registers the commands
+    import proctor.cli.run  # noqa: F401
+
+    group = typer.main.get_command(app)
+    cmd = group.commands[command]  # type: ignore[attr-defined]
+    return {p.opts[0]: tuple(p.opts + p.secondary_opts) for p in cmd.params if p.opts[0].startswith("-")}
+
+
+def test_every_run_option_but_the_run_only_ones_is_an_audit_option() -> None:
+    run, audit = options("run"), options("audit")
+    shared = set(run) - RUN_ONLY
+    assert {"--quiet", "--engine", "--dataset", "--timeout-s", "--list-suts", "--quick"} <= shared
+    assert shared <= set(audit)
+    assert all(run[o] == audit[o] for o in shared)  # the same names and short forms (-q, -s, -o)
+    assert audit["--quiet"] == ("--quiet", "-q")
+
+
+def test_audit_takes_quiet_and_prints_one_line_per_audit(cli, tmp_path) -> None:
+    r = cli("audit", "TEST04", "-q", "--scenario", "Offline", "--sut", "synthetic:service_us=0,workers=1",
+            "--duration-ms", "50", "--min-queries", "1", "--target-qps", "1000", "--no-trace",
+            "--output", tmp_path)
+    assert r.rc in (0, 1), r.out + r.err
+    lines = [line for line in r.out.splitlines() if line.strip()]
+    assert lines[0].startswith("TEST04: ")
+    assert not any(line.startswith("  ") for line in lines)  # no per-check detail under -q
+    assert lines[-1].startswith("note: not submission runs: ")
