@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -186,11 +187,30 @@ class LLMDataset:
             self.bodies.pop(i, None)
 
 
+# how a worker process finds the samples: ("jsonl", path) | ("synthetic", n, in, out, seed) |
+# ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
+DatasetSpec = tuple[Any, ...]
+
+
+def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
+    """The samples a dataset spec names (the engine's process and each worker load them alike)."""
+    kind = spec[0]
+    if kind == "jsonl":
+        return load_jsonl(spec[1])
+    if kind == "synthetic":
+        return synthetic(int(spec[1]), str(spec[2]), str(spec[3]), int(spec[4]))
+    if kind == "samples":
+        return list(spec[1])
+    raise ConfigError(f"unknown dataset spec {kind!r}", key="dataset")
+
+
 __all__ = [
     "LENGTH_DISTS",
+    "DatasetSpec",
     "LLMDataset",
     "LLMSample",
     "draw_lengths",
+    "load_dataset",
     "load_jsonl",
     "parse_length",
     "parse_line",
