@@ -129,7 +129,8 @@ def draw_lengths(spec: tuple[str, float, float], n: int, rng: np.random.Generato
         "lognormal": lambda: rng.lognormal(math.log(mean) - spread**2 / 2, spread, n),
         "exp": lambda: rng.exponential(mean, n),
     }
-    return np.maximum(np.rint(draws[dist]()), 1).astype(np.int64)
+    lengths: np.ndarray = np.maximum(np.rint(draws[dist]()), 1).astype(np.int64)
+    return lengths
 
 
 def synthetic(n: int, input_len: str, output_len: str, seed: int = 0) -> list[LLMSample]:

@@ -136,7 +136,7 @@ class NetworkQSL:
         assert src is not None
         if src.rows is None:
             return np.asarray([i], np.int64)
-        return src.rows[i]
+        return np.asarray(src.rows[i])
 
     def tensor(self, indices: np.ndarray) -> tuple[v2.Tensor, dict[str, Any]]:
         """The input tensor of a request for `indices` and its request parameters."""
