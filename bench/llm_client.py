@@ -64,6 +64,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,6 @@ import numpy as np
 import orjson
 
 from proctor.clients.openai import from_params
-from proctor.clients.stream import RequestTimes
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
@@ -351,7 +351,7 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
     stamps: list[dict[str, int]] = []
     for i, rt in times.items():
         pos = i & mask
-        st = {f: getattr(rt, f) for f in RequestTimes.__slots__ if getattr(rt, f)}
+        st = {hop: t for hop, t in asdict(rt).items() if t}  # RequestTimes' named hops that were reached
         st["sched"] = int(rec.query_scheduled_ns[pos])
         if rec.sample_first_token_ns[pos] != NOT_SET:
             st["stamp"] = int(rec.sample_first_token_ns[pos])
