@@ -36,11 +36,13 @@ per stream, a chunk every 0.8 s), in the Server scenario at N / stream length re
 three stream lengths; `open` is the most streams in flight the client saw (its send and end
 times), `fault` faults + errors (must be 0), CPU% over the whole run.
 
-`--breakdown RATE` instead times every hop of proctor's first token at one rate (patched in this
-process): with `--http aiohttp` schedule -> issue_query -> loop thread -> request task -> socket
-write -> first byte read -> SUT task -> first_token_complete -> engine stamp; with the raw transport
-(the default) schedule -> issue_query -> send stamp -> sendmsg returned -> first byte read ->
-first_token_complete -> engine stamp. `--http raw,aiohttp` gives a proctor row per transport.
+`--breakdown RATE` instead times every hop of proctor's first token at one rate, from the
+per-request timestamps the transports fill (`OpenAISUT.record_times`, `RequestTimes`): with
+`--http aiohttp` schedule -> issue_query -> loop thread -> request task -> send stamp -> response
+head / first body chunk in the task -> first token to the sink -> engine stamp; with the raw
+transport (the default) schedule -> issue_query -> send stamp -> sendmsg returned -> first byte
+read -> first token to the sink -> engine stamp. `--http raw,aiohttp` gives a proctor row per
+transport.
 
 Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
 average is printed with the table.
@@ -62,6 +64,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +206,7 @@ class CpuWindow:
 
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
                  keep: bool = False, http: str = "raw") -> Any:
+    """One proctor row; keep: (row, run output, each request's RequestTimes by response id)."""
     n_samples = 1024
     params = {"url": f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
               "out": f"const:{args.tokens}", "http": http}
@@ -210,7 +214,7 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         params["concurrency"] = str(streams)
     sut, qsl = from_params(**params)
     per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
-    sut.sent_ns = {}  # each request's send time: TTFT from the send, as the peers measure it
+    times = sut.record_times()  # each request's send time: TTFT from the send, as the peers measure it
     if streams:
         expected = streams / per_req_s
         settings = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.PERFORMANCE_ONLY,
@@ -232,8 +236,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     assert rec is not None and res is not None
     n = rec.n_samples_issued
     ntok = rec.sample_n_tokens[:n]
-    keys = sorted(sut.sent_ns)
-    sent = np.array([sut.sent_ns[i] for i in keys], np.int64)
+    keys = sorted(i for i, t in times.items() if t.sent)
+    sent = np.array([times[i].sent for i in keys], np.int64)
     ids = np.array(keys, np.int64) & ((1 << ID_GENERATION_BITS) - 1)  # response id -> sample position
     first, done = rec.sample_first_token_ns[ids], rec.sample_done_ns[ids]
     ok = (first != NOT_SET) & (done != NOT_SET)
@@ -260,7 +264,7 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
         "faults": sum(sut.faults.values()), "errors": out.errors, "inflight": inflight,
     }
-    return (row, out) if keep else row
+    return (row, out, times) if keep else row
 
 
 def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> dict[str, Any]:
@@ -310,150 +314,53 @@ def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> di
             "tokens_exact": True, "faults": n_req - int(ok.size), "errors": 0}
 
 
+# (stage, from, to): RequestTimes fields, "sched" and "stamp" (the engine's schedule and first-token
+# stamp) and "first_byte_ttft" (the first body bytes less the injected TTFT)
 STAGES = {
     "aiohttp": (
-        ("schedule -> issue_query", "sched", "issue"),
-        ("issue_query -> loop thread", "issue", "loop"),
-        ("loop -> request task", "loop", "task"),
-        ("task -> request write", "task", "write"),
-        ("write (the send syscall)", "write", "written"),
-        ("written -> first byte read, - TTFT", "written", "rx_ttft"),
-        ("first byte -> SUT task has it", "rx", "chunk"),
-        ("SUT task -> first_token_complete", "chunk", "report"),
-        ("first_token_complete -> engine stamp", "report", "stamp"),
+        ("schedule -> issue_query", "sched", "issued"),
+        ("issue_query -> loop thread", "issued", "queued"),
+        ("loop -> request task", "queued", "started"),
+        ("task -> send stamp", "started", "sent"),
+        ("send -> response head read", "sent", "head"),
+        ("send -> first chunk in the task, - TTFT", "sent", "first_byte_ttft"),
+        ("first chunk -> first token to the sink", "first_byte", "first_token"),
+        ("first token to the sink -> engine stamp", "first_token", "stamp"),
     ),
     "raw": (
-        ("schedule -> issue_query", "sched", "issue"),
-        ("issue_query -> send stamp (sent_ns)", "issue", "sent"),
+        ("schedule -> issue_query", "sched", "issued"),
+        ("issue_query -> send stamp", "issued", "sent"),
         ("send stamp -> issue returned (sendmsg)", "sent", "written"),
-        ("written -> first byte read, - TTFT", "written", "rx_ttft"),
-        ("first byte -> first_token_complete", "rx", "report"),
-        ("first_token_complete -> engine stamp", "report", "stamp"),
+        ("written -> first byte read, - TTFT", "written", "first_byte_ttft"),
+        ("first byte -> first token to the sink", "first_byte", "first_token"),
+        ("first token to the sink -> engine stamp", "first_token", "stamp"),
     ),
 }
 
 
 def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[str, float, float]]:
-    """One proctor case at `rate` with every hop of the first token timestamped (patched in this
-    process only): [(stage, p50 us, p90 us)], for the transport `--http` names first. The
-    `written -> first byte` stage holds the injected TTFT (subtracted), the server's lateness and
+    """One proctor case at `rate`, every hop of the first token read from the per-request
+    timestamps the transport filled: [(stage, p50 us, p90 us)], for the transport `--http` names
+    first. The `-> first byte` stage holds the injected TTFT (subtracted), the server's lateness and
     the loopback delivery."""
-    import asyncio
-    import asyncio.selector_events as se
-    from collections import defaultdict
-
-    import aiohttp.client_proto as cp
-    import aiohttp.client_reqrep as cr
-
-    from proctor.clients import http1
-    from proctor.clients import openai as oa
-    from proctor.clients.sse import SSEParser
-    from proctor.loadgen import completion
-
     http = args.http.split(",")[0]
-    now = time.perf_counter_ns
-    stamps: dict[int, dict[str, int]] = defaultdict(dict)
-    task_id: dict[Any, int] = {}
-    conn_id: dict[Any, int] = {}
-    saved = [(oa.OpenAISUT, "issue_query_arrays"), (oa.OpenAISUT, "issue_query"), (oa.StreamClient, "start"),
-             (oa.StreamClient, "_stream"), (se._SelectorSocketTransport, "write"), (cp.ResponseHandler, "data_received"),
-             (SSEParser, "feed"), (completion, "first_token_complete"), (cr.ClientRequest, "send"),
-             (oa.LocalSink, "sent"), (http1.RawClient, "issue"), (http1._Conn, "data_received")]
-    orig = {(o, n): getattr(o, n) for o, n in saved}
-
-    def issue_query_arrays(self: Any, ids: Any, idx: Any) -> None:
-        t = now()
-        for i in ids.tolist():
-            stamps[i]["issue"] = t
-        orig[oa.OpenAISUT, "issue_query_arrays"](self, ids, idx)
-
-    def issue_query(self: Any, samples: Any) -> None:
-        t = now()
-        for q in samples:
-            stamps[q.id]["issue"] = t
-        orig[oa.OpenAISUT, "issue_query"](self, samples)
-
-    def start(self: Any, requests: Any) -> None:
-        t = now()
-        for r in requests:
-            stamps[r[0]]["loop"] = t
-        orig[oa.StreamClient, "start"](self, requests)
-
-    async def stream(self: Any, i: int, idx: int, e: int = -1, t_issue: int = 0) -> None:
-        stamps[i]["task"] = now()
-        task_id[asyncio.current_task()] = i
-        await orig[oa.StreamClient, "_stream"](self, i, idx, e, t_issue)
-
-    async def send(self: Any, conn: Any) -> Any:
-        i = task_id.get(asyncio.current_task())
-        if i is not None and conn.protocol is not None:
-            conn_id[conn.protocol.transport] = i
-        return await orig[cr.ClientRequest, "send"](self, conn)
-
-    def write(self: Any, data: Any) -> None:
-        i = conn_id.get(self)
-        if i is not None and "write" not in stamps[i]:
-            stamps[i]["write"] = now()
-            orig[se._SelectorSocketTransport, "write"](self, data)
-            stamps[i]["written"] = now()
-            return
-        orig[se._SelectorSocketTransport, "write"](self, data)
-
-    def data_received(self: Any, data: bytes) -> None:
-        i = conn_id.get(self.transport)
-        if i is not None and "rx" not in stamps[i] and b"data:" in data:  # not the early response head
-            stamps[i]["rx"] = now()
-        orig[cp.ResponseHandler, "data_received"](self, data)
-
-    def feed(self: Any, chunk: bytes) -> list[bytes]:
-        i = task_id.get(asyncio.current_task())
-        if i is not None and "chunk" not in stamps[i]:
-            stamps[i]["chunk"] = now()
-        out: list[bytes] = orig[SSEParser, "feed"](self, chunk)
-        return out
-
-    def first_token_complete(responses: Any, response_cb: Any = None, t_ns: Any = None) -> None:
-        t = now()
-        for r in responses:
-            stamps[r.id]["report"] = t
-        orig[completion, "first_token_complete"](responses, response_cb, t_ns=t_ns)
-
-    def sink_sent(self: Any, i: int, t_issue: int, t_sent: int) -> None:
-        stamps[i]["sent"] = t_sent
-        orig[oa.LocalSink, "sent"](self, i, t_issue, t_sent)
-
-    def raw_issue(self: Any, requests: Any, t_issue: Any = None) -> None:
-        orig[http1.RawClient, "issue"](self, requests, t_issue)
-        t = now()
-        for r in requests:
-            stamps[r[0]].setdefault("written", t)
-
-    def raw_data_received(self: Any, data: bytes) -> None:
-        t = now()
-        req = self.req
-        if req is not None and "rx" not in stamps[req.i] and b"data:" in data:
-            stamps[req.i]["rx"] = t
-        orig[http1._Conn, "data_received"](self, data)
-
-    for (o, n), f in zip(saved, (issue_query_arrays, issue_query, start, stream, write, data_received, feed,
-                                 first_token_complete, send, sink_sent, raw_issue, raw_data_received), strict=True):
-        setattr(o, n, f)
-    try:
-        row, out = proctor_case(port, args, f"{rate:g} req/s", rate, 0, keep=True, http=http)
-    finally:
-        for (o, n), f in orig.items():
-            setattr(o, n, f)
+    row, out, times = proctor_case(port, args, f"{rate:g} req/s", rate, 0, keep=True, http=http)
     rec = out.records
     mask = (1 << ID_GENERATION_BITS) - 1
-    for i, st in stamps.items():
+    ttft_ns = int(args.ttft_ms * 1e6)
+    stamps: list[dict[str, int]] = []
+    for i, rt in times.items():
         pos = i & mask
+        st = {hop: t for hop, t in asdict(rt).items() if t}  # RequestTimes' named hops that were reached
         st["sched"] = int(rec.query_scheduled_ns[pos])
-        st["stamp"] = int(rec.sample_first_token_ns[pos])
-        if "rx" in st:
-            st["rx_ttft"] = st["rx"] - int(args.ttft_ms * 1e6)
+        if rec.sample_first_token_ns[pos] != NOT_SET:
+            st["stamp"] = int(rec.sample_first_token_ns[pos])
+        if "first_byte" in st:
+            st["first_byte_ttft"] = st["first_byte"] - ttft_ns
+        stamps.append(st)
     res = []
     for name, a, b in STAGES[http]:
-        d = np.array([st[b] - st[a] for st in stamps.values() if a in st and b in st and st[b] != NOT_SET], float)
+        d = np.array([st[b] - st[a] for st in stamps if a in st and b in st], float)
         res.append((name, float(np.median(d)) / 1e3 if d.size else float("nan"),
                     float(np.percentile(d, 90)) / 1e3 if d.size else float("nan")))
     print(f"breakdown of http={http}: TTFT error {row['ttft_err_pct']:+.2f}% from the schedule, "

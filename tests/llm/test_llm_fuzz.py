@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proctor.clients.llm_dataset import LLMSample, parse_length, parse_line
-from proctor.clients.openai import StreamState
 from proctor.clients.sse import SSEError, SSEParser
+from proctor.clients.stream import StreamState
 from proctor.errors import ConfigError
 
 pytestmark = pytest.mark.fuzz

@@ -19,8 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_openai_sut import MS, SLACK_NS, Scenario, TestMode, run, synth, url  # tests/llm is on sys.path
 
-from proctor.clients.openai import Tally, from_params
+from proctor.clients.openai import from_params
 from proctor.clients.openai_procs import WorkerPool, _Worker
+from proctor.clients.tally import Tally
 from proctor.errors import ConfigError
 from proctor.serving.llm_server import TinyLM
 

@@ -20,8 +20,11 @@ import pytest
 from proctor.clients.network import from_params
 from proctor.errors import ConfigError
 from proctor.loadgen import LogOutputSettings, LogSettings, Scenario, TestMode, TestSettings, run_test
+from proctor.loadgen.sink import ReportingSUT, StartableSUT
 from proctor.workloads import digits
 from proctor.workloads.digits import accuracy, data, model
+from proctor.workloads.digits.qsl import DigitsQSL
+from tests.support.recording_sink import RecordingSink
 
 pytestmark = pytest.mark.slow
 
@@ -127,6 +130,29 @@ def test_performance_runs_complete_every_sample_over_two_nodes(tmp_path, two_nod
         assert "Network SUT[" in detail
     finally:
         sut.close()
+
+
+def test_a_started_qdl_completes_through_its_sink_with_the_registered_digits_qsl(two_nodes):
+    sut, qsl = from_params(node=two_nodes[0].url, chunk="4", perf_count="20")
+    sink = RecordingSink(10)
+    try:
+        assert isinstance(sut, StartableSUT) and isinstance(sut, ReportingSUT)
+        assert isinstance(qsl.inner, DigitsQSL) and qsl.performance_sample_count == 20  # from the registry
+        qsl.load_samples(list(range(10)))
+        sut.start(sink)
+        ids = np.arange(10, dtype=np.int64) + (3 << 32)
+        sut.issue_query_arrays(ids, np.arange(10, dtype=np.int64))
+        assert sink.ended.wait(60)
+    finally:
+        sut.close()
+    assert not sink.fails and not sink.completes
+    assert sorted(i for got, _, _ in sink.arrays for i in got) == ids.tolist()
+    assert sorted(len(got) for got, _, _ in sink.arrays) == [2, 4, 4]  # chunk=4: three requests
+    rows = {i: row for got, data_, _ in sink.arrays for i, row in zip(got, data_, strict=True)}
+    split = data.validation()
+    expected = model.build("fp32").predict(data.preprocess(split.images[:10]))
+    got = [int(np.frombuffer(rows[int(i)].tobytes(), digits.RESPONSE_DTYPE)[0]) for i in ids]
+    assert got == expected.tolist()  # each row is the node's prediction, unchanged
 
 
 def test_a_node_that_dies_mid_run_loses_its_queries_and_the_run_goes_on(tmp_path):

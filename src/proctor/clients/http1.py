@@ -7,9 +7,11 @@ connection, and the first-token time is read at the top of `data_received`, befo
 
 Pieces: `ResponseParser` (pure, fuzzed: status line, headers bounded by `MAX_HEAD`, Content-Length,
 chunked transfer-encoding with extensions and trailers, or read-until-close), `_Conn` (an
-`asyncio.Protocol`, one keep-alive connection), `RawClient` (a `StreamClient` with its pool:
-the same endpoint choice, `concurrency` limit, sink calls, fault kinds and messages; the stream
-interpretation is StreamClient's own `_events`/`_finish`).
+`asyncio.Protocol`, one keep-alive connection), `RawClient` (a `stream.StreamClient` with its pool,
+a `transport.Transport` as the aiohttp client is: the same endpoint choice, `concurrency` limit,
+sink calls, fault kinds and messages; the stream interpretation is StreamClient's `events`/`finish`).
+While the SUT records `RequestTimes`, it stamps `written` (the send returned), `head` and
+`first_byte` (at the top of `data_received`, the same stamp the first token gets).
 
 Thread-safety, the invariants:
 - `RawClient._lock` guards the idle lists, each endpoint's `outstanding`/`sent`, the in-flight
@@ -31,7 +33,7 @@ Thread-safety, the invariants:
   written there is no retry: it is a fault (never counted twice).
 - Timeouts (per request, no progress) are checked by one sweeper timer on the loop, not armed per
   request, so a sent request costs the loop nothing until its bytes come back; the connect timeout
-  bounds each connect. https:// endpoints use the aiohttp transport (`make_client`).
+  bounds each connect. https:// endpoints use the aiohttp transport (`transport.make_transport`).
 """
 
 from __future__ import annotations
@@ -47,15 +49,18 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from proctor.clients.openai import (
-    MAX_ERROR_BODY,
-    OpenAIConfig,
-    Request,
-    Sink,
-    StreamClient,
-    StreamState,
-)
+from proctor.clients.openai_config import OpenAIConfig
 from proctor.clients.sse import SSEError, SSEParser
+from proctor.clients.stream import (
+    MAX_ERROR_BODY,
+    Request,
+    StreamClient,
+    StreamSink,
+    StreamState,
+    Times,
+    least_busy,
+    times_of,
+)
 from proctor.errors import ProctorError
 
 log = logging.getLogger("proctor.clients.openai")
@@ -320,7 +325,9 @@ class _Conn(asyncio.Protocol):
 class RawClient(StreamClient):
     """`StreamClient` over `_Conn` connections: see the module doc for who touches what."""
 
-    def __init__(self, config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink, warm: int = DEFAULT_WARM):
+    def __init__(
+        self, config: OpenAIConfig, body: Callable[[int], bytes], sink: StreamSink, warm: int = DEFAULT_WARM
+    ) -> None:
         super().__init__(config, body, sink)
         self.warm = warm
         self._lock = threading.Lock()
@@ -334,7 +341,7 @@ class RawClient(StreamClient):
         self._addr: list[tuple[str, int]] = []
         self._prefix: list[bytes] = []
         self._heads: dict[tuple[int, int], bytes] = {}
-        extra = "".join(f"{k}: {v}\r\n" for k, v in self._headers.items() if k.lower() != "content-type")
+        extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items() if k.lower() != "content-type")
         for ep in self.endpoints:
             u = urlsplit(ep.url)
             path = u.path + (f"?{u.query}" if u.query else "")
@@ -414,14 +421,15 @@ class RawClient(StreamClient):
     # --- issuing: any thread ---------------------------------------------------------------------
 
     def start(self, requests: list[Request]) -> None:
-        """The loop's entry (worker processes): the same as `issue` from the loop thread."""
-        self.issue(requests)
+        """The loop's entry (worker processes): the same as `submit` from the loop thread."""
+        self.submit(requests)
 
-    def issue(self, requests: list[Request], t_issue: int | None = None) -> None:
+    def submit(self, requests: list[Request]) -> None:
         """Send each request now on an idle connection (from this thread), else have the loop open
         one; beyond `concurrency` in flight, queue it for the loop to start when one ends."""
         cap = self.config.concurrency
         eps = self.endpoints
+        times = self.times
         loop = self._loop
         assert loop is not None
         for i, idx, e, t in requests:
@@ -434,7 +442,7 @@ class RawClient(StreamClient):
                     continue
                 self._in_flight += 1
                 if e < 0:
-                    e = req.e = min(range(len(eps)), key=lambda k: eps[k].outstanding) if len(eps) > 1 else 0
+                    e = req.e = least_busy(eps)
                 ep = eps[e]
                 ep.outstanding += 1
                 ep.sent += 1
@@ -469,6 +477,8 @@ class RawClient(StreamClient):
                         loop.call_soon_threadsafe(conn.close)
                         conn = None
                         n = -1
+                    if times is not None and conn is not None:
+                        times_of(times, i).written = time.perf_counter_ns()
                     if conn is not None and n < len(head) + len(body):
                         req.whole = False
                         rest = (head + body)[n:]
@@ -518,6 +528,8 @@ class RawClient(StreamClient):
         req.t_last = time.perf_counter_ns()
         assert conn.transport is not None
         conn.transport.write(head + body)
+        if self.times is not None:
+            times_of(self.times, req.i).written = time.perf_counter_ns()
 
     def _data(self, req: _Req, data: bytes, t: int) -> None:
         req.t_last = t
@@ -537,6 +549,8 @@ class RawClient(StreamClient):
             return
         if not p.status:
             return
+        if self.times is not None:
+            _stamp(self.times, req.i, t, pieces)
         if p.status != 200:
             for piece in pieces:
                 req.err += piece[: MAX_ERROR_BODY - len(req.err)]
@@ -546,11 +560,11 @@ class RawClient(StreamClient):
         st = req.st
         try:
             for piece in pieces:
-                if self._events(req.i, req.sse.feed(piece), st, t):
+                if self.events(req.i, req.sse.feed(piece), st, t):
                     self._complete(req, t)
                     return
             if p.done:
-                self._events(req.i, req.sse.close(), st, t)
+                self.events(req.i, req.sse.close(), st, t)
                 self._complete(req, t)
         except SSEError as exc:
             self._fault(req, "protocol", f"{url}: {exc}")
@@ -558,7 +572,7 @@ class RawClient(StreamClient):
     def _complete(self, req: _Req, t: int) -> None:
         """The stream said it ended (or its body did): report it; keep the connection until drained."""
         self._settle(req)
-        self._finish(req.i, req.idx, req.st, self.endpoints[req.e].url, t)
+        self.finish(req.i, req.idx, req.st, self.endpoints[req.e].url, t)
         if req.parser.done:
             self._drained(req)
 
@@ -567,7 +581,7 @@ class RawClient(StreamClient):
         kind = "http_429" if p.status == 429 else "http_error"
         text = req.err.decode("utf-8", "replace")
         self._settle(req)
-        self._fail(req.i, req.idx, kind, f"HTTP {p.status} from {self.endpoints[req.e].url}: {text.strip()[:200]}")
+        self.sink.fail(req.i, req.idx, kind, f"HTTP {p.status} from {self.endpoints[req.e].url}: {text.strip()[:200]}")
         if p.done:
             self._drained(req)
         else:
@@ -578,7 +592,7 @@ class RawClient(StreamClient):
         if req.reported:
             return
         self._settle(req)
-        self._fail(req.i, req.idx, kind, message)
+        self.sink.fail(req.i, req.idx, kind, message)
         self._drop(req)
 
     def _settle(self, req: _Req) -> None:
@@ -594,7 +608,7 @@ class RawClient(StreamClient):
             if self._waiting and not self._closing:
                 nxt = self._waiting.popleft()
         if nxt is not None:  # after this callback, so the connection it frees can carry it
-            asyncio.get_running_loop().call_soon(self.issue, [nxt])
+            asyncio.get_running_loop().call_soon(self.submit, [nxt])
 
     def _drained(self, req: _Req) -> None:
         """The response was read to its end: the connection goes back to the idle list if it may."""
@@ -648,7 +662,7 @@ class RawClient(StreamClient):
             return
         if p.status == 200 and p.close():  # the body ended with the connection (read-until-close)
             try:
-                self._events(req.i, req.sse.close(), req.st, time.perf_counter_ns())
+                self.events(req.i, req.sse.close(), req.st, time.perf_counter_ns())
             except SSEError as err:
                 self._fault(req, "protocol", f"{url}: {err}")
                 return
@@ -693,12 +707,13 @@ def _quiet(sock: socket.socket) -> bool:
     return False
 
 
-def make_client(config: OpenAIConfig, body: Callable[[int], bytes], sink: Sink) -> StreamClient:
-    """The raw client for http:// endpoints; https:// ones (TLS) go over aiohttp."""
-    if all(urlsplit(u).scheme == "http" for u in config.urls):
-        return RawClient(config, body, sink, config.warm)
-    log.info("https:// endpoints: the aiohttp transport carries them")
-    return StreamClient(config, body, sink)
+def _stamp(times: Times, i: int, t: int, pieces: list[bytes]) -> None:
+    """The response's head and first body bytes arrived at `t` (kept while the SUT records times)."""
+    rt = times_of(times, i)
+    if not rt.head:
+        rt.head = t
+    if not rt.first_byte and any(pieces):
+        rt.first_byte = t
 
 
-__all__ = ["DEFAULT_WARM", "MAX_HEAD", "HTTP1Error", "RawClient", "ResponseParser", "make_client"]
+__all__ = ["DEFAULT_WARM", "MAX_HEAD", "HTTP1Error", "RawClient", "ResponseParser"]

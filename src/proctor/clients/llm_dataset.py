@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -128,7 +129,8 @@ def draw_lengths(spec: tuple[str, float, float], n: int, rng: np.random.Generato
         "lognormal": lambda: rng.lognormal(math.log(mean) - spread**2 / 2, spread, n),
         "exp": lambda: rng.exponential(mean, n),
     }
-    return np.maximum(np.rint(draws[dist]()), 1).astype(np.int64)
+    lengths: np.ndarray = np.maximum(np.rint(draws[dist]()), 1).astype(np.int64)
+    return lengths
 
 
 def synthetic(n: int, input_len: str, output_len: str, seed: int = 0) -> list[LLMSample]:
@@ -186,11 +188,30 @@ class LLMDataset:
             self.bodies.pop(i, None)
 
 
+# how a worker process finds the samples: ("jsonl", path) | ("synthetic", n, in, out, seed) |
+# ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
+DatasetSpec = tuple[Any, ...]
+
+
+def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
+    """The samples a dataset spec names (the engine's process and each worker load them alike)."""
+    kind = spec[0]
+    if kind == "jsonl":
+        return load_jsonl(spec[1])
+    if kind == "synthetic":
+        return synthetic(int(spec[1]), str(spec[2]), str(spec[3]), int(spec[4]))
+    if kind == "samples":
+        return list(spec[1])
+    raise ConfigError(f"unknown dataset spec {kind!r}", key="dataset")
+
+
 __all__ = [
     "LENGTH_DISTS",
+    "DatasetSpec",
     "LLMDataset",
     "LLMSample",
     "draw_lengths",
+    "load_dataset",
     "load_jsonl",
     "parse_length",
     "parse_line",

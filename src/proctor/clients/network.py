@@ -30,9 +30,13 @@ the response carries one output row per sample. See `proctor.wire.kserve_v2`.
 
 Dispatch: each request goes to the live node with the fewest outstanding samples. A node that
 fails at the connection level is marked down and gets nothing more; every sample it still owed
-fails with one clear error per request in the detail log, is completed with an empty response so
-the run ends instead of waiting for it, and is counted in `lost` (per node), which `report()`
+fails with one clear error per request in the detail log (`sink.fail`: no result, so the run ends
+instead of waiting for it and is invalid), and is counted in `lost` (per node), which `report()`
 gives for the summary. If every node is down, `issue_query` raises.
+
+Completions go to the sink the engine hands over with `start(sink)`; until then a
+`ForwardingSink` routes them to the run in progress. The LoadGen-side data of `qsl=digits` is the
+QSL of the registered `digits` SUT (`proctor.suts.registry`): this client names no workload.
 """
 
 from __future__ import annotations
@@ -51,11 +55,12 @@ import aiohttp
 import numpy as np
 
 from proctor.errors import ConfigError, RunError
-from proctor.loadgen import completion
-from proctor.loadgen.types import QuerySample, QuerySampleResponse
-from proctor.serving.node_server import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
+from proctor.loadgen.completion import ForwardingSink
+from proctor.loadgen.sink import CompletionSink
+from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
+from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +136,7 @@ class NetworkQSL:
         assert src is not None
         if src.rows is None:
             return np.asarray([i], np.int64)
-        return src.rows[i]
+        return np.asarray(src.rows[i])
 
     def tensor(self, indices: np.ndarray) -> tuple[v2.Tensor, dict[str, Any]]:
         """The input tensor of a request for `indices` and its request parameters."""
@@ -167,6 +172,7 @@ class NetworkSUT:
         self.nodes = [NodeState(u.rstrip("/")) for u in urls]
         self.qsl, self.model, self.binary, self.chunk = qsl, model, binary, chunk
         self.out_codec = compression.get(compress_out)
+        self.sink: CompletionSink = ForwardingSink()  # the engine's, once it calls `start`
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._lock = threading.Lock()
         self._turn = 0
@@ -258,6 +264,10 @@ class NetworkSUT:
             raise RunError(f"the nodes' names are not unique: {parts}")
         return f"{NAME_TAG}[{', '.join(parts)}] model={self.model}"
 
+    def start(self, sink: CompletionSink) -> None:
+        """The engine's sink for this run's completions (the nodes were reached at construction)."""
+        self.sink = sink
+
     def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
         for a in range(0, len(ids), self.chunk):
             part_ids, part_idx = ids[a : a + self.chunk], indices[a : a + self.chunk]
@@ -314,11 +324,9 @@ class NetworkSUT:
             node.samples += n
             node.busy_ns += time.perf_counter_ns() - t0
         if isinstance(data, list):  # byte rows of any length: one response object each
-            completion.query_samples_complete(
-                [QuerySampleResponse(i, d) for i, d in zip(ids.tolist(), data, strict=True)]
-            )
+            self.sink.complete([QuerySampleResponse(i, d) for i, d in zip(ids.tolist(), data, strict=True)])
         else:
-            completion.complete_arrays(ids, None, data=data)
+            self.sink.complete_arrays(ids, None, data=data)
 
     def _rows(self, out: v2.Tensor, n: int) -> np.ndarray | list[bytes]:
         """One response row per sample, as the node sent it (decompressed if it compressed)."""
@@ -358,7 +366,7 @@ class NetworkSUT:
                    + ("; node marked down" if down else ""))
         log.warning(message)
         # the first failure of each kind goes to the detail log; these samples are no results
-        completion.fail_samples(ids.tolist(), f"network SUT: node {node.url}: {what}")
+        self.sink.fail(ids.tolist(), f"network SUT: node {node.url}: {what}")
 
     # --- results ----------------------------------------------------------------------------
 
@@ -400,6 +408,18 @@ class NetworkSUT:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def registered_qsl(name: str, params: dict[str, str]) -> Any:
+    """The QSL of the registered SUT `name` built with `params`, its SUT closed at once: the QDL
+    needs the workload's LoadGen-side data (and preprocessing), never its in-process model."""
+    from proctor.suts import registry
+
+    spec = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
+    sut, qsl = registry.build(spec)
+    if isinstance(sut, ClosableSUT):
+        sut.close()
+    return qsl
 
 
 # --- the registry factory --------------------------------------------------------------------------
@@ -446,10 +466,8 @@ def _number(params: dict[str, str], key: str, default: float, low: float) -> flo
 
 def _local_qsl(kind: str, params: dict[str, str]) -> Any:
     if kind == "digits":
-        from proctor.workloads.digits import PERFORMANCE_SAMPLE_COUNT
-        from proctor.workloads.digits.qsl import DigitsQSL
-
-        return DigitsQSL(int(_number(params, "perf_count", PERFORMANCE_SAMPLE_COUNT, 1)))
+        perf = int(_number(params, "perf_count", 0, 1)) if "perf_count" in params else None
+        return registered_qsl("digits", {} if perf is None else {"perf_count": str(perf)})
     if kind == "synthetic":
         from proctor.suts.synthetic import InMemoryQSL
 

@@ -5,12 +5,12 @@ Beyond what one core can parse, the engine's process keeps issuing by the schedu
 flight (one global choice each) and writes a 34-byte record per sample to that worker's pipe:
 response id, QSL index, endpoint index, engine issue time, whether the output is logged. Each
 worker (started with the "spawn" context: a threaded process is never forked) loads the dataset
-itself from its spec, builds each request body once, and runs the same `StreamClient` as the
-in-process path on its own asyncio loop and aiohttp session. Its `PipeSink` stamps every event with
+itself from its spec, builds each request body once, and runs the same `transport.Transport` as the
+in-process path on its own asyncio loop. Its `PipeSink` stamps every event with
 `time.perf_counter_ns` (CLOCK_MONOTONIC: the engine's clock, shared by the processes of the
 machine) where the chunk was parsed and sends the events in one batch per loop iteration. A reader
-thread in the engine's process applies them with their `t_ns`, so the pipe's delay adds nothing to
-TTFT or TPOT.
+thread in the engine's process applies them to the SUT's completion sink (`Tally.sink`) with their
+`t_ns`, so the pipe's delay adds nothing to TTFT or TPOT.
 
 Events (tuples, pickled in a list per batch; `apply` checks each one's shape):
   ("T", id, t_ns, first_text | None)                       first token
@@ -40,17 +40,12 @@ from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from proctor.clients.openai import (
-    DatasetSpec,
-    OpenAIConfig,
-    Tally,
-    _Endpoint,
-    _new_loop,
-    load_dataset,
-    make_client,
-)
+from proctor.clients.llm_dataset import DatasetSpec, load_dataset
+from proctor.clients.openai_config import OpenAIConfig
+from proctor.clients.stream import Endpoint, new_loop, times_of
+from proctor.clients.tally import Tally
+from proctor.clients.transport import make_transport
 from proctor.errors import ConfigError, ProctorError
-from proctor.loadgen import completion
 from proctor.loadgen.types import QuerySampleResponse
 
 log = logging.getLogger("proctor.clients.openai")
@@ -64,7 +59,7 @@ STOP_WAIT_S = 1.0  # close(): workers that have not left by then are terminated
 
 
 class PipeSink:
-    """A worker's sink: events stamped on the shared clock, sent in one batch per loop iteration."""
+    """A worker's `stream.StreamSink`: events stamped on the shared clock, sent in one batch per loop iteration."""
 
     def __init__(self, conn: Connection, loop: asyncio.AbstractEventLoop) -> None:
         self._conn = conn
@@ -130,11 +125,11 @@ def worker_main(requests: Connection, events: Connection, config: OpenAIConfig, 
             b = bodies[idx] = config.body(samples[idx])
         return b
 
-    loop = _new_loop()
+    loop = new_loop()
     asyncio.set_event_loop(loop)
     sink = PipeSink(events, loop)
     try:
-        client = make_client(config, body, sink)
+        client = make_transport(config, body, sink)
         loop.run_until_complete(client.open())
     except (ProctorError, OSError) as exc:
         events.send([("E", f"{type(exc).__name__}: {exc}")])
@@ -183,12 +178,12 @@ class _Worker:
 class WorkerPool:
     """N worker processes behind one `issue`; a reader thread applies their events to the run."""
 
-    def __init__(self, config: OpenAIConfig, spec: DatasetSpec, tally: Tally) -> None:
+    def __init__(self, config: OpenAIConfig, spec: DatasetSpec, tally: Tally, endpoints: list[Endpoint]) -> None:
         self.config = config
-        self.tally = tally
-        self.endpoints: list[_Endpoint] = getattr(tally, "endpoints", [])
+        self.tally = tally  # its `sink` takes the completions, read at each use (the SUT's `start` sets it)
+        self.endpoints = endpoints
         self._lock = threading.Lock()
-        self._pending: dict[int, tuple[_Worker, _Endpoint, int, int]] = {}  # id -> worker, ep, idx, t_issue
+        self._pending: dict[int, tuple[_Worker, Endpoint, int, int]] = {}  # id -> worker, ep, idx, t_issue
         self._closing = False
         self.deaths: list[str] = []
         self.bad_events = 0
@@ -240,7 +235,7 @@ class WorkerPool:
         out: dict[_Worker, bytearray] = {}
         lost: list[tuple[int, int]] = []
         pack = REQUEST.pack
-        logged = completion.output_logged
+        logged = self.tally.sink.output_logged
         eps = self.endpoints
         with self._lock:
             live = [w for w in self.workers if w.alive]
@@ -314,9 +309,9 @@ class WorkerPool:
         log.warning(text)
         if mine:
             self.tally.faults["worker"] += len(mine)
-            completion.fail_samples([i for i, _ in mine], f"openai SUT: worker: {text}")
+            self.tally.sink.fail([i for i, _ in mine], f"openai SUT: worker: {text}")
         else:
-            completion.report_failure(text, "openai SUT")
+            self.tally.sink.report_failure(text, "openai SUT")
 
     def _done(self, i: int) -> tuple[int, int] | None:
         """Forget request `i`: (QSL index, engine issue time), None if it is not outstanding."""
@@ -336,11 +331,14 @@ class WorkerPool:
             self._bad(w, batch)
             return
         tally = self.tally
+        sink, times = tally.sink, tally.times
         for ev in batch:
             try:
                 kind = ev[0] if isinstance(ev, tuple) and ev else None
                 if kind == "T" and len(ev) == 4 and _ints(ev[1], ev[2]) and isinstance(ev[3], bytes | None):
-                    completion.first_token_complete([QuerySampleResponse(ev[1], ev[3] or b"")], t_ns=ev[2])
+                    if times is not None:
+                        times_of(times, ev[1]).first_token = ev[2]
+                    sink.first_token([QuerySampleResponse(ev[1], ev[3] or b"")], t_ns=ev[2])
                 elif (
                     kind == "D" and len(ev) == 8 and _ints(ev[1], ev[2], ev[3], ev[7])
                     and isinstance(ev[4], str) and isinstance(ev[6], bytes | None)
@@ -350,7 +348,9 @@ class WorkerPool:
                     if known is not None and ev[7]:
                         tally.note_sent(i, known[1], ev[7])
                     tally.note_done(i, ev[4], bool(ev[5]))
-                    completion.query_samples_complete([QuerySampleResponse(i, ev[6] or b"", ev[3])], t_ns=ev[2])
+                    if times is not None:
+                        times_of(times, i).done = ev[2]
+                    sink.complete([QuerySampleResponse(i, ev[6] or b"", ev[3])], t_ns=ev[2])
                 elif kind == "F" and len(ev) == 5 and _ints(ev[1], ev[4]) and isinstance(ev[2], str):
                     i = ev[1]
                     known = self._done(i)
@@ -367,7 +367,7 @@ class WorkerPool:
     def _bad(self, w: _Worker, ev: Any) -> None:
         self.bad_events += 1
         text = repr(ev)
-        completion.report_failure(
+        self.tally.sink.report_failure(
             f"openai worker process {w.index} sent an event of no known shape: {text[:60]}", "openai SUT"
         )
 

@@ -47,12 +47,10 @@ from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import QuerySample
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
+from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
 
 DEFAULT_CAPACITY = 8192  # samples in flight per node (tensor mode's input table rows)
 MAX_BODY = 256 * 1024 * 1024
-COMPRESSION_PARAM = "proctor_compression"
-RESPONSE_COMPRESSION_PARAM = "proctor_response_compression"
-ROW_BYTES_PARAM = "proctor_row_bytes"  # a compressed output's uncompressed size per element
 
 
 class RequestError(ProctorError):

@@ -33,6 +33,10 @@ from proctor.errors import ProctorError
 HEADER_LENGTH = "Inference-Header-Content-Length"
 BINARY_CONTENT_TYPE = "application/octet-stream"
 JSON_CONTENT_TYPE = "application/json"
+# proctor's request and output parameters (a QDL and a `proctor serve node` both read and write them)
+COMPRESSION_PARAM = "proctor_compression"  # the request's inputs are compressed with this codec
+RESPONSE_COMPRESSION_PARAM = "proctor_response_compression"  # asked: compress the outputs; on an output: done
+ROW_BYTES_PARAM = "proctor_row_bytes"  # a compressed output's uncompressed size per element
 
 # V2 datatype -> numpy dtype (little endian, as the extension defines); BYTES is handled apart
 DTYPES: dict[str, np.dtype[Any]] = {
@@ -491,10 +495,13 @@ def tensor_specs(metadata: Any, key: str) -> list[tuple[str, str, tuple[int, ...
 
 __all__ = [
     "BINARY_CONTENT_TYPE",
+    "COMPRESSION_PARAM",
     "DATATYPES",
     "DTYPES",
     "HEADER_LENGTH",
     "JSON_CONTENT_TYPE",
+    "RESPONSE_COMPRESSION_PARAM",
+    "ROW_BYTES_PARAM",
     "CodecError",
     "InferRequest",
     "InferResponse",

@@ -1,0 +1,106 @@
+"""The openai SUT's configuration: what to ask which endpoints, how long to wait, which transport.
+
+A frozen value, shared by the SUT, both transports and the worker processes (it is pickled to
+them), so it lives apart from all of them. `body` builds a sample's request body at load time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from proctor.clients.llm_dataset import LLMSample
+from proctor.errors import ConfigError
+
+APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+HTTP_TRANSPORTS = ("raw", "aiohttp")
+MAX_PROCS = 256
+
+
+def endpoint_url(url: str, api: str) -> str:
+    """A base URL (`http://host:port`, `.../v1`) or a full endpoint URL to the endpoint to POST to."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"url={url!r}: expected http://HOST:PORT[/v1]", key="url")
+    path = parts.path.rstrip("/")
+    if path.endswith(("/completions", "/chat/completions")):
+        return url
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return f"{parts.scheme}://{parts.netloc}{path}{APIS[api]}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIConfig:
+    urls: tuple[str, ...]
+    model: str
+    api: str = "completions"
+    max_tokens: int = 128
+    timeout_s: float = 600.0  # per request, from send to the end of its stream
+    stall_s: float = 60.0  # no byte for this long: the stream is given up
+    connect_s: float = 10.0
+    concurrency: int = 0  # streams in flight at most (0: no limit beyond max_connections)
+    max_connections: int = 8192
+    token_ids: bool = False  # ask for token ids (vLLM `return_token_ids`)
+    ignore_eos: bool = False  # generate exactly max_tokens (vLLM/SGLang `ignore_eos` + `min_tokens`)
+    logprobs: bool = False  # ask for per-token logprobs and count their entries (llama.cpp, OpenAI)
+    tokenizer: str | None = None
+    procs: int = 0  # worker processes carrying the streams (0: one loop thread in this process)
+    http: str = "raw"  # transport: "raw" (proctor.clients.http1) or "aiohttp"
+    warm: int = 4  # connections opened per endpoint at start (http=raw)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.urls:
+            raise ConfigError("the openai SUT needs url=http://HOST:PORT", key="url")
+        if self.api not in APIS:
+            raise ConfigError(f"api={self.api!r}: expected one of {', '.join(APIS)}", key="api")
+        if not 1 <= self.max_tokens <= 1_000_000:
+            raise ConfigError(f"max_tokens={self.max_tokens}: expected 1..1000000", key="max_tokens")
+        for key in ("timeout_s", "stall_s", "connect_s"):
+            v = getattr(self, key)
+            if not 0 < v <= 86_400:
+                raise ConfigError(f"{key}={v}: expected seconds in (0, 86400]", key=key)
+        if self.http not in HTTP_TRANSPORTS:
+            raise ConfigError(f"http={self.http!r}: expected one of {', '.join(HTTP_TRANSPORTS)}", key="http")
+        if not 0 <= self.warm <= 1024:
+            raise ConfigError(f"warm={self.warm}: expected 0..1024 connections per endpoint", key="warm")
+        if not 0 <= self.procs <= MAX_PROCS:
+            raise ConfigError(f"procs={self.procs}: expected 0..{MAX_PROCS}", key="procs")
+        if 0 < self.concurrency < self.procs:
+            raise ConfigError(
+                f"concurrency={self.concurrency} is split over procs={self.procs} workers: give at least "
+                "one stream per worker",
+                key="concurrency",
+            )
+
+    def body(self, s: LLMSample) -> bytes:
+        """The JSON request body of one sample (built at load time, outside the timed part)."""
+        n = s.max_tokens or self.max_tokens
+        req: dict[str, Any] = {"model": self.model, "max_tokens": n, "temperature": 0.0}
+        if self.api == "chat":
+            if s.prompt is None:
+                raise ConfigError("api=chat needs text prompts; this sample has only input_ids", key="api")
+            req["messages"] = [{"role": "user", "content": s.prompt}]
+        else:
+            req["prompt"] = list(s.input_ids) if s.input_ids is not None else s.prompt
+        req["stream"] = True
+        req["stream_options"] = {"include_usage": True}
+        if self.token_ids:
+            req["return_token_ids"] = True
+        if self.logprobs:  # one entry per token: an exact count where no usage record comes
+            if self.api == "chat":  # some servers (llama.cpp's Python one) send none without top_logprobs
+                req["logprobs"], req["top_logprobs"] = True, 0
+            else:
+                req["logprobs"] = 1
+        if self.ignore_eos:
+            req["ignore_eos"] = True
+            req["min_tokens"] = n
+        req.update(self.extra)
+        return orjson.dumps(req)
+
+
+__all__ = ["APIS", "HTTP_TRANSPORTS", "MAX_PROCS", "OpenAIConfig", "endpoint_url"]

@@ -1,0 +1,330 @@
+"""What both HTTP transports of the openai SUT share: one stream's interpretation, the endpoints,
+the outcome sink a transport reports to, the per-request timestamps, and the base client.
+
+`StreamState` reads a stream's SSE events (pure, fuzzed). `StreamClient` is the transport-neutral
+part of a client: the endpoints and their in-flight counts, the request bodies, the tokenizer, and
+`events`/`finish`, which turn a stream's events into the sink's calls. The transports
+(`aiohttp_transport.AiohttpClient`, `http1.RawClient`) subclass it and add the I/O; the SUT picks
+one through `transport.make_transport`.
+
+`RequestTimes`: a request's hops on the engine clock, named fields the transports (and the SUT's
+outcome sink) fill while a SUT records them (`OpenAISUT.record_times`): one record per request,
+none per token, nothing at all when not recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from proctor.clients.openai_config import OpenAIConfig, endpoint_url
+from proctor.errors import ConfigError
+
+FAULT_KINDS = (
+    "http_429",  # the server refused for load (429 Too Many Requests)
+    "http_error",  # any other non-200 answer, or an error object inside the stream
+    "connect",  # no connection (refused, unreachable, connect timeout)
+    "timeout",  # the per-request timeout passed
+    "stall",  # no byte arrived for the no-progress timeout
+    "dropped",  # the connection closed before the stream ended
+    "protocol",  # the stream is not SSE the client can follow
+    "no_count",  # the stream ended but no source gave its token count
+    "worker",  # the worker process carrying the stream died (procs=N)
+)
+MAX_ERROR_BODY = 2048
+
+
+# --- one stream's interpretation (pure, fuzzed) ---------------------------------------------------
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What the chunks of one stream said so far."""
+
+    text: list[str] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    n_ids: int = 0  # tokens counted from per-chunk ids or logprobs
+    ids_source: str = "token_ids"  # which of the two ("logprobs" once a chunk counted by them)
+    ids_complete: bool = True  # every content chunk carried its token ids
+    usage_tokens: int | None = None
+    done: bool = False  # `data: [DONE]`
+    finished: bool = False  # a choice reported its finish_reason
+    first: bool = False  # a token has been seen
+    junk: int = 0  # events that were not JSON objects of the expected shape
+    error: str | None = None  # the server put an error object in the stream
+
+    @property
+    def ended(self) -> bool:
+        """The stream said it was complete (servers differ in how: [DONE], finish_reason, usage)."""
+        return self.done or self.finished or self.usage_tokens is not None
+
+    def feed(self, data: bytes) -> bool:
+        """Interpret one event's data; True when this event carried the stream's first token."""
+        if data.strip() == b"[DONE]":
+            self.done = True
+            return False
+        try:
+            obj = orjson.loads(data)
+        except (orjson.JSONDecodeError, RecursionError):
+            self.junk += 1
+            return False
+        if not isinstance(obj, dict):
+            self.junk += 1
+            return False
+        err = obj.get("error")
+        if err:
+            self.error = (err.get("message") if isinstance(err, dict) else None) or str(err)[:200]
+            return False
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            ct = usage.get("completion_tokens")
+            if type(ct) is int and ct >= 0:
+                self.usage_tokens = ct
+        choices = obj.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return False
+        c = choices[0]  # n=1: one choice per request
+        if not isinstance(c, dict):
+            self.junk += 1
+            return False
+        if c.get("finish_reason"):
+            self.finished = True
+        text = c.get("text")
+        if text is None:
+            delta = c.get("delta")
+            if isinstance(delta, dict):
+                text = delta.get("content") or delta.get("reasoning_content")
+        if not isinstance(text, str):
+            text = ""
+        n = self._count_ids(c)
+        if not text and not n:
+            return False  # role-only, empty, usage-only or finish-only chunk
+        self.text.append(text)
+        if n is None:
+            self.ids_complete = False
+        else:
+            self.n_ids += n
+        was_first = not self.first
+        self.first = True
+        return was_first
+
+    def _count_ids(self, c: dict[str, Any]) -> int | None:
+        """Tokens in this chunk from ids or logprobs when the server sent them, else None."""
+        ids = c.get("token_ids")
+        if isinstance(ids, list) and all(type(t) is int for t in ids):
+            self.ids.extend(ids)
+            return len(ids)
+        lp = c.get("logprobs")
+        if isinstance(lp, dict):
+            per = lp.get("tokens")  # completions
+            if per is None:
+                per = lp.get("content")  # chat
+            if isinstance(per, list):
+                self.ids_source = "logprobs"
+                return len(per)
+        return None
+
+    def token_count(self, tokenizer: Any = None) -> tuple[int, str] | None:
+        """(count, source) by the first exact source available, None when there is none."""
+        if self.first and self.ids_complete and self.n_ids:
+            return self.n_ids, self.ids_source
+        if self.usage_tokens is not None:
+            return self.usage_tokens, "usage"
+        if tokenizer is not None:
+            return len(tokenizer.encode("".join(self.text), add_special_tokens=False).ids), "tokenizer"
+        if not self.first:
+            return 0, "empty"
+        return None
+
+    def output(self) -> bytes:
+        return "".join(self.text).encode("utf-8", "surrogatepass")
+
+
+# --- the pieces a transport is made of -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Endpoint:
+    """One endpoint URL and its request counts (guarded by the owner's lock where threads share it)."""
+
+    url: str
+    outstanding: int = 0
+    sent: int = 0
+
+
+def least_busy(endpoints: list[Endpoint]) -> int:
+    """The index of the endpoint with the fewest requests in flight (the first of a tie)."""
+    if len(endpoints) == 1:
+        return 0
+    return min(range(len(endpoints)), key=lambda k: endpoints[k].outstanding)
+
+
+@dataclass(slots=True)
+class RequestTimes:
+    """One request's hops, perf_counter_ns on the engine clock; 0: not reached, or not a hop of this
+    transport. With procs=N only `issued`, `sent`, `first_token` and `done` travel back (the workers'
+    stamps)."""
+
+    issued: int = 0  # the SUT's issue call took the request (the engine's issue)
+    queued: int = 0  # aiohttp: the loop thread took it
+    started: int = 0  # aiohttp: its request task began
+    sent: int = 0  # the send stamp: the request goes to the socket now (the send lateness's end)
+    written: int = 0  # raw: the send call returned
+    head: int = 0  # the response's status line and headers were read
+    first_byte: int = 0  # the first body bytes arrived (raw: at the socket; aiohttp: in the request task)
+    first_token: int = 0  # the first token was handed to the sink
+    done: int = 0  # the stream's outcome was handed to the sink
+
+
+Times = dict[int, RequestTimes]  # response id -> its record, while a SUT records them
+
+
+def times_of(times: Times, i: int) -> RequestTimes:
+    """Request i's record, made on first use."""
+    rt = times.get(i)
+    if rt is None:
+        rt = times[i] = RequestTimes()
+    return rt
+
+
+class StreamSink(Protocol):
+    """Where a transport reports each request's outcome (any order of samples, the loop's thread;
+    `sent` also from the issuing thread with the raw transport).
+
+    `t_ns`: when the event was seen on the engine clock, None for "now"."""
+
+    def sent(self, i: int, t_issue: int, t_sent: int) -> None: ...
+
+    def first_token(self, i: int, text: bytes, t_ns: int | None = None) -> None: ...
+
+    def complete(
+        self, i: int, output: bytes, n: int, source: str, mismatch: bool, t_ns: int | None = None
+    ) -> None: ...
+
+    def fail(self, i: int, idx: int, kind: str, message: str) -> None: ...
+
+    def junk(self, n: int) -> None: ...
+
+
+# one request handed to a client: (response id, QSL index, endpoint index or -1, engine issue time)
+Request = tuple[int, int, int, int]
+
+
+def load_tokenizer(path: str) -> Any:
+    """A `tokenizers` tokenizer from a local tokenizer.json (or a folder holding one)."""
+    try:
+        tokenizer_cls = importlib.import_module("tokenizers").Tokenizer
+    except ImportError:
+        raise ConfigError(
+            "tokenizer= needs the 'tokenizers' package (pip install tokenizers)", key="tokenizer"
+        ) from None
+    p = Path(path)
+    if p.is_dir():
+        p = p / "tokenizer.json"
+    if not p.is_file():
+        raise ConfigError(f"tokenizer={path}: no tokenizer.json there", key="tokenizer")
+    return tokenizer_cls.from_file(str(p))
+
+
+def raise_fd_limit() -> None:
+    """Thousands of streams need thousands of sockets: lift the soft open-file limit to the hard one."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def new_loop() -> asyncio.AbstractEventLoop:
+    """An event loop for a client's thread: uvloop's when it is installed."""
+    try:
+        loop: asyncio.AbstractEventLoop = importlib.import_module("uvloop").new_event_loop()  # optional
+        return loop
+    except ImportError:
+        return asyncio.new_event_loop()
+
+
+def request_headers() -> dict[str, str]:
+    """The headers of every request: JSON, and the API key when OPENAI_API_KEY is set."""
+    headers = {"Content-Type": "application/json"}
+    key = os.environ.get("OPENAI_API_KEY")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+class StreamClient:
+    """The transport-neutral part of a client: endpoints, bodies, tokenizer, and the turning of a
+    stream's events into sink calls. A transport adds `open`, `shut`, `start` and `submit`."""
+
+    def __init__(self, config: OpenAIConfig, body: Callable[[int], bytes], sink: StreamSink) -> None:
+        self.config = config
+        self.body = body  # QSL index -> request body
+        self.sink = sink
+        self.tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
+        self.endpoints = [Endpoint(endpoint_url(u, config.api)) for u in config.urls]
+        self.headers = request_headers()
+        self.times: Times | None = None  # set to the SUT's records to have the hops stamped
+        raise_fd_limit()
+
+    def events(self, i: int, events: list[bytes], st: StreamState, t_ns: int | None = None) -> bool:
+        """Interpret events as they arrive; True once the stream said [DONE] or reported an error.
+        t_ns: when their bytes arrived (the raw transport's stamp), None for "now"."""
+        for ev in events:
+            if st.feed(ev):
+                self.sink.first_token(i, st.text[0].encode(), t_ns)
+            if st.done or st.error:
+                return True
+        return False
+
+    def finish(self, i: int, idx: int, st: StreamState, url: str, t_ns: int | None = None) -> None:
+        """The stream ended: complete the sample with its token count, or fail it saying why."""
+        if st.junk:
+            self.sink.junk(st.junk)
+        if st.error:
+            self.sink.fail(i, idx, "http_error", f"{url} sent an error in the stream: {st.error}")
+            return
+        if not st.ended:
+            self.sink.fail(i, idx, "dropped", f"the stream from {url} ended without [DONE], finish_reason or usage")
+            return
+        counted = st.token_count(self.tokenizer)
+        if counted is None:
+            self.sink.fail(
+                i,
+                idx,
+                "no_count",
+                f"{url} sent no token ids, logprobs or usage record; give logprobs=1 or tokenizer=PATH",
+            )
+            return
+        n, source = counted
+        mismatch = source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n
+        self.sink.complete(i, st.output(), n, source, mismatch, t_ns)
+
+
+__all__ = [
+    "FAULT_KINDS",
+    "MAX_ERROR_BODY",
+    "Endpoint",
+    "Request",
+    "RequestTimes",
+    "StreamClient",
+    "StreamSink",
+    "StreamState",
+    "Times",
+    "least_busy",
+    "load_tokenizer",
+    "new_loop",
+    "raise_fd_limit",
+    "request_headers",
+    "times_of",
+]
