@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Annotated
 
@@ -47,6 +46,8 @@ def serve_llm_cmd(
     seed: Annotated[int, typer.Option(help="model and fault seed")] = 0,
 ) -> None:
     """An OpenAI-compatible streaming LLM server around a tiny deterministic model, with known timing."""
+    import asyncio
+
     from proctor.serving.llm_server import Faults, ServerOptions, parse_chunk, serve_forever
 
     try:
