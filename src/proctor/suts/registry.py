@@ -143,7 +143,7 @@ def _resolve_target(target: str, from_file: bool) -> Factory:
         module = _load_file(module_name) if from_file else importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"cannot import '{module_name}': {exc}", key="--sut") from None
-    factory = getattr(module, attr, None)
+    factory: Factory | None = getattr(module, attr, None)
     if not callable(factory):
         raise ConfigError(f"'{module_name}' has no callable '{attr}'", key="--sut")
     return factory
