@@ -73,3 +73,15 @@ def test_the_lazy_table_names_what_the_modules_register():
 def test_a_subcommand_help_still_works(cli, args):
     r = cli(*args)
     assert r.rc == 0 and "Usage" in r.out, r.out + r.err
+
+
+def test_help_uses_the_plain_formatter():
+    """typer's rich help formatter costs about as much as the rest of `proctor --help`; it stays unloaded."""
+    mods = _imported_after(
+        "import contextlib, io\n"
+        "from proctor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    rc = main.run(['--help'])\n"
+        "assert rc == 0 and 'Commands' in out.getvalue(), (rc, out.getvalue())\n"
+    )
+    assert "typer.rich_utils" not in mods and "rich.markdown" not in mods

@@ -14,7 +14,9 @@ from proctor.cli import output
 from proctor.cli.apps import app
 from proctor.errors import ConfigError
 
-serve_app = typer.Typer(help="Serve a model or SUT over the network (loopback by default).", no_args_is_help=True)
+serve_app = typer.Typer(
+    help="Serve a model or SUT over the network (loopback by default).", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(serve_app, name="serve")
 
 

@@ -18,6 +18,7 @@ from proctor.rules.inference import CURRENT_ROUND, SEEDS
 submission_app = typer.Typer(
     help="Assemble an inference submission tree and prepare it for the official checker.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(submission_app, name="submission")
 
