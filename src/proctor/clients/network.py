@@ -412,7 +412,7 @@ _URL = re.compile(r"https?://[^\s/]+(/[^\s]*)?")
 class NetworkParams:
     """`--sut network:k=v,...`."""
 
-    node: tuple[str, ...] = param((), "node URL http://HOST:PORT (KServe V2); several: node=A|B or node1=A,node2=B",
+    node: tuple[str, ...] = param((), "node URL http://HOST:PORT (KServe V2); also node1=A,node2=B",
                                   aliases=r"node\d+", shown="")
     model: str | None = param(None, "model name on the nodes", shown="the qsl= name")
     qsl: str = param("digits", "local QSL", choices=("digits", "synthetic"))
