@@ -9,15 +9,27 @@ The public API, for use from Python (the CLI is a thin layer over the same calls
     print(proctor.check_submission("my-submission").valid, proctor.check_log("result_0.txt").valid)
 
 Names are imported on first use, so `import proctor` stays cheap for the command line; internal
-modules stay where they are and may change.
+modules stay where they are and may change. The `TYPE_CHECKING` block states the same names for
+type checkers, so `proctor.run_test(...)` is checked like a direct import (a test keeps the two
+lists equal). Nothing inside the package imports this module: it imports the defining module.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from proctor.version import __version__
+
+if TYPE_CHECKING:
+    from proctor.checks.submission import check_submission
+    from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
+    from proctor.findings import Finding, Severity
+    from proctor.loadgen.completion import complete_arrays, first_token_complete, query_samples_complete
+    from proctor.loadgen.engine import RunOutcome, run_test
+    from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+    from proctor.loadgen.types import QuerySample, QuerySampleLibrary, QuerySampleResponse, Scenario, TestMode
+    from proctor.training.compliance import check_file as check_log
 
 # public name -> "module:attribute"
 _EXPORTS: dict[str, str] = {
@@ -44,17 +56,43 @@ _EXPORTS: dict[str, str] = {
     "RunError": "proctor.errors:RunError",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# stated, not computed, so type checkers and linters see the re-exports (a test keeps it equal to _EXPORTS)
+__all__ = [
+    "__version__",
+    "run_test",
+    "RunOutcome",
+    "TestSettings",
+    "LogSettings",
+    "LogOutputSettings",
+    "Scenario",
+    "TestMode",
+    "QuerySample",
+    "QuerySampleResponse",
+    "QuerySampleLibrary",
+    "query_samples_complete",
+    "first_token_complete",
+    "complete_arrays",
+    "Finding",
+    "Severity",
+    "check_submission",
+    "check_log",
+    "ProctorError",
+    "ConfigError",
+    "LogFormatError",
+    "RunError",
+]
 
 
-def __getattr__(name: str) -> Any:
-    target = _EXPORTS.get(name)
-    if target is None:
-        raise AttributeError(f"module 'proctor' has no attribute {name!r}")
-    module, _, attr = target.partition(":")
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # hidden from type checkers: a module __getattr__ would make every name Any
+
+    def __getattr__(name: str) -> Any:
+        target = _EXPORTS.get(name)
+        if target is None:
+            raise AttributeError(f"module 'proctor' has no attribute {name!r}")
+        module, _, attr = target.partition(":")
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

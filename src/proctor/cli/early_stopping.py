@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import orjson
 import typer
 
 from proctor.cli.apps import app
 from proctor.cli.output import console, fail, print_table, table
-from proctor.loadgen import early_stopping as es
 
 MAX_QUERIES = 10**12  # far beyond any run; keeps the early-stopping search bounded
 
@@ -39,6 +36,8 @@ def _check_counts(queries: int, overlatency: int | None) -> None:
 
 def early_stopping_report(percentile: float, queries: int, overlatency: int | None) -> dict[str, object]:
     """The figures the command prints (shared by the table and --json); ValueError on bad input."""
+    from proctor.loadgen import early_stopping as es
+
     p = _percentile(percentile)
     _check_counts(queries, overlatency)
     out: dict[str, object] = {"percentile": p, "queries": queries, "min_queries": es.min_queries(p)}
@@ -68,6 +67,9 @@ def early_stopping_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Early stopping (MLPerf Inference rules, appendix): queries needed and the percentile reported."""
+    import numpy as np
+    import orjson
+
     try:
         with np.errstate(all="ignore"):  # extreme percentiles overflow the guess; the search settles it
             report = early_stopping_report(percentile, queries, overlatency)

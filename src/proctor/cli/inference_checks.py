@@ -12,13 +12,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import orjson
 import typer
-from rich.markup import escape
 
 from proctor.cli.apps import app, check_app
-from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_table, table
-from proctor.rules.inference import CURRENT_ROUND, SEEDS, resolve
+from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
+from proctor.rules.inference import CURRENT_ROUND, SEEDS
 
 if TYPE_CHECKING:
     from proctor.checks.submission import ResultRow
@@ -71,6 +69,8 @@ def submission_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Check a submission tree against the inference rules; exit 0 if valid, 1 if not."""
+    import orjson
+
     from proctor.checks.submission import check_submission
 
     _check_version(version)
@@ -80,11 +80,7 @@ def submission_cmd(
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         out = console()
-        for f in report.findings:
-            colour = {"error": "red", "warning": "yellow"}.get(f.severity.value, "cyan")
-            where = f.path + (f":{f.line}" if f.line else "") if f.path else ""
-            out.print(f"[{colour}]{f.severity.value.upper()}[/{colour}] {escape(f'[{f.rule}] {where}')}")
-            out.print(f"    {f.message}", markup=False)
+        print_findings(out, report.findings, indent="")
         _results_table(report.results)
         n_err = sum(f.failed for f in report.findings)
         out.print(
@@ -112,7 +108,10 @@ def bandwidth_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Minimum ingress and egress bandwidth (bytes/s) from the rules' datacenter bandwidth appendix."""
+    import orjson
+
     from proctor.checks.bandwidth import minimum_bandwidth
+    from proctor.rules.inference import resolve
 
     _bandwidth_inputs(throughput, dtype_size)
     try:

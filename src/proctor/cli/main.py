@@ -1,37 +1,27 @@
-"""Entry point: importing each command module registers its commands on the shared apps.
+"""Entry point: the root command, its options, and the exit-code convention (cli/output.py).
 
-`main()` owns the exit-code convention (cli/output.py): a usage error, a ProctorError or an
-OSError becomes one line on stderr and exit 2 (a checker's own invalid verdict is exit 1, set by
-the command); Ctrl-C is 130; `--debug` anywhere on the line shows the traceback instead.
+Commands register on the shared apps (cli/apps.py) when their module is imported, which the root
+group does on first lookup, so `proctor --version` imports none. `main()` owns the exit codes: a
+usage error, a ProctorError or an OSError becomes one line on stderr and exit 2 (a checker's own
+invalid verdict is exit 1, set by the command); Ctrl-C is 130; `--debug` anywhere on the line shows
+the traceback instead.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 import traceback
 from typing import Any
 
 import typer
 
-from proctor import __version__
 from proctor.cli import output
-from proctor.cli.apps import app
+from proctor.cli.apps import COMMANDS, app, load
 from proctor.errors import ProctorError, RunError
+from proctor.version import __version__
 
-# One module per group of commands; each owns its commands and imports only cli.apps.
-COMMAND_MODULES = (
-    "proctor.cli.run",
-    "proctor.cli.early_stopping",
-    "proctor.cli.training_checks",
-    "proctor.cli.training_results",
-    "proctor.cli.inference_checks",
-    "proctor.cli.submission",
-    "proctor.cli.workloads",
-    "proctor.cli.serve",
-    "proctor.cli.audit",
-    "proctor.cli.report",
-)
+# Every command module once, in the order `proctor --help` lists the commands.
+COMMAND_MODULES = tuple(dict.fromkeys(m for modules in COMMANDS.values() for m in modules))
 
 
 def _version(value: bool) -> None:
@@ -53,12 +43,9 @@ def _root(
 
 
 def _register() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a real import error inside the module must surface
-                raise
+    """Import every command module now (the root group would on first lookup; tests that build the
+    click command once want them all)."""
+    load(COMMAND_MODULES)
 
 
 def _usage_hint(exc: Exception) -> str:
@@ -77,7 +64,6 @@ def run(argv: list[str] | None = None) -> int:
     if "--debug" in args:  # accepted anywhere on the line, not only before the command
         args.remove("--debug")
         output.set_debug(True)
-    _register()
     command = typer.main.get_command(app)
     try:
         rc = command.main(args, prog_name="proctor", standalone_mode=False)

@@ -7,6 +7,9 @@ option or key and what to do; a traceback only with `proctor --debug`.
 Tables never cut a number or a path: label columns wrap, value columns do not. When standard
 output is not a terminal, plain lines are never wrapped and tables wrap their text columns at
 $COLUMNS or 120. Paths that would not fit go under the table, one per line, in full.
+
+Findings (every checker's result type) are printed by `print_findings`, the same way for every
+command. rich is imported on first print, so importing this module costs nothing at start-up.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from proctor.findings import Finding
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -42,6 +48,8 @@ def debug() -> bool:
 
 def console(stderr: bool = False) -> Console:
     """A console that wraps at the terminal's width, and never in a pipe or file."""
+    from rich.console import Console
+
     stream = sys.stderr if stderr else sys.stdout
     tty = hasattr(stream, "isatty") and stream.isatty()
     width = None
@@ -55,6 +63,9 @@ def console(stderr: bool = False) -> Console:
 
 def error_line(message: str) -> None:
     """One line on stderr: `error: <message>` (the message names the file/option and what to do)."""
+    from rich.console import Console
+    from rich.markup import escape
+
     text = " ".join(str(message).split())  # one line, whatever the message held
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/red] {escape(text)}")
 
@@ -67,6 +78,9 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def interrupted(message: str = "interrupted") -> NoReturn:
     """Ctrl-C: one line that starts with "interrupted" (not an error) and exit 130."""
+    from rich.console import Console
+    from rich.markup import escape
+
     text = " ".join(str(message).split())
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]{escape(text)}[/yellow]")
     raise typer.Exit(EXIT_INTERRUPTED)
@@ -74,6 +88,8 @@ def interrupted(message: str = "interrupted") -> NoReturn:
 
 def table(*headers: str, title: str | None = None, labels: Sequence[int] = (0,), show_header: bool = True) -> Table:
     """A table whose label columns (indexes in `labels`) wrap and whose other columns never do."""
+    from rich.table import Table
+
     t = Table(title=title, show_header=show_header)
     for i, header in enumerate(headers):
         if i in labels:
@@ -88,3 +104,26 @@ def print_table(out: Console, tbl: Table, paths: Iterable[tuple[str, str]] = ())
     out.print(tbl, crop=False)
     for name, path in paths:
         out.print(f"{name}: {path}", markup=False, soft_wrap=True)
+
+
+_COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def print_findings(out: Console, findings: Iterable[Finding], indent: str = "  ") -> None:
+    """Every checker's findings, one way for every command:
+
+        ERROR [rule] path:line [key]: message
+            rule: <where in the rules text>
+
+    The severity is coloured on a terminal; each part appears only when the finding has it.
+    """
+    from rich.markup import escape
+
+    for f in findings:
+        severity = f.severity.value
+        colour = _COLOURS.get(severity, "cyan")
+        where = (f.path or "") + (f":{f.line}" if f.line is not None else "")
+        head = f"[{f.rule}]" + (f" {where}" if where else "") + (f" [{f.key}]" if f.key else "")
+        out.print(f"{indent}[{colour}]{severity.upper()}[/{colour}] {escape(head)}: {escape(f.message)}", soft_wrap=True)
+        if f.source:
+            out.print(f"{indent}    rule: {f.source}", markup=False, soft_wrap=True)

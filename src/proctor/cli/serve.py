@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Annotated
 
@@ -15,7 +14,9 @@ from proctor.cli import output
 from proctor.cli.apps import app
 from proctor.errors import ConfigError
 
-serve_app = typer.Typer(help="Serve a model or SUT over the network (loopback by default).", no_args_is_help=True)
+serve_app = typer.Typer(
+    help="Serve a model or SUT over the network (loopback by default).", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(serve_app, name="serve")
 
 
@@ -47,6 +48,8 @@ def serve_llm_cmd(
     seed: Annotated[int, typer.Option(help="model and fault seed")] = 0,
 ) -> None:
     """An OpenAI-compatible streaming LLM server around a tiny deterministic model, with known timing."""
+    import asyncio
+
     from proctor.serving.llm_server import Faults, ServerOptions, parse_chunk, serve_forever
 
     try:

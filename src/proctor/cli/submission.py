@@ -12,12 +12,13 @@ from typing import Annotated
 import typer
 
 from proctor.cli.apps import app
-from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_table, table
+from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
 from proctor.rules.inference import CURRENT_ROUND, SEEDS
 
 submission_app = typer.Typer(
     help="Assemble an inference submission tree and prepare it for the official checker.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(submission_app, name="submission")
 
@@ -129,7 +130,6 @@ def package_cmd(
     from proctor.checks.submission import check_submission
 
     report = check_submission(output, version)
-    for f in report.findings:
-        out.print(f"{f.severity.value.upper()} [{f.rule}] {f.path}: {f.message}", markup=False)
+    print_findings(out, report.findings, indent="")
     out.print("checker: " + ("VALID" if report.valid else "INVALID"), markup=False)
     raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)

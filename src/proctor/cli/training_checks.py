@@ -12,35 +12,18 @@ import stat
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from proctor.cli import output
 from proctor.cli.apps import training_app
-from proctor.findings import Finding, is_valid
-from proctor.training.compliance import (
-    DEFAULT_RULESET,
-    available_rulesets,
-    check_file,
-    jsonable,
-    suggest_ruleset,
-)
-from proctor.training.seeds import check_seeds, result_files
-
-
-def _print_finding(out: Console, f: Finding) -> None:
-    where = f":{f.line}" if f.line is not None else ""
-    key = f" [{escape(f.key)}]" if f.key else ""
-    colour = "red" if f.failed else "yellow"
-    out.print(f"  [{colour}]{f.severity.value.upper()}[/{colour}]{where}{key} {escape(f.message)}")
-    if f.source:
-        out.print(f"      rule: {f.source}", markup=False)
 
 
 def _dumps(obj: object) -> str:
     """JSON of a report: log values that JSON cannot hold (NaN, huge ints, deep nesting) as text."""
+    import orjson
+
+    from proctor.training.compliance import jsonable
+
     return orjson.dumps(jsonable(obj)).decode()
 
 
@@ -61,7 +44,7 @@ def check_log(
     ],
     ruleset: Annotated[
         str | None,
-        typer.Option(help=f"training ruleset: {', '.join(available_rulesets())} (default {DEFAULT_RULESET})"),
+        typer.Option(help="training ruleset, e.g. 6.1.0 (default: the newest; an unknown one lists the known)"),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="one JSON object per file")] = False,
 ) -> None:
@@ -70,6 +53,10 @@ def check_log(
     Exit 0 when every file complies, 1 when one does not (a file with no :::MLLOG record is an
     invalid log), 2 for bad input (missing file, not a regular file, unknown ruleset).
     """
+    from rich.markup import escape
+
+    from proctor.training.compliance import available_rulesets, check_file, suggest_ruleset
+
     if ruleset is not None and ruleset not in available_rulesets():
         output.fail(f"unknown training ruleset {ruleset!r} for --ruleset; known: {', '.join(available_rulesets())}")
     for path in files:
@@ -89,8 +76,7 @@ def check_log(
         verdict = "[green]VALID[/green]" if report.valid else "[red]INVALID[/red]"
         what = ", ".join(x for x in (report.benchmark, report.division) if x)
         out.print(f"{escape(str(path))}: {verdict} ({escape(what) + ', ' if what else ''}ruleset {report.ruleset})")
-        for f in report.findings:
-            _print_finding(out, f)
+        output.print_findings(out, report.findings)
         if hint:
             out.print(f"  [yellow]hint[/yellow]: {escape(hint)}")
     raise typer.Exit(output.EXIT_OK if ok else output.EXIT_INVALID)
@@ -108,6 +94,11 @@ def check_seeds_cmd(
     Exit 0 when there is no error, 1 when a seed is missing, repeated or unreadable, 2 when DIR
     holds no result_*.txt (give a benchmark folder: results/<system>/<benchmark>).
     """
+    from rich.markup import escape
+
+    from proctor.findings import is_valid
+    from proctor.training.seeds import check_seeds, result_files
+
     if not result_files(directory):
         output.fail(
             f"no result_*.txt in {directory}: give a benchmark folder (results/<system>/<benchmark>)"
@@ -121,6 +112,5 @@ def check_seeds_cmd(
     else:
         out = output.console()
         out.print(f"{escape(str(directory))}: {'[green]VALID[/green]' if valid else '[red]INVALID[/red]'}")
-        for f in findings:
-            _print_finding(out, f)
+        output.print_findings(out, findings)
     raise typer.Exit(output.EXIT_OK if valid else output.EXIT_INVALID)

@@ -11,28 +11,11 @@ import math
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from proctor.cli import output
 from proctor.cli.apps import training_app
 from proctor.errors import ProctorError
-from proctor.findings import Finding
-from proctor.training.compliance import jsonable
-from proctor.training.package import check_package, default_compliance
-from proctor.training.rcp import check_rcp
-from proctor.training.runs import find_benchmark_dirs, read_run_set
-from proctor.training.scoring import score_run_set, utilization, weighted_geometric_mean
-from proctor.training.summarize import (
-    SPEC_COLUMNS,
-    URL_COLUMNS,
-    summarize,
-    system_dirs,
-    to_csv,
-    write_outputs,
-)
 
 Ruleset = Annotated[str, typer.Option(help="training ruleset, e.g. 6.1.0")]
 Json = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
@@ -47,6 +30,10 @@ Official = Annotated[
 
 
 def _dump(obj: Any) -> None:
+    import orjson
+
+    from proctor.training.compliance import jsonable
+
     typer.echo(orjson.dumps(jsonable(obj)).decode())
 
 
@@ -54,16 +41,6 @@ def _fmt(x: float | None, digits: int = 6) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
     return f"{x:.{digits}g}"
-
-
-def _print_findings(out: Console, findings: list[Finding]) -> None:
-    for f in findings:
-        colour = "red" if f.failed else ("yellow" if f.severity.value == "warning" else "dim")
-        where = f"{f.path}" + (f":{f.line}" if f.line is not None else "") if f.path else ""
-        out.print(
-            f"  [{colour}]{f.severity.value.upper()}[/{colour}] {escape(f.rule)}: {escape(f.message)}"
-            + (f"  ({escape(where)})" if where else "")
-        )
 
 
 def _rel(path: str, base: Path) -> str:
@@ -75,6 +52,8 @@ def _rel(path: str, base: Path) -> str:
 
 def _dirs(directory: Path) -> list[Path]:
     """Benchmark folders under DIR; exit 2 naming the levels read when there is none."""
+    from proctor.training.runs import find_benchmark_dirs
+
     dirs = find_benchmark_dirs(directory)
     if not dirs:
         output.fail(
@@ -113,6 +92,8 @@ def check_rcp_cmd(
     json: Json = False,
 ) -> None:
     """Check convergence against the Reference Convergence Points; exit 1 when a benchmark fails."""
+    from proctor.training.rcp import check_rcp
+
     results = []
     dirs = _dirs(directory)
     try:
@@ -159,7 +140,7 @@ def check_rcp_cmd(
     output.print_table(out, t)
     for r in results:
         out.print(f"{r.directory}: {r.message}", markup=False)
-        _print_findings(out, [f for f in r.findings if f.rule not in ("rcp",)])
+        output.print_findings(out, [f for f in r.findings if f.rule not in ("rcp",)])
     raise typer.Exit(_code(ok))
 
 
@@ -190,6 +171,10 @@ def score_cmd(
     json: Json = False,
 ) -> None:
     """Olympic scores per benchmark (time to train, minutes); exit 1 when a result is invalid."""
+    from proctor.training.package import default_compliance
+    from proctor.training.runs import read_run_set
+    from proctor.training.scoring import score_run_set, utilization, weighted_geometric_mean
+
     refs = _pairs(reference, "--reference")
     weights = _pairs(weight, "--weight")
     comp = default_compliance(ruleset) if compliance else None
@@ -243,7 +228,7 @@ def score_cmd(
     for sc, row in scores:
         if "utilization" in row:
             out.print(f"{sc.directory}: utilization {row['utilization']:.4f}", markup=False)
-        _print_findings(out, [f for f in sc.findings if f.severity.value != "info"])
+        output.print_findings(out, [f for f in sc.findings if f.severity.value != "info"])
     if summary is not None:
         out.print(f"weighted geometric mean of normalized scores: {summary:.6g}")
     raise typer.Exit(_code(ok))
@@ -283,6 +268,10 @@ def check_package_cmd(
     json: Json = False,
 ) -> None:
     """Check a training submission package; exit 1 when it has an error."""
+    from rich.markup import escape
+
+    from proctor.training.package import check_package
+
     extra: dict[str, int] = {}
     for item in extra_benchmark or []:
         name, sep, runs = item.partition("=")
@@ -312,7 +301,7 @@ def check_package_cmd(
         _dump(rep.to_dict())
         raise typer.Exit(_code(rep.valid))
     out = output.console()
-    _print_findings(out, rep.findings)
+    output.print_findings(out, rep.findings)
     for r in rep.rcp:
         out.print(f"RCP {r.directory}: {r.message} ({'pass' if r.passed else 'FAIL'})", markup=False)
     out.print(
@@ -344,6 +333,15 @@ def summarize_cmd(
     Exit 0 when every result is valid, 1 when one is not, 2 when a folder holds no system with
     results (give a submission folder: systems/ and results/<system>/<benchmark>/result_*.txt).
     """
+    from proctor.training.summarize import (
+        SPEC_COLUMNS,
+        URL_COLUMNS,
+        summarize,
+        system_dirs,
+        to_csv,
+        write_outputs,
+    )
+
     for d in directories:
         if not system_dirs(d):
             output.fail(
@@ -365,7 +363,8 @@ def summarize_cmd(
         typer.echo(to_csv(s.columns, s.rows), nl=False)
     else:
         out = output.console()
-        benches = [c for c in s.columns if c not in _SUMMARY_SKIP and any(r.get(c) is not None for r in s.rows)]
+        skip = frozenset((*SPEC_COLUMNS, *URL_COLUMNS))
+        benches = [c for c in s.columns if c not in skip and any(r.get(c) is not None for r in s.rows)]
         t = output.table("system", "submitter", "division", *benches, labels=(0, 1))
         for r in s.rows:
             t.add_row(
@@ -376,8 +375,5 @@ def summarize_cmd(
             )
         output.print_table(out, t)
     if not json:
-        _print_findings(output.console(stderr=as_csv), s.findings)
+        output.print_findings(output.console(stderr=as_csv), s.findings)
     raise typer.Exit(_code(all(not f.failed for f in s.findings)))
-
-
-_SUMMARY_SKIP = frozenset((*SPEC_COLUMNS, *URL_COLUMNS))

@@ -15,8 +15,6 @@ from proctor.cli.apps import app, training_app
 from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, interrupted, print_table
 from proctor.errors import ProctorError, RunError
 
-_out = console()
-
 
 def _register_reference_benchmarks() -> None:
     """Make every training checker of this CLI (check-log, check-package, ...) know `digits_train`."""
@@ -25,7 +23,10 @@ def _register_reference_benchmarks() -> None:
     register()
 
 
-_register_reference_benchmarks()
+@training_app.callback()
+def _training() -> None:
+    # before any training command runs (not at start-up: it imports the training checkers)
+    _register_reference_benchmarks()
 
 
 def _int_list(text: str) -> list[int]:
@@ -126,6 +127,7 @@ def train_cmd(
         raise typer.BadParameter(f"unknown reference workload {benchmark!r}; known: {BENCHMARK}")
     n = runs or RUNS_PER_SUBMISSION
     bs = batch_size or DEFAULT_BATCH_SIZE
+    out = console()
     output.mkdir(parents=True, exist_ok=True)
     for i, seed in enumerate(run_seeds(n, base_seed)):
         path = output / f"result_{i}.txt"
@@ -134,10 +136,10 @@ def train_cmd(
                 from proctor.workloads.digits_train.distributed import run_distributed
 
                 line = run_distributed(path, seed=seed, nproc=nproc, batch_size=bs, division=division)
-                _out.print(f"{path}: seed {seed}: {line}")
+                out.print(f"{path}: seed {seed}: {line}")
             else:
                 r = train_run(path, seed=seed, batch_size=bs, backend=backend, division=division)
-                _out.print(
+                out.print(
                     f"{path}: seed {seed}: {r.status}, {r.samples_to_converge} samples to converge, "
                     f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s"
                 )
@@ -160,13 +162,14 @@ def reference_rcps_cmd(
     from proctor.workloads.digits_train.reference_rcps import REFERENCE_BASE_SEED, generate, write
 
     sizes = _int_list(batch_sizes)
+    out = console()
     try:
         table = generate(
             sizes,
             runs or 2 * RUNS_PER_SUBMISSION,
             backend=backend,
             base_seed=REFERENCE_BASE_SEED if base_seed is None else base_seed,
-            on_run=lambda r: _out.print(
+            on_run=lambda r: out.print(
                 f"bs {r.batch_size} seed {r.seed}: {r.samples_to_converge} samples ({r.seconds:.2f} s)"
             ),
         )
@@ -175,5 +178,5 @@ def reference_rcps_cmd(
     path = write(table, output)
     for name, rec in table.items():
         pts = rec["Epochs to converge"]
-        _out.print(f"{name}: BS {rec['BS']}, {len(pts)} runs, samples to converge {min(pts)}..{max(pts)}")
-    _out.print(f"wrote {path}")
+        out.print(f"{name}: BS {rec['BS']}, {len(pts)} runs, samples to converge {min(pts)}..{max(pts)}")
+    out.print(f"wrote {path}")

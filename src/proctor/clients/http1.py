@@ -61,7 +61,7 @@ from proctor.clients.stream import (
     least_busy,
     times_of,
 )
-from proctor.errors import ProctorError
+from proctor.errors import HTTP1Error
 
 log = logging.getLogger("proctor.clients.openai")
 
@@ -72,10 +72,6 @@ DEFAULT_WARM = 4  # connections opened per endpoint at start
 # an idle connection older than this is peeked at before reuse (a server's keep-alive timeout may
 # have closed it: uvicorn's is 5 s); a younger one is not (a syscall on the issuing path)
 PEEK_AFTER_NS = 1_000_000_000
-
-
-class HTTP1Error(ProctorError):
-    """The response is not HTTP/1.1 the client can follow (fault kind `protocol`)."""
 
 
 # --- the response parser (pure, fuzzed) ------------------------------------------------------------

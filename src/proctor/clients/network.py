@@ -58,6 +58,7 @@ from proctor.errors import ConfigError, RunError
 from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse
+from proctor.suts.params import param, takes
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
@@ -424,93 +425,42 @@ def registered_qsl(name: str, params: dict[str, str]) -> Any:
 
 # --- the registry factory --------------------------------------------------------------------------
 
-_NODE_KEY = re.compile(r"node\d*")
+_URL = re.compile(r"https?://[^\s/]+(/[^\s]*)?")
 
 
-def _urls(params: dict[str, str]) -> list[str]:
-    urls: list[str] = []
-    for key in sorted((k for k in params if _NODE_KEY.fullmatch(k)), key=lambda k: (len(k), k)):
-        for url in params.pop(key).split("|"):
-            url = url.strip()
-            if not url:
-                continue
-            if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", url):
-                raise ConfigError(f"'{url}' is not an http://host:port URL", key=key)
-            urls.append(url)
-    return urls
+@dataclass(frozen=True, slots=True)
+class NetworkParams:
+    """`--sut network:k=v,...`."""
+
+    node: tuple[str, ...] = param((), "node URL http://HOST:PORT (KServe V2); also node1=A,node2=B",
+                                  aliases=r"node\d+", shown="")
+    model: str | None = param(None, "model name on the nodes", shown="the qsl= name")
+    qsl: str = param("digits", "local QSL", choices=("digits", "synthetic"))
+    binary: bool = param(True, "binary tensor extension; false: JSON tensors (MLServer)")
+    compress: str = param(compression.NONE, "QSL-side lossless compression of queries (untimed)")
+    compress_out: str = param(compression.NONE, "compression nodes apply to responses (decompression timed)")
+    chunk: int = param(DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)", low=1)
+    timeout_s: float = param(30.0, "per-request timeout, seconds", low=0.001)
+    perf_count: int | None = param(None, "performance sample count (qsl=digits)", low=1, shown="the workload's")
+    total: int = param(1024, "QSL total sample count (qsl=synthetic)", low=1)
+    perf: int | None = param(None, "QSL performance sample count (qsl=synthetic)", low=1, shown="min(256, total)")
 
 
-def _flag(params: dict[str, str], key: str, default: bool) -> bool:
-    raw = params.pop(key, None)
-    if raw is None:
-        return default
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"must be 1 or 0, not '{raw}'", key=key)
+def _local_qsl(p: NetworkParams) -> Any:
+    if p.qsl == "digits":
+        return registered_qsl("digits", {} if p.perf_count is None else {"perf_count": str(p.perf_count)})
+    from proctor.suts.synthetic import InMemoryQSL
+
+    return InMemoryQSL(p.total, min(256, p.total) if p.perf is None else p.perf)
 
 
-def _number(params: dict[str, str], key: str, default: float, low: float) -> float:
-    raw = params.pop(key, None)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"'{raw}' is not a number", key=key) from None
-    if not value >= low:
-        raise ConfigError(f"must be >= {low:g}, not {raw}", key=key)
-    return value
-
-
-def _local_qsl(kind: str, params: dict[str, str]) -> Any:
-    if kind == "digits":
-        perf = int(_number(params, "perf_count", 0, 1)) if "perf_count" in params else None
-        return registered_qsl("digits", {} if perf is None else {"perf_count": str(perf)})
-    if kind == "synthetic":
-        from proctor.suts.synthetic import InMemoryQSL
-
-        total = int(_number(params, "total", 1024, 1))
-        return InMemoryQSL(total, int(_number(params, "perf", min(256, total), 1)))
-    raise ConfigError(f"must be digits or synthetic, not '{kind}'", key="qsl")
-
-
-# what `proctor run --list-suts` shows: name -> (default, meaning)
-PARAMS: dict[str, tuple[object, str]] = {
-    "node": ("", "node URL http://HOST:PORT (KServe V2); several: node=A|B or node1=A,node2=B"),
-    "model": ("QSL", "model name on the nodes (default: the qsl= name)"),
-    "qsl": ("digits", "local QSL: digits or synthetic"),
-    "binary": (1, "1: binary tensor extension; 0: JSON tensors (MLServer)"),
-    "compress": ("none", "QSL-side lossless compression of queries (untimed)"),
-    "compress_out": ("none", "compression nodes apply to responses (decompression timed)"),
-    "chunk": (DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)"),
-    "timeout_s": (30.0, "per-request timeout, seconds"),
-    "perf_count": ("the workload's", "performance sample count (qsl=digits)"),
-    "total": (1024, "QSL total sample count (qsl=synthetic)"),
-    "perf": (256, "QSL performance sample count (qsl=synthetic)"),
-}
-
-
-def from_params(**params: str) -> tuple[NetworkSUT, NetworkQSL]:
+@takes(NetworkParams, "network")
+def from_params(p: NetworkParams) -> tuple[NetworkSUT, NetworkQSL]:
     """`--sut network:node=URL|URL2,model=digits,qsl=digits,binary=1,compress=none` -> (sut, qsl)."""
-    p = dict(params)
-    urls = _urls(p)
-    kind = p.pop("qsl", "digits")
-    model = p.pop("model", kind)  # a node's model is named after its SUT by default
-    inner = _local_qsl(kind, p)
-    binary = _flag(p, "binary", True)
-    codec = compression.get(p.pop("compress", compression.NONE))
-    compress_out = p.pop("compress_out", compression.NONE)
-    chunk = int(_number(p, "chunk", DEFAULT_CHUNK, 1))
-    timeout_s = _number(p, "timeout_s", 30.0, 0.001)
-    if p:
-        raise ConfigError(
-            f"unknown network SUT parameter(s) {', '.join(sorted(p))}; known: node, model, qsl, binary, "
-            "compress, compress_out, chunk, timeout_s, perf_count (qsl=digits), total, perf (qsl=synthetic)",
-            key=sorted(p)[0],
-        )
-    qsl = NetworkQSL(inner, codec)
-    sut = NetworkSUT(urls, qsl, model=model, binary=binary, compress_out=compress_out, chunk=chunk,
-                     timeout_s=timeout_s)
+    for url in p.node:
+        if not _URL.fullmatch(url):
+            raise ConfigError(f"'{url}' is not an http://host:port URL", key="node")
+    qsl = NetworkQSL(_local_qsl(p), compression.get(p.compress))
+    sut = NetworkSUT(list(p.node), qsl, model=p.model or p.qsl, binary=p.binary, compress_out=p.compress_out,
+                     chunk=p.chunk, timeout_s=p.timeout_s)
     return sut, qsl

@@ -41,19 +41,21 @@ import contextlib
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from proctor.clients.llm_dataset import DatasetSpec, LLMDataset, load_dataset
-from proctor.clients.openai_config import APIS, OpenAIConfig, endpoint_url
+from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset, load_dataset
+from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import Tally
 from proctor.clients.transport import Transport, make_transport
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.suts.params import param, takes
 
 log = logging.getLogger("proctor.clients.openai")
 
@@ -207,116 +209,78 @@ class OpenAISUT(Tally):
 
 # --- the registry factory ---------------------------------------------------------------------------
 
-_BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+_D = OpenAIConfig(urls=("http://127.0.0.1:8000",), model="default")  # the defaults, stated once
 
 
-def _num(params: dict[str, str], key: str, default: float, kind: type = float) -> Any:
-    raw = params.pop(key, None)
-    if raw is None:
-        return default
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ConfigError(f"{key}={raw!r} is not a {kind.__name__}", key=key) from None
+@dataclass(frozen=True, slots=True)
+class OpenAIParams:
+    """`--sut openai:k=v,...`; the client's defaults are OpenAIConfig's."""
+
+    url: tuple[str, ...] = param((), "endpoint base URL (http://HOST:PORT[/v1]); several: fewest in flight first",
+                                 shown="")
+    model: str = param(_D.model, "model name sent in each request")
+    api: str = param(_D.api, "endpoint", choices=tuple(APIS))
+    dataset: str | None = param(None, "(or synthetic=N) JSONL file: prompt or input_ids, optional output and "
+                                "max_tokens per line")
+    synthetic: int | None = param(None, "N synthetic prompts instead of dataset= (lengths from in= and out=)", low=1)
+    input_len: str = param("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (DIST one of "
+                           f"{', '.join(LENGTH_DISTS)})", key="in")
+    output_len: str | None = param(None, "synthetic output length, as in=", key="out", shown="const:MAX_TOKENS")
+    seed: int = param(0, "seed of the synthetic dataset", low=0)
+    perf_count: int = param(0, "QSL performance sample count (0: all samples)", low=0)
+    max_tokens: int = param(_D.max_tokens, "output tokens per request unless the sample sets max_tokens",
+                            low=1, high=1_000_000)
+    concurrency: int = param(_D.concurrency, "streams in flight at most (0: no limit)", low=0)
+    timeout_s: float = param(_D.timeout_s, "per-request limit, send to end of stream", low=0, high=86_400,
+                             low_open=True)
+    stall_s: float = param(_D.stall_s, "no-progress limit: no byte for this long fails the stream", low=0,
+                           high=86_400, low_open=True)
+    connect_s: float = param(_D.connect_s, "connect timeout", low=0, high=86_400, low_open=True)
+    token_ids: bool = param(_D.token_ids, "ask for token ids (vLLM return_token_ids) and count them")
+    ignore_eos: bool = param(_D.ignore_eos, "ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)")
+    logprobs: bool = param(_D.logprobs, "ask for per-token logprobs and count their entries (servers without usage)")
+    tokenizer: str | None = param(_D.tokenizer, "local tokenizer.json (or its folder) to count tokens when the "
+                                  "server gives none")
+    procs: int = param(_D.procs, "worker processes carrying the streams (0: one loop thread in the engine's "
+                       "process); the engine keeps the schedule, workers stamp events on the shared clock",
+                       low=0, high=MAX_PROCS)
+    http: str = param(_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; "
+                      "https: aiohttp) or aiohttp", choices=HTTP_TRANSPORTS)
+    warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
 
 
-def _flag(params: dict[str, str], key: str) -> bool:
-    raw = params.pop(key, "0").lower()
-    if raw not in _BOOL:
-        raise ConfigError(f"{key}={raw!r}: expected 1/0, true/false or yes/no", key=key)
-    return _BOOL[raw]
-
-
-# what `proctor run --list-suts` shows: name -> (default, meaning)
-_D = OpenAIConfig(urls=("http://127.0.0.1:8000",), model="default")
-PARAMS: dict[str, tuple[object, str]] = {
-    "url": ("", "endpoint base URL (http://HOST:PORT[/v1]); several: url=A|B, fewest in flight first"),
-    "model": (_D.model, "model name sent in each request"),
-    "api": (_D.api, "endpoint: " + " or ".join(APIS)),
-    "dataset": ("", "(or synthetic=N) JSONL file: prompt or input_ids, optional output and max_tokens per line"),
-    "synthetic": ("none", "N synthetic prompts instead of dataset= (lengths from in= and out=)"),
-    "in": ("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (const, uniform, normal, lognormal, exp)"),
-    "out": ("const:MAX_TOKENS", "synthetic output length, as in="),
-    "seed": (0, "seed of the synthetic dataset"),
-    "perf_count": (0, "QSL performance sample count (0: all samples)"),
-    "max_tokens": (_D.max_tokens, "output tokens per request unless the sample sets max_tokens"),
-    "concurrency": (_D.concurrency, "streams in flight at most (0: no limit)"),
-    "timeout_s": (_D.timeout_s, "per-request limit, send to end of stream"),
-    "stall_s": (_D.stall_s, "no-progress limit: no byte for this long fails the stream"),
-    "connect_s": (_D.connect_s, "connect timeout"),
-    "token_ids": (0, "1: ask for token ids (vLLM return_token_ids) and count them"),
-    "ignore_eos": (0, "1: ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)"),
-    "logprobs": (0, "1: ask for per-token logprobs and count their entries (servers without usage)"),
-    "tokenizer": ("none", "local tokenizer.json (or its folder) to count tokens when the server gives none"),
-    "procs": (0, "worker processes carrying the streams (0: one loop thread in the engine's process); "
-              "the engine keeps the schedule, workers stamp events on the shared clock"),
-    "http": (_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; https: aiohttp) "
-             "or aiohttp"),
-    "warm": (_D.warm, "connections opened per endpoint at start (http=raw)"),
-}
-
-
-def from_params(**params: str) -> tuple[OpenAISUT, LLMDataset]:
-    """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`.
-
-    Other keys: max_tokens, timeout_s, stall_s, connect_s, concurrency, token_ids=1, ignore_eos=1, logprobs=1,
-    tokenizer=PATH, procs=N (worker processes), http=raw|aiohttp, warm=N, perf_count (the QSL's performance sample count), seed.
-    Several endpoints:
-    `url` as a list (a registry that keeps repeated keys) or `url=A|B` (one comma-free value).
-    """
-    p: dict[str, Any] = dict(params)
-    urls_raw = p.pop("url", None)
-    urls = tuple(urls_raw) if isinstance(urls_raw, list | tuple) else ((urls_raw,) if urls_raw else ())
-    urls = tuple(u for raw in urls for u in str(raw).split("|") if u)
+@takes(OpenAIParams, "openai")
+def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
+    """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`
+    (every key: OpenAIParams, or `proctor run --list-suts`)."""
     cfg = OpenAIConfig(
-        urls=urls,
-        model=str(p.pop("model", "default")),
-        api=str(p.pop("api", "completions")),
-        max_tokens=_num(p, "max_tokens", 128, int),
-        timeout_s=_num(p, "timeout_s", 600.0),
-        stall_s=_num(p, "stall_s", 60.0),
-        connect_s=_num(p, "connect_s", 10.0),
-        concurrency=_num(p, "concurrency", 0, int),
-        token_ids=_flag(p, "token_ids"),
-        ignore_eos=_flag(p, "ignore_eos"),
-        logprobs=_flag(p, "logprobs"),
-        tokenizer=p.pop("tokenizer", None),
-        procs=_num(p, "procs", 0, int),
-        http=str(p.pop("http", "raw")),
-        warm=_num(p, "warm", 4, int),
+        urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens, timeout_s=p.timeout_s, stall_s=p.stall_s,
+        connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids, ignore_eos=p.ignore_eos,
+        logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
     )
-    dataset, n_synth = p.pop("dataset", None), p.pop("synthetic", None)
-    seed = _num(p, "seed", 0, int)
-    if dataset and n_synth:
+    if p.dataset and p.synthetic:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
     spec: DatasetSpec
-    if dataset:
-        spec = ("jsonl", str(dataset))
+    if p.dataset:
+        spec = ("jsonl", p.dataset)
         samples = load_dataset(spec)
-        name = Path(dataset).name
-    elif n_synth:
-        spec = ("synthetic", _num({"synthetic": n_synth}, "synthetic", 0, int), p.pop("in", "const:128"),
-                p.pop("out", f"const:{cfg.max_tokens}"), seed)
+        name = Path(p.dataset).name
+    elif p.synthetic:
+        spec = ("synthetic", p.synthetic, p.input_len, p.output_len or f"const:{cfg.max_tokens}", p.seed)
         samples = load_dataset(spec)
         name = f"synthetic-{len(samples)}"
     else:
         raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
-    perf = _num(p, "perf_count", 0, int)
-    p.pop("in", None), p.pop("out", None)
-    if p:
-        raise ConfigError(
-            f"unknown openai SUT parameter(s): {', '.join(sorted(p))} (known: {', '.join(PARAMS)})", key="--sut"
-        )
-    qsl = LLMDataset(samples, cfg.body, performance_count=perf, name=name)
+    qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
     return OpenAISUT(cfg, qsl, spec), qsl
 
 
 __all__ = [
     "APIS",
     "FAULT_KINDS",
-    "PARAMS",
     "LocalSink",
     "OpenAIConfig",
+    "OpenAIParams",
     "OpenAISUT",
     "StreamState",
     "endpoint_url",

@@ -10,13 +10,9 @@ sink: `SSEError`.
 
 from __future__ import annotations
 
-from proctor.errors import ProctorError
+from proctor.errors import SSEError
 
 MAX_LINE = 8 << 20  # one SSE line (one JSON chunk) above 8 MiB is treated as a broken stream
-
-
-class SSEError(ProctorError):
-    """The stream is not SSE a client can follow (a line past the size limit)."""
 
 
 class SSEParser:

@@ -15,8 +15,8 @@ REPORT_NAME = "report.html"
 
 def write_report(rep: Report, out: Path, png_dir: Path | None = None) -> list[Path]:
     """Write `out` (HTML) and, with `png_dir`, every figure as a PNG; returns the files written."""
-    from proctor import __version__
     from proctor.report import html
+    from proctor.version import __version__
 
     return html.write(rep, out, png_dir, version=__version__)
 

@@ -41,7 +41,7 @@ from typing import Any, cast
 import numpy as np
 from aiohttp import web
 
-from proctor.errors import ConfigError, ProctorError
+from proctor.errors import ConfigError, RequestError
 from proctor.loadgen import completion
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import QuerySample
@@ -51,14 +51,6 @@ from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM
 
 DEFAULT_CAPACITY = 8192  # samples in flight per node (tensor mode's input table rows)
 MAX_BODY = 256 * 1024 * 1024
-
-
-class RequestError(ProctorError):
-    """A request the node cannot serve (answered 400, or 503 when `busy`)."""
-
-    def __init__(self, message: str, *, busy: bool = False) -> None:
-        super().__init__(message)
-        self.busy = busy
 
 
 @dataclass(slots=True)
@@ -324,7 +316,7 @@ def _error(message: str, status: int) -> web.Response:
 
 def server_metadata(node_name: str) -> dict[str, Any]:
     """The `GET /v2` object: the node's unique name is what the QDL's Name() aggregates."""
-    from proctor import __version__
+    from proctor.version import __version__
 
     return {
         "name": node_name,

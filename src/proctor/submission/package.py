@@ -14,16 +14,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.errors import PackageError
 from proctor.submission.truncate import truncate_tree
 
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt")
 SIDE_FILES = ("measurements.json", "README.md", "user.conf", "mlperf.conf")
 DIVISIONS = ("closed", "network", "open")
-
-
-class PackageError(ValueError):
-    """The runs folder cannot make a tree; the message names the file or folder to add."""
 
 
 @dataclass(slots=True)

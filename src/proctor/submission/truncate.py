@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.errors import TruncateError
+
 MAX_ACCURACY_LOG_SIZE = 10 * 1024  # bytes; the official checker's limit
 VIEWABLE_SIZE = 4096  # kept from the head and from the tail
 TRUNCATION_MARK = b"\n\n...\n\n"
@@ -28,10 +30,6 @@ HASH_TESTS = ("TEST01", "TEST07", "TEST09")  # audits whose folder holds an accu
 NO_ACCURACY_TXT = ("TEST07", "TEST09")  # the hash goes to a fresh accuracy.txt
 _HASH_LINE = re.compile(r"^hash=(\w+)$")  # the official pattern, [\w\d]+
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
-
-
-class TruncateError(ValueError):
-    """The tree cannot be processed (the official tool would stop or skip); the message says why."""
 
 
 def file_hash(path: Path) -> str:

@@ -13,8 +13,11 @@ load the same way. Packages register theirs in pyproject.toml:
     [project.entry-points."proctor.suts"]
     mysut = "my_package.sut:from_params"
 
-The registry names no SUT module itself; a factory may declare `PARAMS = {"name": ("default",
-"what it does"), ...}` (else its signature is read) so `proctor run --list-suts` can show them.
+The registry names no SUT module itself. A factory that declares a params dataclass (`PARAMS`,
+which `proctor.suts.params.takes` sets) gets its parameters parsed, checked and listed from the
+fields (suts/params.py); any other factory gets the strings, checked against its signature, and
+`--list-suts` reads that signature. Either way an unknown key is refused with a did-you-mean and a
+repeated key is refused, except a list parameter's (`url=A,url=B` is `url=A|B`).
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ import importlib.metadata
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
+from proctor.suts import params as typed
+from proctor.suts.params import Param
 
 GROUP = "proctor.suts"
 # A source checkout that was never installed (`PYTHONPATH=src`) has no entry points: then proctor's
@@ -38,13 +42,6 @@ GROUP = "proctor.suts"
 _PYPROJECT = Path(__file__).resolve().parents[3] / "pyproject.toml"
 
 Factory = Callable[..., tuple[Any, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    name: str
-    default: str  # "" when required
-    help: str = ""
 
 
 def _from_pyproject() -> dict[str, str]:
@@ -68,43 +65,57 @@ def registered() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def parse_params(text: str, where: str) -> dict[str, str]:
-    params: dict[str, str] = {}
+Pairs = list[tuple[str, str]]
+
+
+def parse_pairs(text: str, where: str) -> Pairs:
+    """`k=v,k2=v2` -> [(k, v), (k2, v2)], as given (repeats kept: the factory's fields decide)."""
+    pairs: Pairs = []
     for item in filter(None, text.split(",")):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"SUT parameter '{item}' is not key=value", key=where)
-        key, value = key.strip(), value.strip()
-        # a repeated key (node=A,node=B) lists values; factories split on '|'
-        params[key] = f"{params[key]}|{value}" if key in params else value
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def parse_params(text: str, where: str) -> dict[str, str]:
+    """`k=v,...` -> {k: v}; a repeated key's values are joined with '|' (a list's form)."""
+    params: dict[str, str] = {}
+    for key, value in parse_pairs(text, where):
+        params[key] = f"{params[key]}{typed.LIST_SEPARATOR}{value}" if key in params else value
     return params
 
 
-def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
-    """(kind, target, params): kind "name" (target a registered name), "module" or "file"
-    (target "module:factory" / "path.py:factory")."""
+def _split_spec(spec: str) -> tuple[str, str, Pairs]:
     if ".py:" in spec or spec.endswith(".py"):
         path, _, rest = spec.partition(".py")
         factory, _, params = rest.removeprefix(":").partition(":")
         if not factory:
             raise ConfigError(f"'{spec}': name the factory, e.g. {path}.py:make_sut", key="--sut")
-        return "file", f"{path}.py:{factory}", parse_params(params, "--sut")
+        return "file", f"{path}.py:{factory}", parse_pairs(params, "--sut")
     head, _, rest = spec.partition(":")
     factory, _, params = rest.partition(":")
     if factory and "=" not in factory:  # module:factory[:params]; a NAME's parameters always hold '='
-        return "module", f"{head}:{factory}", parse_params(params, "--sut")
-    return "name", head, parse_params(rest, "--sut")
+        return "module", f"{head}:{factory}", parse_pairs(params, "--sut")
+    return "name", head, parse_pairs(rest, "--sut")
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
+    """(kind, target, params): kind "name" (target a registered name), "module" or "file"
+    (target "module:factory" / "path.py:factory")."""
+    kind, target, pairs = _split_spec(spec)
+    return kind, target, parse_params(",".join(f"{k}={v}" for k, v in pairs), "--sut")
 
 
 def with_param(spec: str, key: str, value: str) -> str:
     """SPEC with one more k=v parameter (e.g. `--dataset FILE` -> dataset=FILE), in any of the forms."""
     if "," in value:
         raise ConfigError(f"'{value}': a SUT parameter value cannot hold ','", key=f"--{key}")
-    kind, target, params = parse_spec(spec)
-    if key in params:
+    _, target, pairs = _split_spec(spec)
+    if any(k == key for k, _ in pairs):
         raise ConfigError(f"{key} is given twice (in --sut and as --{key})", key=f"--{key}")
-    params[key] = value
-    joined = ",".join(f"{k}={v}" for k, v in params.items())
+    joined = ",".join(f"{k}={v}" for k, v in [*pairs, (key, value)])
     return f"{target}:{joined}"
 
 
@@ -132,15 +143,20 @@ def _resolve_target(target: str, from_file: bool) -> Factory:
         module = _load_file(module_name) if from_file else importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"cannot import '{module_name}': {exc}", key="--sut") from None
-    factory = getattr(module, attr, None)
+    factory: Factory | None = getattr(module, attr, None)
     if not callable(factory):
         raise ConfigError(f"'{module_name}' has no callable '{attr}'", key="--sut")
     return factory
 
 
 def factory_of(spec: str) -> tuple[str, Factory, dict[str, str]]:
-    """(display name, factory, params) for a --sut SPEC."""
-    kind, target, params = parse_spec(spec)
+    """(display name, factory, params) for a --sut SPEC; a repeated key is refused unless it is a list's."""
+    kind, target, pairs = _split_spec(spec)
+    name, factory = _named_factory(kind, target)
+    return name, factory, typed.merge(pairs, params_class(factory), name)
+
+
+def _named_factory(kind: str, target: str) -> tuple[str, Factory]:
     if kind == "name":
         known = registered()
         if target not in known:
@@ -152,23 +168,43 @@ def factory_of(spec: str) -> tuple[str, Factory, dict[str, str]]:
                 " see --list-suts)",
                 key="--sut",
             )
-        return target, _resolve_target(known[target], False), params
-    return target, _resolve_target(target, kind == "file"), params
+        return target, _resolve_target(known[target], False)
+    return target, _resolve_target(target, kind == "file")
+
+
+def params_class(factory: Factory) -> type | None:
+    """The params dataclass a factory declares (its `PARAMS`, or its module's), else None."""
+    declared = getattr(factory, "PARAMS", None)
+    if declared is None:
+        declared = getattr(sys.modules.get(getattr(factory, "__module__", "") or ""), "PARAMS", None)
+    return declared if typed.is_params(declared) else None
+
+
+def _check_signature(name: str, factory: Factory, params: dict[str, str]) -> None:
+    try:
+        signature = inspect.signature(factory)
+    except ValueError:  # no signature to check (a builtin): the call says
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    known = [p.name for p in params_of(factory)]
+    for key in params:
+        if key not in known:
+            raise typed.unknown_key(key, known, name)
+    try:
+        signature.bind(**params)
+    except TypeError as exc:
+        raise ConfigError(f"SUT '{name}': {exc} (known: {', '.join(known) or 'none'})", key="--sut") from None
 
 
 def build(spec: str) -> tuple[Any, Any]:
-    """(sut, qsl) from a --sut SPEC: factory(**params)."""
+    """(sut, qsl) from a --sut SPEC: factory(**params), the params checked against its fields or signature."""
     name, factory, params = factory_of(spec)
-    try:
-        inspect.signature(factory).bind(**params)
-    except TypeError:
-        known = ", ".join(p.name for p in params_of(factory)) or "none"
-        raise ConfigError(
-            f"SUT '{name}' does not take {', '.join(sorted(params)) or 'these parameters'} (known: {known})",
-            key="--sut",
-        ) from None
-    except ValueError:  # no signature to check (a builtin): the call says
-        pass
+    cls = params_class(factory)
+    if cls is not None:
+        typed.parse(cls, params, name)  # refuse a wrong value before the factory loads anything
+    else:
+        _check_signature(name, factory, params)
     result = factory(**params)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise ConfigError(
@@ -178,16 +214,10 @@ def build(spec: str) -> tuple[Any, Any]:
 
 
 def params_of(factory: Factory) -> list[Param]:
-    """A factory's parameters: its PARAMS table, else its signature (defaults as written)."""
-    declared: Mapping[str, Any] | None = getattr(factory, "PARAMS", None)
-    if declared is None:
-        declared = getattr(sys.modules.get(factory.__module__), "PARAMS", None)
-    if declared is not None:
-        out = []
-        for name, value in declared.items():
-            default, text = value if isinstance(value, tuple) else (value, "")
-            out.append(Param(str(name), str(default), str(text)))
-        return out
+    """A factory's parameters: from its params dataclass, else its signature (defaults as written)."""
+    cls = params_class(factory)
+    if cls is not None:
+        return typed.describe(cls)
     params = []
     for p in inspect.signature(factory).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -213,4 +243,16 @@ def factory_doc(factory: Factory) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
-__all__ = ["GROUP", "Param", "build", "describe", "factory_of", "params_of", "parse_spec", "registered"]
+__all__ = [
+    "GROUP",
+    "Param",
+    "build",
+    "describe",
+    "factory_of",
+    "params_class",
+    "params_of",
+    "parse_pairs",
+    "parse_spec",
+    "registered",
+    "with_param",
+]

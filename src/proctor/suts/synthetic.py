@@ -28,6 +28,7 @@ from proctor.errors import ConfigError
 from proctor.loadgen import completion
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.suts.params import param, takes
 
 log = logging.getLogger(__name__)
 DISTRIBUTIONS = ("const", "exp", "lognormal")
@@ -262,50 +263,31 @@ class SyntheticSUT:
             self.sink.complete_arrays(ids, None, data=payload)
 
 
-def _parse(params: dict[str, str]) -> tuple[SyntheticParams, int, int]:
-    types: dict[str, Any] = {
-        f: type(getattr(SyntheticParams(), f)) for f in SyntheticParams.__dataclass_fields__
-    }
-    total, perf = 1024, 256
-    values: dict[str, Any] = {}
-    for key, raw in params.items():
-        try:
-            if key in ("total", "perf"):
-                n = int(raw)
-                total, perf = (n, perf) if key == "total" else (total, n)
-            elif key in types:
-                values[key] = types[key](raw)
-            else:
-                known = ", ".join([*types, "total", "perf"])
-                raise ConfigError(f"unknown synthetic SUT parameter; known: {known}", key=key)
-        except ValueError as exc:
-            raise ConfigError(f"cannot parse '{raw}' as {types.get(key, int).__name__}", key=key) from exc
-    if "perf" not in params:
-        perf = min(perf, total)
-    return SyntheticParams(**values), total, perf
-
-
-# what `proctor run --list-suts` shows: name -> (default, meaning)
 _D = SyntheticParams()
-PARAMS: dict[str, tuple[object, str]] = {
-    "service_us": (_D.service_us, "service time per batch, microseconds"),
-    "dist": (_D.dist, "service time distribution: " + ", ".join(DISTRIBUTIONS)),
-    "sigma": (_D.sigma, "lognormal shape"),
-    "workers": (_D.workers, "worker threads (0: complete inline)"),
-    "batch": (_D.batch, "largest batch a worker serves"),
-    "mode": (_D.mode, "how service time passes: " + ", ".join(MODES)),
-    "tokens": (_D.tokens, "output tokens per sample (0: no token latencies)"),
-    "seed": (_D.seed, "random seed of the service times"),
-    "api": (_D.api, "completion API: arrays or objects"),
-    "total": (1024, "QSL total sample count"),
-    "perf": (256, "QSL performance sample count (at most total)"),
-}
 
 
-def from_params(**params: str) -> tuple[SyntheticSUT, InMemoryQSL]:
+@dataclass(frozen=True, slots=True)
+class SyntheticSpec:
+    """`--sut synthetic:k=v,...`: the SUT's parameters (defaults from SyntheticParams) and its QSL's."""
+
+    service_us: float = param(_D.service_us, "service time per batch, microseconds", low=0)
+    dist: str = param(_D.dist, "service time distribution", choices=DISTRIBUTIONS)
+    sigma: float = param(_D.sigma, "lognormal shape", low=0)
+    workers: int = param(_D.workers, "worker threads (0: complete inline)", low=0)
+    batch: int = param(_D.batch, "largest batch a worker serves", low=1)
+    mode: str = param(_D.mode, "how service time passes", choices=MODES)
+    tokens: int = param(_D.tokens, "output tokens per sample (0: no token latencies; else at least 2)", low=0)
+    seed: int = param(_D.seed, "random seed of the service times", low=0)
+    api: str = param(_D.api, "completion API", choices=("arrays", "objects"))
+    total: int = param(1024, "QSL total sample count", low=1)
+    perf: int | None = param(None, "QSL performance sample count (at most total)", low=1, shown="min(256, total)")
+
+
+@takes(SyntheticSpec, "synthetic")
+def from_params(p: SyntheticSpec) -> tuple[SyntheticSUT, InMemoryQSL]:
     """`--sut synthetic:service_us=200,workers=4,total=1024,perf=256` -> (sut, qsl)."""
-    sp, total, perf = _parse(params)
-    return SyntheticSUT(sp), InMemoryQSL(total, perf)
+    sp = SyntheticParams(**{name: getattr(p, name) for name in SyntheticParams.__dataclass_fields__})
+    return SyntheticSUT(sp), InMemoryQSL(p.total, min(256, p.total) if p.perf is None else p.perf)
 
 
 class FixedServiceQueue:

@@ -13,13 +13,9 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from proctor.errors import ConfigError, ProctorError
+from proctor.errors import ConfigError, DecompressionError
 
 NONE = "none"
-
-
-class DecompressionError(ProctorError):
-    """Compressed data that is corrupt or does not decompress to the expected size."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from proctor.errors import ProctorError
+from proctor.errors import CodecError
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 BINARY_CONTENT_TYPE = "application/octet-stream"
@@ -57,10 +57,6 @@ BYTES = "BYTES"
 DATATYPES = (*DTYPES, BYTES)
 MAX_DIMS = 32
 MAX_NESTING = 33  # nested JSON data: one list level per dimension at most
-
-
-class CodecError(ProctorError):
-    """A V2 message that cannot be read (or a tensor that cannot be written) as the protocol says."""
 
 
 @dataclass(slots=True)

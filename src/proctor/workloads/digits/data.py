@@ -24,7 +24,7 @@ from functools import cache
 
 import numpy as np
 
-from proctor.errors import ProctorError
+from proctor.errors import DatasetError
 
 N_IMAGES = 1797
 N_FEATURES = 64
@@ -37,10 +37,6 @@ PIXEL_MAX = 16.0
 # sha256 of the images as uint8 (1797x8x8, C order) followed by the labels as uint8: the rules'
 # "script to verify the datasets using a checksum".
 SHA256 = "87ff0c9e40dc7e2c0e34e7257799c2e3f3aec1a016363bb11cad869ec428a826"
-
-
-class DatasetError(ProctorError):
-    """The bundled digits data is not the data the reference was built on."""
 
 
 @dataclass(frozen=True, slots=True)

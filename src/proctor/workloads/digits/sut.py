@@ -11,6 +11,7 @@ response's data is the predicted class as 4 little-endian bytes (`RESPONSE_DTYPE
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.suts.batching import Complete, DynamicBatcher
+from proctor.suts.params import param, takes
 from proctor.workloads.digits import PERFORMANCE_SAMPLE_COUNT, model
 from proctor.workloads.digits.qsl import DigitsQSL
 
@@ -147,19 +149,6 @@ class DigitsSUT:
         self.close()
 
 
-def _int(params: dict[str, str], key: str, default: int, low: int) -> int:
-    raw = params.pop(key, None)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"'{raw}' is not an integer", key=key) from None
-    if value < low:
-        raise ConfigError(f"must be >= {low}, not {value}", key=key)
-    return value
-
-
 def build(
     backend: str = "numpy",
     precision: str = "fp32",
@@ -182,44 +171,30 @@ def build(
     return sut, qsl
 
 
-# what `proctor run --list-suts` shows: name -> (default, meaning)
-PARAMS: dict[str, tuple[object, str]] = {
-    "backend": ("numpy", "numpy or onnx"),
-    "precision": ("fp32", "fp32, int8 or int4"),
-    "max_batch": (64, "largest batch"),
-    "max_wait_us": (0, "longest wait to fill a batch, microseconds"),
-    "workers": (2, "worker threads"),
-    "perf_count": (PERFORMANCE_SAMPLE_COUNT, "QSL performance sample count"),
-    "qdq": ("exact", "onnx only: exact or fused quantize-dequantize"),
-    "threads": (1, "onnx only: intra-op threads"),
-}
+@dataclass(frozen=True, slots=True)
+class DigitsParams:
+    """`--sut digits:k=v,...` (the defaults are build()'s)."""
+
+    backend: str = param("numpy", "inference backend", choices=BACKENDS)
+    precision: str = param("fp32", "model precision", choices=tuple(model.PRECISIONS))
+    max_batch: int = param(64, "largest batch", low=1)
+    max_wait_us: float = param(0.0, "longest wait to fill a batch, microseconds", low=0)
+    workers: int = param(2, "worker threads", low=1)
+    perf_count: int = param(PERFORMANCE_SAMPLE_COUNT, "QSL performance sample count", low=1)
+    qdq: str = param("exact", "onnx only: quantize-dequantize", choices=QDQ_MODES)
+    threads: int = param(1, "onnx only: intra-op threads", low=1)
 
 
-def from_params(**params: str) -> tuple[DigitsSUT, DigitsQSL]:
-    """The registry factory: backend=numpy|onnx, precision=fp32|int8|int4, max_batch, max_wait_us,
-    workers, perf_count, and for onnx qdq=exact|fused and threads."""
-    p = dict(params)
-    backend = p.pop("backend", "numpy")
-    precision = p.pop("precision", "fp32")
-    qdq = p.pop("qdq", "exact")
-    max_batch = _int(p, "max_batch", 64, 1)
-    max_wait_us = _int(p, "max_wait_us", 0, 0)
-    workers = _int(p, "workers", 2, 1)
-    threads = _int(p, "threads", 1, 1)
-    perf = _int(p, "perf_count", PERFORMANCE_SAMPLE_COUNT, 1)
-    if p:
-        raise ConfigError(
-            f"unknown digits SUT parameter(s) {', '.join(sorted(p))}; known: backend, precision, "
-            "max_batch, max_wait_us, workers, perf_count, qdq, threads",
-            key=sorted(p)[0],
-        )
+@takes(DigitsParams, "digits")
+def from_params(p: DigitsParams) -> tuple[DigitsSUT, DigitsQSL]:
+    """The registry factory: `--sut digits:backend=onnx,precision=int8,max_batch=64`."""
     return build(
-        backend,
-        precision,
-        max_batch=max_batch,
-        max_wait_us=max_wait_us,
-        workers=workers,
-        performance_sample_count=perf,
-        qdq=qdq,
-        threads=threads,
+        p.backend,
+        p.precision,
+        max_batch=p.max_batch,
+        max_wait_us=p.max_wait_us,
+        workers=p.workers,
+        performance_sample_count=p.perf_count,
+        qdq=p.qdq,
+        threads=p.threads,
     )

@@ -1,0 +1,87 @@
+"""Fast start: `proctor --version` imports no command module and no heavy library; `--help` lists
+every command, and each command module keeps its top-level imports light (libraries load in the
+command bodies). Asserted on the modules imported, never on time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from proctor.cli.apps import COMMANDS
+
+HEAVY = ("numpy", "scipy", "sklearn", "matplotlib", "aiohttp", "torch", "onnxruntime", "orjson")
+SEAM_OWNED = ("proctor.cli.run", "proctor.cli.audit")  # rewritten by the run-session work
+
+
+def _imported_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))\n"
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(res.stdout.strip().splitlines()[-1].split())
+
+
+def test_version_imports_no_command_module_and_no_heavy_library():
+    mods = _imported_after(
+        "import contextlib, io\n"
+        "from proctor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    rc = main.run(['--version'])\n"
+        "assert rc == 0 and out.getvalue().startswith('proctor '), (rc, out.getvalue())\n"
+    )
+    assert not {m for m in mods if m.split(".")[0] in HEAVY}
+    assert not {m for m in mods if m.startswith("proctor.cli.") and m not in ("proctor.cli.main", "proctor.cli.apps",
+                                                                               "proctor.cli.output")}
+    assert "rich.console" not in mods  # rich loads on the first print
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        pytest.param(m, marks=pytest.mark.xfail(reason="imports the engine at module top until the run-session "
+                                                       "rewrite lands", strict=False))
+        if m in SEAM_OWNED else m
+        for m in dict.fromkeys(m for ms in COMMANDS.values() for m in ms)
+    ],
+)
+def test_each_command_module_imports_no_heavy_library(module):
+    mods = _imported_after(f"import {module}")
+    assert sorted(m for m in mods if m.split(".")[0] in HEAVY) == []
+
+
+def test_help_lists_every_command(cli):
+    r = cli("--help")
+    assert r.rc == 0
+    for name in COMMANDS:
+        assert name in r.out, name
+
+
+def test_the_lazy_table_names_what_the_modules_register():
+    """COMMANDS says which module registers each top-level command: an eager registration agrees."""
+    import typer
+
+    from proctor.cli.apps import app
+    from proctor.cli.main import _register
+
+    _register()
+    group = typer.main.get_command(app)
+    assert set(group.commands) == set(COMMANDS)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("args", [["training", "check-log", "--help"], ["check", "submission", "--help"],
+                                  ["early-stopping", "--help"], ["serve", "node", "--help"]])
+def test_a_subcommand_help_still_works(cli, args):
+    r = cli(*args)
+    assert r.rc == 0 and "Usage" in r.out, r.out + r.err
+
+
+def test_help_uses_the_plain_formatter():
+    """typer's rich help formatter costs about as much as the rest of `proctor --help`; it stays unloaded."""
+    mods = _imported_after(
+        "import contextlib, io\n"
+        "from proctor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    rc = main.run(['--help'])\n"
+        "assert rc == 0 and 'Commands' in out.getvalue(), (rc, out.getvalue())\n"
+    )
+    assert "typer.rich_utils" not in mods and "rich.markdown" not in mods
