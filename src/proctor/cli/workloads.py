@@ -18,16 +18,6 @@ from proctor.errors import ProctorError, RunError
 _out = console()
 
 
-def _register_reference_benchmarks() -> None:
-    """Make every training checker of this CLI (check-log, check-package, ...) know `digits_train`."""
-    from proctor.workloads.digits_train.spec import register
-
-    register()
-
-
-_register_reference_benchmarks()
-
-
 def _int_list(text: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
