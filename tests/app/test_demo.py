@@ -3,7 +3,9 @@ values, the layout, the verdicts; then Ctrl-C."""
 
 from __future__ import annotations
 
+import glob
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -169,23 +171,24 @@ def check_report_file_layout_and_table(demo):
     assert "bound" in demo.sizing["SingleStream"] and "fastest of 3 probes" in demo.sizing["Offline"]
 
 
-def check_the_package_cli_accepts_the_training_tree(demo):
-    from typer.testing import CliRunner
-
-    from proctor.cli.apps import app
-    from proctor.cli.main import _register
-    from proctor.workloads.digits_train.reference_rcps import shipped_path
-
-    _register()
-    sub = str(demo.output / "training" / "proctor")
-    base = ["training", "check-package", sub, "--custom-rcps", str(shipped_path()), "--json"]
-    runner = CliRunner()
-    # digits_train is outside every ruleset: without being named it cannot be counted
-    ok = runner.invoke(app, [*base, "--extra-benchmark", f"digits_train={RUNS}"])
-    assert ok.exit_code == 0, ok.output
-    assert orjson.loads(ok.output)["valid"] is True
-    bad = runner.invoke(app, [*base, "--extra-benchmark", "digits_train"])
-    assert bad.exit_code == 2 and "BENCH=N" in bad.output
+def check_the_training_check_commands_it_printed_pass(demo, printed: str, cli):
+    """The check-log/check-rcp/check-package lines the demo prints pass as printed (their one option
+    says N: the demo ran fewer runs than digits_train's N)."""
+    commands = demo.check_commands
+    assert [c.split()[2] for c in commands] == ["check-log", "check-rcp", "check-package"]
+    for command in commands:
+        assert f"check: {command}" in printed
+        override = command.endswith(f"--extra-benchmark digits_train={RUNS}")
+        assert override == (command.split()[2] != "check-log")
+        args = []
+        for word in shlex.split(command)[1:]:
+            args += sorted(glob.glob(word)) if "*" in word else [word]
+        r = cli(*args)
+        assert r.rc == 0, (command, r.out, r.err)
+        assert "INVALID" not in r.out and "FAIL" not in r.out, r.out
+    package = demo.output / "training" / "proctor"
+    r = cli("training", "check-package", package, "--extra-benchmark", "digits_train")
+    assert r.rc == 2 and "BENCH=N" in r.err
 
 
 def test_full_keeps_the_rules_durations_and_demo_states_its_own(tmp_path):
@@ -252,6 +255,7 @@ def _load_report(path: Path) -> DemoReport:
     report = DemoReport(Path(data["output"]), data["mode"], timings_s=data["timings_s"], sizing=data["sizing"])
     report.measured_rules = {k: tuple(v) for k, v in data["measured_rules"].items()}
     report.audits = data["audits"]
+    report.check_commands = data["check_commands"]
     for r in data["rows"]:
         kw = {k: v for k, v in r.items() if k in fields}
         report.rows.append(Row(**{**kw, "rules": tuple(kw["rules"]), "expected_rules": tuple(kw["expected_rules"])}))
@@ -287,7 +291,7 @@ def test_quick_demo_beside_a_cpu_hog(tmp_path, cli):
     check_accuracy_is_the_fp32_reference(demo)
     check_training_rows_and_the_olympic_score(demo)
     check_report_file_layout_and_table(demo)
-    check_the_package_cli_accepts_the_training_tree(demo)
+    check_the_training_check_commands_it_printed_pass(demo, r.out, cli)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import inspect
 
 import pytest
 
+from proctor import entry_points
 from proctor.errors import ConfigError
 from proctor.suts import registry
 
@@ -66,5 +67,5 @@ def test_installed_metadata_alone_registers_proctors_suts(monkeypatch):
     """With `pip install -e .` the entry points come from the installed metadata, not the fallback."""
     if not list(importlib.metadata.entry_points(group=registry.GROUP)):
         pytest.skip("proctor's entry points are not installed here (a source checkout on PYTHONPATH)")
-    monkeypatch.setattr(registry, "_from_pyproject", dict)
+    monkeypatch.setattr(entry_points, "from_pyproject", lambda group: {})
     assert {"synthetic", "digits"} <= set(registry.registered())

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from proctor.cli.apps import app
 from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, KeyRule, Req
-from proctor.training.compliance import check_file, register_benchmark, target_reached
+from proctor.training.benchmarks import DIVISIONS, TrainingBenchmark
+from proctor.training.compliance import check_file, target_reached
 from tests.support import synthetic_logs as sl
 
 
@@ -118,8 +119,7 @@ def test_registered_benchmark(tmp_path: Path) -> None:
         ),
         source="proctor digits_unit table",
     )
-    for division in ("closed", "open"):
-        register_benchmark("6.1.0", division, spec.config(division))
+    extra = [TrainingBenchmark(spec.name, {d: spec.config(d) for d in DIVISIONS}, 5)]
     ev = sl.valid_events("llama31_8b")
     ev = [e for e in ev if e.key not in sl.HYPERPARAMETERS["llama31_8b"] or e.key == "eval_samples"]
     ev = sl.with_value(ev, "submission_benchmark", "digits_unit")
@@ -127,10 +127,14 @@ def test_registered_benchmark(tmp_path: Path) -> None:
     ev.insert(idx, sl.Event("global_batch_size", 64, {}, ev[idx].time_ms))
     ev.insert(idx, sl.Event("gradient_accumulation_steps", 1, {}, ev[idx].time_ms))
     ev = sl.with_value(ev, "eval_accuracy", 0.95)
-    assert check_file(_write(tmp_path, ev)).valid
-    assert target_reached("6.1.0", "closed", "digits_unit", 0.91) is True
+    assert check_file(_write(tmp_path, ev), extra_benchmarks=extra).valid
+    assert target_reached("6.1.0", "closed", "digits_unit", 0.91, extra_benchmarks=extra) is True
     low = sl.with_value(ev, "eval_accuracy", 0.5)
-    assert {f.rule for f in _errors(tmp_path, low)} == {"target:eval_accuracy"}
+    assert {f.rule for f in check_file(_write(tmp_path, low), extra_benchmarks=extra).errors} == {
+        "target:eval_accuracy"
+    }
+    # not declared: an unknown benchmark, whatever this process checked before
+    assert "no_rules" in {f.rule for f in check_file(_write(tmp_path, ev)).errors}
 
 
 def test_target_reached_official_tables() -> None:

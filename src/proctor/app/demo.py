@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import shutil
 import signal
 import sys
@@ -37,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ SUBMITTER = "proctor"
 SYSTEM = "local-cpu"
 INFERENCE_BENCHMARK = "digits"
 SCENARIOS = ("Offline", "Server", "SingleStream")
+TRAINING_RULESET = "6.1.0"
 DEMO_BASE_SEED = 7  # seeds of the demo's training runs (the RCPs used another stream)
 SHORT_RULE = "min_duration"  # the one rule a short demo run breaks
 # A failed audit verification: expected only where the audit's own numbers said so (see run_audits).
@@ -164,6 +166,7 @@ class DemoReport:
     measured_rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
     audits: dict[str, str] = field(default_factory=dict)  # scenario -> each audit's verdict and numbers
     interrupted: bool = False
+    check_commands: list[str] = field(default_factory=list)  # CLI lines that re-check the output
 
     @property
     def as_expected(self) -> bool:
@@ -179,6 +182,7 @@ class DemoReport:
             "sizing": self.sizing,
             "measured_rules": {k: list(v) for k, v in self.measured_rules.items()},
             "audits": self.audits,
+            "check_commands": self.check_commands,
             "rows": [{**asdict(r), "rules": list(r.rules), "as_expected": r.as_expected} for r in self.rows],
         }
 
@@ -674,12 +678,15 @@ def _training(
     from proctor.training.scoring import score_run_set
     from proctor.training.seeds import check_seeds
     from proctor.workloads.digits_train import BENCHMARK, DEFAULT_BATCH_SIZE, RUNS_PER_SUBMISSION
-    from proctor.workloads.digits_train.reference_rcps import shipped_path
-    from proctor.workloads.digits_train.spec import register
+    from proctor.workloads.digits_train.spec import training_benchmark
     from proctor.workloads.digits_train.train import run_seeds, train_run
 
-    register()
     n = opts.training_runs or RUNS_PER_SUBMISSION
+    declared = training_benchmark(TRAINING_RULESET)
+    if declared is None:
+        raise RunError(f"{BENCHMARK} declares no tables for ruleset {TRAINING_RULESET}")
+    # the checks below take digits_train as its entry point declares it, with N = the runs made here
+    bench = [replace(declared, runs_required=n)]
     bs = opts.batch_size or DEFAULT_BATCH_SIZE
     sub = root / SUBMITTER
     _write_json(
@@ -737,7 +744,7 @@ def _training(
             tuple(sorted({f.rule for f in bad})),
         )
     )
-    rcp = check_rcp(bdir, "6.1.0", shipped_path(), runs_required=n, set_scaling=True)
+    rcp = check_rcp(bdir, TRAINING_RULESET, set_scaling=True, extra_benchmarks=bench)
     rs_text = (
         f"mean {rcp.submission_mean:,.0f} vs min {rcp.min_allowed:,.0f} samples"
         if rcp.min_allowed is not None and rcp.submission_mean is not None
@@ -755,7 +762,9 @@ def _training(
         )
     )
     score = score_run_set(
-        read_run_set(bdir, ruleset="6.1.0"), runs_required=n, compliance=lambda p: check_file(p).valid
+        read_run_set(bdir, ruleset=TRAINING_RULESET),
+        runs_required=n,
+        compliance=lambda p: check_file(p).valid,
     )
     why = "; ".join(f.message for f in score.findings if f.failed) or (
         f"olympic mean of {n - 2} runs (dropped {', '.join(score.dropped)})"
@@ -771,7 +780,7 @@ def _training(
             () if score.valid else ("score",),
         )
     )
-    pkg = check_package(sub, "6.1.0", custom_rcps=shipped_path(), extra_benchmarks={BENCHMARK: n})
+    pkg = check_package(sub, TRAINING_RULESET, extra_benchmarks=bench)
     _write_json(work / "training_package_check.json", pkg.to_dict())
     noted = [f for f in pkg.findings if f.severity.value != "info"]
     report.rows.append(
@@ -787,6 +796,23 @@ def _training(
         )
     )
     report.timings_s["training_checks"] = time.perf_counter() - t0
+    report.check_commands.extend(training_check_commands(sub, bdir, n if n != RUNS_PER_SUBMISSION else None))
+
+
+def training_check_commands(package: Path, bdir: Path, runs: int | None = None) -> list[str]:
+    """The CLI commands that re-check the demo's training output as the demo checked it.
+
+    digits_train's tables, N and RCPs come from its entry point, so no option is needed; `runs` (a
+    run count other than the benchmark's N, `--training-runs`) adds the one override that says so.
+    """
+    from proctor.workloads.digits_train import BENCHMARK
+
+    override = f" --extra-benchmark {BENCHMARK}={runs}" if runs is not None else ""
+    return [
+        f"proctor training check-log {shlex.quote(str(bdir))}/result_*.txt",
+        f"proctor training check-rcp {shlex.quote(str(bdir))}{override}",
+        f"proctor training check-package {shlex.quote(str(package))}{override}",
+    ]
 
 
 # --- the job -----------------------------------------------------------------------------------
@@ -896,4 +922,5 @@ def output_paths(report: DemoReport) -> list[tuple[str, str]]:
         *([("html report", str(out / "report.html"))] if (out / "report.html").is_file() else []),
         ("inference submission", str(out / "inference" / "closed" / SUBMITTER)),
         ("training submission", str(out / "training" / SUBMITTER)),
+        *(("check", cmd) for cmd in report.check_commands),
     ]

@@ -16,19 +16,6 @@ from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, interrupted
 from proctor.errors import ProctorError, RunError
 
 
-def _register_reference_benchmarks() -> None:
-    """Make every training checker of this CLI (check-log, check-package, ...) know `digits_train`."""
-    from proctor.workloads.digits_train.spec import register
-
-    register()
-
-
-@training_app.callback()
-def _training() -> None:
-    # before any training command runs (not at start-up: it imports the training checkers)
-    _register_reference_benchmarks()
-
-
 def _int_list(text: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]

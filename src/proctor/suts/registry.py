@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.metadata
 import importlib.util
 import inspect
 import sys
@@ -32,37 +31,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from proctor import entry_points
 from proctor.errors import ConfigError
 from proctor.suts import params as typed
 from proctor.suts.params import Param
 
 GROUP = "proctor.suts"
-# A source checkout that was never installed (`PYTHONPATH=src`) has no entry points: then proctor's
-# own, read from pyproject.toml beside the sources, so tests and `python -m proctor` still work.
-_PYPROJECT = Path(__file__).resolve().parents[3] / "pyproject.toml"
 
 Factory = Callable[..., tuple[Any, Any]]
 
 
-def _from_pyproject() -> dict[str, str]:
-    import tomllib
-
-    try:
-        data = tomllib.loads(_PYPROJECT.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-    if data.get("project", {}).get("name") != "proctor":
-        return {}
-    group = data.get("project", {}).get("entry-points", {}).get(GROUP, {})
-    return {str(k): str(v) for k, v in group.items()}
 
 
 def registered() -> dict[str, str]:
-    """Registered SUT name -> "module:factory", from installed entry points (plus the fallback)."""
-    found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=GROUP)}
-    for name, target in _from_pyproject().items():
-        found.setdefault(name, target)
-    return dict(sorted(found.items()))
+    """Registered SUT name -> "module:factory", from installed entry points (plus the source fallback)."""
+    return entry_points.registered(GROUP)
 
 
 Pairs = list[tuple[str, str]]

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from proctor.errors import ConfigError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import BadLine, LogLine
 from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Ruleset, State
+from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
 
 DEFAULT_RULESET = "6.1.0"
@@ -52,25 +54,32 @@ def available_rulesets() -> tuple[str, ...]:
 
 
 def get_ruleset(version: str) -> Ruleset:
-    """The table of one ruleset (imported on first use; registrations persist for the process)."""
+    """The official tables of one ruleset (imported on first use, never changed afterwards)."""
     module = _RULESET_MODULES.get(version)
     if module is None:
         raise ValueError(f"unknown training ruleset {version!r}; known: {', '.join(_RULESET_MODULES)}")
     return importlib.import_module(module).RULESET
 
 
-def register_benchmark(ruleset: str, division: str, config: Config, benchmark: str | None = None) -> None:
-    """Add the rules of a benchmark that is not in the official tables (e.g. `digits_train`).
+def ruleset_with(version: str, extra_benchmarks: Iterable[TrainingBenchmark] | None = None) -> Ruleset:
+    """A new Ruleset: the official tables plus the benchmarks outside them.
 
-    `config` is the benchmark's per-division table, named `<division>_<benchmark>`; it runs after
-    `<division>_common` exactly as an official benchmark's table does.
+    `extra_benchmarks` None reads the registered ones now (entry points, proctor.training.benchmarks);
+    a sequence uses exactly those. The official object is left as it is.
     """
-    rs = get_ruleset(ruleset)
-    name = benchmark or config.name.removeprefix(f"{division}_")
-    if config.name != f"{division}_{name}":
-        raise ValueError(f"config name {config.name!r} must be '{division}_{name}'")
-    rs.configs[config.name] = config
-    rs.extra_benchmarks.add(name)
+    rs = get_ruleset(version)
+    extra = resolve(version, extra_benchmarks)
+    if not extra:
+        return rs
+    configs = dict(rs.configs)
+    for bench in extra.values():
+        for table in bench.tables.values():
+            if table.name in configs:
+                raise ConfigError(
+                    f"{bench.source or bench.name}: ruleset {version} already has a table {table.name!r}"
+                )
+            configs[table.name] = table
+    return replace(rs, configs=configs, extra_benchmarks=frozenset(extra))
 
 
 @dataclass(slots=True)
@@ -487,16 +496,22 @@ class _Records:
 
 
 def check_file(
-    path: str | Path, ruleset: str | None = None, *, division: str | None = None, benchmark: str | None = None
+    path: str | Path,
+    ruleset: str | None = None,
+    *,
+    division: str | None = None,
+    benchmark: str | None = None,
+    extra_benchmarks: Iterable[TrainingBenchmark] | None = None,
 ) -> ComplianceReport:
     """Check one training log against a ruleset (default 6.1.0).
 
     `division`/`benchmark`, when given, are what the caller expects the log to declare: a log that
     declares something else gets a finding (the log's own keys still choose the tables). A file with
     no readable `:::MLLOG` record gets that one finding (and its unreadable lines), not one per rule.
+    Benchmarks outside the official tables are the registered ones (None) or `extra_benchmarks`.
     """
     version = ruleset or DEFAULT_RULESET
-    rs = get_ruleset(version)
+    rs = ruleset_with(version, extra_benchmarks)
     p = Path(path)
     path_s = str(path)
     engine = _Engine(rs, path_s)
@@ -567,7 +582,8 @@ def check_file(
                     Finding(
                         rule="no_rules",
                         message=f"ruleset {version} has no rules {_short(name, 80)} (unknown division or "
-                        f"benchmark); register a table for it with register_benchmark()",
+                        f"benchmark); a benchmark outside the official tables declares its tables by "
+                        f"entry point ({GROUP})",
                         path=path_s,
                         value=name,
                         source="§3 Benchmarks; §4 Divisions",
@@ -613,7 +629,12 @@ def _more_parse(n_bad: int, path: str) -> list[Finding]:
     ]
 
 
-def suggest_ruleset(report: ComplianceReport, *, max_bytes: int = 64 * 1024 * 1024) -> str | None:
+def suggest_ruleset(
+    report: ComplianceReport,
+    *,
+    max_bytes: int = 64 * 1024 * 1024,
+    extra_benchmarks: Iterable[TrainingBenchmark] | None = None,
+) -> str | None:
     """A hint when an invalid log may be from another round: a ruleset it complies with, if any.
 
     Logs carry no round number, so the hint comes from checking the log against the other rulesets
@@ -626,13 +647,16 @@ def suggest_ruleset(report: ComplianceReport, *, max_bytes: int = 64 * 1024 * 10
         small = Path(report.file).stat().st_size <= max_bytes
     except OSError:
         small = False
+    given = list(extra_benchmarks) if extra_benchmarks is not None else None
+    extra = {v: list(resolve(v, given).values()) for v in (report.ruleset, *others)}  # read once
+    rulesets = {v: ruleset_with(v, benches) for v, benches in extra.items()}
     if small:
         for v in others:
-            if check_file(report.file, v).valid:
+            if check_file(report.file, v, extra_benchmarks=extra[v]).valid:
                 return f"the log complies with ruleset {v}: it may be from that round (try --ruleset {v})"
     bench = report.benchmark
-    if bench and bench not in get_ruleset(report.ruleset).allowed_benchmarks():
-        known = [v for v in others if bench in get_ruleset(v).allowed_benchmarks()]
+    if bench and bench not in rulesets[report.ruleset].allowed_benchmarks():
+        known = [v for v in others if bench in rulesets[v].allowed_benchmarks()]
         if known:
             return (
                 f"benchmark {bench!r} is not in ruleset {report.ruleset} but is in {', '.join(known)}: "
@@ -650,10 +674,13 @@ def target_reached(
     samples_count: Any = None,
     epoch_num: Any = None,
     state: dict[str, Any] | None = None,
+    extra_benchmarks: Iterable[TrainingBenchmark] | None = None,
 ) -> bool | None:
     """Whether an accuracy meets the benchmark's quality target (None: the table has no target)."""
-    rs = get_ruleset(ruleset)
-    cfg = rs.configs.get(f"{division}_{benchmark}")
+    name = f"{division}_{benchmark}"
+    cfg = get_ruleset(ruleset).configs.get(name)
+    if cfg is None:  # not official: the benchmarks outside the tables are read only then
+        cfg = ruleset_with(ruleset, extra_benchmarks).configs.get(name)
     if cfg is None:
         return None
     s = State(lambda _n: None, frozenset())
@@ -679,7 +706,7 @@ __all__ = [
     "get_ruleset",
     "jsonable",
     "math",
-    "register_benchmark",
+    "ruleset_with",
     "suggest_ruleset",
     "target_reached",
 ]

@@ -13,7 +13,7 @@ like a system JSON would block forever), and an unreadable file or folder is a f
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import MAX_DEPTH, nested_deeper
 from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
+from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
 from proctor.training.runs import Unit, read_run_set, result_files, unreadable_dirs
 
@@ -36,17 +37,23 @@ ComplianceFn = Callable[[Path, str, str | None], tuple[bool, list[Finding]]]
 SeedFn = Callable[[Path], list[Finding]]
 
 
-def default_compliance(ruleset: str) -> ComplianceFn | None:
-    """proctor's compliance checker for rulesets it has tables for, else None."""
+def default_compliance(
+    ruleset: str, extra_benchmarks: Iterable[TrainingBenchmark] | None = None
+) -> ComplianceFn | None:
+    """proctor's compliance checker for rulesets it has tables for, else None.
+
+    `extra_benchmarks`: the benchmarks outside the official tables (None: those registered when a
+    file is checked)."""
     try:
         from proctor.training import compliance
     except ImportError:
         return None
     if ruleset not in compliance.available_rulesets():
         return None
+    extra = list(extra_benchmarks) if extra_benchmarks is not None else None
 
     def run(path: Path, rs: str, benchmark: str | None) -> tuple[bool, list[Finding]]:
-        rep = compliance.check_file(path, rs, benchmark=benchmark)
+        rep = compliance.check_file(path, rs, benchmark=benchmark, extra_benchmarks=extra)
         return rep.valid, list(rep.findings)
 
     return run
@@ -231,14 +238,19 @@ def check_package(
     custom_rcps: CustomRcps | None = None,
     compliance: ComplianceFn | None | str = "auto",
     seed_check: SeedFn | None | str = "auto",
-    extra_benchmarks: dict[str, int] | None = None,
+    extra_benchmarks: Iterable[TrainingBenchmark] | None = None,
 ) -> PackageReport:
-    """Check a whole package; `extra_benchmarks` maps proctor benchmarks (not in the ruleset) to N."""
+    """Check a whole package.
+
+    Benchmarks outside the ruleset's tables (their compliance tables, N and RCPs) are those the
+    entry points declare, read once here (None), or exactly `extra_benchmarks`.
+    """
     root = Path(directory)
     rep = PackageReport(str(root), ruleset)
-    comp = default_compliance(ruleset) if isinstance(compliance, str) else compliance
+    extra = resolve(ruleset, extra_benchmarks)
+    benches = list(extra.values())
+    comp = default_compliance(ruleset, benches) if isinstance(compliance, str) else compliance
     seeds = default_seed_check() if isinstance(seed_check, str) else seed_check
-    extra = extra_benchmarks or {}
     allowed = set(layout.allowed_benchmarks(ruleset)) | set(extra)
     if not allowed:
         rep.findings.append(Finding("ruleset", f"unknown training ruleset {ruleset!r}", key="ruleset"))
@@ -308,7 +320,7 @@ def check_package(
                 custom_rcps=custom_rcps,
                 comp=comp,
                 seeds=seeds,
-                n_extra=extra.get(bench),
+                extra=benches,
             )
     return rep
 
@@ -329,9 +341,10 @@ def _check_benchmark(
     custom_rcps: CustomRcps | None,
     comp: ComplianceFn | None,
     seeds: SeedFn | None,
-    n_extra: int | None,
+    extra: list[TrainingBenchmark],
 ) -> None:
     files = result_files(bdir)
+    n_extra = next((b.runs_required for b in extra if b.name == bench), None)
     n = table.runs_required(bench, n_extra)
     if n is not None and len(files) != n:
         rep.findings.append(
@@ -410,6 +423,7 @@ def _check_benchmark(
         policy=policy,
         set_scaling=set_scaling,
         runs_required=n_extra,
+        extra_benchmarks=extra,
     )
     rep.rcp.append(res)
     rep.findings.extend(

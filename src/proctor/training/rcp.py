@@ -16,7 +16,7 @@ Two statistics policies:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,8 +26,10 @@ import orjson
 import scipy.stats
 
 from proctor.findings import Finding, Severity
+from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.rules.training_rcps import RcpRecord, load_rcp_file, load_rcps
+from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.runs import RunSet, Unit, read_run_set
 
 Policy = Literal["rules", "official"]
@@ -206,6 +208,15 @@ def _custom_records(custom: CustomRcps, benchmark: str) -> list[RcpRecord]:
     return [r for r in custom if r.benchmark == benchmark]
 
 
+def _declared(
+    ruleset: str, bench: str, extra_benchmarks: Iterable[TrainingBenchmark] | None
+) -> TrainingBenchmark | None:
+    """The declaration of a benchmark outside the official tables, if there is one."""
+    if bench in layout.allowed_benchmarks(ruleset):  # official: no declaration may stand for it
+        return None
+    return resolve(ruleset, extra_benchmarks).get(bench)
+
+
 def _bs_text(bs: float | None) -> str:
     if bs is None:
         return "?"
@@ -232,8 +243,14 @@ def check_rcp(
     policy: Policy = "rules",
     set_scaling: bool = False,
     runs_required: int | None = None,
+    extra_benchmarks: Iterable[TrainingBenchmark] | None = None,
 ) -> RcpCheck:
-    """Check one benchmark folder (or a read `RunSet`) against the RCPs of `ruleset` (or custom ones)."""
+    """Check one benchmark folder (or a read `RunSet`) against the RCPs of `ruleset` (or custom ones).
+
+    A benchmark outside the official tables takes its RCP file and N from its declaration: the
+    registered ones (entry points, read when needed) or exactly `extra_benchmarks`; `custom_rcps`
+    and `runs_required` still win.
+    """
     rs = (
         directory_or_runs
         if isinstance(directory_or_runs, RunSet)
@@ -269,7 +286,15 @@ def check_rcp(
     if not_conv > table.max_non_converged(bench):
         return fail("insufficient_convergence", "Insufficient convergence", "rcp_convergence")
 
-    records = _custom_records(custom_rcps, bench) if custom_rcps is not None else load_rcps(ruleset, bench)
+    declared = _declared(ruleset, bench, extra_benchmarks)
+    if custom_rcps is not None:
+        records = _custom_records(custom_rcps, bench)
+    elif declared is not None and declared.rcps is not None:
+        records = _custom_records(declared.rcps, bench)
+    else:
+        records = load_rcps(ruleset, bench)
+    if runs_required is None and declared is not None:
+        runs_required = declared.runs_required
     tab = RcpTable(bench, records, runs_required=runs_required, policy=policy)
     kind, point = tab.lookup(bs, pruned=pruned)
     missing = f"Missing RCP, please submit RCP with BS = {_bs_text(bs)}"

@@ -146,13 +146,15 @@ class Ruleset:
     configs: dict[str, Config]
     benchmarks: tuple[str, ...]  # benchmarks of the rules' tables
     root: str = "common"
-    extra_benchmarks: set[str] = field(default_factory=set)  # registered at run time
+    # benchmarks outside the official tables (proctor.training.benchmarks), on the copy a lookup makes;
+    # a ruleset module's own object never holds any
+    extra_benchmarks: frozenset[str] = frozenset()
     # what a run needs before the checker sees its log (the harness reads these, no copy):
     init_limit_mins: Mapping[str, int] = field(default_factory=dict)  # per division, §11 Run Results
     precisions: tuple[str, ...] = ()  # approved numerical formats, §5 Basics (from 6.0.0 on)
 
     def allowed_benchmarks(self) -> frozenset[str]:
-        return frozenset(self.benchmarks) | frozenset(self.extra_benchmarks)
+        return frozenset(self.benchmarks) | self.extra_benchmarks
 
 
 def is_integer(value: Any) -> bool:

@@ -10,7 +10,6 @@ defaults below; regenerate it whenever the workload's hyperparameters change.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from proctor.workloads.digits_train import (
 from proctor.workloads.digits_train.spec import OPT_NAME
 from proctor.workloads.digits_train.train import RunResult, run_seeds, train_run
 
-SHIPPED = "rcps_digits_train.json"
 REFERENCE_BASE_SEED = 20_000  # apart from the seeds `train`/`demo` use, so submissions are independent runs
 
 
@@ -82,7 +80,3 @@ def write(table: dict[str, Any], path: str | Path) -> Path:
     p.write_bytes(orjson.dumps(table, option=orjson.OPT_INDENT_2) + b"\n")
     return p
 
-
-def shipped_path() -> Path:
-    """The RCP file that ships with proctor (pass it as `custom_rcps` to the RCP checker)."""
-    return Path(str(resources.files("proctor.workloads.digits_train").joinpath(SHIPPED)))

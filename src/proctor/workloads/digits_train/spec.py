@@ -2,16 +2,27 @@
 
 proctor's own reference benchmark is not in the official tables, so it brings its entry the way an
 official benchmark's YAML would: the closed hyperparameter rules, the evaluation cadence and the
-quality target, registered on the 6.1.0 ruleset with `register()` (idempotent).
+quality target, with its N and its shipped RCPs. `training_benchmark` declares them for the 6.1.0
+ruleset; pyproject.toml names it in the entry-point group "proctor.training_benchmarks", which the
+training checkers read when they look a benchmark up (they never import this module).
 """
 
 from __future__ import annotations
 
 import math
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, Config, KeyRule, Req
-from proctor.workloads.digits_train import BENCHMARK, EVAL_EVERY_SAMPLES, LEARNING_RATE, QUALITY_TARGET
+from proctor.training.benchmarks import TrainingBenchmark
+from proctor.workloads.digits_train import (
+    BENCHMARK,
+    EVAL_EVERY_SAMPLES,
+    LEARNING_RATE,
+    QUALITY_TARGET,
+    RUNS_PER_SUBMISSION,
+)
 
 RULESETS = ("6.1.0",)
 # Rules of the training rules text that this table applies to a new benchmark.
@@ -19,6 +30,7 @@ _SRC_TARGET = "002 §3 Benchmarks (quality target); proctor digits_train: eval_a
 _SRC_HP = "002 §9 Training Loop: hyperparameters (closed: reference values unless tunable)"
 _SRC_EVAL = "002 §9 Training Loop: evaluation frequency (digits_train: every 512 samples)"
 OPT_NAME = "adam"
+SHIPPED = "rcps_digits_train.json"  # the reference RCPs (reference_rcps.py wrote them)
 
 
 def eval_interval(global_batch_size: int) -> int:
@@ -87,10 +99,14 @@ def config(division: str) -> Config:
     return Config(f"closed_{BENCHMARK}", keys, source=_SRC_HP)
 
 
-def register() -> None:
-    """Make the compliance checker know `digits_train` in both divisions (safe to call again)."""
-    from proctor.training.compliance import register_benchmark
+def shipped_path() -> Path:
+    """The RCP file that ships with proctor (in the official format)."""
+    return Path(str(resources.files("proctor.workloads.digits_train").joinpath(SHIPPED)))
 
-    for ruleset in RULESETS:
-        for division in ("closed", "open"):
-            register_benchmark(ruleset, division, config(division), BENCHMARK)
+
+def training_benchmark(ruleset: str) -> TrainingBenchmark | None:
+    """The entry point: digits_train's tables, N and RCPs for `ruleset` (None: not in that ruleset)."""
+    if ruleset not in RULESETS:
+        return None
+    tables = {division: config(division) for division in ("closed", "open")}
+    return TrainingBenchmark(BENCHMARK, tables, RUNS_PER_SUBMISSION, shipped_path())

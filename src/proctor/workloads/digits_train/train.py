@@ -28,7 +28,7 @@ from proctor.workloads.digits_train import (
 )
 from proctor.workloads.digits_train.backends import make_backend
 from proctor.workloads.digits_train.data import BatchOrder, load_split
-from proctor.workloads.digits_train.spec import OPT_NAME, SPEC, register
+from proctor.workloads.digits_train.spec import OPT_NAME, SPEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,6 @@ def train_run(
     config_filename: str | None = None,
 ) -> RunResult:
     """One run; writes its MLLOG to `output` (rank 0 only; None: no log, for reference RCPs)."""
-    register()
     split = load_split()
     rank = int(os.environ.get("RANK", "0") or 0)  # torchrun's; the sklearn path never imports torch
     quiet = MLLogger(stream=_Discard()) if output is None else None  # reference runs log nothing
