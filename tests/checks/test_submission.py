@@ -12,7 +12,7 @@ from checks_corpus import NV_SYSTEM, UT_DC, UT_EDGE, edit_detail, summary_metric
 from typer.testing import CliRunner
 
 from proctor.checks.submission import check_submission
-from proctor.rules.inference import SEEDS
+from proctor.rules.rounds import SEEDS
 
 NV = Path("closed/NVIDIA/results") / NV_SYSTEM / "llama2-70b-99.9" / "Server"
 UT = Path("closed/UntetherAI/results")

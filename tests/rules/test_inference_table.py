@@ -12,13 +12,12 @@ import pytest
 from proctor.rules.inference import (
     BENCHMARKS,
     BY_NAME,
-    CURRENT_ROUND,
     MIN_DURATION_MS,
-    SEEDS,
     Category,
     Suite,
     resolve,
 )
+from proctor.rules.rounds import CURRENT_ROUND, SEEDS
 
 RULES_DIR = Path(__file__).resolve().parents[3] / "shared" / "rules"
 RULES_FILES = sorted(RULES_DIR.glob("000_*.txt")) if RULES_DIR.is_dir() else []

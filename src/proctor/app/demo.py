@@ -626,7 +626,7 @@ def _checker_rows(opts: DemoOptions, root: Path, work: Path, report: DemoReport)
 def _inference(
     opts: DemoOptions, root: Path, work: Path, echo: Echo, report: DemoReport, stop: StopFlag
 ) -> None:
-    from proctor.rules.inference import CURRENT_ROUND
+    from proctor.rules.rounds import CURRENT_ROUND
     from proctor.submission.package import package
 
     runs, system_json = work / "runs", work / f"{SYSTEM}.json"

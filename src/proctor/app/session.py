@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
@@ -25,14 +25,6 @@ if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
     from proctor.loadgen.engine import RunOutcome
     from proctor.loadgen.progress import ProgressHooks
-
-QUICK_DURATION_MS = 10_000  # --quick: a 10 s run, marked as not a submission run
-
-
-class Engine(StrEnum):
-    PROCTOR = "proctor"
-    OFFICIAL = "official"
-
 
 def build_settings(
     scenario: Scenario | str,

@@ -16,6 +16,9 @@ from enum import StrEnum
 
 from proctor.rules.inference import resolve
 
+# TEST06's output token dtypes (--dtype) and their numpy codes
+TEST06_DTYPES = {"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}
+
 SOURCE = "mlcommons/inference compliance/{test}{sub}/audit.config (round v6.1)"
 CHECKER_SOURCE = "mlcommons/inference tools/submission/submission_checker/constants.py, v6.1 models_TEST0x"
 

@@ -23,10 +23,10 @@ import dataclasses
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 from proctor.audits.configs import Audit, audit_config
+from proctor.audits.layout import Layout
 from proctor.audits.verify import (
     Verdict,
     verify_test01_accuracy,
@@ -40,11 +40,6 @@ from proctor.loadgen.types import TestMode
 
 AUDIT_RUNS = "audit_runs"
 DETAIL, SUMMARY, ACCURACY = "mlperf_log_detail.txt", "mlperf_log_summary.txt", "mlperf_log_accuracy.json"
-
-
-class Layout(StrEnum):
-    RESULTS = "results"  # v6.0+: the audits sit next to performance/ and accuracy/
-    COMPLIANCE = "compliance"  # up to v5.1: a separate compliance/ tree
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from proctor.audits.configs import TEST06_DTYPES
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import iter_lines, open_regular, read_detail
 
@@ -39,7 +40,6 @@ PERF_THRESHOLD = 0.10
 SHORT_LATENCY_THRESHOLD = 0.20
 SHORT_LATENCY_NS = {"SingleStream": 200_000, "MultiStream": 1_600_000}
 # compliance/TEST06/run_verification.py: output token dtypes and the default EOS token id.
-TEST06_DTYPES = {"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}
 TEST06_EOS_TOKEN_ID = 2
 TEST_PASS = "TEST PASS"
 

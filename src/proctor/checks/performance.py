@@ -14,7 +14,8 @@ from typing import Any
 
 from proctor.checks.detail_log import DetailLogData, short
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import MIN_DURATION_MS, RULES, SEED_KEYS, Benchmark, Category
+from proctor.rules.inference import MIN_DURATION_MS, RULES, Benchmark, Category
+from proctor.rules.rounds import SEED_KEYS
 
 SCENARIOS_SRC = f"{RULES} §Scenarios table"
 EARLY_STOPPING_SRC = f"{RULES} [[appendix-early_stopping]]"

@@ -30,17 +30,16 @@ from proctor.checks.system_description import SYSTEM_FIELDS, check_system_descri
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.rules.inference import (
-    CURRENT_ROUND,
     DC_REQUIRED,
     EDGE_REQUIRED,
     RULES,
-    SEEDS,
     Benchmark,
     Category,
     Suite,
     Variant,
     resolve,
 )
+from proctor.rules.rounds import CURRENT_ROUND, SEEDS
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 
 from proctor.checks.submission import ResultRow, check_submission
-from proctor.rules.inference import CURRENT_ROUND
+from proctor.rules.rounds import CURRENT_ROUND
 
 COLUMNS = (
     "division",

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from proctor.audits.configs import Audit, required_audits
-from proctor.audits.run import AuditOutcome, Layout, Test06Options, Tree, run_audits, verify_audit
-from proctor.audits.verify import TEST06_DTYPES
+from proctor.audits.layout import Layout
 from proctor.cli import output
 from proctor.cli.apps import app
 from proctor.cli.run import list_suts
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from proctor.audits.run import AuditOutcome
 
 
 class Which(StrEnum):
@@ -81,6 +83,8 @@ def audit_cmd(
 ) -> None:
     """Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them."""
     from proctor.app.session import session_runner, sut_spec
+    from proctor.audits.configs import TEST06_DTYPES, Audit, required_audits
+    from proctor.audits.run import Test06Options, Tree, run_audits, verify_audit
 
     out = output.console()
     if opts.list_suts_flag:

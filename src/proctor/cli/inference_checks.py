@@ -16,7 +16,7 @@ import typer
 
 from proctor.cli.apps import app, check_app
 from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
-from proctor.rules.inference import CURRENT_ROUND, SEEDS
+from proctor.rules.rounds import CURRENT_ROUND, SEEDS
 
 if TYPE_CHECKING:
     from proctor.checks.submission import ResultRow

@@ -19,30 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from proctor.cli import output
 from proctor.cli.apps import app
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, ProctorError, RunError
-from proctor.loadgen.progress import LiveProgress
 from proctor.loadgen.types import TestMode
 
 if TYPE_CHECKING:
-    from proctor.loadgen.find_peak import Probe
-
-
-class PeakProgress(LiveProgress):
-    """The live line, plus one printed line per FindPeakPerformance probe with its verdict."""
-
-    def on_probe(self, probe: Probe) -> None:
-        verdict_text = "[green]PASS[/green]" if probe.passed else "[red]FAIL[/red]"
-        self.console.print(
-            f"probe {probe.index} ({probe.stage}): target_qps {probe.target_qps:,.4f} -> "
-            f"{verdict_text}  {escape(probe.detail)}",
-            soft_wrap=True,
-        )
+    from rich.console import Console
 
 
 def print_lines(out: Console, lines: list[str]) -> None:
@@ -107,6 +92,7 @@ def run_cmd(
     """
     from proctor.app.render import outcome_table
     from proctor.app.session import RunSession
+    from proctor.cli.peak_progress import PeakProgress
 
     console = output.console()
     err = output.console(stderr=True)

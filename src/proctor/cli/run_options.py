@@ -12,13 +12,16 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
-from proctor.app.session import QUICK_DURATION_MS, Engine, RunRequest
+from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.cli import output
 from proctor.loadgen.types import Scenario
+
+if TYPE_CHECKING:
+    from proctor.app.session import RunRequest
 
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
@@ -67,6 +70,8 @@ class RunOptions:
 
     def request(self, **more: Any) -> RunRequest:
         """The session's request: these options plus the command's own (`more`)."""
+        from proctor.app.session import RunRequest
+
         return RunRequest(
             scenario=self.checked(),
             sut=self.sut,

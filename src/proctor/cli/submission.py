@@ -13,7 +13,7 @@ import typer
 
 from proctor.cli.apps import app
 from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
-from proctor.rules.inference import CURRENT_ROUND, SEEDS
+from proctor.rules.rounds import CURRENT_ROUND, SEEDS
 
 submission_app = typer.Typer(
     help="Assemble an inference submission tree and prepare it for the official checker.",
