@@ -49,6 +49,22 @@ class LazyGroup(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return [*COMMANDS, *(n for n in self.commands if n not in COMMANDS)]
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """`proctor --help` lists every command: load them all, then build the command tree once
+        (building it afresh per command looked up cost a quadratic number of signature reads)."""
+        loaded: set[str] = self.__dict__.setdefault("_loaded", set())
+        missing = [name for name in COMMANDS if name not in loaded]
+        if missing:
+            for name in missing:
+                load(COMMANDS[name])
+                loaded.add(name)
+            fresh = typer.main.get_command(app)
+            if isinstance(fresh, TyperGroup):
+                for name in missing:
+                    if name in fresh.commands:
+                        self.commands[name] = fresh.commands[name]
+        super().format_commands(ctx, formatter)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         modules = COMMANDS.get(cmd_name)
         loaded: set[str] = self.__dict__.setdefault("_loaded", set())
