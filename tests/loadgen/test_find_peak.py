@@ -211,7 +211,7 @@ def test_cli_progress_prints_each_probe_and_the_peak(tmp_path):
     from rich.console import Console
 
     from proctor.app.session import peak_lines
-    from proctor.cli.run import PeakProgress
+    from proctor.cli.peak_progress import PeakProgress
     from proctor.loadgen.find_peak import PeakSearch, Probe
 
     buf = io.StringIO()

@@ -3,7 +3,7 @@
 Commands register on the shared apps (cli/apps.py) when their module is imported, which the root
 group does on first lookup, so `proctor --version` imports none. `main()` owns the exit codes: a
 usage error, a ProctorError or an OSError becomes one line on stderr and exit 2 (a checker's own
-invalid verdict is exit 1, set by the command); Ctrl-C is 130; `--debug` anywhere on the line shows
+invalid verdict is exit 1, set by the command); anything else is a bug: one line and exit 70; Ctrl-C is 130; `--debug` anywhere on the line shows
 the traceback instead.
 """
 
@@ -103,7 +103,7 @@ def run(argv: list[str] | None = None) -> int:
         output.error_line(
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback and report it)"
         )
-        return output.EXIT_USAGE
+        return output.EXIT_INTERNAL
     return int(rc or 0) if isinstance(rc, int) else 0
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70  # a bug in proctor (EX_SOFTWARE): one line, the traceback with --debug
 EXIT_INTERRUPTED = 130
 
 _PIPE_WIDTH = 120  # a pipe has no width: tables wrap their text columns at this (or $COLUMNS)
