@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rich.table import Table
 
 from proctor.loadgen.engine import RunOutcome
-
-
-def table(*headers: str, title: str | None = None, labels: Sequence[int] = (0,), show_header: bool = True) -> Table:
-    """A table whose label columns (indexes in `labels`) wrap and whose other columns never do."""
-    t = Table(title=title, show_header=show_header)
-    for i, header in enumerate(headers):
-        if i in labels:
-            t.add_column(header, overflow="fold", style="bold" if not show_header else None)
-        else:
-            t.add_column(header, no_wrap=True, overflow="ignore")
-    return t
+from proctor.tables import table
 
 
 def _ms(ns: float) -> str:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
+
+from proctor.tables import table as table  # re-exported: the CLI builds its tables from here
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,19 +87,6 @@ def interrupted(message: str = "interrupted") -> NoReturn:
     text = " ".join(str(message).split())
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]{escape(text)}[/yellow]")
     raise typer.Exit(EXIT_INTERRUPTED)
-
-
-def table(*headers: str, title: str | None = None, labels: Sequence[int] = (0,), show_header: bool = True) -> Table:
-    """A table whose label columns (indexes in `labels`) wrap and whose other columns never do."""
-    from rich.table import Table
-
-    t = Table(title=title, show_header=show_header)
-    for i, header in enumerate(headers):
-        if i in labels:
-            t.add_column(header, overflow="fold", style="bold" if not show_header else None)
-        else:
-            t.add_column(header, no_wrap=True, overflow="ignore")
-    return t
 
 
 def print_table(out: Console, tbl: Table, paths: Iterable[tuple[str, str]] = ()) -> None:
