@@ -372,15 +372,23 @@ def _run_one(
     sut, qsl = from_params(backend="numpy", precision="fp32")
     sut.backend = _StoppableBackend(sut.backend, stop)
     log = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False)
+    outcome = None
     try:
         try:
-            return run(sut, qsl, settings, log, audit_config=audit_config, close=False)
+            outcome = run(sut, qsl, settings, log, audit_config=audit_config, close=False)
+            return outcome
         except BaseException:
             stop.event.set()  # the run is over: drop what the batcher still holds
             raise
         finally:
-            # raises the batcher's first processing error, if any; bounded when the run failed
-            sut.batcher.close(timeout=CLOSE_TIMEOUT_S if stop.is_set else 10.0)
+            try:
+                # raises the batcher's first processing error, if any; bounded when the run failed
+                sut.batcher.close(timeout=CLOSE_TIMEOUT_S if stop.is_set else 10.0)
+            except RunError:
+                # after an incomplete run the QSL is unloaded under the batches still queued: their
+                # failures follow from the run's own reason, which the outcome carries; never mask it
+                if outcome is None or not outcome.incomplete:
+                    raise
     except RunError as exc:
         raise RunError(f"{INFERENCE_BENCHMARK} {scenario} {mode} run (logs in {outdir}): {exc}") from exc
 
