@@ -68,6 +68,32 @@ def test_the_lazy_table_names_what_the_modules_register():
     assert set(group.commands) == set(COMMANDS)  # type: ignore[attr-defined]
 
 
+def test_the_help_summaries_are_the_commands_own():
+    """`proctor --help` prints SUMMARY without building the commands: each is the start of the
+    command's own help, so the two cannot drift apart."""
+    import typer
+
+    from proctor.cli.apps import SUMMARY, app
+    from proctor.cli.main import _register
+
+    _register()
+    group = typer.main.get_command(app)
+    assert set(SUMMARY) == set(COMMANDS)
+    for name, summary in SUMMARY.items():
+        own = " ".join((group.commands[name].help or "").split())  # type: ignore[attr-defined]
+        assert own.startswith(summary.rstrip(".")), (name, summary, own[:120])
+
+
+def test_help_loads_no_command_module():
+    mods = _imported_after(
+        "import contextlib, io\n"
+        "from proctor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main.run(['--help'])\n"
+    )
+    assert sorted(m for m in mods if m in {x for ms in COMMANDS.values() for x in ms}) == []
+
+
 @pytest.mark.parametrize("args", [["training", "check-log", "--help"], ["check", "submission", "--help"],
                                   ["early-stopping", "--help"], ["serve", "node", "--help"]])
 def test_a_subcommand_help_still_works(cli, args):

@@ -2,9 +2,9 @@
 
 The root group loads a command's module the first time the command is looked up (`COMMANDS`
 says which module holds it), so `proctor --version` imports no command module and
-`proctor X` imports only X's; `proctor --help` lists every command, loading each module, which
-keeps its top-level imports light (typer, the standard library) and imports libraries inside
-the command bodies. Help is click's plain text (`rich_markup_mode=None` on every app): typer's
+`proctor X` imports only X's; `proctor --help` lists every command from `SUMMARY` without loading
+any. A command module keeps its top-level imports light (typer, the standard library) and imports
+libraries inside the command bodies. Help is click's plain text (`rich_markup_mode=None` on every app): typer's
 rich help formatter alone costs about as much as the rest of `proctor --help` together.
 """
 
@@ -33,6 +33,22 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Top-level command -> the start of its help, for `proctor --help` without loading any command
+# module; tests/cli/test_fast_start.py checks each against the command's own help.
+SUMMARY: dict[str, str] = {
+    "run": "Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it.",
+    "audit": "Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them.",
+    "demo": "One benchmark round on the reference workloads.",
+    "report": "Write a self-contained HTML report (plots, verdicts, comparisons) of inference and training runs.",
+    "early-stopping": "Early stopping (MLPerf Inference rules, appendix): queries needed and the percentile reported.",
+    "bandwidth": "Minimum ingress and egress bandwidth (bytes/s) from the rules' datacenter bandwidth appendix.",
+    "summarize": "One row per system, benchmark and scenario with the metric the rules name and its units.",
+    "check": "MLPerf Inference checks: submissions and results.",
+    "submission": "Assemble an inference submission tree and prepare it for the official checker.",
+    "training": "MLPerf Training: logs, compliance, convergence, scoring.",
+    "serve": "Serve a model or SUT over the network (loopback by default).",
+}
+
 def load(modules: tuple[str, ...]) -> None:
     """Import command modules; one that is missing is skipped (a trimmed install), any other error surfaces."""
     for name in modules:
@@ -50,20 +66,20 @@ class LazyGroup(TyperGroup):
         return [*COMMANDS, *(n for n in self.commands if n not in COMMANDS)]
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        """`proctor --help` lists every command: load them all, then build the command tree once
-        (building it afresh per command looked up cost a quadratic number of signature reads)."""
-        loaded: set[str] = self.__dict__.setdefault("_loaded", set())
-        missing = [name for name in COMMANDS if name not in loaded]
-        if missing:
-            for name in missing:
-                load(COMMANDS[name])
-                loaded.add(name)
-            fresh = typer.main.get_command(app)
-            if isinstance(fresh, TyperGroup):
-                for name in missing:
-                    if name in fresh.commands:
-                        self.commands[name] = fresh.commands[name]
-        super().format_commands(ctx, formatter)
+        """`proctor --help` lists every command from `SUMMARY`: no command module is loaded, no
+        command built (a command outside the table, registered by hand, is built as usual)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            text = SUMMARY.get(name)
+            if text is None:
+                cmd = self.get_command(ctx, name)
+                if cmd is None or cmd.hidden:
+                    continue
+                text = cmd.get_short_help_str(formatter.width)
+            rows.append((name, text))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         modules = COMMANDS.get(cmd_name)
