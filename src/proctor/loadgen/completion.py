@@ -781,152 +781,20 @@ class CompletionTracker:
                 self._check_done()
 
 
-# --- the module-level routing: the registry of the run in progress --------------------------------
-#
-# The official API has SUTs complete through module functions with no handle to the run, so a
-# process holds one registered sink: the phase's CompletionTracker while proctor's engine runs, the
-# official-engine route, or a KServe node's router. `_active` is read and written only here.
-
-_active: CompletionSink | None = None
-_active_error: ErrorSink | None = None  # where a harness's protocol errors go (the tracker's log)
-_slot_lock = threading.Lock()
-late_completions = 0  # completions that arrived with no run in progress (dropped)
-_warned_late = False
-
-
-def attach(sink: CompletionSink, error: ErrorSink | None = None) -> None:
-    """Register the sink the module functions forward to; a second one at once is refused.
-    `error` takes a harness's protocol errors (default: the tracker's own error log)."""
-    global _active, _active_error, _warned_late
-    with _slot_lock:
-        if _active is not None:
-            raise RunError("another run is already in progress in this process")
-        _active = sink
-        _active_error = error if error is not None or not isinstance(sink, CompletionTracker) else sink.error
-        _warned_late = False
-
-
-def detach(sink: CompletionSink) -> None:
-    """Unregister `sink` (nothing happens if another one is registered)."""
-    global _active, _active_error
-    with _slot_lock:
-        if _active is sink:
-            _active = _active_error = None
-
-
-def active() -> CompletionSink | None:
-    """The registered sink, or None between runs."""
-    return _active
-
-
-def log_error(message: str) -> bool:
-    """A harness's protocol error (e.g. not a list of responses) for the run in progress: False when
-    none takes it."""
-    error = _active_error
-    if error is None:
-        return False
-    error(message)
-    return True
-
-
-def _drop(n: int) -> None:
-    """Completions with no run in progress: counted, and said once per gap between runs."""
-    global late_completions, _warned_late
-    late_completions += n
-    if not _warned_late:
-        _warned_late = True
-        log.info("%d completion(s) arrived with no test running (after it ended?); dropped", n)
-
-
-def _all_ints(ids: Any) -> bool:
-    try:
-        return all(type(i) is int for i in ids)
-    except TypeError:
-        return False
-
-
-def report_failure(exc: BaseException | str, where: str = "") -> bool:
-    """A SUT thread reports a failure to the run in progress: the first of each kind is written to
-    the detail log as an error, later ones are counted. False when no run is in progress."""
-    sink = _active
-    return sink is not None and sink.report_failure(exc, where)
-
-
-def fail_samples(ids: Sequence[Any], reason: str) -> None:
-    """Report samples the SUT failed to answer (any thread): they count as errors, never as results."""
-    sink = _active
-    if sink is None:
-        _drop(len(ids))
-        return
-    sink.fail(ids, reason)
-
-
-def query_samples_complete(
-    responses: Sequence[Any],
-    response_cb: Callable[[Any], None] | None = None,
-    *,
-    t_ns: int | None = None,
-) -> None:
-    """Report finished samples (any thread). `response_cb` runs right before a logged payload is
-    copied; `t_ns`: when they finished on the engine clock (default: now; see the module doc)."""
-    sink = _active
-    if sink is None:
-        _drop(len(responses))
-        return
-    sink.complete(responses, response_cb, t_ns=t_ns)
-
-
-def first_token_complete(
-    responses: Sequence[Any],
-    response_cb: Callable[[Any], None] | None = None,
-    *,
-    t_ns: int | None = None,
-) -> None:
-    """Report the first output token of samples (token-latency runs, any thread); `t_ns` as for
-    `query_samples_complete`.
-
-    `response_cb` runs under the run's completion lock: it must not call back into this module.
-    """
-    sink = _active
-    if sink is None:
-        _drop(len(responses))
-        return
-    sink.first_token(responses, response_cb, t_ns=t_ns)
-
-
-def complete_arrays(
-    ids: np.ndarray,
-    n_tokens: np.ndarray | None = None,
-    data: np.ndarray | None = None,
-    *,
-    t_ns: int | None = None,
-) -> None:
-    """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id;
-    `t_ns`: one time for all of them, as for `query_samples_complete`)."""
-    sink = _active
-    if sink is None:
-        _drop(len(ids))
-        return
-    sink.complete_arrays(ids, n_tokens, data, t_ns=t_ns)
-
-
-def output_logged(response_id: int) -> bool:
-    """Whether the run in progress logs this sample's output (accuracy log): a SUT that must ship
-    outputs from another process asks, so it ships only the ones that are logged."""
-    sink = _active
-    return sink is not None and sink.output_logged(response_id)
+# --- routing: a sink that forwards to another, swapped while runs come and go ---------------------
 
 
 class RunSink:
-    """The sink a run hands its SUT (`sink.StartableSUT.start`): forwards to the tracker of the phase
-    in progress (`tracker`, set by the engine per phase); between phases a completion is dropped
-    and counted, as the module functions drop one between runs. One attribute read more per call
-    than a tracker, none per sample."""
+    """A sink that forwards to its `target` (the phase's tracker, the official-engine route, a
+    node's router), or drops and counts what arrives while it has none. The engine hands one to a
+    started SUT (`sink.StartableSUT.start`) and points it at each phase's tracker in turn; the module
+    functions below forward through another, `_route`, for the official API. One attribute read more
+    per call than the target itself, none per sample."""
 
-    __slots__ = ("tracker",)
+    __slots__ = ("target",)
 
     def __init__(self) -> None:
-        self.tracker: CompletionTracker | None = None
+        self.target: CompletionSink | None = None
 
     def complete(
         self,
@@ -935,11 +803,13 @@ class RunSink:
         *,
         t_ns: int | None = None,
     ) -> None:
-        tracker = self.tracker
-        if tracker is None:
+        """Report finished samples (any thread). `response_cb` runs right before a logged payload is
+        copied; `t_ns`: when they finished on the engine clock (default: now; see the module doc)."""
+        target = self.target
+        if target is None:
             _drop(len(responses))
-            return
-        tracker.complete(responses, response_cb, t_ns=t_ns)
+        else:
+            target.complete(responses, response_cb, t_ns=t_ns)
 
     def complete_arrays(
         self,
@@ -949,11 +819,13 @@ class RunSink:
         *,
         t_ns: int | None = None,
     ) -> None:
-        tracker = self.tracker
-        if tracker is None:
+        """Report finished samples by id array: the fast path for array SUTs (`data`: one row per id;
+        `t_ns`: one time for all of them)."""
+        target = self.target
+        if target is None:
             _drop(len(ids))
-            return
-        tracker.complete_arrays(ids, n_tokens, data, t_ns=t_ns)
+        else:
+            target.complete_arrays(ids, n_tokens, data, t_ns=t_ns)
 
     def first_token(
         self,
@@ -962,31 +834,49 @@ class RunSink:
         *,
         t_ns: int | None = None,
     ) -> None:
-        tracker = self.tracker
-        if tracker is None:
+        """Report the first output token of samples (token-latency runs, any thread); `t_ns` as for
+        `complete`. `response_cb` runs under the run's completion lock: it must not call back here."""
+        target = self.target
+        if target is None:
             _drop(len(responses))
-            return
-        tracker.first_token(responses, response_cb, t_ns=t_ns)
+        else:
+            target.first_token(responses, response_cb, t_ns=t_ns)
 
     def fail(self, ids: Sequence[Any], reason: str) -> None:
-        tracker = self.tracker
-        if tracker is None:
+        """Report samples the SUT failed to answer (any thread): errors, never results."""
+        target = self.target
+        if target is None:
             _drop(len(ids))
-            return
-        tracker.fail(ids, reason)
+        else:
+            target.fail(ids, reason)
 
     def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
-        tracker = self.tracker
-        return tracker is not None and tracker.report_failure(exc, where)
+        """A SUT thread's failure: the first of each kind goes to the detail log as an error, later
+        ones are counted. False when nothing takes it."""
+        target = self.target
+        return target is not None and target.report_failure(exc, where)
 
     def output_logged(self, response_id: int) -> bool:
-        tracker = self.tracker
-        return tracker is not None and tracker.output_logged(response_id)
+        """Whether the run logs this sample's output (accuracy log): a SUT that ships outputs from
+        another process ships only those."""
+        target = self.target
+        return target is not None and target.output_logged(response_id)
+
+
+# The official API has SUTs complete through module functions with no handle to the run, so a
+# process holds one registered sink: the phase's CompletionTracker while proctor's engine runs, the
+# official-engine route, or a KServe node's router. `_route.target` is written only by attach/detach.
+_route = RunSink()
+_route_error: ErrorSink | None = None  # where a harness's protocol errors go (the tracker's log)
+_slot_lock = threading.Lock()
+late_completions = 0  # completions that arrived with no run in progress (dropped)
+_warned_late = False
 
 
 class ForwardingSink:
-    """A `sink.CompletionSink` that forwards to the run in progress through the module functions:
-    what a SUT holds until the engine hands it the run's own sink (`StartableSUT.start`)."""
+    """What a SUT holds until the engine hands it the run's own sink (`StartableSUT.start`): each
+    call goes through the module function of the same job, as an official-API SUT's would (so a
+    spy on those functions sees it too)."""
 
     def complete(
         self,
@@ -1024,6 +914,67 @@ class ForwardingSink:
 
     def output_logged(self, response_id: int) -> bool:
         return output_logged(response_id)
+
+
+def attach(sink: CompletionSink, error: ErrorSink | None = None) -> None:
+    """Register the sink the module functions forward to; a second one at once is refused.
+    `error` takes a harness's protocol errors (default: the tracker's own error log)."""
+    global _route_error, _warned_late
+    with _slot_lock:
+        if _route.target is not None:
+            raise RunError("another run is already in progress in this process")
+        _route.target = sink
+        _route_error = error if error is not None or not isinstance(sink, CompletionTracker) else sink.error
+        _warned_late = False
+
+
+def detach(sink: CompletionSink) -> None:
+    """Unregister `sink` (nothing happens if another one is registered)."""
+    global _route_error
+    with _slot_lock:
+        if _route.target is sink:
+            _route.target = _route_error = None
+
+
+def active() -> CompletionSink | None:
+    """The registered sink, or None between runs."""
+    return _route.target
+
+
+def log_error(message: str) -> bool:
+    """A harness's protocol error (e.g. not a list of responses) for the run in progress: False when
+    none takes it."""
+    error = _route_error
+    if error is None:
+        return False
+    error(message)
+    return True
+
+
+def _drop(n: int) -> None:
+    """Completions with no run in progress: counted, and said once per gap between runs."""
+    global late_completions, _warned_late
+    late_completions += n
+    if not _warned_late:
+        _warned_late = True
+        log.info("%d completion(s) arrived with no test running (after it ended?); dropped", n)
+
+
+def _all_ints(ids: Any) -> bool:
+    try:
+        return all(type(i) is int for i in ids)
+    except TypeError:
+        return False
+
+
+# --- the official API's module functions: each forwards to the run in progress ---------------------
+
+report_failure = _route.report_failure  # a SUT thread's failure: first of each kind logged, rest counted
+fail_samples = _route.fail  # samples the SUT failed to answer: errors, never results
+query_samples_complete = _route.complete  # finished samples (any thread); `t_ns`: when, on the engine clock
+first_token_complete = _route.first_token  # first output tokens (token-latency runs; any thread)
+complete_arrays = _route.complete_arrays  # finished samples by id array: the fast path, no object per sample
+output_logged = _route.output_logged  # whether the run logs this sample's output (accuracy log)
 
 
 __all__ = [

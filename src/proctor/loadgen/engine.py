@@ -511,7 +511,7 @@ class Run:
             info=self.info,
         )
         completion_mod.attach(phase.tracker)
-        self.sink.tracker = phase.tracker
+        self.sink.target = phase.tracker
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
         power_begin = dt.datetime.now(dt.UTC)
         try:
@@ -540,7 +540,7 @@ class Run:
         finally:
             phase.records.end_ns = self.clock.now_ns()
             completion_mod.detach(phase.tracker)
-            self.sink.tracker = None
+            self.sink.target = None
             power_end = dt.datetime.now(dt.UTC)
             self.progress.on_phase_end(phase.mode, phase.records)
             if self.incomplete_reason:
