@@ -23,7 +23,9 @@ from proctor.clients.stream import (
     StreamSink,
     StreamState,
     least_busy,
+    refusal,
     times_of,
+    unasked_encoding,
 )
 
 
@@ -44,7 +46,7 @@ class AiohttpClient(StreamClient):
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         connector = aiohttp.TCPConnector(limit=self.config.max_connections, limit_per_host=0)
-        self._session = aiohttp.ClientSession(connector=connector, headers=self.headers)
+        self._session = aiohttp.ClientSession(connector=connector, headers=self.headers, auto_decompress=False)
         if self.config.concurrency > 0:
             self._sem = asyncio.Semaphore(self.config.concurrency)
 
@@ -97,13 +99,18 @@ class AiohttpClient(StreamClient):
         assert self._session is not None
         fail = self.sink.fail
         try:
-            async with self._session.post(ep.url, data=body, timeout=self._timeout) as resp:
+            async with self._session.post(
+                ep.url, data=body, timeout=self._timeout, allow_redirects=False
+            ) as resp:
                 if rt is not None:
                     rt.head = time.perf_counter_ns()
                 if resp.status != 200:
                     text = (await resp.content.read(MAX_ERROR_BODY)).decode("utf-8", "replace")
-                    kind = "http_429" if resp.status == 429 else "http_error"
-                    fail(i, idx, kind, f"HTTP {resp.status} from {ep.url}: {text.strip()[:200]}")
+                    fail(i, idx, *refusal(resp.status, resp.headers, ep.url, text))
+                    return
+                enc = unasked_encoding(resp.headers)
+                if enc is not None:
+                    fail(i, idx, "protocol", f"{ep.url} sent a {enc!r}-encoded body; proctor asks for identity")
                     return
                 parser = SSEParser()
                 async for chunk in resp.content.iter_any():

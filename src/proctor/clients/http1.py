@@ -59,7 +59,9 @@ from proctor.clients.stream import (
     StreamState,
     Times,
     least_busy,
+    refusal,
     times_of,
+    unasked_encoding,
 )
 from proctor.errors import HTTP1Error
 
@@ -553,6 +555,10 @@ class RawClient(StreamClient):
             if p.done or len(req.err) >= MAX_ERROR_BODY:
                 self._http_error(req)
             return
+        enc = unasked_encoding(p.headers)
+        if enc is not None:
+            self._fault(req, "protocol", f"{url} sent a {enc!r}-encoded body; proctor asks for identity")
+            return
         st = req.st
         try:
             for piece in pieces:
@@ -574,10 +580,9 @@ class RawClient(StreamClient):
 
     def _http_error(self, req: _Req) -> None:
         p = req.parser
-        kind = "http_429" if p.status == 429 else "http_error"
-        text = req.err.decode("utf-8", "replace")
+        kind, message = refusal(p.status, p.headers, self.endpoints[req.e].url, req.err.decode("utf-8", "replace"))
         self._settle(req)
-        self.sink.fail(req.i, req.idx, kind, f"HTTP {p.status} from {self.endpoints[req.e].url}: {text.strip()[:200]}")
+        self.sink.fail(req.i, req.idx, kind, message)
         if p.done:
             self._drained(req)
         else:

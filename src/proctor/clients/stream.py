@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +39,8 @@ FAULT_KINDS = (
     "worker",  # the worker process carrying the stream died (procs=N)
 )
 MAX_ERROR_BODY = 2048
+# The request-body keys that bound a stream's output tokens (OpenAI, vLLM/TGI spellings).
+TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
 
 
 # --- one stream's interpretation (pure, fuzzed) ---------------------------------------------------
@@ -254,9 +256,46 @@ def new_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
 
 
+def token_limit(body: bytes, default: int) -> int:
+    """The most output tokens a request asked for: the largest of its body's limit keys, else
+    `default`. A server's count above it is a protocol fault, not a number to add up."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return default
+    if not isinstance(obj, dict):
+        return default
+    found = [v for v in map(obj.get, TOKEN_LIMIT_KEYS) if type(v) is int and v >= 0]
+    return max(found, default=default)
+
+
+def _count_text(n: int) -> str:
+    """A count from the wire for a message: its digits when short, else its size."""
+    return str(n) if n < 10**12 else f"about 10^{len(str(n)) - 1}"
+
+
+def refusal(status: int, headers: Mapping[str, str], url: str, body: str) -> tuple[str, str]:
+    """(fault kind, message) of a non-200 answer; a redirect is named and never followed."""
+    if 300 <= status < 400:
+        where = headers.get("location") or headers.get("Location") or ""
+        return "http_error", (
+            f"HTTP {status} redirect, not followed: {url} -> {where[:200]!r}; give the final URL"
+        )
+    return ("http_429" if status == 429 else "http_error"), f"HTTP {status} from {url}: {body.strip()[:200]}"
+
+
+def unasked_encoding(headers: Mapping[str, str]) -> str | None:
+    """The Content-Encoding of a 200 answer when it is not identity (proctor asks for identity)."""
+    enc = headers.get("content-encoding") or headers.get("Content-Encoding")
+    if enc and enc.strip().lower() != "identity":
+        return enc.strip()[:40]
+    return None
+
+
 def request_headers() -> dict[str, str]:
     """The headers of every request: JSON, and the API key when OPENAI_API_KEY is set."""
-    headers = {"Content-Type": "application/json"}
+    # identity: a compressed stream would be read one way by one transport and another by the other
+    headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
     key = os.environ.get("OPENAI_API_KEY")
     if key:
         headers["Authorization"] = f"Bearer {key}"
@@ -275,7 +314,15 @@ class StreamClient:
         self.endpoints = [Endpoint(endpoint_url(u, config.api)) for u in config.urls]
         self.headers = request_headers()
         self.times: Times | None = None  # set to the SUT's records to have the hops stamped
+        self._limits: dict[int, int] = {}  # QSL index -> its request's output-token limit
         raise_fd_limit()
+
+    def limit(self, idx: int) -> int:
+        """Sample idx's output-token limit, read from its request body once."""
+        lim = self._limits.get(idx)
+        if lim is None:
+            lim = self._limits[idx] = token_limit(self.body(idx), self.config.max_tokens)
+        return lim
 
     def events(self, i: int, events: list[bytes], st: StreamState, t_ns: int | None = None) -> bool:
         """Interpret events as they arrive; True once the stream said [DONE] or reported an error.
@@ -307,6 +354,13 @@ class StreamClient:
             )
             return
         n, source = counted
+        limit = self.limit(idx)
+        if n > limit:  # never taken as a count: it would skew tokens/s (or overflow the sums)
+            self.sink.fail(
+                i, idx, "protocol", f"{url} reported {_count_text(n)} output tokens ({source}) for a request "
+                f"of at most {limit}",
+            )
+            return
         mismatch = source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n
         self.sink.complete(i, st.output(), n, source, mismatch, t_ns)
 
@@ -325,6 +379,9 @@ __all__ = [
     "load_tokenizer",
     "new_loop",
     "raise_fd_limit",
+    "refusal",
     "request_headers",
     "times_of",
+    "token_limit",
+    "unasked_encoding",
 ]
