@@ -59,6 +59,7 @@ from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse
 from proctor.suts.params import param, takes
+from proctor.untrusted_text import printable
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
@@ -66,6 +67,7 @@ from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM
 log = logging.getLogger(__name__)
 
 NAME_TAG = "Network SUT"
+NODE_NAME_LIMIT = 100  # characters of a node's self-reported name (or version) in the logs
 DEFAULT_CHUNK = 64
 EMPTY = np.zeros((0,), np.uint8)
 
@@ -255,9 +257,9 @@ class NetworkSUT:
         parts = []
         for node, meta in zip(self.nodes, metas, strict=True):
             meta = meta if isinstance(meta, dict) else {}
-            base = str(meta.get("name", "?"))
+            base = printable(meta.get("name", "?"), NODE_NAME_LIMIT)  # self-reported: escaped, bounded
             if "version" in meta and base in ("mlserver", "triton"):
-                base += f" {meta['version']}"
+                base += f" {printable(meta['version'], NODE_NAME_LIMIT)}"
             # the URL keeps names unique when two servers call themselves the same (e.g. "mlserver")
             node.name = base if node.url.split("//")[-1] in base else f"{base}@{node.url.split('//')[-1]}"
             parts.append(node.name)
@@ -354,7 +356,7 @@ class NetworkSUT:
         if isinstance(exc, TimeoutError | asyncio.TimeoutError):
             what = f"no answer within {self._timeout.total:g} s"
         else:
-            what = f"{type(exc).__name__}: {exc}"
+            what = printable(f"{type(exc).__name__}: {exc}", 300)  # may quote what the node sent
         with self._lock:
             node.outstanding -= len(ids)
             node.failed_requests += 1

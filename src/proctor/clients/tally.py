@@ -15,8 +15,10 @@ import numpy as np
 from proctor.clients.stream import Times, times_of
 from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
+from proctor.untrusted_text import printable
 
 log = logging.getLogger("proctor.clients.openai")
+FAULT_MESSAGE_LIMIT = 500  # characters of one fault's message in the logs
 
 
 class Tally:
@@ -47,6 +49,7 @@ class Tally:
         self.count_sources[source] += 1
 
     def fail(self, i: int, idx: int, kind: str, message: str) -> None:
+        message = printable(message, FAULT_MESSAGE_LIMIT)  # it may quote what the server sent
         self.faults[kind] += 1
         text = f"openai SUT: sample {i} (QSL index {idx}) failed: {kind}: {message}"
         log.warning(text)

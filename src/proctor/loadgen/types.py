@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from proctor.untrusted_text import printable
+
 if TYPE_CHECKING:  # annotations only: the CLI's option enums come from here and must not load numpy
     import numpy as np
 
@@ -72,9 +74,13 @@ class NamedSUT(Protocol):
     def name(self) -> str: ...
 
 
+SUT_NAME_LIMIT = 1000  # characters of a SUT's name in the logs
+
+
 def sut_name(sut: object) -> str:
-    """The SUT's own name (`NamedSUT`), else its class name."""
-    return str(sut.name) if isinstance(sut, NamedSUT) else type(sut).__name__
+    """The SUT's own name (`NamedSUT`), else its class name; one printable line, bounded, since it
+    goes into the logs and may come from elsewhere (a node's self-reported name)."""
+    return printable(sut.name if isinstance(sut, NamedSUT) else type(sut).__name__, SUT_NAME_LIMIT)
 
 
 @runtime_checkable
