@@ -72,9 +72,18 @@ def serve_llm_cmd(
         output.fail(str(exc))
     if not 0 <= port <= 65535:
         output.fail(f"--port {port}: expected 0..65535")
+    from proctor.serving.binding import check_host
+
+    try:
+        warning = check_host(host)
+    except ConfigError as exc:
+        output.fail(str(exc))
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
 
     def ready(bound: int) -> None:
-        print(f"proctor serve llm: listening on http://{host}:{bound} (model {model_name})", flush=True)
+        shown = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL is bracketed
+        print(f"proctor serve llm: listening on http://{shown}:{bound} (model {model_name})", flush=True)
 
     try:
         asyncio.run(serve_forever(opts, host, port, ready))

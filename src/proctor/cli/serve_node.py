@@ -25,6 +25,14 @@ def register(serve_app: typer.Typer) -> None:
         of a Network-division SUT; stop with Ctrl-C."""
         from proctor.cli import output
         from proctor.serving import node_server
+        from proctor.serving.binding import check_host
+
+        try:
+            warning = check_host(host)
+        except ProctorError as exc:
+            output.fail(str(exc))
+        if warning:
+            output.console(stderr=True).print(warning, markup=False)
 
         def ready(n: node_server.Node) -> None:
             output.console(stderr=True).print(

@@ -40,6 +40,7 @@ import orjson
 from aiohttp import web
 
 from proctor.errors import ConfigError
+from proctor.serving.binding import CONTROL_TOKEN_ENV, control_allowed
 from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
 
 # --- the model --------------------------------------------------------------------------------------
@@ -387,6 +388,11 @@ class LLMServer:
         return web.json_response(self.lateness_report())
 
     async def _reset(self, request: web.Request) -> web.Response:
+        if not control_allowed(request.remote, request.headers.get("Authorization")):
+            return web.json_response(
+                {"error": {"message": f"control endpoints answer loopback only (or {CONTROL_TOKEN_ENV})"}},
+                status=403,
+            )
         self.reset_lateness()
         if self._timer is not None:
             self._timer.spins = 0

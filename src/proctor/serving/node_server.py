@@ -396,7 +396,8 @@ class Node:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6 in a URL is bracketed
+        return f"http://{host}:{self.port}"
 
     async def stop(self) -> None:
         await self.runner.cleanup()
