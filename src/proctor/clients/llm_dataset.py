@@ -44,6 +44,10 @@ class LLMSample:
         return len((self.prompt or "").split())
 
 
+MAX_LINE_BYTES = 16 << 20  # one sample's JSON line (a long-context prompt is well under 1 MiB)
+MAX_SAMPLES = 10_000_000
+
+
 def _bad(path: str, line: int, what: str) -> ConfigError:
     return ConfigError(what, file=path, line=line)
 
@@ -89,10 +93,16 @@ def load_jsonl(path: str | Path) -> list[LLMSample]:
     p = str(path)
     samples: list[LLMSample] = []
     with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
+        n = 0
+        while raw := f.readline(MAX_LINE_BYTES + 1):  # read no more than the bound: a 1 GB line is refused
+            n += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # MAX_LINE_BYTES + 1 bytes, no end
+                raise _bad(p, n, f"the line is longer than {MAX_LINE_BYTES >> 20} MiB; one sample per line")
             s = parse_line(raw, p, n)
             if s is not None:
                 samples.append(s)
+            if len(samples) > MAX_SAMPLES:
+                raise _bad(p, n, f"more than {MAX_SAMPLES} samples; split the dataset")
     if not samples:
         raise ConfigError("the dataset holds no samples", file=p)
     return samples

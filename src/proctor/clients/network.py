@@ -63,6 +63,7 @@ from proctor.untrusted_text import printable
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
+from proctor.wire.urls import check_http_url
 
 log = logging.getLogger(__name__)
 
@@ -461,7 +462,13 @@ def from_params(p: NetworkParams) -> tuple[NetworkSUT, NetworkQSL]:
     """`--sut network:node=URL|URL2,model=digits,qsl=digits,binary=1,compress=none` -> (sut, qsl)."""
     for url in p.node:
         if not _URL.fullmatch(url):
-            raise ConfigError(f"'{url}' is not an http://host:port URL", key="node")
+            raise ConfigError(f"'{url[:200]}' is not an http://host:port URL", key="node")
+        check_http_url(url, "node")
+    if not p.binary and p.compress_out != compression.NONE:
+        raise ConfigError(
+            f"compress_out={p.compress_out} needs binary=1 (a compressed response is binary tensor data)",
+            key="compress_out",
+        )
     qsl = NetworkQSL(_local_qsl(p), compression.get(p.compress))
     sut = NetworkSUT(list(p.node), qsl, model=p.model or p.qsl, binary=p.binary, compress_out=p.compress_out,
                      chunk=p.chunk, timeout_s=p.timeout_s)

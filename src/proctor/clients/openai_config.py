@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
 from proctor.clients.llm_dataset import LLMSample
 from proctor.errors import ConfigError
+from proctor.wire.urls import check_http_url
 
 APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 HTTP_TRANSPORTS = ("raw", "aiohttp")
@@ -22,9 +22,7 @@ MAX_PROCS = 256
 
 def endpoint_url(url: str, api: str) -> str:
     """A base URL (`http://host:port`, `.../v1`) or a full endpoint URL to the endpoint to POST to."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"url={url!r}: expected http://HOST:PORT[/v1]", key="url")
+    parts = check_http_url(url, "url", "http://HOST:PORT[/v1]")
     path = parts.path.rstrip("/")
     if path.endswith(("/completions", "/chat/completions")):
         return url

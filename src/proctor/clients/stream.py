@@ -39,6 +39,7 @@ FAULT_KINDS = (
     "worker",  # the worker process carrying the stream died (procs=N)
 )
 MAX_ERROR_BODY = 2048
+MAX_TOKENIZER_BYTES = 256 << 20  # the largest tokenizer.json read (real ones are a few MiB)
 # The request-body keys that bound a stream's output tokens (OpenAI, vLLM/TGI spellings).
 TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
 
@@ -232,7 +233,13 @@ def load_tokenizer(path: str) -> Any:
         p = p / "tokenizer.json"
     if not p.is_file():
         raise ConfigError(f"tokenizer={path}: no tokenizer.json there", key="tokenizer")
-    return tokenizer_cls.from_file(str(p))
+    if p.stat().st_size > MAX_TOKENIZER_BYTES:
+        raise ConfigError(f"tokenizer={path}: {p} is over {MAX_TOKENIZER_BYTES >> 20} MiB", key="tokenizer")
+    try:
+        return tokenizer_cls.from_file(str(p))
+    except Exception as exc:  # noqa: BLE001 - the library raises bare Exceptions for a bad file
+        why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise ConfigError(f"tokenizer={path}: {p} is not a tokenizer.json ({why})", key="tokenizer") from None
 
 
 def raise_fd_limit() -> None:

@@ -71,13 +71,12 @@ def parse_params(text: str, where: str) -> dict[str, str]:
 
 
 def _split_spec(spec: str) -> tuple[str, str, Pairs]:
-    if ".py:" in spec or spec.endswith(".py"):
-        path, _, rest = spec.partition(".py")
-        factory, _, params = rest.removeprefix(":").partition(":")
-        if not factory:
-            raise ConfigError(f"'{spec}': name the factory, e.g. {path}.py:make_sut", key="--sut")
-        return "file", f"{path}.py:{factory}", parse_pairs(params, "--sut")
     head, _, rest = spec.partition(":")
+    if head.endswith(".py"):  # only the part before the first ':' names a file (a URL may hold ".py:")
+        factory, _, params = rest.partition(":")
+        if not factory:
+            raise ConfigError(f"'{spec}': name the factory, e.g. {head}:make_sut", key="--sut")
+        return "file", f"{head}:{factory}", parse_pairs(params, "--sut")
     factory, _, params = rest.partition(":")
     if factory and "=" not in factory:  # module:factory[:params]; a NAME's parameters always hold '='
         return "module", f"{head}:{factory}", parse_pairs(params, "--sut")
