@@ -24,7 +24,9 @@ GOOD = {
 }
 
 
-def _ctx(tmp_path: Path, bench: str, scenario: str, declared: object, readme: str = "how it ran\n") -> ResultContext:
+def _ctx(
+    tmp_path: Path, bench: str, scenario: str, declared: object, readme: str = "how it ran\n"
+) -> ResultContext:
     scendir = tmp_path / "closed" / "Sub" / "results" / "sys" / bench / scenario
     scendir.mkdir(parents=True)
     meas: dict[str, object] = {"weight_data_types": "fp8"}
@@ -34,7 +36,9 @@ def _ctx(tmp_path: Path, bench: str, scenario: str, declared: object, readme: st
     (scendir / "README.md").write_text(readme)
     variant = resolve(bench)
     cat = Category.INTERACTIVE if "interactive" in bench else Category(scenario)
-    return ResultContext(scendir.parents[3], "sys", bench, scenario, cat.value, scendir, "v6.1", variant, None)
+    return ResultContext(
+        scendir.parents[3], "sys", bench, scenario, cat.value, scendir, "v6.1", variant, None
+    )
 
 
 def _errors(findings: list) -> list:
@@ -55,7 +59,9 @@ def test_table_rows_match_the_rules_table() -> None:
 
 
 def test_allowed_and_fully_reported_passes(tmp_path: Path) -> None:
-    assert check_speculative(_ctx(tmp_path, "gpt-oss-120b-interactive", "Interactive", GOOD), closed=True) == []
+    assert (
+        check_speculative(_ctx(tmp_path, "gpt-oss-120b-interactive", "Interactive", GOOD), closed=True) == []
+    )
 
 
 def test_not_declared_passes(tmp_path: Path) -> None:
@@ -80,15 +86,25 @@ def test_open_division_is_not_constrained(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "key", "words"),
     [
-        ({"mtp_head": "https://huggingface.co/someone/finetuned-eagle"}, "mtp_head", "not the reference MTP head"),
-        ({"configuration": {"speculative-num-steps": 5, "speculative-eagle-topk": 1.0}}, "speculative-num-steps", "fix"),
+        (
+            {"mtp_head": "https://huggingface.co/someone/finetuned-eagle"},
+            "mtp_head",
+            "not the reference MTP head",
+        ),
+        (
+            {"configuration": {"speculative-num-steps": 5, "speculative-eagle-topk": 1.0}},
+            "speculative-num-steps",
+            "fix",
+        ),
         ({"configuration": {"speculative-num-steps": 3}}, "speculative-eagle-topk", "fix"),
         ({"algorithm": ""}, "algorithm", "lacks algorithm"),
         ({"mtp_head_quantized": True}, "mtp_head_quantized", "quantized"),
     ],
 )
 def test_what_the_appendix_requires(tmp_path: Path, change: dict, key: str, words: str) -> None:
-    found = _errors(check_speculative(_ctx(tmp_path, "gpt-oss-120b-interactive", "Interactive", GOOD | change), True))
+    found = _errors(
+        check_speculative(_ctx(tmp_path, "gpt-oss-120b-interactive", "Interactive", GOOD | change), True)
+    )
     assert [(f.rule, f.key) for f in found] == [("speculative_decoding", key)]
     assert words in found[0].message and "GPT-OSS-120B" in (found[0].source or "")
 
@@ -109,11 +125,18 @@ def test_qwen_edge_row_reports_its_own_configuration(tmp_path: Path) -> None:
     quantized = ok | {"mtp_head_quantized": True}
     found = _errors(check_speculative(_ctx(tmp_path / "c", "qwen3.6-27b", "Offline", quantized), True))
     assert [f.key for f in found] == ["lossless"]
-    assert check_speculative(_ctx(tmp_path / "d", "qwen3.6-27b", "Offline", quantized | {"lossless": True}), True) == []
+    assert (
+        check_speculative(
+            _ctx(tmp_path / "d", "qwen3.6-27b", "Offline", quantized | {"lossless": True}), True
+        )
+        == []
+    )
 
 
 def test_readme_that_describes_it_without_a_declaration_is_a_warning(tmp_path: Path) -> None:
-    ctx = _ctx(tmp_path, "gpt-oss-120b-interactive", "Interactive", None, "We use EAGLE3 speculative decoding.\n")
+    ctx = _ctx(
+        tmp_path, "gpt-oss-120b-interactive", "Interactive", None, "We use EAGLE3 speculative decoding.\n"
+    )
     found = check_speculative(ctx, True)
     assert [(f.rule, f.severity) for f in found] == [("speculative_decoding", Severity.WARNING)]
 
