@@ -8,6 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 from checks_corpus import UT_EDGE, build_valid_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from proctor.checks.compliance import ResultContext
 from proctor.checks.speculative import check_speculative
@@ -151,3 +153,31 @@ def test_submission_rejects_a_resnet_result_declaring_it(tmp_path: Path) -> None
     bad = [f for f in report.findings if f.failed]
     assert [(f.rule, Path(f.path).name) for f in bad] == [("speculative_decoding", meas.name)]
     assert not report.valid
+
+
+DECLARED = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from([*GOOD, "mtp_head_quantized", "lossless", "speculative-num-steps", "x"]),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(declared=DECLARED, bench=st.sampled_from(["gpt-oss-120b-interactive", "qwen3.6-27b", "resnet50"]))
+def test_any_declaration_gives_findings_not_exceptions(
+    tmp_path_factory: pytest.TempPathFactory, declared: object, bench: str
+) -> None:
+    scenario = "Interactive" if "interactive" in bench else "Offline"
+    try:
+        ctx = _ctx(tmp_path_factory.mktemp("spec"), bench, scenario, declared)
+    except (TypeError, ValueError):  # orjson refuses NaN / out-of-range numbers: no such file can be written
+        return
+    for f in check_speculative(ctx, closed=True):
+        assert f.rule == "speculative_decoding" and len(f.message) < 800
