@@ -3,6 +3,7 @@ report. Each failing declaration is paired with the passing one it differs from.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
@@ -12,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.checks.compliance import ResultContext
-from proctor.checks.speculative import check_speculative
+from proctor.checks.speculative import check_speculative, token_count_mismatches
 from proctor.checks.submission import check_submission
 from proctor.findings import Severity
 from proctor.rules.inference import SPEC_DECODING, Category, resolve
-from proctor.rules.speculative import SPECULATIVE_RULES, speculative_rule
+from proctor.rules.speculative import SPECULATIVE_RULES, TPOT_DEFINITION, speculative_rule
 
 GPT_HEAD = "https://huggingface.co/nvidia/gpt-oss-120b-Eagle3-long-context"
 GOOD = {
@@ -181,3 +182,40 @@ def test_any_declaration_gives_findings_not_exceptions(
         return
     for f in check_speculative(ctx, closed=True):
         assert f.rule == "speculative_decoding" and len(f.message) < 800
+
+
+def _token_log(folder: Path, entries: list[tuple[int, int]]) -> Path:
+    """An accuracy log of (tokens in the response, reported token_count) entries, int32 token ids."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {"seq_id": i, "qsl_idx": i, "data": "01000000" * n, "token_data": "01000000", "token_count": c}
+        for i, (n, c) in enumerate(entries)
+    ]
+    path = folder / "mlperf_log_accuracy.json"
+    path.write_bytes(orjson.dumps(rows))
+    return path
+
+
+def test_tpot_token_counts_in_the_audit_logs(tmp_path: Path) -> None:
+    """TPOT counts each emitted token once: a speculative SUT that reports drafted tokens is caught in the
+    TEST09 performance-mode log, where every sample's token_count sits beside its response."""
+    ctx = _ctx(tmp_path / "ok", "gpt-oss-120b-interactive", "Interactive", GOOD)
+    _token_log(ctx.scendir / "TEST09", [(12, 12), (3, 3)])
+    assert check_speculative(ctx, True) == []
+    ctx = _ctx(tmp_path / "bad", "gpt-oss-120b-interactive", "Interactive", GOOD)
+    log = _token_log(ctx.scendir / "TEST09" / "accuracy", [(12, 12), (3, 8), (5, 20)])
+    found = _errors(check_speculative(ctx, True))
+    assert [(f.rule, f.path, f.value) for f in found] == [("speculative_decoding", str(log), 2)]
+    assert "2 of 3 samples" in found[0].message and "qsl_idx 1: token_count 8, 3 tokens" in found[0].message
+    assert TPOT_DEFINITION in (found[0].source or "")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=400) | st.lists(st.dictionaries(st.sampled_from(["data", "token_count", "qsl_idx"]),
+       st.integers() | st.text(alphabet="0123456789abcdefXYZ", max_size=24) | st.none(), max_size=3),
+       max_size=5).map(lambda rows: json.dumps(rows).encode()))  # fmt: skip
+def test_token_log_reader_never_raises(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    path = tmp_path_factory.mktemp("tok") / "mlperf_log_accuracy.json"
+    path.write_bytes(data)
+    checked, bad, _ = token_count_mismatches(path)
+    assert 0 <= bad <= checked

@@ -5,10 +5,12 @@ A result declares it in its measurements JSON (`speculative_decoding`: an object
 used). Closed and network results: a declaration outside the appendix's rows, a head other than the
 reference, a configuration other than the fixed one, an unreported one where the row leaves it to
 the submitter, or a quantized head where only the edge row allows it (lossless) is an error citing
-the appendix. A README or system notes that describe speculative decoding without a declaration is
-a warning. TPOT counts each emitted token once (accepted draft tokens included, rejected ones not):
-LoadGen divides by the SUT's reported token count, which TEST06's sample-length check ties to the
-response (checks.compliance); open results are not constrained ("Relaxed constraints").
+the appendix. A README that describes speculative decoding without a declaration is a warning.
+TPOT counts each emitted token once (accepted draft tokens included, rejected ones not): LoadGen
+divides by the token count the SUT reports, so in the performance-mode audit logs that record every
+sample (TEST07, TEST09) each entry's `token_count` must equal the tokens in its response (TEST06's
+own sample-length check is re-verified with the audits, checks.compliance). Open results are not
+constrained ("Relaxed constraints").
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proctor.checks.compliance import measurement_files, read_text
+import orjson
+
+from proctor.checks.compliance import audit_dir, measurement_files, read_text
 from proctor.checks.system_description import load_strict_json
 from proctor.findings import Finding, Severity
 from proctor.rules.inference import SPEC_DECODING, Category
@@ -27,6 +31,7 @@ from proctor.rules.speculative import (
     MENTIONS,
     REQUIRED_FIELDS,
     SPECULATIVE_RULES,
+    TPOT_DEFINITION,
     SpeculativeRule,
     speculative_rule,
 )
@@ -36,6 +41,13 @@ if TYPE_CHECKING:
 
 MAX_JSON = 1 << 20
 RULE = "speculative_decoding"
+# Audits whose performance-mode run logs every sample with its reported token_count (TEST06 is
+# re-verified by checks.compliance); token ids are int32 (TEST06's default --dtype, TEST09's decoder).
+TOKEN_AUDITS = ("TEST07", "TEST09")
+TOKEN_BYTES = 4
+ACCURACY_LOG = "mlperf_log_accuracy.json"
+MAX_TOKEN_LOG = 256 << 20
+MAX_HEX = 1 << 24
 
 
 def _err(path: Path | str, message: str, source: str = SPEC_DECODING, **kw: Any) -> Finding:
@@ -122,7 +134,64 @@ def check_speculative(ctx: ResultContext, closed: bool) -> list[Finding]:
                 key=DECLARATION_KEY,
             )
         ]
-    return out + _check_declared(where, declared, rule)
+    return out + _check_declared(where, declared, rule) + _token_counts(ctx)
+
+
+def token_count_mismatches(path: Path, limit: int = MAX_TOKEN_LOG) -> tuple[int, int, str]:
+    """(entries checked, entries whose token_count is not the number of tokens in `data`, the first one).
+
+    A log that is too large, truncated or not a JSON array of entries checks nothing: (0, 0, "").
+    """
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(limit + 1)
+        entries = orjson.loads(data) if len(data) <= limit else None
+    except (OSError, orjson.JSONDecodeError):
+        return 0, 0, ""
+    checked, bad, first = 0, 0, ""
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        count, hexdata = entry.get("token_count"), entry.get("data")
+        if not isinstance(count, int) or isinstance(count, bool) or not isinstance(hexdata, str):
+            continue
+        if len(hexdata) > MAX_HEX or len(hexdata) % (2 * TOKEN_BYTES):
+            continue  # not int32 token ids: nothing to compare
+        checked += 1
+        tokens = len(hexdata) // (2 * TOKEN_BYTES)
+        if tokens != count:
+            bad += 1
+            first = first or f"qsl_idx {str(entry.get('qsl_idx'))[:20]}: token_count {count}, {tokens} tokens"
+    return checked, bad, first
+
+
+def _token_counts(ctx: ResultContext) -> list[Finding]:
+    out: list[Finding] = []
+    for test in TOKEN_AUDITS:
+        folder, _ = audit_dir(ctx, test)
+        if folder is None:
+            continue
+        for log in (
+            folder / ACCURACY_LOG,
+            folder / "accuracy" / ACCURACY_LOG,
+            folder / "performance" / "run_1" / ACCURACY_LOG,
+        ):
+            if not log.is_file():
+                continue
+            checked, bad, first = token_count_mismatches(log)
+            if bad:
+                out.append(
+                    _err(
+                        log,
+                        f"{bad} of {checked} samples report a token_count other than the tokens in their response "
+                        f"(first: {first}); TPOT counts each emitted token once, so with speculative decoding the "
+                        "SUT must report the accepted tokens it returns, not drafted or verified ones",
+                        source=f"{TPOT_DEFINITION}; {SPEC_DECODING}",
+                        key="token_count",
+                        value=bad,
+                    )
+                )
+    return out
 
 
 def _check_declared(where: Path, declared: dict[str, Any], rule: SpeculativeRule) -> list[Finding]:
