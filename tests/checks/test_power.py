@@ -174,3 +174,18 @@ def test_read_spl_is_bounded(tmp_path: Path) -> None:
     assert read_spl(path, SS_BEGIN, SS_END, limit=200).truncated
     full = read_spl(path, SS_BEGIN, SS_END)  # strictly inside: the samples at begin and end are not counted
     assert not full.truncated and full.count == 599 and full.average == pytest.approx(50.0)
+
+
+def test_summarize_command_prints_the_power_row(power_tree: Path) -> None:
+    from typer.testing import CliRunner
+
+    from proctor.cli import inference_checks  # noqa: F401
+    from proctor.cli.apps import app
+
+    res = CliRunner().invoke(app, ["summarize", str(power_tree), "--csv", "--round", "v4.1"])
+    assert res.exit_code == 0, res.output
+    rows = [line.split(",") for line in res.stdout.splitlines()]
+    power = [r for r in rows if "power" in r]
+    assert len(rows) == 5 and len(power) == 1 and "millijoules" in power[0]
+    res = CliRunner().invoke(app, ["summarize", str(power_tree), "--round", "v4.1"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "millijoules" in res.stdout
