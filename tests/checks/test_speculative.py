@@ -219,3 +219,12 @@ def test_token_log_reader_never_raises(tmp_path_factory: pytest.TempPathFactory,
     path.write_bytes(data)
     checked, bad, _ = token_count_mismatches(path)
     assert 0 <= bad <= checked
+
+
+def test_a_fifo_readme_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    ctx = _ctx(tmp_path, "gpt-oss-120b-interactive", "Interactive", None)
+    (ctx.scendir / "README.md").unlink()
+    os.mkfifo(ctx.scendir / "README.md")
+    assert check_speculative(ctx, True) == []  # would block forever if it opened the FIFO

@@ -247,7 +247,11 @@ def _same_power_as_base(ctx: ResultContext, base: Category, average: float, spl:
     """The rules: an inferred result's power is the base result's measured power (the copy of its run)."""
     from proctor.checks.detail_log import load_detail_log
 
-    for sibling in sorted(ctx.scendir.parent.iterdir()):
+    try:
+        siblings = sorted(ctx.scendir.parent.iterdir())
+    except OSError:
+        return []  # the walk names an unreadable folder
+    for sibling in siblings:
         if sibling.name.replace("-", "").replace("_", "").lower() != base.value.lower() or not has_power(
             sibling
         ):

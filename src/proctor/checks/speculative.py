@@ -67,6 +67,8 @@ def declaration(path: Path) -> tuple[Any, list[Finding]]:
 
 def _mentions(folder: Path) -> str | None:
     readme = folder / "README.md"
+    if not readme.is_file():  # a FIFO or device is not read (it could block)
+        return None
     try:
         text = read_text(readme).lower()
     except OSError:
