@@ -142,3 +142,26 @@ def test_hostile_detail_json_gives_findings_not_exceptions(
     path.write_bytes(data)
     for f in check_detail_json(path):
         assert f.rule == "e2e_rag" and f.failed and len(f.message) < 600
+
+
+def test_submission_tree_needs_the_detail_json(tmp_path: Path) -> None:
+    """Through the whole checker: an e2e-rag result folder without its detail JSON is rejected with the
+    FAQ's rule; with the reference JSON no e2e_rag finding is left. Round v6.1: E2E-RAG's first round
+    (the corpus logs' v4.1 seeds are findings of their own, not looked at here)."""
+    import shutil
+
+    from checks_corpus import UT_EDGE, build_valid_tree
+
+    from proctor.checks.submission import check_submission
+
+    root = build_valid_tree(tmp_path)
+    results = root / "closed/UntetherAI/results" / UT_EDGE
+    rag = results / "e2e-rag" / "Offline"
+    shutil.copytree(results / "resnet50" / "offline", rag)
+    found = [f for f in check_submission(root, "v6.1").findings if f.rule == "e2e_rag"]
+    assert [(f.failed, Path(f.path).parent) for f in found] == [(True, rag)]
+    (rag / "llm_logs_multi_shot_20260101_000000.json").write_bytes(orjson.dumps(_detail(hops=(1, 2, 7))))
+    found = [f for f in check_submission(root, "v6.1").findings if f.rule == "e2e_rag"]
+    assert [(f.failed, f.key) for f in found] == [(True, "hop_count")]
+    (rag / "llm_logs_multi_shot_20260101_000000.json").write_bytes(orjson.dumps(_detail()))
+    assert [f for f in check_submission(root, "v6.1").findings if f.rule == "e2e_rag"] == []
