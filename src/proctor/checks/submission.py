@@ -22,10 +22,13 @@ import orjson
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
 from proctor.checks.compliance import ResultContext, check_accuracy_hash, check_audits, check_measurements
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
+from proctor.checks.e2e_rag import check_e2e_rag
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
 from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
 from proctor.checks.metrics import Metric, result_metric
 from proctor.checks.performance import RunRules, check_performance_log
+from proctor.checks.power import PowerResult, check_power
+from proctor.checks.speculative import check_speculative
 from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity, is_valid
@@ -67,6 +70,7 @@ class ResultRow:
     valid: bool
     inferred_from: str | None = None
     path: str = ""
+    power: PowerResult | None = None  # measured for power: the summary's power row
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +85,10 @@ class ResultRow:
             "valid": self.valid,
             "inferred_from": self.inferred_from,
             "path": self.path,
+            "has_power": self.power is not None,
+            "power_metric": self.power.metric if self.power else None,
+            "power_units": self.power.units if self.power else None,
+            "power_efficiency": self.power.efficiency if self.power else None,
         }
 
 
@@ -416,7 +424,11 @@ def _check_result(
     if sub.closed:  # open: "Compliance tests not needed"
         local += check_audits(ctx)
     local += check_measurements(ctx)
+    local += check_speculative(ctx, sub.closed)
+    local += check_e2e_rag(ctx, sub.closed)
     metric = _metric(bench, cat, inferred_from, detail, local)
+    power, found = check_power(ctx, inferred_from, metric.value)
+    local += found
     report.findings.extend(local)
     report.results.append(
         ResultRow(
@@ -431,6 +443,7 @@ def _check_result(
             valid=is_valid(local),
             inferred_from=inferred_from.value if inferred_from else None,
             path=str(scendir),
+            power=power,
         )
     )
 

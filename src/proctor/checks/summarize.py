@@ -3,6 +3,9 @@
 Metrics (§Scenarios table and FAQ): SingleStream / MultiStream the 90th / 99th percentile
 early-stopping latency (ms), Server "Scheduled samples per second", Offline samples per second;
 LLMs (TTFT/TPOT benchmarks) report tokens per second. Inferred edge results carry their formula.
+A result measured for power has a second row, as the official summary has (rules.power
+SUMMARY_SOURCE): metric "power", its value in Watts (Offline/Server/Interactive) or millijoules per
+query (SingleStream/MultiStream), and its power efficiency.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -27,7 +31,10 @@ COLUMNS = (
     "units",
     "valid",
     "inferred_from",
+    "has_power",
+    "power_efficiency",
 )
+POWER_METRIC = "power"
 
 
 def summarize(root: str | Path, version: str = CURRENT_ROUND) -> list[ResultRow]:
@@ -36,12 +43,23 @@ def summarize(root: str | Path, version: str = CURRENT_ROUND) -> list[ResultRow]
     return sorted(rows, key=lambda r: (r.division, r.submitter, r.system, r.benchmark, r.scenario))
 
 
+def records(rows: list[ResultRow]) -> list[dict[str, Any]]:
+    """The summary's records: each result's row, then its power row when it was measured for power."""
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        d = r.to_dict()
+        out.append({c: None if c == "power_efficiency" else d[c] for c in COLUMNS})
+        if d["has_power"]:
+            power = {"metric": POWER_METRIC, "value": d["power_metric"], "units": d["power_units"]}
+            out.append({c: power.get(c, d[c]) for c in COLUMNS})
+    return out
+
+
 def to_csv(rows: list[ResultRow]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for r in rows:
-        d = r.to_dict()
+    for d in records(rows):
         writer.writerow(
             ["" if d[c] is None else (repr(d[c]) if isinstance(d[c], float) else d[c]) for c in COLUMNS]
         )
@@ -49,4 +67,4 @@ def to_csv(rows: list[ResultRow]) -> str:
 
 
 def to_json(rows: list[ResultRow]) -> bytes:
-    return orjson.dumps([{c: r.to_dict()[c] for c in COLUMNS} for r in rows], option=orjson.OPT_INDENT_2)
+    return orjson.dumps(records(rows), option=orjson.OPT_INDENT_2)

@@ -54,6 +54,10 @@ def _results_table(rows: list[ResultRow]) -> None:
             r.units,
             "yes" if r.valid else "NO",
         )
+        if r.power is not None:  # the official summary's power row
+            tbl.add_row(
+                r.system, r.benchmark, r.scenario, "power", f"{r.power.metric:.6g}", r.power.units, ""
+            )
     print_table(out, tbl)
 
 
