@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import random
 import sys
 import time
@@ -41,6 +42,7 @@ from aiohttp import web
 
 from proctor.errors import ConfigError
 from proctor.serving.binding import CONTROL_TOKEN_ENV, control_allowed
+from proctor.serving.guard import FailureLog, guard
 from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
 
 # --- the model --------------------------------------------------------------------------------------
@@ -117,8 +119,11 @@ class TinyLM:
             parts = []
             for m in msgs:
                 content = m.get("content") if isinstance(m, dict) else None
-                if isinstance(content, list):  # content parts
-                    content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+                if isinstance(content, list):  # content parts: text parts' strings, other parts skipped
+                    texts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+                    if not all(isinstance(t, str) for t in texts):
+                        raise ValueError("a text content part's 'text' must be a string")
+                    content = " ".join(texts)
                 if not isinstance(content, str):
                     raise ValueError("each message needs a text 'content'")
                 parts.append(content)
@@ -258,6 +263,8 @@ def parse_chunk(spec: str) -> tuple[int, int]:
         raise ConfigError(f"--chunk {spec!r}: expected N or LO-HI", key="--chunk") from None
 
 
+log = logging.getLogger("proctor.serving.llm")
+MAX_REQUEST_BYTES = 64 << 20  # one request body (a long-context prompt is well under a MiB)
 ARRIVAL = web.RequestKey("arrival", float)  # when the request's first byte was read (monotonic s)
 
 # --- the server -------------------------------------------------------------------------------------
@@ -294,7 +301,10 @@ class LLMServer:
         self.lateness: dict[str, LatenessHist] = {}
         self.reset_lateness()
         self.port = 0
-        self.app = web.Application(middlewares=[self._arrival])
+        self.failures = FailureLog(log)
+        self.app = web.Application(
+            middlewares=[guard(self.failures, MAX_REQUEST_BYTES), self._arrival], client_max_size=MAX_REQUEST_BYTES
+        )
         self.app.router.add_post("/v1/completions", self._completions)
         self.app.router.add_post("/v1/chat/completions", self._chat)
         self.app.router.add_get("/v1/models", self._models)
@@ -308,7 +318,7 @@ class LLMServer:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         loop = asyncio.get_running_loop()
         self._timer = PreciseTimer(loop)
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, auto_decompress=False)
         await self._runner.setup()
         handlers = self._runner.server
         assert handlers is not None
@@ -413,7 +423,7 @@ class LLMServer:
         arrival = request.get(ARRIVAL, time.monotonic())
         try:
             raw = await request.read()
-        except ConnectionResetError:  # the client left before its body arrived
+        except ConnectionError:  # the client left before its body arrived
             self.stats["client_gone"] += 1
             return web.Response(status=499)
         try:
@@ -495,7 +505,7 @@ class LLMServer:
                 await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
             self.stats["completed"] += 1
-        except ConnectionResetError:  # the client hung up mid-stream (a benchmark's end): nothing to send
+        except ConnectionError:  # the client hung up mid-stream (a benchmark's end): nothing to send
             self.stats["client_gone"] += 1
         except asyncio.CancelledError:
             self.stats["client_gone"] += 1

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -45,12 +46,14 @@ from proctor.errors import ConfigError, RequestError
 from proctor.loadgen import completion
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import QuerySample
+from proctor.serving.guard import FailureLog, guard
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
 
 DEFAULT_CAPACITY = 8192  # samples in flight per node (tensor mode's input table rows)
 MAX_BODY = 256 * 1024 * 1024
+log = logging.getLogger("proctor.serving.node")
 
 
 @dataclass(slots=True)
@@ -328,7 +331,7 @@ def server_metadata(node_name: str) -> dict[str, Any]:
 
 def build_app(model: NodeModel, meta: dict[str, Any]) -> web.Application:
     """The aiohttp application of one node; `meta` is served as is (and may be updated later)."""
-    app = web.Application(client_max_size=MAX_BODY)
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[guard(FailureLog(log), MAX_BODY)])
 
     async def live(_: web.Request) -> web.Response:
         return _json({"live": True})
@@ -420,7 +423,7 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
         model.sut.start(model.router)
     meta = server_metadata("")
     try:
-        runner = web.AppRunner(build_app(model, meta), access_log=None)
+        runner = web.AppRunner(build_app(model, meta), access_log=None, auto_decompress=False)
         await runner.setup()
         site = web.TCPSite(runner, host, port, reuse_address=True)
         await site.start()
