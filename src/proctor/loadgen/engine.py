@@ -25,6 +25,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +39,9 @@ from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultC
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
+    AUDIT_CONFIG_NOTICE,
+    AUDIT_CONFIG_NOTICE_SOURCE,
+    CONFIG_ERROR_KEY,
     SHORT_RUN_KEY,
     SUT_REPORT_KEY,
     DetailLogWriter,
@@ -141,6 +145,7 @@ class RunOutcome:
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
 
 
+ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error found before the test
 MAX_ERROR_MESSAGES = 10  # RunOutcome.error_messages keeps this many
 
 
@@ -200,9 +205,11 @@ class Run:
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
         short_run: str = "",
+        config_errors: Sequence[ConfigNote] = (),
     ) -> None:
         self.sut, self.qsl = sut, qsl
         self.short_run = short_run
+        self.config_errors = list(config_errors)
         self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
         self.error_messages: list[str] = []
         self.sut_report: list[str] = []
@@ -310,6 +317,11 @@ class Run:
 
     def _prologue(self) -> None:
         assert self.logs is not None
+        for message, (file, line_no) in self.config_errors:  # FromConfig's, logged before the test
+            self._keep(message)
+            self.logs.detail.log(
+                CONFIG_ERROR_KEY, message, is_error=True, file=file, line_no=line_no, time_ns=self.logs.detail.start_ns
+            )
         for key, value in _version_items():
             self.logs.detail.log(key, value, file="version.cc")
         self.log("test_datetime", dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -321,6 +333,11 @@ class Run:
         self.log("qsl_name", self.qsl.name)
         self.log("qsl_reported_total_count", int(self.qsl.total_sample_count))
         self.log("qsl_reported_performance_count", int(self.qsl.performance_sample_count))
+        if self.audit_config is not None and Path(self.audit_config).is_file():  # as the official words it
+            file, line_no = AUDIT_CONFIG_NOTICE_SOURCE
+            self.logs.detail.log(
+                "warning_generic_message", AUDIT_CONFIG_NOTICE, is_warning=True, file=file, line_no=line_no
+            )
         settings = start_settings(self.requested, self.audit_config)  # audit.config, then test05
         self.settings = settings
         log_requested_settings(self.logs.detail, settings)
@@ -546,6 +563,8 @@ class Run:
             if self.incomplete_reason:
                 phase.records.incomplete = True
                 phase.records.incomplete_reason = self.incomplete_reason
+        assert self.logs is not None
+        self.logs.detail.log_logger_counters()  # the official logs them after every issue pass
         self.qsl.unload_samples(loaded_list)
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
@@ -818,6 +837,7 @@ def run_test(
     max_response_bytes: int = MAX_RESPONSE_BYTES,
     max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
     short_run: str = "",
+    config_errors: Sequence[ConfigNote] = (),
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -828,6 +848,9 @@ def run_test(
     and KeyboardInterrupt is raised. Payloads over `max_response_bytes`, or past
     `max_accuracy_log_bytes` in all, are left out of the accuracy log with an error. `short_run`:
     why the run is not a submission run (resolve.short_run_reason), marked in both logs.
+    `config_errors`: (message, (file, line)) of settings-file errors found before the test (the
+    official FromConfig's `error_invalid_config`), logged first in the detail log and counted in
+    the summary, as the official does.
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -855,6 +878,7 @@ def run_test(
             max_response_bytes=max_response_bytes,
             max_accuracy_log_bytes=max_accuracy_log_bytes,
             short_run=short_run,
+            config_errors=config_errors,
         ).execute()
     finally:
         _run_lock.release()
