@@ -36,6 +36,7 @@ from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink
+from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
@@ -206,8 +207,10 @@ class Run:
         max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
         short_run: str = "",
         config_errors: Sequence[ConfigNote] = (),
+        early_stopping_extension: bool = True,
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.early_stopping_extension = early_stopping_extension
         self.short_run = short_run
         self.config_errors = list(config_errors)
         self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
@@ -444,15 +447,21 @@ class Run:
     def _run_performance(self) -> None:
         assert self.eff is not None
         self.log("generic_message", "Starting performance mode")
-        self.perf_phase = self._performance_phase()
+        self.perf_phase = self._performance_phase(extend=self.early_stopping_extension)
 
-    def _performance_phase(self) -> _Phase:
-        """Load the performance set, issue one performance run, unload: what every probe repeats."""
+    def _performance_phase(self, extend: bool = False) -> _Phase:
+        """Load the performance set, issue one performance run, unload: what every probe repeats.
+        `extend`: Server runs the rules' early-stopping procedure past the official queries
+        (early_stopping_extension); a FindPeakPerformance probe does not."""
         assert self.eff is not None
-        sets = loadable_sets(self.eff, int(self.qsl.total_sample_count), TestMode.PERFORMANCE_ONLY)
+        eff = self.eff
+        sets = loadable_sets(eff, int(self.qsl.total_sample_count), TestMode.PERFORMANCE_ONLY)
         loaded = sets[0]
+        extra = None
+        if extend and extension_queries(eff, 1, TestMode.PERFORMANCE_ONLY):
+            extra = lambda n: extension_queries(eff, n, TestMode.PERFORMANCE_ONLY)  # noqa: E731
         schedule = generate_schedule(
-            self.eff, loaded, TestMode.PERFORMANCE_ONLY, first_sample_seq=self.seq_next
+            eff, loaded, TestMode.PERFORMANCE_ONLY, first_sample_seq=self.seq_next, extra_queries=extra
         )
         phase = self._phase(TestMode.PERFORMANCE_ONLY, schedule, loaded)
         self.perf_phase = phase  # set before issuing: a run that fails midway is still summarised
@@ -505,7 +514,7 @@ class Run:
         self.qsl.load_samples(loaded_list)
         self.log("loaded_qsl_set", loaded_list)
         sched = phase.schedule
-        self.log("generated_query_count", sched.n_queries)
+        self.log("generated_query_count", sched.nominal_queries)  # the official's; extra ones follow
         self.log(
             "generated_samples_per_query",
             int(sched.query_offsets[1] - sched.query_offsets[0]) if sched.n_queries else 0,
@@ -527,6 +536,8 @@ class Run:
             error=self.error,
             info=self.info,
         )
+        if sched.n_nominal >= 0 and not accuracy:
+            issuer.extension = ExtensionWatch(self.eff, phase.records, sched.n_nominal)
         completion_mod.attach(phase.tracker)
         self.sink.target = phase.tracker
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
@@ -838,6 +849,7 @@ def run_test(
     max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
     short_run: str = "",
     config_errors: Sequence[ConfigNote] = (),
+    early_stopping_extension: bool = True,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -850,7 +862,9 @@ def run_test(
     why the run is not a submission run (resolve.short_run_reason), marked in both logs.
     `config_errors`: (message, (file, line)) of settings-file errors found before the test (the
     official FromConfig's `error_invalid_config`), logged first in the detail log and counted in
-    the summary, as the official does.
+    the summary, as the official does. `early_stopping_extension`: a Server performance run follows
+    the rules' early-stopping procedure past the official queries (loadgen.early_stopping_extension;
+    False: stop where the official LoadGen stops).
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -879,6 +893,7 @@ def run_test(
             max_accuracy_log_bytes=max_accuracy_log_bytes,
             short_run=short_run,
             config_errors=config_errors,
+            early_stopping_extension=early_stopping_extension,
         ).execute()
     finally:
         _run_lock.release()

@@ -522,6 +522,10 @@ def log_results(detail: DetailLogWriter, result: PerformanceResult) -> None:
     detail.log("proctor_issue_lateness_max_ns", result.issue_lateness_max_ns)
     if not result.complete:
         detail.log("proctor_run_incomplete", result.incomplete_reason or "interrupted")
+    if result.early_stopping_nominal_queries:  # Server: the rules' early-stopping procedure
+        detail.log("proctor_early_stopping_official_queries", result.early_stopping_nominal_queries)
+        detail.log("proctor_early_stopping_extra_queries", result.early_stopping_extra_queries)
+        detail.log("proctor_early_stopping_extension_stop", result.early_stopping_extension_stop)
     if result.reasons:
         detail.log("proctor_invalid_reasons", list(result.reasons))
     detail.log("num_errors", detail.n_errors, file=_R, line_no=852)
