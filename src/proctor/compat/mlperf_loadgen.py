@@ -13,7 +13,9 @@ Differences, listed in docs/deviations.md: `StartTest` runs on the calling threa
 that the official silently ignores make `FromConfig` return -EINVAL (with the reason on stderr and,
 like the official's own FromConfig errors, as `error_invalid_config` in the next test's detail log);
 `last_outcome()` is an addition that hands back proctor's RunOutcome of the latest test;
-`set_accuracy_log_caps()` sets the accuracy-log payload caps (the official has none). A response
+`set_accuracy_log_caps()` sets the accuracy-log payload caps (the official has none);
+`set_early_stopping_extension()` turns off the rules' Server early-stopping procedure past the
+official queries (on by default; the official stops there). A response
 that is not one, an id that is not an integer, a second completion, an unknown id or one left over
 from an earlier test is an error in the detail log; the call returns and the test goes on.
 """
@@ -61,6 +63,7 @@ __all__ = [
     "last_outcome",
     "reset_config_state",
     "set_accuracy_log_caps",
+    "set_early_stopping_extension",
 ]
 
 
@@ -405,6 +408,7 @@ class _PyQSL:
 _handles: dict[int, Any] = {}
 _next_handle = itertools.count(0x1000, 0x10)
 _last_outcome: Any = None
+_extension = True  # Server: the rules' early-stopping procedure past the official queries
 _caps: tuple[int, int] = (1 << 30, 16 << 30)  # the engine's defaults (MAX_RESPONSE_BYTES, MAX_ACCURACY_LOG_BYTES)
 
 
@@ -474,7 +478,16 @@ def StartTestWithLogSettings(
         max_response_bytes=_caps[0],
         max_accuracy_log_bytes=_caps[1],
         config_errors=pending,
+        early_stopping_extension=_extension,
     )
+
+
+def set_early_stopping_extension(on: bool) -> None:
+    """Whether later Server StartTests follow the rules' early-stopping procedure past the official
+    queries (default; loadgen.early_stopping_extension) or stop where the official LoadGen stops (not
+    in the official API; docs/deviations.md)."""
+    global _extension
+    _extension = bool(on)
 
 
 def set_accuracy_log_caps(max_response_bytes: int, max_accuracy_log_bytes: int) -> None:
