@@ -199,3 +199,26 @@ def test_extra_queries_never_change_the_official_schedule(extra):
     assert np.array_equal(ext.scheduled_ns[: base.n_queries], base.scheduled_ns)
     assert np.array_equal(ext.sample_index[: base.n_samples], base.sample_index)
     assert np.array_equal(ext.accuracy_log_mask[: base.n_samples], base.accuracy_log_mask)
+
+
+def test_token_runs_extend_for_ttft_and_tpot_alike():
+    """Interactive / LLM Server: the procedure counts TTFT and TPOT over their bounds separately
+    (official: TPOT first, then TTFT); each needs q >= f(t) + t."""
+    eff = normalize(
+        server(use_token_latencies=True, server_ttft_latency=10 * MS, server_tpot_latency=MS), 64, 16
+    )
+    loaded = loadable_sets(eff, 64, TestMode.PERFORMANCE_ONLY)[0]
+    sched = generate_schedule(eff, loaded, TestMode.PERFORMANCE_ONLY, extra_queries=lambda n: n)
+    rec = Records.allocate(sched, tokens=True)
+    rec.query_scheduled_ns[:] = sched.scheduled_ns
+    rec.sample_first_token_ns[:] = sched.scheduled_ns + MS
+    rec.sample_n_tokens[:] = 11
+    rec.sample_done_ns[:] = sched.scheduled_ns + 6 * MS  # TPOT (6 - 1) / 10 = 0.5 ms
+    rec.sample_done_ns[7] = sched.scheduled_ns[7] + 21 * MS  # TPOT 2 ms: over its bound
+    rec.sample_first_token_ns[9] = sched.scheduled_ns[9] + 11 * MS  # TTFT 11 ms: over its bound
+    rec.sample_done_ns[9] = sched.scheduled_ns[9] + 16 * MS
+    watch = ExtensionWatch(eff, rec, OFFICIAL)
+    now = int(sched.scheduled_ns[-1])
+    assert watch.check(OFFICIAL, now) is None and watch.needed_at_schedule_end == N_ONE_LATE
+    assert watch.check(N_ONE_LATE - 1, now) is None
+    assert watch.check(N_ONE_LATE, now) == "met"
