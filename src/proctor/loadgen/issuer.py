@@ -13,7 +13,8 @@ Stop rules (not in accuracy mode, which issues everything): after an issue, non-
 once `issued >= min_query_count` and `issue time - start >= target duration`; every scenario stops
 with an error on max_query_count, on max_duration, and (Server) when more than
 server_max_async_queries queries are outstanding. Running out of generated queries before the
-minimum is an error. The loop builds no Python object per sample for array SUTs
+minimum is an error. Server performance runs may go on past the official queries while the rules'
+early-stopping procedure needs more (`extension`, loadgen/early_stopping_extension.py). The loop builds no Python object per sample for array SUTs
 (`issue_query_arrays`); for the others the QuerySample objects are built before the clock starts.
 """
 
