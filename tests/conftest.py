@@ -41,3 +41,15 @@ def cli(capsys: pytest.CaptureFixture[str]):
         return CliResult(rc, captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compat_config_state():
+    """The compat API counts user.conf FromConfig calls per process, as the official does: each test
+    starts as a fresh process would."""
+    import sys
+
+    compat = sys.modules.get("proctor.compat.mlperf_loadgen")
+    if compat is not None:
+        compat.reset_config_state()
+    yield

@@ -110,6 +110,7 @@ def run_proctor(scenario: Scenario, mode: TestMode, outdir: Path) -> list[list[i
         ts,
         LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=False),
         audit_config=None,
+        early_stopping_extension=False,  # stop where the official does (test_early_stopping_extension)
     )
     return sut.calls
 

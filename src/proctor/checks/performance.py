@@ -9,6 +9,7 @@ latency or TTFT/TPOT bounds (p99 strictly below), and the Offline query size.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,14 +194,62 @@ def _validity(c: _Log) -> None:
     )
 
 
+_MORE_QUERIES = re.compile(r"at least (\d{1,15}) more queries")
+MAX_QUERY_COUNT = 1 << 40  # beyond any run: a larger count in a log is not believed
+
+
+def early_stopping_message(log: DetailLogData) -> str:
+    """Why early stopping failed, in the terms of the rules' procedure (appendix Early stopping,
+    "Early Stopping Criterion"): Server: q queries, t over latency, n required; step 4 (run n - q more,
+    then recompute) was not carried out. SingleStream/MultiStream: the estimate needs more queries."""
+    from proctor.loadgen import early_stopping as es  # the rules' maths, stated once
+
+    def count(key: str) -> int | None:
+        value = log.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    pct = log.get("effective_target_latency_percentile")
+    pct = float(pct) if isinstance(pct, int | float) and not isinstance(pct, bool) and 0 < pct < 1 else None
+    q = count("result_query_count")
+    if log.get("effective_scenario") == "Server" and q is not None:
+        t = count("result_overlatency_query_count")
+        if t is not None and not t <= q <= MAX_QUERY_COUNT:
+            t = None  # not a count a run can have: say no number
+        if log.get("requested_use_token_latencies") is True or t is None or pct is None:
+            more = [
+                int(m.group(1))
+                for key in ("early_stopping_ttft_result", "early_stopping_tpot_result", "early_stopping_result")
+                if isinstance(log.get(key), str) and (m := _MORE_QUERIES.search(str(log.get(key)))) is not None
+            ]
+            if not more:
+                return (
+                    f"early stopping is not met after {q} queries; the rules' procedure (step 4) runs more "
+                    "queries until the criterion holds: rerun longer or at a lower load"
+                )
+            k = max(more)
+            return (
+                f"early stopping is not met: the over-latency tokens of {q} queries require {q + k}; the "
+                f"rules' procedure (step 4: run n - q more queries, then recompute) stopped {k} short: rerun "
+                f"with at least {k} more queries (a longer min_duration) or at a lower load"
+            )
+        n = es.server_required_queries(t, pct)
+        return (
+            f"early stopping is not met: {t} of {q} queries were over the latency bound, so the rules' "
+            f"procedure requires n = {n} queries; step 4 (run n - q = {max(n - q, 0)} more queries, then "
+            "recompute) was not carried out: rerun with at least that many more queries (a longer "
+            "min_duration; proctor's engine runs them itself) or at a lower load"
+        )
+    if q is not None and pct is not None:
+        return (
+            f"early stopping is not met: {q} queries were processed and a {pct * 100:g}th percentile "
+            f"estimate needs at least {es.min_queries(pct)}: run longer"
+        )
+    return "early stopping is not met; run longer (more queries) or at a lower load"
+
+
 def _percentile_rules(c: _Log, rules: RunRules) -> None:
     if c.log.get("early_stopping_met") is not True:
-        c.bad(
-            "early_stopping",
-            "early_stopping_met",
-            "early stopping is not met; run longer (more queries) or at a lower load",
-            source=EARLY_STOPPING_SRC,
-        )
+        c.bad("early_stopping", "early_stopping_met", early_stopping_message(c.log), source=EARLY_STOPPING_SRC)
     pointpainting_ss = (
         rules.benchmark.name == "pointpainting" and rules.run_category is Category.SINGLE_STREAM
     )

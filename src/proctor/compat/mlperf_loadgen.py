@@ -10,9 +10,12 @@ logged, during the QuerySamplesComplete call, right after `response_cb` ran; the
 the buffer once the call returns.
 
 Differences, listed in docs/deviations.md: `StartTest` runs on the calling thread; conf-file errors
-that the official silently ignores make `FromConfig` return -EINVAL (with the reason on stderr);
+that the official silently ignores make `FromConfig` return -EINVAL (with the reason on stderr and,
+like the official's own FromConfig errors, as `error_invalid_config` in the next test's detail log);
 `last_outcome()` is an addition that hands back proctor's RunOutcome of the latest test;
-`set_accuracy_log_caps()` sets the accuracy-log payload caps (the official has none). A response
+`set_accuracy_log_caps()` sets the accuracy-log payload caps (the official has none);
+`set_early_stopping_extension()` turns off the rules' Server early-stopping procedure past the
+official queries (on by default; the official stops there). A response
 that is not one, an id that is not an integer, a second completion, an unknown id or one left over
 from an earlier test is an error in the detail log; the call returns and the test goes on.
 """
@@ -58,7 +61,9 @@ __all__ = [
     "VectorQuerySample",
     "VectorQuerySampleResponse",
     "last_outcome",
+    "reset_config_state",
     "set_accuracy_log_caps",
+    "set_early_stopping_extension",
 ]
 
 
@@ -244,37 +249,64 @@ class TestSettings:
 
     def FromConfig(self, path: str, model: str, scenario: str, conf_type: int = 1) -> int:  # noqa: N802
         """Apply a conf file as the official does (0 mlperf.conf, 1 user.conf, 2 audit.config): 0 on
-        success, a negative errno and nothing applied from that file on failure."""
+        success, a negative errno on failure. As the official: a user.conf call applies the built-in
+        mlperf.conf first, and it stays applied when the user.conf cannot be opened or has a bad
+        line (nothing of that file is applied); a user.conf call after the first in the process, a
+        file it cannot open and a bad line are `error_invalid_config` errors in the next test's
+        detail log (and its summary count). proctor also prints each to stderr."""
         from proctor.loadgen import conf
+        from proctor.loadgen.logs import detail
 
+        global _user_conf_calls
         current = self.to_proctor()
-        mlperf_applied = self._mlperf_conf_applied
+        if conf_type == 1:
+            if _user_conf_calls:
+                _config_error(
+                    "Multiple conf files are used. This is not valid for official submission.",
+                    detail.CONFIG_MULTIPLE_SOURCE,
+                    path,
+                )
+            _user_conf_calls += 1
         try:
-            if conf_type in (0, 1) and not mlperf_applied:
+            if conf_type in (0, 1) and not self._mlperf_conf_applied:
                 entries = conf.parse_conf(conf.shipped_mlperf_conf(), conf.ConfType.MLPERF)
                 current = conf.apply_conf(current, entries, model, scenario, conf.ConfType.MLPERF)
-                mlperf_applied = True
-            elif conf_type == 1:
-                print(
-                    f"FromConfig: {path}: Multiple conf files are used. This is not valid for official "
-                    "submission.",
-                    file=sys.stderr,
-                )
+                self._take(current)
+                self._mlperf_conf_applied = True
             if conf_type in (1, 2):
                 if not Path(path).is_file():
-                    print(f"FromConfig: cannot open {path}", file=sys.stderr)
+                    _config_error(f"can't open file {path}", detail.CONFIG_OPEN_SOURCE, path)
                     return -errno.ENOENT
                 ctype = conf.ConfType.USER if conf_type == 1 else conf.ConfType.AUDIT
                 current = conf.apply_conf(current, conf.parse_conf(Path(path), ctype), model, scenario, ctype)
             elif conf_type != 0:
-                print(f"FromConfig: unknown conf_type {conf_type}", file=sys.stderr)
+                _config_error(f"unknown conf_type {conf_type}", ("proctor", 0), path)
                 return -errno.EINVAL
-        except (ConfigError, ValueError) as exc:  # like the official: nothing applied, not even mlperf.conf
-            print(f"FromConfig: {exc}", file=sys.stderr)
+        except (ConfigError, ValueError) as exc:  # nothing of this file applied; mlperf.conf stays
+            _config_error(str(exc), ("proctor", 0), path)
             return -errno.EINVAL
-        self._mlperf_conf_applied = mlperf_applied
         self._take(current)
         return 0
+
+
+_user_conf_calls = 0  # user.conf FromConfig calls in this process (the official counts them per process)
+_config_errors: list[tuple[str, tuple[str, int]]] = []  # logged at the start of the next test
+MAX_PENDING_CONFIG_ERRORS = 100
+
+
+def reset_config_state() -> None:
+    """Forget earlier FromConfig calls and their unlogged errors (not in the official API, where
+    they last as long as the process): for test isolation and long-lived harness processes."""
+    global _user_conf_calls
+    _user_conf_calls = 0
+    _config_errors.clear()
+
+
+def _config_error(message: str, source: tuple[str, int], path: str) -> None:
+    """A FromConfig error: printed now (loud), logged in the next test's detail log (official)."""
+    print(f"FromConfig: {path}: {message}", file=sys.stderr)
+    if len(_config_errors) < MAX_PENDING_CONFIG_ERRORS:
+        _config_errors.append((message, source))
 
 
 def _enum_name(value: Any, enum: type[_Enum]) -> str:
@@ -376,6 +408,7 @@ class _PyQSL:
 _handles: dict[int, Any] = {}
 _next_handle = itertools.count(0x1000, 0x10)
 _last_outcome: Any = None
+_extension = True  # Server: the rules' early-stopping procedure past the official queries
 _caps: tuple[int, int] = (1 << 30, 16 << 30)  # the engine's defaults (MAX_RESPONSE_BYTES, MAX_ACCURACY_LOG_BYTES)
 
 
@@ -434,6 +467,8 @@ def StartTestWithLogSettings(
 
     the_sut = _get(sut, (_PySUT, _PyFastSUT), "SUT")
     the_qsl = _get(qsl, (_PyQSL,), "QSL")
+    pending = list(_config_errors)
+    _config_errors.clear()
     _last_outcome = run_test(
         the_sut,
         the_qsl,
@@ -442,7 +477,17 @@ def StartTestWithLogSettings(
         audit_config=audit_config_filename or None,
         max_response_bytes=_caps[0],
         max_accuracy_log_bytes=_caps[1],
+        config_errors=pending,
+        early_stopping_extension=_extension,
     )
+
+
+def set_early_stopping_extension(on: bool) -> None:
+    """Whether later Server StartTests follow the rules' early-stopping procedure past the official
+    queries (default; loadgen.early_stopping_extension) or stop where the official LoadGen stops (not
+    in the official API; docs/deviations.md)."""
+    global _extension
+    _extension = bool(on)
 
 
 def set_accuracy_log_caps(max_response_bytes: int, max_accuracy_log_bytes: int) -> None:

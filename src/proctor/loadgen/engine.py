@@ -25,6 +25,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -35,9 +36,13 @@ from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink
+from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
+    AUDIT_CONFIG_NOTICE,
+    AUDIT_CONFIG_NOTICE_SOURCE,
+    CONFIG_ERROR_KEY,
     SHORT_RUN_KEY,
     SUT_REPORT_KEY,
     DetailLogWriter,
@@ -141,6 +146,7 @@ class RunOutcome:
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
 
 
+ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error found before the test
 MAX_ERROR_MESSAGES = 10  # RunOutcome.error_messages keeps this many
 
 
@@ -200,9 +206,13 @@ class Run:
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
         short_run: str = "",
+        config_errors: Sequence[ConfigNote] = (),
+        early_stopping_extension: bool = True,
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.early_stopping_extension = early_stopping_extension
         self.short_run = short_run
+        self.config_errors = list(config_errors)
         self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
         self.error_messages: list[str] = []
         self.sut_report: list[str] = []
@@ -310,6 +320,11 @@ class Run:
 
     def _prologue(self) -> None:
         assert self.logs is not None
+        for message, (file, line_no) in self.config_errors:  # FromConfig's, logged before the test
+            self._keep(message)
+            self.logs.detail.log(
+                CONFIG_ERROR_KEY, message, is_error=True, file=file, line_no=line_no, time_ns=self.logs.detail.start_ns
+            )
         for key, value in _version_items():
             self.logs.detail.log(key, value, file="version.cc")
         self.log("test_datetime", dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -321,6 +336,11 @@ class Run:
         self.log("qsl_name", self.qsl.name)
         self.log("qsl_reported_total_count", int(self.qsl.total_sample_count))
         self.log("qsl_reported_performance_count", int(self.qsl.performance_sample_count))
+        if self.audit_config is not None and Path(self.audit_config).is_file():  # as the official words it
+            file, line_no = AUDIT_CONFIG_NOTICE_SOURCE
+            self.logs.detail.log(
+                "warning_generic_message", AUDIT_CONFIG_NOTICE, is_warning=True, file=file, line_no=line_no
+            )
         settings = start_settings(self.requested, self.audit_config)  # audit.config, then test05
         self.settings = settings
         log_requested_settings(self.logs.detail, settings)
@@ -427,15 +447,21 @@ class Run:
     def _run_performance(self) -> None:
         assert self.eff is not None
         self.log("generic_message", "Starting performance mode")
-        self.perf_phase = self._performance_phase()
+        self.perf_phase = self._performance_phase(extend=self.early_stopping_extension)
 
-    def _performance_phase(self) -> _Phase:
-        """Load the performance set, issue one performance run, unload: what every probe repeats."""
+    def _performance_phase(self, extend: bool = False) -> _Phase:
+        """Load the performance set, issue one performance run, unload: what every probe repeats.
+        `extend`: Server runs the rules' early-stopping procedure past the official queries
+        (early_stopping_extension); a FindPeakPerformance probe does not."""
         assert self.eff is not None
-        sets = loadable_sets(self.eff, int(self.qsl.total_sample_count), TestMode.PERFORMANCE_ONLY)
+        eff = self.eff
+        sets = loadable_sets(eff, int(self.qsl.total_sample_count), TestMode.PERFORMANCE_ONLY)
         loaded = sets[0]
+        extra = None
+        if extend and extension_queries(eff, 1, TestMode.PERFORMANCE_ONLY):
+            extra = lambda n: extension_queries(eff, n, TestMode.PERFORMANCE_ONLY)  # noqa: E731
         schedule = generate_schedule(
-            self.eff, loaded, TestMode.PERFORMANCE_ONLY, first_sample_seq=self.seq_next
+            eff, loaded, TestMode.PERFORMANCE_ONLY, first_sample_seq=self.seq_next, extra_queries=extra
         )
         phase = self._phase(TestMode.PERFORMANCE_ONLY, schedule, loaded)
         self.perf_phase = phase  # set before issuing: a run that fails midway is still summarised
@@ -488,7 +514,7 @@ class Run:
         self.qsl.load_samples(loaded_list)
         self.log("loaded_qsl_set", loaded_list)
         sched = phase.schedule
-        self.log("generated_query_count", sched.n_queries)
+        self.log("generated_query_count", sched.nominal_queries)  # the official's; extra ones follow
         self.log(
             "generated_samples_per_query",
             int(sched.query_offsets[1] - sched.query_offsets[0]) if sched.n_queries else 0,
@@ -510,6 +536,8 @@ class Run:
             error=self.error,
             info=self.info,
         )
+        if sched.n_nominal >= 0 and not accuracy:
+            issuer.extension = ExtensionWatch(self.eff, phase.records, sched.n_nominal)
         completion_mod.attach(phase.tracker)
         self.sink.target = phase.tracker
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
@@ -546,6 +574,8 @@ class Run:
             if self.incomplete_reason:
                 phase.records.incomplete = True
                 phase.records.incomplete_reason = self.incomplete_reason
+        assert self.logs is not None
+        self.logs.detail.log_logger_counters()  # the official logs them after every issue pass
         self.qsl.unload_samples(loaded_list)
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
@@ -818,6 +848,8 @@ def run_test(
     max_response_bytes: int = MAX_RESPONSE_BYTES,
     max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
     short_run: str = "",
+    config_errors: Sequence[ConfigNote] = (),
+    early_stopping_extension: bool = True,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -828,6 +860,11 @@ def run_test(
     and KeyboardInterrupt is raised. Payloads over `max_response_bytes`, or past
     `max_accuracy_log_bytes` in all, are left out of the accuracy log with an error. `short_run`:
     why the run is not a submission run (resolve.short_run_reason), marked in both logs.
+    `config_errors`: (message, (file, line)) of settings-file errors found before the test (the
+    official FromConfig's `error_invalid_config`), logged first in the detail log and counted in
+    the summary, as the official does. `early_stopping_extension`: a Server performance run follows
+    the rules' early-stopping procedure past the official queries (loadgen.early_stopping_extension;
+    False: stop where the official LoadGen stops).
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -855,6 +892,8 @@ def run_test(
             max_response_bytes=max_response_bytes,
             max_accuracy_log_bytes=max_accuracy_log_bytes,
             short_run=short_run,
+            config_errors=config_errors,
+            early_stopping_extension=early_stopping_extension,
         ).execute()
     finally:
         _run_lock.release()

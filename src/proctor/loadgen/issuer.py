@@ -13,7 +13,8 @@ Stop rules (not in accuracy mode, which issues everything): after an issue, non-
 once `issued >= min_query_count` and `issue time - start >= target duration`; every scenario stops
 with an error on max_query_count, on max_duration, and (Server) when more than
 server_max_async_queries queries are outstanding. Running out of generated queries before the
-minimum is an error. The loop builds no Python object per sample for array SUTs
+minimum is an error. Server performance runs may go on past the official queries while the rules'
+early-stopping procedure needs more (`extension`, loadgen/early_stopping_extension.py). The loop builds no Python object per sample for array SUTs
 (`issue_query_arrays`); for the others the QuerySample objects are built before the clock starts.
 """
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from proctor.loadgen.clock import PREEMPTED_NS, Clock, MonotonicClock
 from proctor.loadgen.completion import CompletionTracker
+from proctor.loadgen.early_stopping_extension import BOUND, EXTENSION_SOURCE, MET, ExtensionWatch
 from proctor.loadgen.records import Records, Schedule
 from proctor.loadgen.settings import EffectiveSettings
 from proctor.loadgen.types import ArraySUT, CompletionIssuingSUT, QuerySample, Scenario, SystemUnderTest
@@ -121,7 +123,9 @@ def _prctl() -> Any:
 
 @dataclass(slots=True)
 class IssueOutcome:
-    stop_reason: str  # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout"
+    # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout",
+    # "early_stopping_met" (Server: the criterion held after extra queries)
+    stop_reason: str
     start_ns: int
     end_issue_ns: int
     wall_start_ns: int  # time.monotonic_ns() at the start: timeouts are wall time whatever the clock
@@ -199,6 +203,8 @@ class Issuer:
         self.error = error
         self.info = info or (lambda message: None)
         self._issue = _issue_fn(sut, schedule, id_base)
+        # Server: the rules' early-stopping procedure past the official queries (None: stop there)
+        self.extension: ExtensionWatch | None = None
 
     def run(self) -> IssueOutcome:
         if self.eff.scenario == Scenario.OFFLINE:  # one query, due at once: no lateness to save
@@ -428,6 +434,10 @@ class Issuer:
             or eff.max_duration_ms
             or eff.max_async_queries
         )
+        watch = self.extension if not self.accuracy and eff.scenario == Scenario.SERVER else None
+        if watch is None:
+            nq = min(nq, self.schedule.nominal_queries)  # extra queries are only for the procedure
+        watch_from = self.schedule.nominal_queries if watch is not None else nq + 1
         start = now()
         wall_start = time.monotonic_ns()
         rec.start_ns = start
@@ -461,7 +471,19 @@ class Issuer:
             # the checks of _stop_check, inlined: none of them can fire unless its limit is set
             if checks and (stop := self._stop_check(q, t, start)) is not None:
                 reason = stop
+                if watch is not None and watch.extending:
+                    rec.extension_stop = stop  # a limit of the run ended the procedure
+                break
+            if q >= watch_from and watch is not None and (why := watch.check(q, t)) is not None:
+                rec.extension_stop = why
+                if why == MET:
+                    self.info(f"Early stopping met after {q - watch.nominal} extra queries ({EXTENSION_SOURCE})")
+                    reason = "early_stopping_met"
+                else:
+                    reason = self._exhausted()
                 break
         else:
             reason = self._exhausted()
+            if watch is not None and watch.extending:
+                rec.extension_stop = BOUND
         return IssueOutcome(reason, start, now(), wall_start)

@@ -24,7 +24,8 @@ class Schedule:
     sample_index: np.ndarray          # int[n_samples]: QSL index of each sample (int64; large Offline
     #                                   schedules: the narrowest unsigned type the loaded set allows)
     accuracy_log_mask: np.ndarray | None = None  # bool[n_samples]: log this sample's data (perf mode)
-    duration_ns: int = 0  # timestamp after the last query: the official generated_query_duration
+    duration_ns: int = 0  # timestamp after the last official query: the official generated_query_duration
+    n_nominal: int = -1  # Server with an early-stopping extension: the official queries (the rest follow)
 
     @property
     def n_queries(self) -> int:
@@ -33,6 +34,11 @@ class Schedule:
     @property
     def n_samples(self) -> int:
         return int(self.sample_index.shape[0])
+
+    @property
+    def nominal_queries(self) -> int:
+        """The queries the official LoadGen would generate (all of them without an extension)."""
+        return self.n_nominal if self.n_nominal >= 0 else self.n_queries
 
     def samples_of(self, q: int) -> np.ndarray:
         return self.sample_index[self.query_offsets[q]:self.query_offsets[q + 1]]
@@ -58,6 +64,7 @@ class Records:
     incomplete_reason: str = ""
     sample_failed: np.ndarray | None = None  # uint8[n_samples], 1: the SUT failed it (fail_samples)
     failed_samples: int = 0
+    extension_stop: str = ""  # Server early-stopping extension: why issuing ended past the official queries
 
     @classmethod
     def allocate(cls, schedule: Schedule, start_ns: int = 0, *, tokens: bool = True) -> Records:

@@ -202,6 +202,11 @@ class PerformanceResult:
     early_stopping_latency_ss: int = 0
     early_stopping_latency_ms: int = 0
     early_stopping_t: int = 0
+    # Server: the rules' procedure past the official queries (loadgen.early_stopping_extension)
+    early_stopping_nominal_queries: int = 0  # the official query count (0: no extension armed)
+    early_stopping_extra_queries: int = 0  # queries issued after them
+    early_stopping_extension_stop: str = ""  # why issuing ended once extending (Records.extension_stop)
+    early_stopping_needed: int = 0  # Server: the query count n the final over-latency counts require
     # validity
     min_duration_met: bool = False
     min_queries_met: bool = False
@@ -297,6 +302,11 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
         res.final_query_done_s = _seconds(last_done - start)
     res.max_latency_s = _seconds(res.samples.max)
 
+    if schedule.n_nominal >= 0:
+        res.early_stopping_nominal_queries = schedule.n_nominal
+        res.early_stopping_extra_queries = max(nq - schedule.n_nominal, 0)
+        res.early_stopping_extension_stop = records.extension_stop
+
     n = res.sample_count
     if scenario == "Server":
         res.overlatency_count = int(np.count_nonzero(lat > eff.target_latency_ns))
@@ -356,8 +366,54 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
             res.issue_lateness_p99_ns = int(late[int(late.shape[0] * 0.99)])
             res.issue_lateness_max_ns = int(late[-1])
 
+    if scenario == "Server":
+        if res.use_token_latencies:
+            res.early_stopping_needed = max(
+                es.server_required_queries(int(np.count_nonzero(ttft > eff.server_ttft_latency)), pct),
+                es.server_required_queries(int(np.count_nonzero(tpot > eff.server_tpot_latency)), pct),
+            )
+        else:
+            res.early_stopping_needed = es.server_required_queries(res.overlatency_count, pct)
     _validity(res, eff, lat, qlat, ttft, tpot)
+    _procedure_note(res)
     return res
+
+
+STOP_TEXT = {
+    "bound": "proctor's bound on extra queries",
+    "max_duration": "max_duration",
+    "max_query_count": "max_query_count",
+    "too_many_outstanding": "too many outstanding queries",
+    "timeout": "the SUT's timeout",
+}
+
+
+def _procedure_note(res: PerformanceResult) -> None:
+    """Server: what the rules' early-stopping procedure did past the official queries, added to the
+    early-stopping text (summary and detail log): met after k extra queries, or stopped at a bound
+    with how many more the procedure needed."""
+    if res.scenario != "Server" or not res.early_stopping_nominal_queries:
+        return
+    extra, stop = res.early_stopping_extra_queries, res.early_stopping_extension_stop
+    short = max(res.early_stopping_needed - res.query_count, 0)
+    if res.early_stopping_met:
+        if not extra:
+            return
+        note = f"\n * Early stopping met after {extra} extra queries (rules' procedure, step 4)."
+    elif stop in ("", "met_at_schedule_end"):
+        note = (
+            "\n * The queries known to be over latency when the official queries ended needed no more;"
+            f"\n those still in flight did: {short} more queries were needed."
+        )
+    else:
+        note = (
+            f"\n * Ran {extra} extra queries (rules' procedure, step 4) and stopped at "
+            f"{STOP_TEXT.get(stop, stop)}:\n {short} more queries were needed."
+        )
+    if res.use_token_latencies:
+        res.early_stopping_tpot_text += note
+    else:
+        res.early_stopping_text += note
 
 
 def _summarize_streamed(
@@ -513,7 +569,20 @@ def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, 
                 if not res.use_token_latencies
                 else None
             )
-            if need is not None:
+            if res.early_stopping_nominal_queries and res.early_stopping_extension_stop not in (
+                "",
+                "met_at_schedule_end",
+            ):
+                stop = res.early_stopping_extension_stop
+                out.append(
+                    f"early stopping: the rules' procedure (Early Stopping Criterion, step 4) ran "
+                    f"{res.early_stopping_extra_queries} queries past the official "
+                    f"{res.early_stopping_nominal_queries} and stopped at {STOP_TEXT.get(stop, stop)} with "
+                    f"{res.query_count} queries, {max(res.early_stopping_needed - res.query_count, 0)} "
+                    f"short of the {res.early_stopping_needed} the over-latency queries require: lower "
+                    "server_target_qps (or raise max_duration)"
+                )
+            elif need is not None:
                 out.append(
                     f"early stopping: {res.overlatency_count} of {res.query_count} queries were over "
                     f"the latency target; with that many the run needs at least {need} queries: "
@@ -522,7 +591,7 @@ def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, 
             else:
                 out.append(
                     "early stopping: too many tokens over the TTFT/TPOT targets for the number of "
-                    "queries: lower server_target_qps or run longer"
+                    f"queries (needs at least {res.early_stopping_needed}): lower server_target_qps or run longer"
                 )
         else:
             need = es.min_queries(res.target_percentile)

@@ -10,6 +10,7 @@ traces bit for bit this module consumes each stream exactly as it does
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +71,15 @@ def _count_queries(k_star: int, min_queries: int, gen_ns: int, equal_bump: int) 
     return max(k_star + 1, min_queries)
 
 
-def _timeline(eff: EffectiveSettings, gen_ns: int, min_queries: int, equal_bump: int) -> np.ndarray:
-    """Query timestamps ts_0..ts_n in ns (n queries; ts_n is the official generated_query_duration)."""
+def _timeline(
+    eff: EffectiveSettings,
+    gen_ns: int,
+    min_queries: int,
+    equal_bump: int,
+    extra: Callable[[int], int] | None = None,
+) -> tuple[np.ndarray, int]:
+    """(ts, n): query timestamps ts_0..ts_n in ns (n queries; ts_n is the official
+    generated_query_duration), then (Server) `extra(n)` more drawn on from the same stream."""
     if not eff.target_qps > 0.0:
         raise ValueError(f"target_qps must be > 0 to schedule queries, got {eff.target_qps}")
     if eff.scenario is not Scenario.SERVER:
@@ -83,7 +91,7 @@ def _timeline(eff: EffectiveSettings, gen_ns: int, min_queries: int, equal_bump:
         else:
             k_star = -(-gen_ns // period) if gen_ns > 0 else 0
         n = _count_queries(k_star, min_queries, gen_ns, equal_bump)
-        return np.arange(n + 1, dtype=np.int64) * period
+        return np.arange(n + 1, dtype=np.int64) * period, n
     schedule_rng = _rng.MT19937(eff.schedule_rng_seed)
     lam = float(eff.target_qps)
     ts = np.zeros(1, np.int64)
@@ -96,9 +104,10 @@ def _timeline(eff: EffectiveSettings, gen_ns: int, min_queries: int, equal_bump:
                 k_star = int(hits[0])
         if k_star >= 0:
             n = _count_queries(k_star, min_queries, gen_ns, equal_bump)
-            if ts.shape[0] >= n + 1:
-                return ts[: n + 1]
-            chunk = n + 1 - ts.shape[0]
+            total = n + (max(int(extra(n)), 0) if extra is not None else 0)
+            if ts.shape[0] >= total + 1:
+                return ts[: total + 1], n
+            chunk = total + 1 - ts.shape[0]
         steps = _rng.exponential_ns_array(schedule_rng, lam, chunk)
         ts = np.concatenate((ts, ts[-1] + np.cumsum(steps)))
 
@@ -142,13 +151,17 @@ def generate_schedule(
     set_size: int | None = None,
     *,
     first_sample_seq: int = 0,
+    extra_queries: Callable[[int], int] | None = None,
 ) -> Schedule:
     """All queries of one run over one loaded set (official GenerateQueries).
 
     `loaded` is a set from `loadable_sets` (MultiStream: with its padding); `set_size` is its
     length without padding (derived when None). `first_sample_seq` counts samples generated
     earlier in the same test (SubmissionRun, FindPeakPerformance): the perf-mode accuracy-log
-    draws continue from there.
+    draws continue from there. `extra_queries` (Server performance runs only) gives how many
+    queries to append after the official ones, drawn on from the same seeded streams, so the official queries
+    are unchanged: the queries the rules' early-stopping procedure may run after them
+    (`Schedule.n_nominal` tells the two apart). It is called with the official query count.
     """
     mode = TestMode(mode)
     accuracy = _is_accuracy(mode)
@@ -199,8 +212,13 @@ def generate_schedule(
             _rng.skip_shuffle(sample_rng, n_loaded)
 
     spq = plan.spq
-    ts = _timeline(eff, plan.gen_ns, plan.min_queries, plan.bump)
+    if extra_queries is not None and (
+        scenario is not Scenario.SERVER or accuracy or eff.performance_issue_unique or spq != 1
+    ):
+        raise ValueError("extra queries extend only a Server performance schedule of one sample per query")
+    ts, n_nominal = _timeline(eff, plan.gen_ns, plan.min_queries, plan.bump, extra_queries)
     n = int(ts.shape[0]) - 1
+    extra = n - n_nominal
     same_index = int(eff.performance_issue_same_index)
 
     if multi:
@@ -260,7 +278,8 @@ def generate_schedule(
         query_offsets=offsets,
         sample_index=sample_index,
         accuracy_log_mask=mask,
-        duration_ns=int(ts[n]),
+        duration_ns=int(ts[n_nominal]),
+        n_nominal=n_nominal if extra else -1,
     )
 
 
@@ -276,7 +295,7 @@ def query_timeline(
     if set_size is None:
         set_size = loaded_size - (eff.samples_per_query - 1 if eff.scenario is Scenario.MULTI_STREAM else 0)
     plan = _plan(eff, int(loaded_size), int(set_size), accuracy)
-    return _timeline(eff, plan.gen_ns, plan.min_queries, plan.bump)
+    return _timeline(eff, plan.gen_ns, plan.min_queries, plan.bump)[0]
 
 
 def _pop(order: np.ndarray | None, k: int) -> np.ndarray:
