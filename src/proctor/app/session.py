@@ -90,7 +90,7 @@ def run(
     audit_config: Path | str | None = "audit.config",
     progress: ProgressHooks | None = None,
     timeout_s: float | None = None,
-    drain_s: float = 1.0,
+    drain_s: float = 0.5,  # = loadgen.engine.DRAIN_S (kept light: the engine loads scipy)
     short_run: str = "",
     close: bool = True,
 ) -> RunOutcome:
@@ -216,7 +216,7 @@ class RunRequest:
     expected_latency_ms: float | None = None
     min_queries: int | None = None
     timeout_s: float | None = None
-    drain_s: float = 1.0
+    drain_s: float = 0.5  # = loadgen.engine.DRAIN_S
     trace: bool = True
     report: bool = True
     engine: Engine = Engine.PROCTOR

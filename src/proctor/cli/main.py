@@ -9,6 +9,9 @@ the traceback instead.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import sys
 import traceback
 from typing import Any
@@ -108,4 +111,13 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    rc = run()
+    if rc == output.EXIT_INTERRUPTED:
+        # Ctrl-C: the logs are written and closed; the interpreter's teardown of a large heap took
+        # 0.6-1 s on a loaded host, past the one second a stop may take. Flush and leave now.
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(rc)
+    sys.exit(rc)

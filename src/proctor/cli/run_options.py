@@ -132,7 +132,7 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("timeout_s", Annotated[float | None, typer.Option(
             "--timeout-s", help="Give up on a stuck SUT after this.")], None),
         ("drain_s", Annotated[float, typer.Option(
-            "--drain-s", min=0, help="After Ctrl-C, wait this long for the SUT to drain.")], 1.0),
+            "--drain-s", min=0, help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),
         ("full", Annotated[bool, typer.Option(
             "--full", hidden=True, help="No effect: mlperf.conf's durations are the default.")], False),
         ("no_trace", Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")], False),

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from proctor.loadgen import early_stopping as es
 from proctor.loadgen.records import NOT_SET, Records
 from proctor.loadgen.settings import EffectiveSettings
 from proctor.loadgen.types import Scenario, TestMode
@@ -85,6 +84,8 @@ class ExtensionWatch:
         self._skip = 0
 
     def _required(self, t: int) -> int:
+        from proctor.loadgen import early_stopping as es  # scipy: loaded when a run first asks, not at start
+
         return es.server_required_queries(t, self.percentile)
 
     def _window(self, q: int, now_ns: int) -> tuple[int, int]:

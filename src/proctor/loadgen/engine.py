@@ -71,7 +71,7 @@ MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x 
 ISSUE_SPIN_MARGIN_NS = 30_000
 LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the latency bound is warned
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
-DRAIN_S = 1.0  # after Ctrl-C: how long the SUT may still complete what it was given
+DRAIN_S = 0.5  # after Ctrl-C: how long the SUT may still complete what it was given (the whole stop: <= 1 s)
 # Accuracy-log caps on payload bytes (the official has none; docs/deviations.md): a runaway payload
 # must not fill the disk. Settable per run (run_test's max_response_bytes / max_accuracy_log_bytes).
 MAX_RESPONSE_BYTES = 1 << 30
