@@ -3,7 +3,8 @@
 Checked (closed/network unless noted): LoadGen errors, test mode, the round's seeds (all divisions),
 the 600 s minimum duration (all), minimum queries (all), the performance sample count >= QSL size,
 early stopping for the percentile scenarios (all), the target percentile, the Server/Interactive
-latency or TTFT/TPOT bounds (p99 strictly below), and the Offline query size.
+latency or TTFT/TPOT bounds (p99 strictly below; the run's own bound never looser), the Offline
+query size (per suite) and MultiStream's 8 samples per query.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from typing import Any
 
 from proctor.checks.detail_log import DetailLogData, short
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import MIN_DURATION_MS, RULES, Benchmark, Category
+from proctor.rules.inference import (
+    MIN_DURATION_MS,
+    MULTISTREAM_SAMPLES_PER_QUERY,
+    RULES,
+    Benchmark,
+    Category,
+    Suite,
+)
 from proctor.rules.rounds import SEED_KEYS
 
 SCENARIOS_SRC = f"{RULES} §Scenarios table"
@@ -42,6 +50,14 @@ class RunRules:
     version: str
     closed: bool
     min_performance_samples: int
+    # The suites the result is held to (the system's, or edge for a `*-edge` folder); empty: unknown,
+    # and the strictest suite's numbers apply.
+    suites: tuple[Suite, ...] = ()
+
+    def offline_min_samples(self) -> int:
+        """§Scenarios note **, per suite (Llama3.1-8B: 13,368 in the datacenter, 5,000 on the edge)."""
+        suites = self.suites or tuple(self.benchmark.qsl_size) or (None,)
+        return max(self.benchmark.offline_min_samples(s) for s in suites)
 
 
 class _Log:
@@ -163,14 +179,27 @@ def check_performance_log(log: DetailLogData, rules: RunRules) -> list[Finding]:
         _server_limits(c, rules)
     if run_cat is Category.OFFLINE and rules.closed:
         spq = c.num("effective_samples_per_query")
-        want = bench.offline_min_samples()
+        want = rules.offline_min_samples()
         if spq is not None and int(spq) < want:
+            where = "/".join(s.value for s in rules.suites) or "any"
             c.bad(
                 "offline_samples_per_query",
                 "effective_samples_per_query",
-                f"the Offline query has {spq} samples; the rules require at least {want}",
+                f"the Offline query has {spq} samples; the rules require at least {want} for "
+                f"{bench.display} ({where} suite: 24,576, or the accuracy dataset's size when smaller)",
                 expected=want,
-                source=SCENARIOS_SRC,
+                source=f"{SCENARIOS_SRC} (note **)",
+            )
+    if run_cat is Category.MULTI_STREAM and rules.closed:
+        spq = c.num("effective_samples_per_query")
+        if spq is not None and int(spq) != MULTISTREAM_SAMPLES_PER_QUERY:
+            c.bad(
+                "multistream_samples_per_query",
+                "effective_samples_per_query",
+                f"the MultiStream queries have {spq} samples; the rules fix {MULTISTREAM_SAMPLES_PER_QUERY} "
+                "per query: remove the samples_per_query override",
+                expected=MULTISTREAM_SAMPLES_PER_QUERY,
+                source=f"{SCENARIOS_SRC} (Multistream: Samples/query 8)",
             )
     _validity(c)
     return c.out
@@ -236,6 +265,21 @@ def _server_limits(c: _Log, rules: RunRules) -> None:
                 "token latencies were not measured; set use_token_latencies=1 and report first tokens",
                 source=limit.source,
             )
+        for key, bound, what in (
+            ("requested_server_ttft_latency", limit.ttft_ns, "TTFT"),
+            ("requested_server_tpot_latency", limit.tpot_ns, "TPOT"),
+        ):  # the bound LoadGen judged the run by: never looser than the rules'
+            got, rules_ns = c.num(key, required=False), int(bound or 0)
+            if got is not None and (int(got) <= 0 or int(got) > rules_ns):
+                c.bad(
+                    "latency_limit",
+                    key,
+                    f"the run's {what} bound {int(got) / NS_PER_MS:g} ms is looser than the rules' "
+                    f"{cat.value} limit {rules_ns / NS_PER_MS:g} ms; LoadGen judged it against the wrong "
+                    "bound: rerun without the override",
+                    expected=bound,
+                    source=limit.source,
+                )
         for key, bound, what in (
             ("result_first_token_99.00_percentile_latency_ns", limit.ttft_ns, "TTFT"),
             ("result_time_per_output_token_99.00_percentile_ns", limit.tpot_ns, "TPOT"),
