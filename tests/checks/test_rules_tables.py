@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from checks_corpus import NV_SYSTEM, UT_DC, UT_EDGE, copy_result_as, edit_detail
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from proctor.checks.accuracy import check_accuracy
 from proctor.checks.network import check_network_run, name_tags
@@ -372,8 +374,89 @@ def test_datacenter_minimum(tmp_path: Path, fields: dict[str, str], key: str | N
     assert all("Minimum requirements of a datacenter system" in f.message for f in found if f.failed)
 
 
+def test_a_placeholder_host_networking_is_a_warning(tmp_path: Path) -> None:
+    _, found = check_system_description(
+        _system(tmp_path, "closed", host_networking="N/A"), "closed", "NVIDIA"
+    )
+    assert [(f.key, f.severity) for f in found] == [("host_networking", Severity.WARNING)]
+
+
 def test_edge_systems_may_leave_host_networking_empty(tmp_path: Path) -> None:
     _, found = check_system_description(
         _system(tmp_path, "closed", system_type="edge", host_networking=""), "closed", "NVIDIA"
     )
     assert [f for f in found if f.failed] == []
+
+
+# ---- hostile input: the new readers of sut_name and system-description text ----------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.sampled_from(["llama2-70b", "resnet50", "dlrm-v3"]))
+def test_any_sut_name_gives_findings_not_exceptions(name: str, bench: str) -> None:
+    tags = name_tags(name)
+    assert set(tags) <= {"input", "compress"} and all(len(v) <= 40 for v in tags.values())
+    for f in check_network_run(_log(name), BY_NAME[bench]):
+        assert f.failed and f.rule in ("network_index_mode", "network_compression")
+    assert check_network_run(_log("x" * 100_000 + " input=index"), BY_NAME[bench]) == []  # bounded read
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_any_interconnect_or_memory_text_is_read(tmp_path: Path, network_type: str, memory: str) -> None:
+    p = tmp_path / "s.json"
+    p.write_text(
+        json.dumps(
+            {
+                "division": "network",
+                "system_type": "datacenter",
+                **_NET,
+                "network_type": network_type,
+                "host_memory_configuration": memory,
+                "host_networking": "Ethernet",
+            }
+        )
+    )
+    _, found = check_system_description(p, "network", "NVIDIA")
+    assert all(f.rule == "system_description" for f in found)
+
+
+def _qwen_interactive(corpus_tree: Path, target_ns: int, p99_ns: int) -> Path:
+    src = corpus_tree / UT / UT_DC / "resnet50/server"
+    res = copy_result_as(corpus_tree, src, UT_DC, "qwen3-vl-235b-a22b", "Interactive")
+    log = res / PERF
+    for key, seed in zip(SEED_KEYS, SEEDS[CURRENT_ROUND], strict=True):
+        edit_detail(log, f"effective_{key}", str(seed))
+    edit_detail(log, "effective_performance_sample_count", "48289")
+    edit_detail(log, "effective_target_latency_ns", str(target_ns))
+    edit_detail(log, "result_99.00_percentile_latency_ns", str(p99_ns))
+    if p99_ns >= target_ns:
+        edit_detail(log, "result_validity", '"INVALID"')
+        edit_detail(log, "result_perf_constraints_met", "false")
+    return res
+
+
+def test_qwen3_vl_interactive_rules_bound_governs(corpus_tree: Path) -> None:
+    # mlperf.conf resolves qwen3-vl-235b-a22b-interactive to *.Server.target_latency = 10 ms
+    res = _qwen_interactive(corpus_tree, 10_000_000, 1_200_000_000)
+    mine = [
+        f
+        for f in check_submission(corpus_tree).findings
+        if str(res) in (f.path or "") and f.rule in ("latency_limit", "result_validity")
+    ]
+    assert [(f.rule, f.severity) for f in mine] == [("result_validity", Severity.WARNING)]
+
+
+@pytest.mark.parametrize(
+    ("target_ns", "p99_ns", "key"),
+    [
+        (2_000_000_000, 1_200_000_000, "effective_target_latency_ns"),  # judged against a looser bound
+        (10_000_000, 1_600_000_000, "result_99.00_percentile_latency_ns"),  # over the rules' 1.5 s
+    ],
+)
+def test_qwen3_vl_interactive_fails_the_rules_bound(
+    corpus_tree: Path, target_ns: int, p99_ns: int, key: str
+) -> None:
+    res = _qwen_interactive(corpus_tree, target_ns, p99_ns)
+    found = [f for f in _found(check_submission(corpus_tree), "latency_limit", str(res)) if f.failed]
+    assert [(f.key, f.expected) for f in found][:1] == [(key, 1_500_000_000)]

@@ -71,6 +71,7 @@ INTERCONNECT_FIELDS = ("network_type", "network_media")
 # The datacenter minimum (§Minimum requirements of a datacenter system): ECC on DRAM and HBM, and the
 # networking described in the system JSON. ECC is read from the memory fields; only an explicit "no"
 # can be checked (the JSON has no ECC field).
+PLACEHOLDERS = ("n/a", "na", "none", "-", "tbd", "unknown")
 MEMORY_FIELDS = ("host_memory_configuration", "accelerator_memory_configuration")
 _NO_ECC = re.compile(
     r"\b(non[- ]?ecc|no[- ]ecc|without[- ]ecc|ecc[- ]?(?:disabled|off|none|no)\b|ecc\s*[:=]\s*(?:disabled|off|no|none|false)\b)",
@@ -213,12 +214,22 @@ def check_system_description(
 def _datacenter(desc: dict[str, Any], err: Any, text: Any) -> list[Finding]:
     """The rules' minimum for a datacenter system: networking described, ECC not turned off."""
     out: list[Finding] = []
-    if "host_networking" in desc and text("host_networking").strip() == "":
+    said = text("host_networking").strip() if "host_networking" in desc else None
+    if said == "":
         out.append(
             err(
                 "host_networking is empty: a datacenter system must describe its networking in the "
                 f"system JSON ({DC_MINIMUM}, Networking)",
                 "host_networking",
+            )
+        )
+    elif said is not None and said.lower().strip(".") in PLACEHOLDERS:
+        out.append(
+            err(
+                f"host_networking is '{said}': a datacenter system should describe its networking in the "
+                f"system JSON ({DC_MINIMUM}, Networking); published results say 'N/A' and were accepted",
+                "host_networking",
+                Severity.WARNING,
             )
         )
     for key in MEMORY_FIELDS:
