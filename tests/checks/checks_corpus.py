@@ -145,3 +145,11 @@ def complete_results(root: Path) -> Path:
                 (t / name).write_text(text)
     truncate_tree(root, None)  # hash and truncate every accuracy log that has its accuracy.txt
     return root
+
+
+def copy_result_as(root: Path, src: Path, system: str, bench: str, scenario: str, submitter: str = "UntetherAI") -> Path:
+    """A result folder of `bench`/`scenario` made from another result's logs (`src`, a scenario folder
+    of the tree): a real LoadGen log under another benchmark's name, for rules that depend on the name."""
+    dest = root / "closed" / submitter / "results" / system / bench / scenario
+    shutil.copytree(src, dest)
+    return dest

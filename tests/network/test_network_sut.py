@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from proctor.checks.network import name_tags
 from proctor.clients.network import from_params
 from proctor.errors import ConfigError
 from proctor.loadgen import LogOutputSettings, LogSettings, Scenario, TestMode, TestSettings, run_test
@@ -97,8 +98,25 @@ def test_name_round_trips_to_every_node_and_is_unique(two_nodes):
         for n in two_nodes:  # same SUT on both nodes, still one unique name each
             assert n.name in name
         assert two_nodes[0].name != two_nodes[1].name
+        assert name_tags(name) == {}  # tensor mode, no compression: nothing for the checker to flag
     finally:
         sut.close()
+    sut, _ = from_params(node=two_nodes[0].url, compress="zlib")
+    try:  # the checker reads QSL-side compression from sut_name (rules: allowed per benchmark)
+        assert name_tags(sut.name) == {"compress": "zlib"}
+    finally:
+        sut.close()
+
+
+def test_an_index_mode_node_says_so_in_the_qdl_name():
+    """Index mode sends sample indices, not inference data: the name tells the checker (which flags it)."""
+    node = start_node("synthetic:service_us=0,workers=1")
+    sut, _ = from_params(node=node.url, qsl="synthetic")
+    try:
+        assert name_tags(sut.name) == {"input": "index"}
+    finally:
+        sut.close()
+        node.stop()
 
 
 @pytest.mark.parametrize(("scenario", "params"), [

@@ -12,6 +12,7 @@ import pytest
 from proctor.rules.inference import (
     BENCHMARKS,
     BY_NAME,
+    CONF_DISAGREEMENTS,
     MIN_DURATION_MS,
     Category,
     Suite,
@@ -207,11 +208,9 @@ for model in sys.argv[1:]:
 print(json.dumps(out))
 """
 
-# Where the shipped mlperf.conf and the rules text disagree (docs/deviations.md, "Inference tables").
-KNOWN_CONF_DEVIATIONS = {
-    ("gpt-oss-120b-interactive", "tpot"),  # rules 20 ms, mlperf.conf 15 ms
-    ("qwen3-vl-235b-a22b-interactive", "latency"),  # rules 1.5 s, mlperf.conf has no entry
-}
+# Where the shipped mlperf.conf and the rules text disagree: the rules table's data (each with the
+# side that governs), listed in docs/deviations.md. A new disagreement fails the walk below.
+KNOWN_CONF_DEVIATIONS = {(d.model, d.setting) for d in CONF_DISAGREEMENTS}
 
 
 def _conf_models() -> list[str]:
@@ -300,3 +299,20 @@ def test_official_mlperf_conf_agrees_with_the_tables() -> None:
 def test_proctor_mlperf_conf_agrees_with_the_tables() -> None:
     conf = _proctor_conf()
     assert _disagreements(conf) == KNOWN_CONF_DEVIATIONS
+
+
+def test_conf_disagreements_record_both_values_and_are_documented() -> None:
+    """Every recorded disagreement holds the shipped conf's value and the rules' (so a changed conf
+    or table is caught), says which governs, and has its line in docs/deviations.md."""
+    conf = _proctor_conf()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "deviations.md").read_text()
+    key = {"ttft": "ttft", "tpot": "tpot", "latency": "latency"}
+    for d in CONF_DISAGREEMENTS:
+        assert conf[f"{d.model}/Server"][key[d.setting]] == round(d.conf_ms * 1_000_000), d
+        bench = resolve(d.model).benchmark
+        cat = Category.INTERACTIVE if d.model.endswith("-interactive") else Category.SERVER
+        lim = bench.latency[cat]
+        rules_ns = {"ttft": lim.ttft_ns, "tpot": lim.tpot_ns, "latency": lim.latency_ns}[d.setting]
+        assert rules_ns == round(d.rules_ms * 1_000_000), d
+        assert d.governs in ("rules", "mlperf.conf")
+        assert d.model in doc, f"{d.model} ({d.setting}) is not listed in docs/deviations.md"

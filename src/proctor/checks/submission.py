@@ -26,6 +26,7 @@ from proctor.checks.e2e_rag import check_e2e_rag
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
 from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
 from proctor.checks.metrics import Metric, result_metric
+from proctor.checks.network import check_network_run, check_network_submitter
 from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.power import PowerResult, check_power
 from proctor.checks.speculative import check_speculative
@@ -249,6 +250,8 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
         )
     if _kind(sub.root / "results") != "dir":
         return
+    if sub.division == "network":
+        f.extend(check_network_submitter(sub.root))
     mapping = _model_mapping(sub.root / "model_mapping.json", f)
     for sysdir in _dirs(sub.root / "results", f):
         desc, found = check_system_description(
@@ -354,6 +357,13 @@ def _check_benchmark(
                 )
 
 
+def _result_suites(bench: Benchmark, in_suites: tuple[Suite, ...], folder: str) -> tuple[Suite, ...]:
+    """The suites a result is held to: edge for a `*-edge` folder, else the system's that have it."""
+    if folder.endswith("-edge") and Suite.EDGE in bench.qsl_size:
+        return (Suite.EDGE,)
+    return in_suites
+
+
 def _required_psc(bench: Benchmark, in_suites: tuple[Suite, ...], folder: str) -> int:
     """The QSL size the performance sample count must reach (the edge size for `*-edge` folders)."""
     if folder.endswith("-edge") and Suite.EDGE in bench.qsl_size:
@@ -386,7 +396,7 @@ def _check_result(
             detail, problems = load_detail_log(perf / "mlperf_log_detail.txt")
             local += problems
             if sub.division == "network":
-                local += _network_sut_name(detail)
+                local += _network_sut_name(detail) + check_network_run(detail, bench)
             logged = _logged_scenario(detail, local)
             base = Category.SERVER if cat is Category.INTERACTIVE else cat
             if logged is not None and logged is not base:
@@ -415,9 +425,10 @@ def _check_result(
                     version=sub.version,
                     closed=sub.closed,
                     min_performance_samples=_required_psc(bench, in_suites, scendir.parent.name),
+                    suites=_result_suites(bench, in_suites, scendir.parent.name),
                 )
                 local += check_performance_log(detail, rules)
-    local += _check_accuracy_dir(sub, variant, scendir)
+    local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, scendir.parent.name), cat)
     ctx = ResultContext(
         sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail
     )
@@ -446,6 +457,44 @@ def _check_result(
             power=power,
         )
     )
+
+
+def _dataset_coverage(
+    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...], cat: Category | None
+) -> list[Finding]:
+    """The accuracy run covers one copy of the benchmark's accuracy dataset (of the result's suite)."""
+    sizes = {bench.dataset_size(s) for s in suites} if suites else {bench.dataset_size()}
+    sizes.discard(None)
+    key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
+    count = log.get(key) if key is not None else None
+    if not sizes or not isinstance(count, int) or isinstance(count, bool) or count in sizes:
+        return []
+    size = max(s for s in sizes if s is not None)
+    src = f"{DATASET_SRC}; size: {bench.accuracy_dataset_source or bench.source}"
+    where = dict(key=key, line=log.line_of(key) if key else None, source=src)
+    tolerated = bench.accuracy_dataset_tolerated.get(cat) if cat is not None else None
+    if tolerated is not None and count == tolerated:
+        return [
+            _err(
+                "accuracy_dataset",
+                log.path,
+                f"the accuracy run covered {count} samples, the official checker's {cat.value} subset; "  # type: ignore[union-attr]
+                f"the rules' {bench.dataset} dataset has {size}",
+                severity=Severity.WARNING,
+                expected=size,
+                **where,
+            )
+        ]
+    return [
+        _err(
+            "accuracy_dataset",
+            log.path,
+            f"the accuracy run covered {count} samples; it must use one copy of the "
+            f"{bench.dataset} accuracy dataset ({size} samples)",
+            expected=size,
+            **where,
+        )
+    ]
 
 
 NETWORK_SUT_NAME = "Network SUT"
@@ -516,7 +565,9 @@ def _metric(
         return Metric("n/a", None, "")
 
 
-def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> list[Finding]:
+def _check_accuracy_dir(
+    sub: _Submitter, variant: Variant, scendir: Path, suites: tuple[Suite, ...] = (), cat: Category | None = None
+) -> list[Finding]:
     """The accuracy run of a result: its files, its log, its dataset coverage and its score."""
     out: list[Finding] = []
     accdir = scendir / "accuracy"
@@ -530,7 +581,7 @@ def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> lis
         )
     if _kind(accdir / "mlperf_log_detail.txt") == "file":
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
-        out += problems + _check_accuracy_log(log, variant.benchmark)
+        out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat)
     out += check_accuracy_hash(accdir)
     acc = accdir / "accuracy.txt"
     if _kind(acc) == "file":
@@ -547,7 +598,9 @@ def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> lis
     return out
 
 
-def _check_accuracy_log(log: DetailLogData, bench: Benchmark) -> list[Finding]:
+def _check_accuracy_log(
+    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...] = (), cat: Category | None = None
+) -> list[Finding]:
     out: list[Finding] = []
     mode = log.get("effective_test_mode")
     if mode is not None and mode not in ACCURACY_MODES:
@@ -560,22 +613,7 @@ def _check_accuracy_log(log: DetailLogData, bench: Benchmark) -> list[Finding]:
                 line=log.line_of("effective_test_mode"),
             )
         )
-    size = bench.accuracy_dataset_size
-    key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
-    count = log.get(key) if key is not None else None
-    if size is not None and isinstance(count, int) and not isinstance(count, bool) and count != size:
-        out.append(
-            _err(
-                "accuracy_dataset",
-                log.path,
-                f"the accuracy run covered {count} samples; it must use one copy of the "
-                f"{bench.dataset} validation set ({size} samples)",
-                key=key,
-                line=log.line_of(key) if key else None,
-                expected=size,
-                source=DATASET_SRC,
-            )
-        )
+    out += _dataset_coverage(log, bench, suites, cat)
     for line, k, value in log.errors[:5]:
         out.append(
             _err(

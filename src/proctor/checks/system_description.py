@@ -10,12 +10,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
 
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import Suite
+from proctor.rules.inference import (
+    DC_MINIMUM,
+    FORBIDDEN_BUS_INTERCONNECTS,
+    NETWORK_GENERAL,
+    PERMITTED_FABRICS,
+    Suite,
+)
 
 STATUSES = ("available", "preview", "rdi")
 SYSTEM_TYPES: dict[str, tuple[Suite, ...]] = {
@@ -54,7 +61,22 @@ NETWORK_FIELDS = (
     "net_software_stack_sut", "network_topology",
 )
 # fmt: on
-FABRICS = ("ethernet", "ieee802.11", "infiniband", "3gpp")  # the rules' permitted fabric interconnects
+FABRICS = PERMITTED_FABRICS
+# A named bus interconnect as a whole word ("PCIe Gen5", "NVLink4"; not "efficient" for ICI).
+_BUS = re.compile(
+    r"(?<![A-Za-z])(" + "|".join(re.escape(b) for b in FORBIDDEN_BUS_INTERCONNECTS) + r")(?![a-z])",
+    re.IGNORECASE,
+)
+INTERCONNECT_FIELDS = ("network_type", "network_media")
+# The datacenter minimum (§Minimum requirements of a datacenter system): ECC on DRAM and HBM, and the
+# networking described in the system JSON. ECC is read from the memory fields; only an explicit "no"
+# can be checked (the JSON has no ECC field).
+PLACEHOLDERS = ("n/a", "na", "none", "-", "tbd", "unknown")
+MEMORY_FIELDS = ("host_memory_configuration", "accelerator_memory_configuration")
+_NO_ECC = re.compile(
+    r"\b(non[- ]?ecc|no[- ]ecc|without[- ]ecc|ecc[- ]?(?:disabled|off|none|no)\b|ecc\s*[:=]\s*(?:disabled|off|no|none|false)\b)",
+    re.IGNORECASE,
+)
 MAX_COUNT = 1 << 31
 MAX_BYTES = 1 << 20  # a system description is a few KB
 
@@ -184,7 +206,43 @@ def check_system_description(
     if stype and stype not in SYSTEM_TYPES:
         out.append(err(f"system_type '{stype[:80]}' must be datacenter, edge or datacenter,edge", "system_type"))
     out += _network(desc, division, err)
+    if Suite.DATACENTER in SYSTEM_TYPES.get(stype, ()):
+        out += _datacenter(desc, err, text)
     return desc, out
+
+
+def _datacenter(desc: dict[str, Any], err: Any, text: Any) -> list[Finding]:
+    """The rules' minimum for a datacenter system: networking described, ECC not turned off."""
+    out: list[Finding] = []
+    said = text("host_networking").strip() if "host_networking" in desc else None
+    if said == "":
+        out.append(
+            err(
+                "host_networking is empty: a datacenter system must describe its networking in the "
+                f"system JSON ({DC_MINIMUM}, Networking)",
+                "host_networking",
+            )
+        )
+    elif said is not None and said.lower().strip(".") in PLACEHOLDERS:
+        out.append(
+            err(
+                f"host_networking is '{said}': a datacenter system should describe its networking in the "
+                f"system JSON ({DC_MINIMUM}, Networking); published results say 'N/A' and were accepted",
+                "host_networking",
+                Severity.WARNING,
+            )
+        )
+    for key in MEMORY_FIELDS:
+        said = text(key)
+        if _NO_ECC.search(said[:2000]):
+            out.append(
+                err(
+                    f"{key} says the memory runs without ECC ('{said[:80]}'): a datacenter submission must use "
+                    f"ECC on DRAM and HBM for every run ({DC_MINIMUM}, ECC)",
+                    key,
+                )
+            )
+    return out
 
 
 def _flag(value: Any) -> bool | None:
@@ -229,8 +287,22 @@ def _network(desc: dict[str, Any], division: str, err: Any) -> list[Finding]:
     empty = [k for k in NETWORK_FIELDS if k in desc and str(desc[k] if desc[k] is not None else "").strip() == ""]
     if empty:
         out.append(err(f"network fields must not be empty: {', '.join(empty)}", empty[0]))
+    for key in INTERCONNECT_FIELDS:
+        named = desc.get(key)
+        bus = _BUS.search(named[:2000]) if isinstance(named, str) else None
+        if bus is not None and isinstance(named, str):
+            out.append(
+                err(
+                    f"{key} '{named[:80]}' names {bus.group(1)}, a bus interconnect: the network division "
+                    f"forbids bus interconnects between LoadGen and SUT; use a fabric (Ethernet, IEEE802.11, "
+                    f"Infiniband, 3GPP) or submit in open ({NETWORK_GENERAL})",
+                    key,
+                )
+            )
     fabric = desc.get("network_type")
-    if isinstance(fabric, str) and fabric.strip() and not any(f in fabric.lower() for f in FABRICS):
+    if isinstance(fabric, str) and _BUS.search(fabric[:2000]):
+        pass  # reported above as an error
+    elif isinstance(fabric, str) and fabric.strip() and not any(f in fabric.lower() for f in FABRICS):
         out.append(
             err(
                 f"network_type '{fabric[:80]}' is not a permitted fabric (Ethernet, IEEE802.11, Infiniband, "
