@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import threading
 import time
@@ -68,6 +69,34 @@ from proctor.wire.urls import check_http_url
 log = logging.getLogger(__name__)
 
 NAME_TAG = "Network SUT"
+DEFAULT_MAX_ROW_BYTES = 1 << 20  # one sample's output from a node, at most (decompressed)
+RESPONSE_OVERHEAD_BYTES = 1 << 20  # a response's JSON header and framing
+MAX_META_BYTES = 4 << 20  # a metadata answer (GET /v2, /v2/models/NAME)
+
+
+def _fixed_width(shape: tuple[int, ...]) -> int | None:
+    """Elements per sample of a [-1, d1, d2, ...] shape when every d is fixed (> 0), else None."""
+    dims = shape[1:]
+    if not all(d > 0 for d in dims):
+        return None
+    return math.prod(dims)
+
+
+async def read_capped(resp: aiohttp.ClientResponse, cap: int) -> bytes:
+    """A response body read as a stream and refused once it passes `cap` bytes (whatever the
+    node declared); an HTTP-compressed body is refused (proctor asks for identity)."""
+    enc = resp.headers.get("Content-Encoding", "identity").strip().lower()
+    if enc != "identity":
+        raise RunError(f"the node sent a {enc[:40]!r}-encoded body; proctor asks for identity")
+    declared = resp.content_length
+    if declared is not None and declared > cap:
+        raise RunError(f"the node's response declares {declared} bytes, over proctor's bound of {cap}")
+    buf = bytearray()
+    async for piece in resp.content.iter_chunked(1 << 16):
+        buf += piece
+        if len(buf) > cap:
+            raise RunError(f"the node's response passed proctor's bound of {cap} bytes")
+    return bytes(buf)
 NODE_NAME_LIMIT = 100  # characters of a node's self-reported name (or version) in the logs
 DEFAULT_CHUNK = 64
 EMPTY = np.zeros((0,), np.uint8)
@@ -168,6 +197,7 @@ class NetworkSUT:
         compress_out: str = compression.NONE,
         chunk: int = DEFAULT_CHUNK,
         timeout_s: float = 30.0,
+        max_row_bytes: int = DEFAULT_MAX_ROW_BYTES,
     ) -> None:
         if not urls:
             raise ConfigError("give at least one node=URL", key="node")
@@ -175,6 +205,8 @@ class NetworkSUT:
             raise ConfigError(f"a node is listed twice: {list(urls)}", key="node")
         self.nodes = [NodeState(u.rstrip("/")) for u in urls]
         self.qsl, self.model, self.binary, self.chunk = qsl, model, binary, chunk
+        self.max_row_bytes = max_row_bytes
+        self.expected_output: tuple[str, str, tuple[int, ...]] | None = None  # the model metadata's
         self.out_codec = compression.get(compress_out)
         self.sink: CompletionSink = ForwardingSink()  # the engine's, once it calls `start`
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
@@ -203,12 +235,27 @@ class NetworkSUT:
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=60),
             timeout=self._timeout,
             skip_auto_headers=("User-Agent",),
+            headers={"Accept-Encoding": "identity"},
+            auto_decompress=False,  # a node's HTTP-compressed body would be unbounded: refused instead
         )
+
+    def _row_bytes(self) -> int | None:
+        """Bytes of one output row by the model's metadata (fixed shape and datatype), else None."""
+        if self.expected_output is None:
+            return None
+        _, datatype, shape = self.expected_output
+        width, dtype = _fixed_width(shape), v2.DTYPES.get(datatype)
+        return None if width is None or dtype is None else width * dtype.itemsize
+
+    def _body_cap(self, n: int) -> int:
+        """The most bytes a response for n samples may take: each row at most max_row_bytes (JSON
+        text of a number: up to 8 times its binary size), plus the header's room."""
+        return n * self.max_row_bytes * (1 if self.binary else 8) + RESPONSE_OVERHEAD_BYTES
 
     async def _get(self, node: NodeState, path: str) -> Any:
         assert self._session is not None
-        async with self._session.get(node.url + path) as resp:
-            body = await resp.read()
+        async with self._session.get(node.url + path, allow_redirects=False) as resp:
+            body = await read_capped(resp, MAX_META_BYTES)
             if resp.status != 200:
                 raise RunError(f"{node.url}{path}: HTTP {resp.status}: {v2.error_message(body)}")
             import orjson
@@ -233,6 +280,12 @@ class NetworkSUT:
             except v2.CodecError as exc:
                 raise ConfigError(f"node {node.url}: {exc}", key="node") from None
             specs.append(inputs[:1])
+            try:
+                outputs = v2.tensor_specs(meta, "outputs") if isinstance(meta, dict) and meta.get("outputs") else []
+            except v2.CodecError as exc:
+                raise ConfigError(f"node {node.url}: {exc}", key="node") from None
+            if outputs and self.expected_output is None:
+                self.expected_output = outputs[0]
         first = specs[0]
         if any(s != first for s in specs):
             raise ConfigError(f"the nodes serve different inputs for '{self.model}': {specs}", key="node")
@@ -324,8 +377,8 @@ class NetworkSUT:
             body, headers = v2.encode_request([tensor], binary=self.binary, parameters=params)
             assert self._session is not None
             async with self._session.post(f"{node.url}/v2/models/{self.model}/infer", data=body,
-                                          headers=headers) as resp:
-                raw = await resp.read()
+                                          headers=headers, allow_redirects=False) as resp:
+                raw = await read_capped(resp, self._body_cap(n))
                 if resp.status != 200:
                     raise RunError(f"HTTP {resp.status}: {v2.error_message(raw)}")
                 out = v2.decode_response(raw, resp.headers.get(v2.HEADER_LENGTH)).output()
@@ -355,12 +408,29 @@ class NetworkSUT:
                 size = out.parameters.get(ROW_BYTES_PARAM)
                 if codec is None or isinstance(size, bool) or not isinstance(size, int) or size < 0:
                     raise RunError(f"compressed output without a valid {ROW_BYTES_PARAM}")
+                if size > self.max_row_bytes:  # the node's claim is no limit: proctor's own bound is
+                    raise RunError(f"the node declares {size} bytes per output row, over max_row_bytes="
+                                   f"{self.max_row_bytes}")
+                want = self._row_bytes()
+                if want is not None and size != want:
+                    raise RunError(f"the node declares {size} bytes per output row; its metadata means {want}")
                 items = [codec.decompress(b, size) for b in items]
+            elif self.expected_output is not None and self.expected_output[1] != v2.BYTES:
+                raise RunError(f"BYTES output where the model's metadata says {self.expected_output[1]}")
             return items
         arr = out.array()
         if arr.ndim == 0 or arr.shape[0] != n:
             raise RunError(f"output shape {list(arr.shape)} does not hold {n} samples")
         rows = arr.reshape(n, -1)
+        if rows.shape[1] == 0:
+            raise RunError(f"output shape {list(arr.shape)} holds no data per sample")
+        if self.expected_output is not None:
+            _, datatype, shape = self.expected_output
+            if out.datatype != datatype:
+                raise RunError(f"output datatype {out.datatype}, the model's metadata says {datatype}")
+            width = _fixed_width(shape)
+            if width is not None and rows.shape[1] != width:
+                raise RunError(f"output rows of {rows.shape[1]} elements, the model's metadata says {width}")
         return rows
 
     def _failed(self, node: NodeState, ids: np.ndarray, exc: BaseException) -> None:
@@ -455,6 +525,8 @@ class NetworkParams:
     compress_out: str = param(compression.NONE, "compression nodes apply to responses (decompression timed)")
     chunk: int = param(DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)", low=1)
     timeout_s: float = param(30.0, "per-request timeout, seconds", low=0.001)
+    max_row_bytes: int = param(DEFAULT_MAX_ROW_BYTES, "bytes one sample's output may take at most", low=1,
+                               high=1 << 30)
     perf_count: int | None = param(None, "performance sample count (qsl=digits)", low=1, shown="the workload's")
     total: int = param(1024, "QSL total sample count (qsl=synthetic)", low=1)
     perf: int | None = param(None, "QSL performance sample count (qsl=synthetic)", low=1, shown="min(256, total)")
@@ -482,5 +554,5 @@ def from_params(p: NetworkParams) -> tuple[NetworkSUT, NetworkQSL]:
         )
     qsl = NetworkQSL(_local_qsl(p), compression.get(p.compress))
     sut = NetworkSUT(list(p.node), qsl, model=p.model or p.qsl, binary=p.binary, compress_out=p.compress_out,
-                     chunk=p.chunk, timeout_s=p.timeout_s)
+                     chunk=p.chunk, timeout_s=p.timeout_s, max_row_bytes=p.max_row_bytes)
     return sut, qsl

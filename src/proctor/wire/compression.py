@@ -42,6 +42,8 @@ def _zlib_decompress(data: bytes, size: int) -> bytes:
     out = d.decompress(data, size + 1)  # one byte more than allowed reveals an oversized stream
     if len(out) > size or d.unconsumed_tail or not d.eof:
         raise DecompressionError(f"zlib: the stream does not decompress to exactly {size} bytes")
+    if d.unused_data:
+        raise DecompressionError(f"zlib: {len(d.unused_data)} bytes follow the end of the stream")
     return out
 
 
