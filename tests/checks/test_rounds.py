@@ -307,3 +307,20 @@ def test_v41_sdxl_scores_must_lie_in_the_checkers_range() -> None:
     for metric, value, bound in (("clip_score", 31.9, "<= 31.8133"), ("fid_score", 22.9, ">= 23.0109")):
         found = check_accuracy(sdxl.benchmark, sdxl.level, {**inside, metric: value})[0]
         assert [(f.rule, f.expected) for f in found] == [("accuracy_target", bound)]
+
+
+def test_checking_a_submission_loads_no_numerics_and_only_its_rounds_table(tmp_path: Path) -> None:
+    """`proctor check submission` is mostly start-up: it must not import the LoadGen's numerics
+    (numpy, scipy) nor another round's table."""
+    import subprocess
+    import sys
+
+    root = _build(tmp_path, _gptj_v41)
+    code = (
+        "import sys; from proctor.checks.submission import check_submission; "
+        f"assert check_submission({str(root)!r}, 'v4.1').valid; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy') "
+        "or m.startswith('proctor.rules.inference_v')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['proctor.rules.inference_v4_1']"

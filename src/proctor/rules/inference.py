@@ -677,25 +677,16 @@ class BenchmarkTable:
         return f"use an mlperf.conf model name such as {', '.join(sorted(self.by_name)[:3])}"
 
 
-TABLE = BenchmarkTable(BENCHMARKS)  # the current round's
+TABLE = BenchmarkTable(BENCHMARKS)  # the current round's; older rounds: inference_rounds.round_table
 
 
-def table_of(round: str | None = None) -> BenchmarkTable:
-    """The benchmark table of `round` (None: the current one); ValueError for an unknown round."""
-    if round is None:
-        return TABLE
-    from proctor.rules.inference_rounds import round_table
-
-    return round_table(round).table
+def resolve(name: str, table: BenchmarkTable | None = None) -> Variant:
+    """`name` in `table` (None: the current round's); KeyError when it has no such benchmark."""
+    return (table or TABLE).resolve(name)
 
 
-def resolve(name: str, round: str | None = None) -> Variant:
-    """`name` in the table of `round` (None: the current round); KeyError when it has no such benchmark."""
-    return table_of(round).resolve(name)
-
-
-def did_you_mean(name: str, round: str | None = None) -> str:
-    return table_of(round).did_you_mean(name)
+def did_you_mean(name: str, table: BenchmarkTable | None = None) -> str:
+    return (table or TABLE).did_you_mean(name)
 
 
 def required_scenarios(benchmark: Benchmark, suite: Suite) -> tuple[tuple[Category, ...], ...]:

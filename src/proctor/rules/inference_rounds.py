@@ -24,6 +24,7 @@ from proctor.rules.inference import (
     LatencyLimit,
     QualityLevel,
     QualityTarget,
+    Variant,
 )
 from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, SEEDS, unknown_round
 
@@ -107,6 +108,11 @@ def round_table(version: str = CURRENT_ROUND) -> InferenceRound:
     return found
 
 
+def resolve(name: str, version: str = CURRENT_ROUND) -> Variant:
+    """`name` in the benchmark table of round `version`; KeyError when that round has no such benchmark."""
+    return round_table(version).table.resolve(name)
+
+
 # Small builders for the older tables (the rows stay readable as data).
 def ms(value: float) -> int:
     return round(value * 1_000_000)
@@ -153,6 +159,7 @@ __all__ = [
     "latency",
     "level",
     "official",
+    "resolve",
     "round_table",
     "target",
     "tokens",
