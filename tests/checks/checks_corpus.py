@@ -100,10 +100,14 @@ def build_valid_tree(tmp_path: Path) -> Path:
     return complete_results(root)
 
 
-AUDIT_SETTING = {
-    "TEST01": ("effective_accuracy_log_sampling_target", "4096"),
-    "TEST04": ("effective_performance_issue_same", "true"),
-    "TEST05": ("effective_qsl_rng_seed", "16799458546791641818"),  # v4.1 only: the round's TEST05 seeds
+AUDIT_SETTING: dict[str, dict[str, str]] = {
+    "TEST01": {"effective_accuracy_log_sampling_target": "4096"},
+    "TEST04": {"effective_performance_issue_same": "true"},
+    "TEST05": {  # v4.1 only: the performance run with the round's TEST05 seeds
+        "effective_qsl_rng_seed": "16799458546791641818",
+        "effective_sample_index_rng_seed": "5453809927556429288",
+        "effective_schedule_rng_seed": "5435552105434836064",
+    },
 }
 VERIFY = {
     "TEST01": {"verify_accuracy.txt": "num_perf_log_data_mismatch = 0\nTEST PASS\n\n", "verify_performance.txt": "Reference score = 1.0\nTest score = 1.0\nTEST PASS\n"},
@@ -146,12 +150,13 @@ def complete_results(root: Path) -> Path:
             )
         if not detail.exists() or not bench.startswith("resnet"):
             continue
-        for test, (key, value) in AUDIT_SETTING.items():
+        for test, setting in AUDIT_SETTING.items():
             t = sub / "compliance" / system / bench / scen.name / test
             (t / "performance" / "run_1").mkdir(parents=True, exist_ok=True)
             for name in ("mlperf_log_detail.txt", "mlperf_log_summary.txt"):
                 shutil.copy(detail.parent / name, t / "performance" / "run_1" / name)
-            edit_detail(t / "performance" / "run_1" / "mlperf_log_detail.txt", key, value)
+            for key, value in setting.items():
+                edit_detail(t / "performance" / "run_1" / "mlperf_log_detail.txt", key, value)
             for name, text in VERIFY[test].items():
                 (t / name).write_text(text)
     truncate_tree(root, None)  # hash and truncate every accuracy log that has its accuracy.txt

@@ -232,8 +232,13 @@ def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
         out += found
     if test == "TEST09":
         out += _verify_file(folder, test, "output_len", "verify_output_len.txt")[1]
-    if test == "TEST05":  # v4.1: a performance run with other seeds, verified like TEST04's
+    if test == "TEST05":  # v4.1: the performance run repeated with the round's TEST05 seeds
         out += _verify_file(folder, test, "performance")[1]
+        run = folder / "performance" / "run_1" / "mlperf_log_detail.txt"
+        if not _is_file(run):
+            out.append(_err("compliance_file", run, "missing; copy the TEST05 run's LoadGen output here"))
+        else:
+            out += _test05_seeds(ctx, run)
     if test in ("TEST01", "TEST04"):
         out += _verify_file(folder, test, "performance")[1]
         run = folder / "performance" / "run_1"
@@ -274,6 +279,32 @@ def _test01_fallback(folder: Path, ctx: ResultContext, failed: list[Finding]) ->
             )
         ]
     return []  # the official passes TEST01 on the delta alone
+
+
+def _test05_seeds(ctx: ResultContext, path: Path) -> list[Finding]:
+    """TEST05 (rounds up to v4.1) reruns the performance test with the seeds its round announced."""
+    from proctor.rules.inference_rounds import round_table
+
+    rnd = round_table(ctx.version)
+    log, problems = load_detail_log(path)
+    if problems or not log.values or rnd.test05_seeds is None:
+        return problems
+    out: list[Finding] = []
+    for name, want in zip(("qsl", "sample_index", "schedule"), rnd.test05_seeds, strict=True):
+        key = f"effective_{name}_rng_seed"
+        if log.get(key) != want:
+            out.append(
+                _err(
+                    "seeds",
+                    path,
+                    f"{key} is {short(log.get(key))}; {ctx.version}'s TEST05 runs with {want}",
+                    key=key,
+                    line=log.line_of(key),
+                    expected=want,
+                    source=rnd.source + ' "test05_seeds"',
+                )
+            )
+    return out
 
 
 def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:

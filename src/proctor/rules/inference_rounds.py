@@ -70,6 +70,8 @@ class InferenceRound:
     # Per official benchmark name (as the round's checker lists them): the audits it requires;
     # None: the current lists (audits/configs.py REQUIRED_AUDITS).
     audits: Mapping[str, tuple[str, ...]] | None = None
+    # The seeds a TEST05 audit runs with (v4.1 and earlier; later rounds have no TEST05).
+    test05_seeds: tuple[int, int, int] | None = None
     source: str = ""
     table: BenchmarkTable = field(init=False)
 

@@ -239,6 +239,8 @@ ROUND = InferenceRound(
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v4.1"]["Server"]
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
+    # MODEL_CONFIG["v4.1"]["test05_seeds"] = mlperf.conf's test05_*_rng_seed
+    test05_seeds=(16799458546791641818, 5453809927556429288, 5435552105434836064),
     source=CHECKER,
 )
 
