@@ -138,20 +138,42 @@ def _bert_v41(root: Path, server_edits: dict[str, str] | None = None) -> None:
 
 def _llama2_v51(root: Path, *, latency_scenario: str = "Interactive") -> None:
     """A v5.1 Llama2-70B 99.9 datacenter result: Offline and Interactive (Server is optional)."""
+    # a v5.x LLM log: token latencies measured and equal issue mode on in every scenario (mlperf.conf)
+    llm = {"requested_use_token_latencies": "true", "effective_sample_concatenate_permutation": "true"}
     _result(
         root, "llama2-70b-99.9", "Offline", "offline", "v5.1",
-        {"effective_performance_sample_count": "24576", "result_tokens_per_second": "98000.5"},
+        {**llm, "effective_performance_sample_count": "24576", "result_tokens_per_second": "98000.5"},
         24576, LLAMA2_ACC,
     )  # fmt: skip
     if latency_scenario:
         _result(
             root, "llama2-70b-99.9", latency_scenario, "llm_server", "v5.1",
             {
+                **llm,
                 "result_first_token_99.00_percentile_latency_ns": "400000000",
                 "result_time_per_output_token_99.00_percentile_ns": "35000000",
             },
             24576, LLAMA2_ACC,
         )  # fmt: skip
+
+
+def _llama2_interactive_v50(root: Path) -> None:
+    """A v5.0 llama2-70b-interactive-99 datacenter result: a Server run held to TTFT 450 / TPOT 40 ms."""
+    llm = {"requested_use_token_latencies": "true", "effective_sample_concatenate_permutation": "true"}
+    _result(
+        root, "llama2-70b-interactive-99", "Offline", "offline", "v5.0",
+        {**llm, "effective_performance_sample_count": "24576", "result_tokens_per_second": "61000.25"},
+        24576, LLAMA2_ACC,
+    )  # fmt: skip
+    _result(
+        root, "llama2-70b-interactive-99", "Server", "llm_server", "v5.0",
+        {
+            **llm,
+            "result_first_token_99.00_percentile_latency_ns": "449000000",
+            "result_time_per_output_token_99.00_percentile_ns": "39900000",
+        },
+        24576, LLAMA2_ACC,
+    )  # fmt: skip
 
 
 def _errors(report: SubmissionReport) -> list[str]:
@@ -268,6 +290,20 @@ def test_v41_bert_without_its_test05_audit_fails(tmp_path: Path) -> None:
     shutil.rmtree(root / "closed" / SUB / "compliance" / SYSTEM / "bert-99" / "Server" / "TEST05")
     found = [f for f in check_submission(root, "v4.1").findings if f.failed]
     assert [f.rule for f in found] == ["compliance_missing"] and "TEST05" in found[0].message
+
+
+def test_v50_llama2_interactive_result_passes_and_its_bound_is_checked(tmp_path: Path) -> None:
+    root = _build(tmp_path, _llama2_interactive_v50)
+    report = check_submission(root, "v5.0")
+    assert _errors(report) == [] and report.valid
+    assert {r.scenario for r in report.results} == {"Interactive", "Offline"}
+    detail = (
+        root / "closed" / SUB / "results" / SYSTEM / "llama2-70b-interactive-99" / "Server" / "performance"
+        / "run_1" / "mlperf_log_detail.txt"
+    )  # fmt: skip
+    edit_detail(detail, "result_first_token_99.00_percentile_latency_ns", "450000000")
+    found = [f for f in check_submission(root, "v5.0").findings if f.failed]
+    assert [(f.rule, f.expected) for f in found] == [("latency_limit", 450_000_000)]
 
 
 def test_v51_llama2_interactive_result_passes(tmp_path: Path) -> None:
