@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proctor.checks.submission import SubmissionReport, check_submission
 from proctor.findings import Severity
@@ -374,3 +376,61 @@ def test_checking_a_submission_loads_no_numerics_and_only_its_rounds_table(tmp_p
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['proctor.rules.inference_v4_1']"
+
+
+# --- the nesting guard's fast path (a detail log's lines skip the walk) ---------------------------
+_json_values = st.recursive(
+    st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(alphabet="ab[]{}", max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("xy", max_size=2), inner, max_size=3),
+    max_leaves=80,
+) | st.integers(55, 75).map(lambda n: _nest(n))  # around the depth limit
+
+
+def _nest(depth: int) -> object:
+    value: object = 0
+    for i in range(depth):
+        value = [value] if i % 2 else {"d": value}
+    return value
+
+
+@given(_json_values)
+@settings(max_examples=300, deadline=None)
+def test_line_depth_verdict_is_the_walks(value: object) -> None:
+    """A line is rejected for nesting exactly when the full walk says so (the bracket count only
+    lets a shallow line skip it)."""
+    import orjson
+
+    from proctor.mllog_lines import MAX_DEPTH, BadLine, nested_deeper, parse_line
+
+    line = b":::MLLOG " + orjson.dumps({"key": "k", "value": value})
+    rec = parse_line(line, 1)
+    deep = nested_deeper({"key": "k", "value": value}, MAX_DEPTH)
+    assert (isinstance(rec, BadLine) and "nested" in rec.reason) == deep
+
+
+def test_deeply_nested_line_is_still_rejected() -> None:
+    from proctor.mllog_lines import MAX_DEPTH, BadLine, parse_line
+
+    value = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    rec = parse_line(b':::MLLOG {"key": "k", "value": ' + value.encode() + b"}", 1)
+    assert isinstance(rec, BadLine) and "nested deeper" in rec.reason
+
+
+# --- the command line ---------------------------------------------------------------------------
+def _cli(*args: str):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from proctor.cli import inference_checks  # noqa: F401
+    from proctor.cli.apps import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_round_checks_with_that_rounds_table(tmp_path: Path) -> None:
+    root = _build(tmp_path, _gptj_v41)
+    assert _cli("check", "submission", str(root), "--round", "v4.1").exit_code == 0
+    assert _cli("check", "submission", str(root)).exit_code == 1  # the current round has no GPT-J
+    res = _cli("check", "submission", str(root), "--round", "v3.1")
+    assert res.exit_code == 2 and "--round 'v3.1' is not a known round" in res.output
+    assert "v4.1, v5.0, v5.1, v6.0, v6.1" in res.output
+    assert "v5.0, v5.1" in _cli("check", "submission", "--help").output
