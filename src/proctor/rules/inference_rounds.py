@@ -3,9 +3,10 @@ its official checker that the rules leave open (which LoadGen key a result's met
 
 A published result is checked against the round it was submitted to: v4.1 has GPT-J and a
 datacenter BERT, v5.0 adds Llama3.1-405B and R-GAT, v5.1 drops GPT-J and adds Llama3.1-8B,
-DeepSeek-R1, Whisper and PointPainting. The current round's table is `inference.BENCHMARKS` (the
-rules text); older tables live one module per round (`inference_v4_1`, ...) and every row there
-cites the official file and tag it was read from. Modules load on first use, so a command that
+DeepSeek-R1, Whisper and PointPainting, v6.0 adds GPT-OSS-120B, Qwen3-VL, DLRMv3, WAN-2.2 and YOLO.
+The current round's table is `inference.BENCHMARKS` (the rules text); older tables live one module
+per round (`inference_v4_1`, ..., `inference_v6_0`) and every row there cites the official file and
+tag it was read from. Modules load on first use, so a command that
 checks the current round never imports the older tables.
 """
 
@@ -88,8 +89,13 @@ class InferenceRound:
         return None
 
 
-# The module holding each older round's table; the current rounds use inference.BENCHMARKS.
-_MODULES = {"v4.1": "inference_v4_1", "v5.0": "inference_v5_0", "v5.1": "inference_v5_1"}
+# The module holding each older round's table; the current round uses inference.BENCHMARKS.
+_MODULES = {
+    "v4.1": "inference_v4_1",
+    "v5.0": "inference_v5_0",
+    "v5.1": "inference_v5_1",
+    "v6.0": "inference_v6_0",
+}
 
 
 @cache
