@@ -152,7 +152,9 @@ def target(
     upper: float | None = None,
     higher_is_better: bool = True,
 ) -> QualityTarget:
-    return QualityTarget(metric, reference, unit, threshold, higher_is_better, upper)
+    return QualityTarget(
+        metric, reference, unit, threshold=threshold, higher_is_better=higher_is_better, upper=upper
+    )
 
 
 __all__ = [
