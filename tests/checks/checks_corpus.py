@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inference" / "v4.1"
+_IN_CORPUS = Path("shared") / "corpus" / "inference" / "v4.1"
+# The checkout's shared/ sits beside the repository (or above a worktree of it): the nearest one up.
+CORPUS = next(
+    (p / _IN_CORPUS for p in Path(__file__).resolve().parents if (p / _IN_CORPUS).is_dir()),
+    Path(__file__).resolve().parents[3] / _IN_CORPUS,
+)
 NV_SYSTEM = "B200-SXM-180GBx1_TRT"
 UT_EDGE, UT_DC = "h13_u2_preview", "h13_u2_preview_dc"
 
@@ -95,16 +100,26 @@ def build_valid_tree(tmp_path: Path) -> Path:
     return complete_results(root)
 
 
-AUDIT_SETTING = {"TEST01": ("effective_accuracy_log_sampling_target", "4096"), "TEST04": ("effective_performance_issue_same", "true")}
+AUDIT_SETTING: dict[str, dict[str, str]] = {
+    "TEST01": {"effective_accuracy_log_sampling_target": "4096"},
+    "TEST04": {"effective_performance_issue_same": "true"},
+    "TEST05": {  # v4.1 only: the performance run with the round's TEST05 seeds
+        "effective_qsl_rng_seed": "16799458546791641818",
+        "effective_sample_index_rng_seed": "5453809927556429288",
+        "effective_schedule_rng_seed": "5435552105434836064",
+    },
+}
 VERIFY = {
     "TEST01": {"verify_accuracy.txt": "num_perf_log_data_mismatch = 0\nTEST PASS\n\n", "verify_performance.txt": "Reference score = 1.0\nTest score = 1.0\nTEST PASS\n"},
     "TEST04": {"verify_performance.txt": "reference score = 1.0\ntest score = 1.0\nTEST PASS\n"},
+    "TEST05": {"verify_performance.txt": "reference score = 1.0\ntest score = 1.0\nTEST PASS\n"},
 }
 
 
 def complete_results(root: Path) -> Path:
     """What a closed result needs beyond its logs (v5.x layout, the corpus' round): the accuracy log's
-    hash in accuracy.txt, measurements (JSON, README.md, user.conf) and the TEST01/TEST04 audits, each
+    hash in accuracy.txt, measurements (JSON, README.md, user.conf) and the TEST01/TEST04 audits (and
+    v4.1's TEST05), each
     audit log a copy of the result's switched to the audit's setting."""
     import orjson
 
@@ -135,12 +150,13 @@ def complete_results(root: Path) -> Path:
             )
         if not detail.exists() or not bench.startswith("resnet"):
             continue
-        for test, (key, value) in AUDIT_SETTING.items():
+        for test, setting in AUDIT_SETTING.items():
             t = sub / "compliance" / system / bench / scen.name / test
             (t / "performance" / "run_1").mkdir(parents=True, exist_ok=True)
             for name in ("mlperf_log_detail.txt", "mlperf_log_summary.txt"):
                 shutil.copy(detail.parent / name, t / "performance" / "run_1" / name)
-            edit_detail(t / "performance" / "run_1" / "mlperf_log_detail.txt", key, value)
+            for key, value in setting.items():
+                edit_detail(t / "performance" / "run_1" / "mlperf_log_detail.txt", key, value)
             for name, text in VERIFY[test].items():
                 (t / name).write_text(text)
     truncate_tree(root, None)  # hash and truncate every accuracy log that has its accuracy.txt

@@ -24,9 +24,12 @@ class OfficialCheck:
 def run_official_checker(
     repo: Path, tree: Path, *, version: str, submitter: str, csv: Path, timeout_s: float = 600.0
 ) -> OfficialCheck:
-    """`python -m submission_checker.main --input TREE ...` from the repo's tools/submission folder."""
+    """`python -m submission_checker.main --input TREE ...` from the repo's tools/submission folder, or
+    `python submission_checker.py ...` in a checkout of an older tag (up to v5.1.x, one script)."""
+    script = repo / CHECKER_DIR / "submission_checker.py"
+    entry = [str(script)] if script.is_file() else ["-m", "submission_checker.main"]
     cmd = [
-        sys.executable, "-m", "submission_checker.main", "--input", str(tree.resolve()), "--version", version,
+        sys.executable, *entry, "--input", str(tree.resolve()), "--version", version,
         "--submitter", submitter, "--csv", str(csv.resolve()),
     ]  # fmt: skip
     proc = subprocess.run(

@@ -198,6 +198,9 @@ def check_level(
                 ok = (100.0 - rounded) >= level.fraction * (100.0 - target.reference)  # type: ignore[operator]
         tsrc = f"{src}; {target.source}" if target.source else src
         results.append(AccuracyResult(target.metric, value, rounded, threshold, ok, bound))
+        if ok and target.upper is not None and rounded > target.upper:  # a range (SDXL in v4.1-v5.1)
+            ok, bound, threshold = False, "<=", target.upper
+            results.append(AccuracyResult(target.metric, value, rounded, threshold, ok, bound))
         if not ok:
             findings.append(
                 Finding(

@@ -25,6 +25,7 @@ import hashlib
 import math
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,11 +87,17 @@ def official_name(folder: str, variant: Variant) -> str:
     return "resnet" if name.startswith("resnet") else name
 
 
-def required_audits(folder: str, variant: Variant) -> tuple[str, ...]:
+def required_audits(
+    folder: str, variant: Variant, round_audits: Mapping[str, tuple[str, ...]] | None = None
+) -> tuple[str, ...]:
+    """The audits a result needs: the current lists, or `round_audits` (an older round's checker's
+    per-model lists, by official name)."""
     name = official_name(folder, variant)
     if variant.benchmark.name in PROCTOR_AUDITS:
         return PROCTOR_AUDITS[variant.benchmark.name]
     names = {name, variant.name.lower()}
+    if round_audits is not None:
+        return next((round_audits[n] for n in sorted(names) if n in round_audits), ())
     return tuple(t for t, models in REQUIRED_AUDITS.items() if names & set(models))
 
 
@@ -172,7 +179,9 @@ def audit_dir(ctx: ResultContext, test: str) -> tuple[Path | None, Path]:
 
 def check_audits(ctx: ResultContext) -> list[Finding]:
     out: list[Finding] = []
-    for test in required_audits(ctx.benchmark, ctx.variant):
+    from proctor.rules.inference_rounds import round_table
+
+    for test in required_audits(ctx.benchmark, ctx.variant, round_table(ctx.version).audits):
         found, expected = audit_dir(ctx, test)
         if found is None:
             out.append(
@@ -223,6 +232,13 @@ def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
         out += found
     if test == "TEST09":
         out += _verify_file(folder, test, "output_len", "verify_output_len.txt")[1]
+    if test == "TEST05":  # v4.1: the performance run repeated with the round's TEST05 seeds
+        out += _verify_file(folder, test, "performance")[1]
+        run = folder / "performance" / "run_1" / "mlperf_log_detail.txt"
+        if not _is_file(run):
+            out.append(_err("compliance_file", run, "missing; copy the TEST05 run's LoadGen output here"))
+        else:
+            out += _test05_seeds(ctx, run)
     if test in ("TEST01", "TEST04"):
         out += _verify_file(folder, test, "performance")[1]
         run = folder / "performance" / "run_1"
@@ -263,6 +279,32 @@ def _test01_fallback(folder: Path, ctx: ResultContext, failed: list[Finding]) ->
             )
         ]
     return []  # the official passes TEST01 on the delta alone
+
+
+def _test05_seeds(ctx: ResultContext, path: Path) -> list[Finding]:
+    """TEST05 (rounds up to v4.1) reruns the performance test with the seeds its round announced."""
+    from proctor.rules.inference_rounds import round_table
+
+    rnd = round_table(ctx.version)
+    log, problems = load_detail_log(path)
+    if problems or not log.values or rnd.test05_seeds is None:
+        return problems
+    out: list[Finding] = []
+    for name, want in zip(("qsl", "sample_index", "schedule"), rnd.test05_seeds, strict=True):
+        key = f"effective_{name}_rng_seed"
+        if log.get(key) != want:
+            out.append(
+                _err(
+                    "seeds",
+                    path,
+                    f"{key} is {short(log.get(key))}; {ctx.version}'s TEST05 runs with {want}",
+                    key=key,
+                    line=log.line_of(key),
+                    expected=want,
+                    source=rnd.source + ' "test05_seeds"',
+                )
+            )
+    return out
 
 
 def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
@@ -492,9 +534,11 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
                     "measurements_conf",
                     user,
                     f"line {entry.line} sets {entry.key} = {entry.value}, but the performance run requested "
-                    f"{name} = {short(got)}: submit the user.conf the run used",
+                    f"{name} = {short(got)}: submit the user.conf the run used (a warning: no rule "
+                    "requires them to match)",
                     line=entry.line,
                     key=entry.key,
+                    severity=Severity.WARNING,
                 )
             )
     return out

@@ -9,10 +9,13 @@ An inferred edge result carries the value of the rules' formula instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor.checks.inferred import infer
 from proctor.rules.inference import Benchmark, Category
+
+if TYPE_CHECKING:
+    from proctor.rules.inference_rounds import ResultField
 
 NS_PER_MS = 1_000_000
 
@@ -34,12 +37,22 @@ def _number(value: Any, divisor: float = 1.0) -> float | None:
 
 
 def result_metric(
-    benchmark: Benchmark, category: Category, values: dict[str, Any], inferred_from: Category | None = None
+    benchmark: Benchmark,
+    category: Category,
+    values: dict[str, Any],
+    inferred_from: Category | None = None,
+    field: ResultField | None = None,
 ) -> Metric:
-    """Raises KeyError / ValueError when an inferred result lacks what its formula needs."""
+    """The rules' metric, or `field` where the round's official checker reads another key (an older
+    round's completed samples per second, GPT-J's inferred tokens per second).
+
+    Raises KeyError / ValueError when an inferred result lacks what its formula needs."""
     if inferred_from is not None:
         res = infer(category, inferred_from, values)
         return Metric(f"inferred: {res.formula}", res.value, res.units)
+    if field is not None:
+        divisor = NS_PER_MS if field.units == "ms" and field.key.endswith("_ns") else 1.0
+        return Metric(field.name, _number(values.get(field.key), divisor), field.units)
     if category in (Category.SINGLE_STREAM, Category.MULTI_STREAM):
         default = 0.9 if category is Category.SINGLE_STREAM else 0.99
         pct = float(values.get("effective_target_latency_percentile", default)) * 100

@@ -41,9 +41,9 @@ from proctor.rules.inference import (
     Category,
     Suite,
     Variant,
-    resolve,
 )
-from proctor.rules.rounds import CURRENT_ROUND, SEEDS
+from proctor.rules.inference_rounds import InferenceRound, round_table
+from proctor.rules.rounds import CURRENT_ROUND
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -175,6 +175,7 @@ class _Submitter:
     division: str
     name: str
     version: str
+    round: InferenceRound
 
     @property
     def closed(self) -> bool:
@@ -184,14 +185,13 @@ class _Submitter:
 def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> SubmissionReport:
     """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder."""
     root = Path(root)
-    if version not in SEEDS:
-        raise ValueError(f"unknown round {version!r}; known: {', '.join(SEEDS)}")
+    rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()
     if _kind(root) != "dir":
         report.findings.append(_err("layout", root, "not a directory"))
         return report
     if "dir" in (_kind(root / "results"), _kind(root / "systems")):
-        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version), report)
+        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version, rnd), report)
         return report
     found = False
     for div in _dirs(root, report.findings):
@@ -202,7 +202,7 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
             continue
         for sub in _dirs(div, report.findings):
             found = True
-            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version), report)
+            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version, rnd), report)
     if not found:
         report.findings.append(
             _err(
@@ -298,13 +298,13 @@ def _check_benchmark(
 ) -> None:
     f = report.findings
     try:
-        variant = resolve(mapping.get(benchdir.name, benchdir.name))
+        variant = sub.round.table.resolve(mapping.get(benchdir.name, benchdir.name))
     except KeyError as exc:
         f.append(
             _err(
                 "benchmark_name",
                 benchdir,
-                f"{exc.args[0]}; name the folder as the submission layout does "
+                f"{exc.args[0]} (in the {sub.version} benchmark table); name the folder as the submission layout does "
                 "(e.g. resnet, llama2-70b-99.9, llama2-70b-interactive-99.9)",
             )
         )
@@ -421,7 +421,7 @@ def _check_result(
                     benchmark=bench,
                     category=cat,
                     run_category=inferred_from or cat,
-                    seeds=SEEDS[sub.version],
+                    seeds=sub.round.seeds,
                     version=sub.version,
                     closed=sub.closed,
                     min_performance_samples=_required_psc(bench, in_suites, scendir.parent.name),
@@ -437,7 +437,7 @@ def _check_result(
     local += check_measurements(ctx)
     local += check_speculative(ctx, sub.closed)
     local += check_e2e_rag(ctx, sub.closed)
-    metric = _metric(bench, cat, inferred_from, detail, local)
+    metric = _metric(sub.round, bench, cat, inferred_from, detail, local)
     power, found = check_power(ctx, inferred_from, metric.value)
     local += found
     report.findings.extend(local)
@@ -540,6 +540,7 @@ def _logged_scenario(log: DetailLogData, findings: list[Finding]) -> Category | 
 
 
 def _metric(
+    rnd: InferenceRound,
     bench: Benchmark,
     cat: Category,
     inferred_from: Category | None,
@@ -549,7 +550,7 @@ def _metric(
     if log is None:
         return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
     try:
-        return result_metric(bench, cat, log.values, inferred_from)
+        return result_metric(bench, cat, log.values, inferred_from, rnd.result_field(bench, cat))
     except (KeyError, ValueError, TypeError) as exc:
         findings.append(
             _err(

@@ -16,13 +16,18 @@ import typer
 
 from proctor.cli.apps import app, check_app
 from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
-from proctor.rules.rounds import CURRENT_ROUND, SEEDS
+from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, unknown_round
 
 if TYPE_CHECKING:
     from proctor.checks.submission import ResultRow
 
 VersionOpt = Annotated[
-    str, typer.Option("--round", help=f"Submission round whose seeds apply ({', '.join(SEEDS)}).")
+    str,
+    typer.Option(
+        "--round",
+        help=f"Submission round whose benchmark table, seeds and checker conventions apply "
+        f"({', '.join(ROUNDS)}).",
+    ),
 ]
 MAX_DTYPE_SIZE = 8  # bytes: the widest element type the bandwidth appendix has in mind is 64 bits
 LEVEL = (
@@ -32,8 +37,8 @@ LEVEL = (
 
 
 def _check_version(version: str) -> None:
-    if version not in SEEDS:
-        fail(f"--round {version!r} is not a known round; use one of {', '.join(SEEDS)}")
+    if version not in ROUNDS:
+        fail(f"--round {unknown_round(version)}")
 
 
 def _check_directory(directory: Path) -> None:

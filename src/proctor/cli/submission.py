@@ -13,7 +13,7 @@ import typer
 
 from proctor.cli.apps import app
 from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
-from proctor.rules.rounds import CURRENT_ROUND, SEEDS
+from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, unknown_round
 
 submission_app = typer.Typer(
     help="Assemble an inference submission tree and prepare it for the official checker.",
@@ -95,7 +95,7 @@ def package_cmd(
     ],
     division: Annotated[str, typer.Option("--division", help="closed, network or open.")] = "closed",
     version: Annotated[
-        str, typer.Option("--round", help=f"Round whose layout to write ({', '.join(SEEDS)}).")
+        str, typer.Option("--round", help=f"Round whose layout to write ({', '.join(ROUNDS)}).")
     ] = CURRENT_ROUND,
     check: Annotated[
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
@@ -110,8 +110,8 @@ def package_cmd(
     """
     from proctor.submission.package import PackageError, package
 
-    if version not in SEEDS:
-        fail(f"--round {version!r} is not a known round; use one of {', '.join(SEEDS)}")
+    if version not in ROUNDS:
+        fail(f"--round {unknown_round(version)}")
     try:
         result = package(
             runs, output, submitter=submitter, system_json=system, division=division, version=version

@@ -111,6 +111,7 @@ class QualityTarget:
     # A second reference another source gives for the same metric: a result that meets `reference`
     # but not this one gets a warning (3D-UNet: the rules text's 0.86330 beside the reference's 0.86170).
     advisory_reference: float | None = None
+    upper: float | None = None  # a stated upper bound too (an older round's SDXL CLIP/FID range)
 
 
 @dataclass(frozen=True, slots=True)
@@ -781,15 +782,6 @@ def _norm(text: str) -> str:
     return text.strip().lower().replace("_", "-").replace(" ", "")
 
 
-def _index() -> dict[str, Benchmark]:
-    out: dict[str, Benchmark] = {}
-    for b in BENCHMARKS:
-        for key in (b.name, b.display, *b.aliases):
-            out[_norm(key)] = b
-    return out
-
-
-_INDEX = _index()
 _SUFFIX = re.compile(r"^(?P<base>.+?)(?P<inter>-interactive)?(?:-(?P<level>\d+(?:\.\d+)?))?$")
 
 
@@ -807,35 +799,57 @@ class Variant:
         return self.benchmark.name + (INTERACTIVE_SUFFIX if self.interactive else "")
 
 
-def resolve(name: str) -> Variant:
-    """Map any spelling ("llama2-70b-interactive-99.9", "Llama3.1-8B", "resnet") to a Variant.
+class BenchmarkTable:
+    """One round's benchmarks and the index of their spellings that `resolve` reads."""
 
-    Raises KeyError naming the input when nothing matches.
-    """
-    key = _norm(name)
-    if key in _INDEX:
-        b = _INDEX[key]
-        return Variant(b, b.quality[0] if b.quality else None, False, name)
-    m = _SUFFIX.match(key)
-    if m:
-        base = _INDEX.get(m["base"]) or _INDEX.get(_norm(m["base"].replace(".", "-", 1)))
-        if base is not None:
-            level = None
-            if m["level"]:
-                fraction = float(m["level"]) / 100
-                level = base.level(fraction)  # KeyError when the rules have no such level
-            elif base.quality:
-                level = base.quality[0]
-            return Variant(base, level, bool(m["inter"]), name)
-    raise KeyError(f"unknown benchmark {name!r}; {did_you_mean(name)}")
+    def __init__(self, benchmarks: tuple[Benchmark, ...]) -> None:
+        self.benchmarks = benchmarks
+        self.by_name: dict[str, Benchmark] = {b.name: b for b in benchmarks}
+        self._index: dict[str, Benchmark] = {}
+        for b in benchmarks:
+            for key in (b.name, b.display, *b.aliases):
+                self._index[_norm(key)] = b
+
+    def resolve(self, name: str) -> Variant:
+        """Map any spelling ("llama2-70b-interactive-99.9", "Llama3.1-8B", "resnet") to a Variant.
+
+        Raises KeyError naming the input when nothing matches.
+        """
+        key = _norm(name)
+        if key in self._index:
+            b = self._index[key]
+            return Variant(b, b.quality[0] if b.quality else None, False, name)
+        m = _SUFFIX.match(key)
+        if m:
+            base = self._index.get(m["base"]) or self._index.get(_norm(m["base"].replace(".", "-", 1)))
+            if base is not None:
+                level = None
+                if m["level"]:
+                    fraction = float(m["level"]) / 100
+                    level = base.level(fraction)  # KeyError when the rules have no such level
+                elif base.quality:
+                    level = base.quality[0]
+                return Variant(base, level, bool(m["inter"]), name)
+        raise KeyError(f"unknown benchmark {name!r}; {self.did_you_mean(name)}")
+
+    def did_you_mean(self, name: str) -> str:
+        """One short hint for a misspelt name (the closest known spelling), not the whole list."""
+        close = difflib.get_close_matches(_norm(name)[:200], list(self._index), n=1, cutoff=0.5)
+        if close:
+            return f"did you mean {self._index[close[0]].name!r}?"
+        return f"use an mlperf.conf model name such as {', '.join(sorted(self.by_name)[:3])}"
 
 
-def did_you_mean(name: str) -> str:
-    """One short hint for a misspelt benchmark name (the closest known spelling), not the whole list."""
-    close = difflib.get_close_matches(_norm(name)[:200], list(_INDEX), n=1, cutoff=0.5)
-    if close:
-        return f"did you mean {_INDEX[close[0]].name!r}?"
-    return f"use an mlperf.conf model name such as {', '.join(sorted(BY_NAME)[:3])}"
+TABLE = BenchmarkTable(BENCHMARKS)  # the current round's; older rounds: inference_rounds.round_table
+
+
+def resolve(name: str, table: BenchmarkTable | None = None) -> Variant:
+    """`name` in `table` (None: the current round's); KeyError when it has no such benchmark."""
+    return (table or TABLE).resolve(name)
+
+
+def did_you_mean(name: str, table: BenchmarkTable | None = None) -> str:
+    return (table or TABLE).did_you_mean(name)
 
 
 def required_scenarios(benchmark: Benchmark, suite: Suite) -> tuple[tuple[Category, ...], ...]:

@@ -2,19 +2,70 @@
 
 One reader of detail logs (`read_detail` -> `DetailLogData`) serves the engine's tests, the
 submission checker and the official-engine adapter; the writer is `DetailLogWriter`.
+
+The names load on first use (PEP 562): the checker imports only the reader, not the writers and
+the results they format (numpy, scipy), which made `proctor check submission` start in seconds.
 """
 
-from proctor.loadgen.logs.accuracy import AccuracyLog
-from proctor.loadgen.logs.detail import (
-    DetailLogWriter,
-    log_effective_settings,
-    log_requested_settings,
-    log_results,
-)
-from proctor.loadgen.logs.reader import DetailLogData, Entry, read_detail, read_summary
-from proctor.loadgen.logs.recompute import Recomputed, recompute
-from proctor.loadgen.logs.summary import render_summary, write_summary
-from proctor.loadgen.logs.trace import TraceLog
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proctor.loadgen.logs.accuracy import AccuracyLog
+    from proctor.loadgen.logs.detail import (
+        DetailLogWriter,
+        log_effective_settings,
+        log_requested_settings,
+        log_results,
+    )
+    from proctor.loadgen.logs.reader import DetailLogData, Entry, read_detail, read_summary
+    from proctor.loadgen.logs.recompute import Recomputed, recompute
+    from proctor.loadgen.logs.summary import render_summary, write_summary
+    from proctor.loadgen.logs.trace import TraceLog
+
+_WHERE = {
+    "AccuracyLog": "accuracy",
+    "DetailLogData": "reader",
+    "DetailLogWriter": "detail",
+    "Entry": "reader",
+    "Recomputed": "recompute",
+    "TraceLog": "trace",
+    "log_effective_settings": "detail",
+    "log_requested_settings": "detail",
+    "log_results": "detail",
+    "read_detail": "reader",
+    "read_summary": "reader",
+    "recompute": "recompute",
+    "render_summary": "summary",
+    "write_summary": "summary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """Keeps an exported name (`recompute`, the function) from being replaced by the submodule of
+    the same name when that submodule is first imported, as the eager imports did."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _WHERE.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "AccuracyLog",

@@ -1,0 +1,101 @@
+"""Differential check on published results: every submitter folder of an `inference_results_vX.Y`
+checkout, checked with `--round vX.Y`, has no error that does not cite a rule, and where the official
+checker of that tag can be run, proctor rejects what it rejects and accepts what it accepts unless a
+rule (cited in the finding) says otherwise.
+
+Skipped unless PROCTOR_RESULTS_V41 / PROCTOR_RESULTS_V50 / PROCTOR_RESULTS_V51 point at a checkout of
+mlcommons/inference_results_v4.1 / _v5.0 / _v5.1; the official comparison also needs
+PROCTOR_INFERENCE_REPO_V41 / _V50 / _V51, a checkout of mlcommons/inference at v4.1 / v5.0.1 / v5.1.1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from proctor.checks.submission import check_submission
+from proctor.findings import Finding
+
+ROUNDS = {"v4.1": "V41", "v5.0": "V50", "v5.1": "V51"}
+DIVISIONS = ("closed", "network", "open")
+
+
+def _submitters(root: Path) -> list[Path]:
+    return sorted(s for d in DIVISIONS if (root / d).is_dir() for s in (root / d).iterdir() if s.is_dir())
+
+
+def _uncited(findings: list[Finding]) -> list[str]:
+    return [f"{f.rule}: {f.path}: {f.message}" for f in findings if f.failed and not f.source]
+
+
+@pytest.mark.parametrize("version", list(ROUNDS))
+def test_published_round_has_no_uncited_error(version: str, tmp_path: Path) -> None:
+    results = os.environ.get(f"PROCTOR_RESULTS_{ROUNDS[version]}")
+    if not results:
+        pytest.skip(f"PROCTOR_RESULTS_{ROUNDS[version]} is not set (a checkout of inference_results_{version})")
+    repo = os.environ.get(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]}")
+    subs = _submitters(Path(results))
+    assert subs, f"{results}: no <division>/<submitter> folders"
+    uncited: dict[str, list[str]] = {}
+    disagree: dict[str, str] = {}
+    for sub in subs:
+        report = check_submission(sub, version)
+        if bad := _uncited(report.findings):
+            uncited[f"{sub.parent.name}/{sub.name}"] = bad[:5]
+        if repo:
+            from tests.support.official_submission import run_official_checker
+
+            # the official checker takes the results root and filters on the submitter
+            official = run_official_checker(
+                Path(repo), Path(results), version=version, submitter=sub.name, csv=tmp_path / f"{sub.name}.csv"
+            )
+            official_valid = official.returncode == 0 and not official.errors
+            cited_only = not _uncited(report.findings)
+            if official_valid and not report.valid and not cited_only:
+                disagree[sub.name] = "official VALID, proctor INVALID without a cited rule"
+            if not official_valid and report.valid:
+                disagree[sub.name] = "official INVALID, proctor VALID: " + "; ".join(official.errors[:3])
+    assert not uncited, uncited
+    assert not disagree, disagree
+
+
+# The trees of test_rounds.py, given what only the official checker of those tags asks for (a copy of
+# mlperf.conf beside user.conf, code/<benchmark>/, calibration.md, a summary in accuracy/): the
+# official checker of the round accepts them and reports the metrics proctor reports.
+BUILT = {"v4.1": ("_bert_v41", "_gptj_v41"), "v5.0": ("_llama2_interactive_v50",), "v5.1": ("_llama2_v51",)}
+CONF_AT = {"v4.1": "mlperf.conf", "v5.0": "loadgen/mlperf.conf", "v5.1": "loadgen/mlperf.conf"}
+
+
+@pytest.mark.parametrize("version", list(BUILT))
+def test_official_checker_of_the_round_agrees_on_built_results(version: str, tmp_path: Path) -> None:
+    import csv
+    import shutil
+
+    from tests.checks import test_rounds as built
+    from tests.support.official_submission import run_official_checker
+
+    repo = os.environ.get(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]}")
+    if not repo:
+        pytest.skip(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]} is not set (mlcommons/inference at {version})")
+    conf = Path(repo) / CONF_AT[version]
+    root = built._build(tmp_path, *(getattr(built, name) for name in BUILT[version]))
+    sub = root / "closed" / built.SUB
+    (sub / "calibration.md").write_text("calibration: none (FP32)\n")
+    for scen in sub.glob("results/*/*/*"):
+        (sub / "code" / scen.parent.name).mkdir(parents=True, exist_ok=True)
+        (sub / "code" / scen.parent.name / "README.md").write_text("how to run\n")
+        shutil.copy(conf, sub / "measurements" / scen.parents[1].name / scen.parent.name / scen.name / "mlperf.conf")
+        shutil.copy(scen / "performance/run_1/mlperf_log_summary.txt", scen / "accuracy/mlperf_log_summary.txt")
+    report = check_submission(root, version)
+    official = run_official_checker(
+        Path(repo), root, version=version, submitter=built.SUB, csv=tmp_path / "official.csv"
+    )
+    assert report.valid and not official.errors, official.errors[:5]
+    with (tmp_path / "official.csv").open() as fh:
+        theirs = {(r["Model"], r["Scenario"]): float(r["Result"]) for r in csv.DictReader(fh)}
+    # the official names a v5.0 interactive result's scenario Server; proctor names it Interactive
+    ours = {(r.benchmark, "Server" if r.scenario == "Interactive" and version == "v5.0" else r.scenario): r.value
+            for r in report.results}  # fmt: skip
+    assert ours == pytest.approx(theirs)
