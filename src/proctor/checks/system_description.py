@@ -197,7 +197,7 @@ def check_system_description(
     if div and div != division:
         out.append(err(f"division '{div[:80]}' does not match the folder '{division}'", "division"))
     sub = text("submitter")
-    if sub and sub != submitter:
+    if sub and sub.casefold() != submitter.casefold():  # the official compares case-insensitively
         out.append(err(f"submitter '{sub[:80]}' does not match the folder '{submitter}'", "submitter"))
     status = text("status").lower()
     if status and status not in STATUSES:
