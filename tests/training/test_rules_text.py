@@ -36,7 +36,9 @@ def _evals_at(events: list[sl.Event], points: list[int]) -> list[sl.Event]:
     return out
 
 
-def _check(tmp_path: Path, events: list[sl.Event], ruleset: str = "6.1.0", name: str = "r.txt") -> ComplianceReport:
+def _check(
+    tmp_path: Path, events: list[sl.Event], ruleset: str = "6.1.0", name: str = "r.txt"
+) -> ComplianceReport:
     return check_file(sl.write_log(tmp_path / name, events), ruleset)
 
 
@@ -49,8 +51,20 @@ FIXED: list[tuple[str, str, Any, Any, str]] = [
     ("llama2_70b_lora", "opt_gradient_clip_norm", 1.0, 0.3, "opt_gradient_clip_norm"),
     ("llama2_70b_lora", "lora_alpha", 16, 32, "lora_alpha"),
     ("llama2_70b_lora", "opt_adamw_weight_decay", 0.1, 1e-4, "opt_adamw_weight_decay"),
-    ("llama31_8b", "opt_end_learning_rate", 4e-6, 4e-5, "opt_end_learning_rate = opt_base_learning_rate * 0.1"),
-    ("gpt_oss_20b", "opt_end_learning_rate", 4e-4, 4e-5, "opt_end_learning_rate = opt_base_learning_rate * 0.1"),
+    (
+        "llama31_8b",
+        "opt_end_learning_rate",
+        4e-6,
+        4e-5,
+        "opt_end_learning_rate = opt_base_learning_rate * 0.1",
+    ),
+    (
+        "gpt_oss_20b",
+        "opt_end_learning_rate",
+        4e-4,
+        4e-5,
+        "opt_end_learning_rate = opt_base_learning_rate * 0.1",
+    ),
 ]
 
 
