@@ -4,11 +4,14 @@ make (it accepts the breaking log), which docs/deviations.md lists."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from proctor.rules.training import rules_text
 from proctor.training.compliance import ComplianceReport, check_file
@@ -204,3 +207,56 @@ def test_official_checker_does_not_check_these(bench: str, key: str, bad: Any, t
 def test_official_checker_does_not_check_cadence(tmp_path: Path) -> None:
     path = sl.write_log(tmp_path / "r.txt", _evals_at(sl.valid_events("llama31_8b"), [12288, 18432, 24576]))
     assert official_verdict(str(path)) is True and check_file(path).valid is False
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gbs=st.integers(1, 30000),
+    first=st.integers(0, 50000),
+    gaps=st.lists(st.integers(0, 60000), min_size=1, max_size=4),
+)
+def test_cadence_property(tmp_path: Path, gbs: int, first: int, gaps: list[int]) -> None:
+    """Any evaluation schedule: a rules_text finding exactly when some non-zero gap is a batch or more
+    away from 12288 sequences."""
+    points = [first]
+    for g in gaps:
+        points.append(points[-1] + g)
+    base = sl.with_value(sl.valid_events("llama31_8b"), "global_batch_size", gbs)
+    n_evals = sum(e.key == "eval_accuracy" for e in base)
+    events = _evals_at(base, (points + [points[-1]] * n_evals)[:n_evals])
+    rep = _check(tmp_path, events, name="p.txt")
+    gaps_used = [b - a for a, b in zip(points[:n_evals], points[1:n_evals], strict=False)]
+    off = any(g != 0 and abs(g - 12288) >= gbs for g in gaps_used)
+    assert bool(_rules_text_errors(rep)) is off
+
+
+_HOSTILE = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**20), 10**20),
+    st.text(max_size=8),
+    st.none(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(end=_HOSTILE, dropout=_HOSTILE, samples=_HOSTILE)
+def test_hostile_values_are_findings_not_crashes(
+    tmp_path: Path, end: Any, dropout: Any, samples: Any
+) -> None:
+    base = sl.with_value(sl.valid_events("llama31_8b"), "opt_end_learning_rate", end)
+    base = _insert_after(base, "global_batch_size", "dropout", dropout)
+    last = max(i for i, e in enumerate(base) if e.key == "eval_accuracy")
+    base[last] = replace(base[last], metadata={**base[last].metadata, "samples_count": samples})
+    rep = _check(tmp_path, base, name="h.txt")
+    rules = {r for r, _ in _rules_text_errors(rep)}
+    good_end = (
+        isinstance(end, int | float)
+        and not isinstance(end, bool)
+        and math.isfinite(end)
+        and math.isclose(end, 4e-5, rel_tol=1e-6)
+    )
+    assert ("rules_text:opt_end_learning_rate" in rules) is not good_end
+    assert ("rules_text:dropout" in rules) is not (dropout == 0.0 and not isinstance(dropout, str))
