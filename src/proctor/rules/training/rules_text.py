@@ -20,13 +20,12 @@ import math
 from typing import Any
 
 from proctor.rules.training.checks import eq, one_of
+from proctor.rules.training.sections import EVALUATION_TABLE, HYPERPARAMETERS, V6_0_SPECIFIC
 from proctor.rules.training.types import Check, Config, KeyRule, Req, State
 
-HP_TABLE = "§9 Training Loop: hyperparameter table"
-EVAL_TABLE = "§9 Training Loop: evaluation frequency table"
-V60_GPT_OSS = (
-    "§21 Appendix: v6.0 Specific Rules: gpt_oss_20b opt_end_learning_rate = 4e-5 allowed in v6.0 only"
-)
+HP_TABLE = HYPERPARAMETERS
+EVAL_TABLE = EVALUATION_TABLE
+V60_GPT_OSS = f"{V6_0_SPECIFIC}: gpt_oss_20b opt_end_learning_rate = 4e-5 allowed in v6.0 only"
 
 # relative tolerance of a derived value (a logged 8e-05 against 0.1 * 8e-04 = 8.000000000000001e-05)
 REL_TOL = 1e-6
