@@ -261,3 +261,7 @@ def test_more_runs_than_required_cli(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["training", "score", str(root / "results/sys1/llama31_8b"), "--json"])
     assert res.exit_code == 0, res.output
     assert len(json.loads(res.output)[0]["used"]) == 10
+    nine = _twelve(runs=9)(tmp_path / "nine")
+    assert CliRunner().invoke(app, ["training", "check-package", str(nine)]).exit_code == 1
+    score = CliRunner().invoke(app, ["training", "score", str(nine / "results/sys1/llama31_8b")])
+    assert score.exit_code == 1
