@@ -39,7 +39,7 @@ _LLM = {
     "max_sequence_length": 8192,
     "opt_name": "adamw",
     "opt_base_learning_rate": 4e-4,
-    "opt_end_learning_rate": 4e-6,
+    "opt_end_learning_rate": 4e-5,
     "opt_learning_rate_warmup_steps": 1000,
     "opt_learning_rate_decay_steps": 1_199_000,
     "opt_learning_rate_decay_schedule": "cosine with linear warmup",

@@ -16,7 +16,7 @@ LLAMA_HP: dict[str, Any] = {
     "max_sequence_length": 8192,
     "opt_name": "adamw",
     "opt_base_learning_rate": 4e-4,
-    "opt_end_learning_rate": 4e-6,
+    "opt_end_learning_rate": 4e-5,
     "opt_learning_rate_warmup_steps": 1000,
     "opt_learning_rate_decay_steps": 1_199_000,
     "opt_learning_rate_decay_schedule": "cosine with linear warmup",
@@ -129,9 +129,10 @@ def llama_log(
     run_start = t + 2000
     run_stop = run_start + minutes * 60000.0
     out.append(_line(run_start, "run_start", event="INTERVAL_START"))
-    evals = [samples // 2, samples]
+    # the rules' cadence (every 12288 sequences, §9 evaluation frequency table), ending at `samples`
+    evals = [samples - 12288, samples] if samples > 12288 else [samples]
     target = 0.9 if division == "open" else 3.29  # open llama31_8b's target is < 1.0
-    accs = [3.6, target if converged else 3.5]
+    accs = [3.6, target if converged else 3.5][-len(evals) :]
     prev = 0
     for i, (n, acc) in enumerate(zip(evals, accs, strict=True)):
         te = run_start + (run_stop - run_start) * (i + 1) / (len(evals) + 1)

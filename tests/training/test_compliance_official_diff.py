@@ -91,10 +91,37 @@ def _mutations(bench: str, division: str) -> list[tuple[str, list[sl.Event]]]:
     return out
 
 
+# Documented deviations (docs/deviations.md, Issue 21: training): mutations the official checker accepts
+# and proctor rejects, each only by a rule of the rules text the official checker does not check.
+RULES_TEXT_ONLY: dict[tuple[str, str], set[str]] = {
+    ("llama31_8b", "closed"): {
+        "opt_base_learning_rate_little",  # end LR no longer 0.1 x base
+        "opt_base_learning_rate_lot",
+        "opt_end_learning_rate_little",
+        "opt_end_learning_rate_lot",
+    },
+    ("gpt_oss_20b", "closed"): {
+        "opt_base_learning_rate_little",
+        "opt_base_learning_rate_lot",
+        "opt_end_learning_rate_little",
+        "opt_end_learning_rate_lot",
+    },
+    ("llama2_70b_lora", "closed"): {
+        "opt_gradient_clip_norm_little",  # fixed 0.3
+        "opt_gradient_clip_norm_lot",
+        "opt_adamw_weight_decay_little",  # fixed 1e-4
+        "opt_adamw_weight_decay_lot",
+        "lora_alpha_little",  # fixed 32
+        "lora_alpha_lot",
+    },
+}
+
+
 @pytest.mark.parametrize("division", ["closed", "open"])
 @pytest.mark.parametrize("bench", sl.BENCHMARKS_6_1_0)
 def test_same_verdict_as_official(bench: str, division: str, tmp_path: Path) -> None:
     disagreements = []
+    rules_text_only = set()
     n_reject = 0
     # documented deviation (docs/deviations.md): an Open run may stop by any criterion, so a missed
     # quality target is a warning in proctor where the official open tables reject the log
@@ -102,10 +129,14 @@ def test_same_verdict_as_official(bench: str, division: str, tmp_path: Path) -> 
     cases = _mutations(bench, division)
     for name, events in cases:
         path = sl.write_log(tmp_path / f"{name}.txt", events)
-        ours = check_file(path).valid
+        report = check_file(path)
+        ours = report.valid
         theirs = official_verdict(str(path))
         n_reject += not theirs
-        if ours != theirs and not (name in allowed and ours and not theirs):
+        if not ours and theirs and all(f.rule.startswith("rules_text:") for f in report.errors):
+            rules_text_only.add(name)
+        elif ours != theirs and not (name in allowed and ours and not theirs):
             disagreements.append((name, ours, theirs))
     assert disagreements == []
+    assert rules_text_only == RULES_TEXT_ONLY.get((bench, division), set())
     assert len(cases) > 30 and n_reject > 20  # the mutations do reach the checks

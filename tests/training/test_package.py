@@ -187,3 +187,81 @@ def _copy_bench(root: Path, name: str) -> None:
 
 
 assert SYSTEM["status"] == "Available on-premise"
+
+
+# M > N runs (002 §12): "it is also allowed to run M>N independent runs as a group and to designate N
+# consecutive runs ... Submitting the full run set ... is optional": check-package accepts the folder
+# and judges the median window, as `score` scores it; the official package checker wants exactly N.
+TWELVE = [175104 + 512 * (i % 10) for i in range(12)]
+TWELVE_MIN = [70.0 + i for i in range(12)]
+
+
+def _twelve(failed: tuple[int, ...] = (), runs: int = 12) -> Callable[[Path], Path]:
+    def build(root: Path) -> Path:
+        write_package(root, {"sys1": {"llama31_8b": (TWELVE[:runs], TWELVE_MIN[:runs])}}, failed=failed)
+        return root
+
+    return build
+
+
+def _score_valid(root: Path, *, compliance: bool) -> bool:
+    from proctor.training.package import default_compliance
+    from proctor.training.runs import read_run_set
+    from proctor.training.scoring import score_run_set
+
+    bdir = root / "results/sys1/llama31_8b"
+    comp = default_compliance("6.1.0")
+    assert comp is not None
+    pred = (lambda p: comp(p, "6.1.0", "llama31_8b")[0]) if compliance else None
+    return score_run_set(read_run_set(bdir, ruleset="6.1.0"), compliance=pred).valid
+
+
+@pytest.mark.parametrize(
+    ("failed", "runs", "expected"),
+    [
+        ((), 12, True),  # the full set of 12: the median window of 10 is the result
+        ((0, 1), 12, True),  # the first window holds both failures: infinite, not the median
+        ((0, 5, 11), 12, False),  # every window holds two failures: the median window is invalid
+        ((), 9, False),  # fewer than N
+    ],
+)
+def test_more_runs_than_required_check_package_and_score_agree(
+    tmp_path: Path, failed: tuple[int, ...], runs: int, expected: bool
+) -> None:
+    root = _twelve(failed, runs)(tmp_path / "p")
+    rep = check_package(root)
+    assert rep.valid is expected, [f.to_dict() for f in rep.findings if f.failed]
+    assert _score_valid(root, compliance=True) is expected
+    assert _score_valid(root, compliance=False) is expected
+    window = [f for f in rep.findings if f.rule == "run_window"]
+    if runs > 10:
+        assert len(window) == 1 and len(window[0].value) == 10
+        assert window[0].source is not None and window[0].source.startswith("002 §12")
+        assert window[0].failed is (not expected)
+        assert len(rep.rcp) == 1 and rep.rcp[0].passed is expected  # RCPs: on the scored window
+    else:
+        assert any(f.rule == "run_count" and f.failed and f.expected == 10 for f in rep.findings)
+
+
+@official
+def test_more_runs_than_required_official_rejects_proctor_accepts(tmp_path: Path) -> None:
+    """The difference docs/deviations.md lists: the official checker wants exactly N result files."""
+    mine, theirs = _both(tmp_path, _twelve())
+    assert (mine, theirs) == (True, False)
+
+
+def test_more_runs_than_required_cli(tmp_path: Path) -> None:
+    from proctor.cli.apps import app
+    from proctor.cli.main import _register
+
+    _register()
+    root = _twelve()(tmp_path / "p")
+    res = CliRunner().invoke(app, ["training", "check-package", str(root), "--json"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["training", "score", str(root / "results/sys1/llama31_8b"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert len(json.loads(res.output)[0]["used"]) == 10
+    nine = _twelve(runs=9)(tmp_path / "nine")
+    assert CliRunner().invoke(app, ["training", "check-package", str(nine)]).exit_code == 1
+    score = CliRunner().invoke(app, ["training", "score", str(nine / "results/sys1/llama31_8b")])
+    assert score.exit_code == 1

@@ -203,3 +203,49 @@ def test_scores_match_official_summarizer(tmp_path: Path, seed: int) -> None:
         assert not sc.valid and sc.score_minutes is None
     else:
         assert sc.valid and sc.score_minutes == pytest.approx(score, rel=1e-9)
+
+
+# 002 §9: "OPEN: ... the reported results must include the geometric mean of the final quality as
+# measured by the closed quality measure"
+def test_open_result_reports_the_geometric_mean_of_final_quality(tmp_path: Path) -> None:
+    d = write_run_set(
+        tmp_path / "open", [36864] * 10, [60.0 + i for i in range(10)], division="open", failed=(3,)
+    )
+    sc = score_run_set(read_run_set(d, ruleset="6.1.0"))
+    # nine runs end at 0.9 (open target), the non-converging one at 3.5: all ten are the result's runs
+    expected = math.exp((9 * math.log(0.9) + math.log(3.5)) / 10)
+    assert sc.valid and sc.division == "open"
+    assert sc.final_quality_geomean == pytest.approx(expected, rel=1e-12)
+    assert sc.to_dict()["final_quality_geomean"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_open_result_without_final_quality_is_invalid(tmp_path: Path) -> None:
+    d = write_run_set(tmp_path / "open", [36864] * 10, [60.0 + i for i in range(10)], division="open")
+    p = d / "result_4.txt"
+    p.write_text("".join(x for x in p.read_text().splitlines(True) if '"eval_accuracy"' not in x))
+    sc = score_run_set(read_run_set(d, ruleset="6.1.0"))
+    assert not sc.valid and sc.final_quality_geomean is None
+    (f,) = [f for f in sc.findings if f.rule == "open_final_quality"]
+    assert f.failed and f.value == ["result_4.txt"] and f.source and "§9" in f.source
+    # Closed results are not held to it (their compliance tables require the quality target)
+    c = write_run_set(tmp_path / "closed", [36864] * 10, [60.0 + i for i in range(10)])
+    q = c / "result_4.txt"
+    q.write_text("".join(x for x in q.read_text().splitlines(True) if '"eval_accuracy"' not in x))
+    assert not any(f.rule == "open_final_quality" for f in score_run_set(read_run_set(c)).findings)
+
+
+def test_summary_lists_open_final_quality(tmp_path: Path) -> None:
+    from proctor.training.summarize import summarize
+
+    from .results_pkg import write_package
+
+    root = write_package(
+        tmp_path / "pkg", {"sys1": {"llama31_8b": ([36864] * 10, [60.0] * 10)}}, division="open"
+    )
+    s = summarize([root], "6.1.0")
+    assert s.open_final_quality == [
+        {"system": "sys1", "benchmark": "llama31_8b", "final_quality_geomean": pytest.approx(0.9, rel=1e-12)}
+    ]
+    assert s.to_dict()["open_final_quality"] == s.open_final_quality
+    closed = write_package(tmp_path / "c", {"sys1": {"llama31_8b": ([36864] * 10, [60.0] * 10)}})
+    assert summarize([closed], "6.1.0").open_final_quality == []

@@ -269,6 +269,11 @@ def score_cmd(
     for sc, row in scores:
         if "utilization" in row:
             out.print(f"{sc.directory}: utilization {row['utilization']:.4f}", markup=False)
+        if sc.division == "open":  # 002 §9: an Open result reports the final quality's geometric mean
+            out.print(
+                f"{sc.directory}: geometric mean of the final quality {_fmt(sc.final_quality_geomean)}",
+                markup=False,
+            )
         output.print_findings(out, [f for f in sc.findings if f.severity.value != "info"])
     if summary is not None:
         out.print(f"weighted geometric mean of normalized scores: {summary:.6g}")
@@ -407,6 +412,12 @@ def summarize_cmd(
                 *(_fmt(r.get(b), 8) for b in benches),
             )
         output.print_table(out, t)
+        for q in s.open_final_quality:  # 002 §9: an Open result reports this
+            out.print(
+                f"{q['system']} {q['benchmark']} (open): geometric mean of the final quality "
+                f"{_fmt(q['final_quality_geomean'])}",
+                markup=False,
+            )
     if not json:
         output.print_findings(output.console(stderr=as_csv), s.findings)
     raise typer.Exit(_code(all(not f.failed for f in s.findings)))

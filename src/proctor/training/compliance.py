@@ -24,6 +24,7 @@ from typing import Any
 from proctor.errors import ConfigError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import BadLine, LogLine
+from proctor.rules.training import rules_text
 from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Ruleset, State
 from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
@@ -47,6 +48,10 @@ MAX_PARSE_FINDINGS = 100
 # (docs/deviations.md, training section).
 OPEN_STOPPING_IS_FREE = True
 OPEN_STOPPING_SOURCE = "§9 Training Loop: OPEN arbitrary stopping criteria"
+# Findings of the rules-text tables (rules/training/rules_text.py): rule ids start with this, and the
+# message says the official checker does not make the check (docs/deviations.md, Issue 21: training).
+RULES_TEXT_PREFIX = "rules_text"
+RULES_TEXT_NOTE = " (a rule of the Training rules text that the official checker does not check)"
 
 
 def available_rulesets() -> tuple[str, ...]:
@@ -223,6 +228,7 @@ class _Engine:
         self.path = path
         self.msgs = _Messages()
         self.queue: list[str] = []
+        self.rules_text = False  # running a rules-text table: keep earlier messages, mark its findings
 
     def _finding(
         self,
@@ -267,11 +273,13 @@ class _Engine:
                 )
                 continue
             if not ok:
+                note = RULES_TEXT_NOTE if self.rules_text else ""
                 self.msgs.keyed_error(
                     ll.key,
                     self._finding(
-                        f"{kind}:{ll.key}",
-                        f"'{ll.key}' at line {ll.lineno} = {_short(ll.value.get('value'))} fails `{c.expr}`",
+                        f"{RULES_TEXT_PREFIX}:{ll.key}" if self.rules_text else f"{kind}:{ll.key}",
+                        f"'{ll.key}' at line {ll.lineno} = {_short(ll.value.get('value'))} fails `{c.expr}`"
+                        + note,
                         line=ll,
                         value=ll.value.get("value"),
                         expected=c.expr,
@@ -295,13 +303,18 @@ class _Engine:
                 ),
             )
 
-    def run_config(self, cfg: Config, recs: Iterable[LogLine]) -> None:
-        """Run one config over the records (in line order; keys it has no rule for are skipped)."""
+    def run_config(self, cfg: Config, recs: Iterable[LogLine], *, rules_text: bool = False) -> None:
+        """Run one config over the records (in line order; keys it has no rule for are skipped).
+
+        `rules_text`: a table of rules the official checker does not check; it adds findings and drops
+        none of the official tables' (a config of the official chain replaces its keys' messages)."""
+        self.rules_text = rules_text
         s = State(self.queue.append, frozenset(self.rs.extra_benchmarks))
         if cfg.begin is not None:
             cfg.begin(s)
         rules = cfg.by_key()
-        self.msgs.drop(rules)
+        if not rules_text:
+            self.msgs.drop(rules)
         reported: dict[str, _Seen] = {k: _Seen() for k in rules}
         seen_submission: set[str] = set()
         first_seen: set[str] = set()
@@ -453,7 +466,7 @@ class _Engine:
 
 
 def _rule_keys(rs: Ruleset) -> frozenset[str]:
-    return frozenset(k.name for c in rs.configs.values() for k in c.keys)
+    return frozenset(k.name for c in rs.configs.values() for k in c.keys) | rules_text.rule_keys()
 
 
 def _regular(path: Path) -> str | None:
@@ -591,6 +604,11 @@ def check_file(
                 )
                 continue
             engine.run_config(cfg, records.of(cfg.by_key()))
+        text_cfg = rules_text.rules_text_table(
+            version, first.get("submission_division"), first.get("submission_benchmark")
+        )
+        if text_cfg is not None:
+            engine.run_config(text_cfg, records.of(text_cfg.by_key()), rules_text=True)
     except OSError as exc:
         return report([Finding(rule="file", message=f"{path_s} cannot be read: {exc.strerror or exc}", path=path_s)])
     findings = engine.msgs.all() + _more_parse(n_bad, path_s)

@@ -12,12 +12,14 @@ like a system JSON would block forever), and an unreadable file or folder is a f
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from proctor.findings import Finding, Severity, is_valid
@@ -26,11 +28,16 @@ from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
-from proctor.training.runs import Unit, read_run_set, result_files, unreadable_dirs
+from proctor.training.runs import RunSet, Unit, read_run_set, result_files, unreadable_dirs
+from proctor.training.scoring import median_window
 
 SRC_RESULTS = "002 §11 Run Results / Benchmark Results"
 SRC_RCP = "002 §13 Reference Convergence Points"
 SRC_SYSTEM = "mlperf-logging 4.1.68 system_desc_checker"
+SRC_WINDOW = (
+    "002 §12 Benchmark Results: M > N runs, the median set of N consecutive runs is scored "
+    "(invalid sets count as infinite; an invalid median set makes the result invalid)"
+)
 
 # path -> (valid, findings); None when no compliance checker can run for the ruleset.
 ComplianceFn = Callable[[Path, str, str | None], tuple[bool, list[Finding]]]
@@ -346,11 +353,11 @@ def _check_benchmark(
     files = result_files(bdir)
     n_extra = next((b.runs_required for b in extra if b.name == bench), None)
     n = table.runs_required(bench, n_extra)
-    if n is not None and len(files) != n:
+    if n is not None and len(files) < n:
         rep.findings.append(
             Finding(
                 "run_count",
-                f"{len(files)} result_*.txt files, expected {n}",
+                f"{len(files)} result_*.txt files, the benchmark needs {n}",
                 path=str(bdir),
                 value=len(files),
                 expected=n,
@@ -372,8 +379,8 @@ def _check_benchmark(
                 value=sorted(others),
             )
         )
+    bad: list[str] = []
     if comp is not None:
-        bad: list[str] = []
         for f in files:
             try:
                 ok, fnd = comp(f, ruleset, bench)
@@ -382,8 +389,14 @@ def _check_benchmark(
             if not ok:
                 bad.append(f.name)
                 rep.findings.extend(x if not x.failed else _as(x, Severity.WARNING) for x in fnd)
+    rs = None
+    if n is not None and len(files) > n:
+        # M > N (002 §12): the median window of N consecutive runs is the result, as `score` scores it
+        rs = read_run_set(bdir, unit=unit, ruleset=ruleset)
+        rs = _median_window(rep, rs, n, set(bad))
+    elif bad:
         allowed_bad = table.max_non_converged(bench)
-        if bad and len(bad) <= allowed_bad:
+        if len(bad) <= allowed_bad:
             rep.findings.append(
                 Finding(
                     "compliance",
@@ -393,7 +406,7 @@ def _check_benchmark(
                     source=SRC_RESULTS,
                 )
             )
-        elif bad:
+        else:
             rep.findings.append(
                 Finding(
                     "compliance",
@@ -413,7 +426,8 @@ def _check_benchmark(
         )
     else:
         rep.findings.extend(seeds(bdir))
-    rs = read_run_set(bdir, unit=unit, ruleset=ruleset)
+    if rs is None:
+        rs = read_run_set(bdir, unit=unit, ruleset=ruleset)
     res = check_rcp(
         rs,
         ruleset,
@@ -433,7 +447,44 @@ def _check_benchmark(
     )
 
 
-def _as(f: Finding, sev: Severity) -> Finding:
-    from dataclasses import replace
+def _median_window(rep: PackageReport, rs: RunSet, n: int, bad: set[str]) -> RunSet:
+    """The N runs that make the result when a folder holds M > N (002 §12): every window of N runs
+    consecutive in start order is olympic-scored, a non-converging or non-complying run counting as
+    infinite, and the median window is the result; the result is invalid when that window is. The
+    scorer (`scoring.score_run_set`) picks the same window, so `check-package` and `score` agree."""
+    bench = rs.benchmark or ""
+    ok = rs.converged() & np.array([r.name not in bad for r in rs.runs], dtype=bool)
+    starts = np.array([np.nan if r.run_start_ms is None else r.run_start_ms for r in rs.runs])
+    drop, max_failed = table.olympic_drop(bench), table.max_non_converged(bench)
+    pick, scores, idx = median_window(starts, rs.minutes(), ok, n, drop, max_failed)
+    used = [rs.runs[i].name for i in idx]
+    if math.isfinite(scores[pick]):
+        rep.findings.append(
+            Finding(
+                "run_window",
+                f"{len(rs.runs)} runs > {n}: the median of {len(scores)} windows of {n} consecutive runs "
+                f"is the result ({', '.join(used)})",
+                Severity.INFO,
+                path=str(rs.directory),
+                value=used,
+                extra={"window_scores": scores},
+                source=SRC_WINDOW,
+            )
+        )
+    else:
+        rep.findings.append(
+            Finding(
+                "run_window",
+                f"{len(rs.runs)} runs > {n}: the median window of {n} consecutive runs ({', '.join(used)}) "
+                f"is not a valid result (more runs fail than olympic scoring drops), so the result is invalid",
+                path=str(rs.directory),
+                value=used,
+                extra={"window_scores": scores},
+                source=SRC_WINDOW,
+            )
+        )
+    return replace(rs, runs=[rs.runs[i] for i in idx])
 
+
+def _as(f: Finding, sev: Severity) -> Finding:
     return replace(f, severity=sev)

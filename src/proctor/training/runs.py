@@ -43,6 +43,7 @@ class RunInfo:
     converged: bool = False  # run_stop status == "success"
     samples_to_converge: float = NOT_CONVERGED  # epochs or samples, inf when not converged
     unit: str | None = None  # "samples", "epochs", "train_samples"
+    final_quality: float | None = None  # the last eval_accuracy value (the closed quality measure)
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -114,6 +115,8 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
             elif key == "train_samples":
                 train_samples = _num(rec.value)
             elif key in EVAL_KEYS:
+                if key == "eval_accuracy" and (q := _num(rec.value)) is not None:
+                    info.final_quality = q
                 if (s := _num(md.get("samples_count"))) is not None:
                     last_eval_samples = s
                 if (e := _num(md.get("epoch_num"))) is not None:

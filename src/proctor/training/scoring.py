@@ -23,6 +23,10 @@ from proctor.rules.training import scoring as table
 from proctor.training.runs import RunSet
 
 SOURCE = "002 §11 Benchmark Results"
+OPEN_QUALITY_SOURCE = (
+    "002 §9 Training Loop: OPEN ... the reported results must include the geometric mean of the final "
+    "quality as measured by the closed quality measure"
+)
 Compliance = Callable[[Path], bool]
 
 
@@ -60,6 +64,9 @@ class BenchmarkScore:
     used: list[str] = field(default_factory=list)  # runs in the scored window (all when M == N)
     runtime_seconds: float | None = None  # mean of the averaged runs (utilization)
     normalized: float | None = None  # reference / score, when a reference is given
+    # geometric mean of the scored runs' final eval_accuracy (002 §9: an Open result must report it)
+    final_quality_geomean: float | None = None
+    division: str | None = None
     findings: list[Finding] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,6 +80,8 @@ class BenchmarkScore:
             "scaling_factor": self.scaling_factor,
             "used": self.used,
             "normalized": self.normalized,
+            "division": self.division,
+            "final_quality_geomean": self.final_quality_geomean,
             "directory": self.directory,
             "findings": [f.to_dict() for f in self.findings],
         }
@@ -175,7 +184,21 @@ def score_run_set(
                 source=SOURCE,
             )
         )
-    bad = ("run_count", "log_read", "scaling_json") if apply_scaling else ("run_count", "log_read")
+    division = next((r.division for r in rs.runs if r.division), None)
+    geomean, missing = final_quality_geomean([rs.runs[i] for i in idx])
+    if division == "open" and missing:
+        findings.append(
+            Finding(
+                "open_final_quality",
+                f"an Open result must report the geometric mean of the final quality by the closed quality "
+                f"measure; no positive final eval_accuracy in {', '.join(missing)}",
+                path=str(rs.directory),
+                key="eval_accuracy",
+                value=missing,
+                source=OPEN_QUALITY_SOURCE,
+            )
+        )
+    bad = ("run_count", "log_read", "open_final_quality") + (("scaling_json",) if apply_scaling else ())
     valid = res.score is not None and not any(f.failed for f in findings if f.rule in bad)
     factor = rs.scaling_factor if apply_scaling else 1.0
     score = None if res.score is None else res.score * factor
@@ -191,11 +214,26 @@ def score_run_set(
         valid=valid,
         used=[names[i] for i in idx],
         runtime_seconds=None if res.score is None else res.score * 60.0,
+        final_quality_geomean=geomean,
+        division=division,
         findings=findings,
     )
     if reference_minutes is not None and score:
         out.normalized = normalize(score, reference_minutes)
     return out
+
+
+def final_quality_geomean(runs: Sequence[Any]) -> tuple[float | None, list[str]]:
+    """The geometric mean of the runs' final quality (their last eval_accuracy), and the runs without
+    a positive one (then None: a geometric mean needs every value positive)."""
+    missing = [
+        r.name
+        for r in runs
+        if r.final_quality is None or not (math.isfinite(r.final_quality) and r.final_quality > 0)
+    ]
+    if missing or not runs:
+        return None, missing
+    return float(scipy.stats.gmean(np.array([r.final_quality for r in runs], dtype=np.float64))), []
 
 
 def normalize(score_minutes: float, reference_minutes: float) -> float:

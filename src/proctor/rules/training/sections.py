@@ -20,6 +20,7 @@ HYPERPARAMETERS = "§9 Training Loop: hyperparameter table (tunable hyperparamet
 OPEN_HYPERPARAMETERS = "§9 Training Loop: OPEN hyperparameters (as the official open table enforces)"
 EVALUATION = "§9 Training Loop: evaluation frequency and thoroughness"
 EVALUATION_TABLE = "§9 Training Loop: evaluation frequency table"
+V6_0_SPECIFIC = "§21 Appendix: v6.0 Specific Rules"
 OPEN_TARGET = "§9 Training Loop: OPEN stopping criteria; §3 Benchmarks quality targets"
 RUN_CLOCK = "§11 Run Results: the clock starts before the dataset is touched and stops at the target"
 INIT_TIME = "§11 Run Results: maximum model initialization time (30 min Closed, 4 h Open)"
