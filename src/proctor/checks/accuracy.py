@@ -46,7 +46,7 @@ METRIC_KEYS: dict[str, tuple[str, ...]] = {
 
 # `key: number` / `key=number`. Matched from the separator so that a long line without one costs
 # linear time (a lazy key pattern tried at every start was quadratic: 64 KB took minutes).
-_VALUE = re.compile(r"[:=]\s*(?:mean\s*=\s*)?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?")
+_VALUE = re.compile(r"[:=]\s*(?:mean\s*=\s*)?['\"]?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?")
 _ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 MAX_LINE_CHARS = 64 << 10  # longer lines are cut: an accuracy script prints short ones
 
@@ -77,7 +77,8 @@ def format_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES
 def parse_accuracy_text(text: str) -> dict[str, float]:
     """Every `key: number` / `key=number` pair of an accuracy script's output, keys lower-cased.
 
-    Covers the official scripts' shapes: `accuracy=75.912%, good=..`, `{'rouge1': 44.8, ...}`,
+    Covers the official scripts' shapes: `accuracy=75.912%, good=..`, `{'rouge1': 44.8, ...}` (also
+    with quoted numbers, `{'rouge1': '38.7898'}`, as v5.1's LLM scripts print them),
     `{"exact_match": 88.1, "f1": 90.9}`, `mAP=37.6%`, `Accuracy: mean = 0.8633`.
     """
     out: dict[str, float] = {}

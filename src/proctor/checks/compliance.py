@@ -489,8 +489,9 @@ def check_measurements_json(path: Path) -> list[Finding]:
         return [_err("unreadable", path, f"cannot read it ({exc.strerror or exc})")]
     if len(data) > MAX_TEXT:
         return [_err("measurements", path, f"larger than {MAX_TEXT} bytes: not a measurements JSON")]
+    repeated: list[str] = []
     try:
-        obj = load_strict_json(data)
+        obj = load_strict_json(data, duplicates=repeated)
     except ValueError as exc:
         return [_err("measurements", path, f"not valid JSON: {exc}")]
     if not isinstance(obj, dict):
@@ -498,6 +499,9 @@ def check_measurements_json(path: Path) -> list[Finding]:
     missing = [k for k in MEASUREMENT_FIELDS if k not in obj]
     empty = [k for k in MEASUREMENT_FIELDS if k in obj and (obj[k] in ("", None, [], {}) or obj[k] is False)]
     out = []
+    if repeated:  # the official reader keeps the last value: ambiguous, not invalid
+        out.append(_err("measurements", path, f"duplicate key(s) {', '.join(sorted(set(repeated))[:5])}: the "
+                        "last value is the one read; keep one", key=repeated[0], severity=Severity.WARNING))
     if missing:
         out.append(_err("measurements", path, f"missing fields: {', '.join(missing)}", key=missing[0]))
     if empty:
@@ -507,10 +511,13 @@ def check_measurements_json(path: Path) -> list[Finding]:
     return out
 
 
+MAX_IGNORED_CONF_LINES = 20  # warnings for one user.conf's ignored lines, at most
+
+
 def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
     """Every setting user.conf (on mlperf.conf: the copy here, else the shipped one) gives the result's
     model and scenario is the one the performance run requested."""
-    from proctor.loadgen.conf import ConfType, applied, apply_conf, parse_conf, shipped_mlperf_conf
+    from proctor.loadgen.conf import ConfType, applied, apply_conf, parse_conf_as_loadgen, shipped_mlperf_conf
     from proctor.loadgen.settings import TestSettings
 
     log = ctx.result_log
@@ -519,16 +526,19 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
     model = ctx.variant.benchmark.name
     scenario = "Interactive" if ctx.variant.interactive else ctx.category
     try:
-        base = apply_conf(
-            TestSettings(), parse_conf(mlperf, ConfType.MLPERF), model, scenario, ConfType.MLPERF
-        )
-        entries = parse_conf(user, ConfType.USER)
+        base_entries, _ = parse_conf_as_loadgen(mlperf, ConfType.MLPERF)
+        base = apply_conf(TestSettings(), base_entries, model, scenario, ConfType.MLPERF)
+        entries, ignored = parse_conf_as_loadgen(user, ConfType.USER)
         pairs = list(applied(base, entries, model, scenario, ConfType.USER))
     except (ProctorError, ValueError, OSError) as exc:
         return [_err("measurements", user, f"cannot be read as LoadGen reads it: {exc}")]
+    # a line the official LoadGen skips had no effect on the run: worth fixing, not a rejection
+    out = [
+        _err("measurements_conf", user, f"ignored by LoadGen: {exc}", line=exc.line, severity=Severity.WARNING)
+        for exc in ignored[:MAX_IGNORED_CONF_LINES]
+    ]
     if log is None or not log.values:
-        return []
-    out = []
+        return out
     for name, value, entry in pairs:
         key = f"requested_{name}"
         if key not in log:

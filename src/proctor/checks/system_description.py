@@ -105,15 +105,27 @@ def _constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
-def load_strict_json(data: bytes) -> Any:
+def load_strict_json(data: bytes, duplicates: list[str] | None = None) -> Any:
     """JSON as the rules' tools expect it: no duplicate keys, no NaN/Infinity, no numbers out of range.
 
-    Raises ValueError (the message says what is wrong); deep nesting raises it too.
+    Raises ValueError (the message says what is wrong); deep nesting raises it too. With a
+    `duplicates` list, a repeated key is recorded there and its last value kept (as Python's json,
+    the official tools' reader, keeps it) instead of raising.
     """
+    if duplicates is not None:
+        def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for k, v in pairs:
+                if k in out and len(duplicates) < 100:
+                    duplicates.append(k)
+                out[k] = v
+            return out
+    else:
+        hook = _pairs
     if data.startswith(b"\xef\xbb\xbf"):  # Python's json (the official checker) refuses it too
         raise ValueError("starts with a UTF-8 byte-order mark; save the file without one")
     try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_pairs, parse_float=_finite, parse_constant=_constant)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=hook, parse_float=_finite, parse_constant=_constant)
     except _Duplicate as exc:
         raise ValueError(f"duplicate key '{exc.args[0]}'") from None
     except RecursionError:

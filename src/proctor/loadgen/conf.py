@@ -313,6 +313,29 @@ def parse_conf(
     return entries
 
 
+def parse_conf_as_loadgen(
+    path_or_text: str | Path, conf_type: ConfType | int | str, *, name: str | None = None
+) -> tuple[list[ConfEntry], list[ConfigError]]:
+    """(the lines the official LoadGen applies, the lines it silently ignores, as errors naming
+    each): for judging a file someone else ran with. A line that makes the official reject the whole
+    file (text after the value) still raises."""
+    ctype = _conf_type(conf_type)
+    text, fname = _read_source(path_or_text, name)
+    entries: list[ConfEntry] = []
+    ignored: list[ConfigError] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        tokens = raw.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        try:
+            entries.append(_parse_line(tokens, fname, lineno, ctype))
+        except ConfigError as exc:
+            if len(tokens) > 3 and "=" not in tokens[0]:
+                raise
+            ignored.append(exc)
+    return entries, ignored
+
+
 def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType) -> ConfEntry:
     full_key = tokens[0]
 
