@@ -96,9 +96,10 @@ def build_valid_tree(tmp_path: Path) -> Path:
 
 
 AUDIT_SETTING = {"TEST01": ("effective_accuracy_log_sampling_target", "4096"), "TEST04": ("effective_performance_issue_same", "true")}
+# verify files without the scores: the checker re-runs each verification on the logs and compares the numbers
 VERIFY = {
-    "TEST01": {"verify_accuracy.txt": "num_perf_log_data_mismatch = 0\nTEST PASS\n\n", "verify_performance.txt": "Reference score = 1.0\nTest score = 1.0\nTEST PASS\n"},
-    "TEST04": {"verify_performance.txt": "reference score = 1.0\ntest score = 1.0\nTEST PASS\n"},
+    "TEST01": {"verify_accuracy.txt": "num_perf_log_data_mismatch = 0\nTEST PASS\n\n", "verify_performance.txt": "Verifying performance.\nTEST PASS\n"},
+    "TEST04": {"verify_performance.txt": "Verifying performance.\nTEST PASS\n"},
 }
 
 

@@ -24,6 +24,7 @@ from proctor.checks.compliance import ResultContext, check_accuracy_hash, check_
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
 from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
+from proctor.checks.loadgen_origin import UNOFFICIAL, check_loadgen_origin
 from proctor.checks.metrics import Metric, result_metric
 from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
@@ -93,6 +94,16 @@ class SubmissionReport:
     def valid(self) -> bool:
         return is_valid(self.findings)
 
+    @property
+    def unofficial_logs(self) -> int:
+        """Logs not from the official LoadGen, let through as warnings by the development switch."""
+        return sum(f.rule == UNOFFICIAL for f in self.findings)
+
+    @property
+    def submittable(self) -> bool:
+        """Valid, and every log from an official LoadGen release (the development switch aside)."""
+        return self.valid and not self.unofficial_logs
+
     def to_dict(self) -> dict[str, Any]:
         def finding(f: Finding) -> dict[str, Any]:
             d: dict[str, Any] = {
@@ -108,6 +119,7 @@ class SubmissionReport:
 
         return {
             "valid": self.valid,
+            "submittable": self.submittable,
             "findings": [finding(f) for f in self.findings],
             "results": [r.to_dict() for r in self.results],
         }
@@ -166,14 +178,19 @@ class _Submitter:
     division: str
     name: str
     version: str
+    allow_unofficial: bool = False  # development: logs of proctor's engine are a warning, not an error
 
     @property
     def closed(self) -> bool:
         return self.division in ("closed", "network")
 
 
-def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> SubmissionReport:
-    """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder."""
+def check_submission(
+    root: str | Path, version: str = CURRENT_ROUND, *, allow_unofficial_loadgen: bool = False
+) -> SubmissionReport:
+    """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder.
+    `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
+    release as warnings; the report is then still not `submittable`."""
     root = Path(root)
     if version not in SEEDS:
         raise ValueError(f"unknown round {version!r}; known: {', '.join(SEEDS)}")
@@ -182,7 +199,9 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
         report.findings.append(_err("layout", root, "not a directory"))
         return report
     if "dir" in (_kind(root / "results"), _kind(root / "systems")):
-        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version), report)
+        _check_submitter(
+            _Submitter(root, root.parent.name.lower(), root.name, version, allow_unofficial_loadgen), report
+        )
         return report
     found = False
     for div in _dirs(root, report.findings):
@@ -193,7 +212,7 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
             continue
         for sub in _dirs(div, report.findings):
             found = True
-            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version), report)
+            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version, allow_unofficial_loadgen), report)
     if not found:
         report.findings.append(
             _err(
@@ -376,7 +395,7 @@ def _check_result(
             )
         if _kind(perf / "mlperf_log_detail.txt") == "file":
             detail, problems = load_detail_log(perf / "mlperf_log_detail.txt")
-            local += problems
+            local += problems + check_loadgen_origin(detail, sub.version, allow_unofficial=sub.allow_unofficial)
             if sub.division == "network":
                 local += _network_sut_name(detail)
             logged = _logged_scenario(detail, local)
@@ -411,7 +430,8 @@ def _check_result(
                 local += check_performance_log(detail, rules)
     local += _check_accuracy_dir(sub, variant, scendir)
     ctx = ResultContext(
-        sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail
+        sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail,
+        sub.allow_unofficial,
     )
     if sub.closed:  # open: "Compliance tests not needed"
         local += check_audits(ctx)
@@ -518,6 +538,7 @@ def _check_accuracy_dir(sub: _Submitter, variant: Variant, scendir: Path) -> lis
     if _kind(accdir / "mlperf_log_detail.txt") == "file":
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
         out += problems + _check_accuracy_log(log, variant.benchmark)
+        out += check_loadgen_origin(log, sub.version, allow_unofficial=sub.allow_unofficial)
     out += check_accuracy_hash(accdir)
     acc = accdir / "accuracy.txt"
     if _kind(acc) == "file":
