@@ -174,7 +174,8 @@ def check_report_file_layout_and_table(demo):
         assert r.result in text, r.result
     lines = closing_lines(demo)
     assert lines[-1].startswith("as expected") and "NOT" not in lines[-1]
-    assert {line.split(":")[1].strip() for line in lines[:-1]} == set(SCENARIOS)
+    assert lines[-2].startswith("inference tree: NOT SUBMITTABLE")  # built with proctor's engine
+    assert {line.split(":")[1].strip() for line in lines[:-2]} == set(SCENARIOS)
     assert "bound" in demo.sizing["SingleStream"] and "fastest of 3 probes" in demo.sizing["Offline"]
 
 
@@ -263,6 +264,7 @@ def _load_report(path: Path) -> DemoReport:
     report.measured_rules = {k: tuple(v) for k, v in data["measured_rules"].items()}
     report.audits = data["audits"]
     report.check_commands = data["check_commands"]
+    report.not_submittable = data["not_submittable"]
     for r in data["rows"]:
         kw = {k: v for k, v in r.items() if k in fields}
         report.rows.append(Row(**{**kw, "rules": tuple(kw["rules"]), "expected_rules": tuple(kw["expected_rules"])}))
@@ -292,6 +294,7 @@ def test_quick_demo_beside_a_cpu_hog(tmp_path, cli):
     assert r.rc == 0, r.out[-3000:] + r.err
     assert "as expected" in r.out and "NOT as expected" not in r.out and "Traceback" not in r.err
     assert f"report: {out / 'demo_report.json'}" in r.out  # paths in full under the table
+    assert "inference tree: NOT SUBMITTABLE" in r.out and "--engine official" in r.out  # proctor's engine
     demo = _load_report(out / "demo_report.json")
     check_short_runs_break_exactly_min_duration(demo)
     check_the_checker_agrees_when_run_again_on_the_tree(demo)
