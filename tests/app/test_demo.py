@@ -92,7 +92,14 @@ def check_short_runs_break_exactly_min_duration(demo):
 def check_the_checker_agrees_when_run_again_on_the_tree(demo):
     from proctor.checks.submission import check_submission
 
-    rep = check_submission(demo.output / "inference")
+    # proctor's engine wrote the demo's logs: without the development switch each is rejected ...
+    strict = check_submission(demo.output / "inference")
+    details = {str(p) for p in (demo.output / "inference").rglob("mlperf_log_detail.txt")}
+    assert {f.path for f in strict.findings if f.rule == "unofficial_loadgen" and f.failed} == details
+    # ... with it, those are warnings and the tree is valid only for development
+    rep = check_submission(demo.output / "inference", allow_unofficial_loadgen=True)
+    assert not rep.submittable and rep.unofficial_logs == len(details)
+    assert demo.not_submittable.startswith("NOT SUBMITTABLE") and "--engine official" in demo.not_submittable
     failed = [f for f in rep.findings if f.failed]
     assert {f.rule for f in failed} - TIMING_RULES - {AUDIT_RULE} == {"min_duration"}
     # each failed verification the checker reports is one the demo's audit measured, and vice versa
@@ -107,7 +114,7 @@ def check_the_checker_agrees_when_run_again_on_the_tree(demo):
         for part in ("", *AUDITS)
     }
     assert all("Server" in f.path for f in failed if f.rule in TIMING_RULES)
-    assert not [f for f in rep.findings if not f.failed]  # and no warnings
+    assert not [f for f in rep.findings if not f.failed and f.rule != "unofficial_loadgen"]  # no other warnings
 
 
 def check_accuracy_is_the_fp32_reference(demo):
@@ -167,7 +174,8 @@ def check_report_file_layout_and_table(demo):
         assert r.result in text, r.result
     lines = closing_lines(demo)
     assert lines[-1].startswith("as expected") and "NOT" not in lines[-1]
-    assert {line.split(":")[1].strip() for line in lines[:-1]} == set(SCENARIOS)
+    assert lines[-2].startswith("inference tree: NOT SUBMITTABLE")  # built with proctor's engine
+    assert {line.split(":")[1].strip() for line in lines[:-2]} == set(SCENARIOS)
     assert "bound" in demo.sizing["SingleStream"] and "fastest of 3 probes" in demo.sizing["Offline"]
 
 
@@ -256,6 +264,7 @@ def _load_report(path: Path) -> DemoReport:
     report.measured_rules = {k: tuple(v) for k, v in data["measured_rules"].items()}
     report.audits = data["audits"]
     report.check_commands = data["check_commands"]
+    report.not_submittable = data["not_submittable"]
     for r in data["rows"]:
         kw = {k: v for k, v in r.items() if k in fields}
         report.rows.append(Row(**{**kw, "rules": tuple(kw["rules"]), "expected_rules": tuple(kw["expected_rules"])}))
@@ -285,6 +294,7 @@ def test_quick_demo_beside_a_cpu_hog(tmp_path, cli):
     assert r.rc == 0, r.out[-3000:] + r.err
     assert "as expected" in r.out and "NOT as expected" not in r.out and "Traceback" not in r.err
     assert f"report: {out / 'demo_report.json'}" in r.out  # paths in full under the table
+    assert "inference tree: NOT SUBMITTABLE" in r.out and "--engine official" in r.out  # proctor's engine
     demo = _load_report(out / "demo_report.json")
     check_short_runs_break_exactly_min_duration(demo)
     check_the_checker_agrees_when_run_again_on_the_tree(demo)

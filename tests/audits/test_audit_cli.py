@@ -86,3 +86,29 @@ def test_bad_audit_logs_are_exit_2(cli, tmp_path):
     (logs / "mlperf_log_detail.txt").write_text("")
     r = cli("audit", "TEST01", "--scenario", "Offline", "--results", res, "--audit-logs", logs, "-o", tmp_path / "o")
     assert r.rc == 2 and "Traceback" not in r.err and "mlperf_log_accuracy.json" in r.err
+
+
+def _unused_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_audit_on_a_dead_llm_endpoint_fails_with_the_reason(cli, tmp_path):
+    """Nothing listening: every sample fails, the accuracy log holds no entries; TEST06 FAILs, exit 1
+    (it used to print 'TEST06: PASS' and exit 0: the official script passes an empty log)."""
+    import orjson
+
+    dataset = tmp_path / "prompts.jsonl"
+    dataset.write_bytes(b"".join(orjson.dumps({"prompt": f"ba de ko {i}", "max_tokens": 6}) + b"\n" for i in range(8)))
+    r = cli("audit", "all", "--scenario", "Offline", "--model", "llama2-70b", "--sut",
+            f"openai:url=http://127.0.0.1:{_unused_port()},model=tiny", "--dataset", dataset,
+            "--duration-ms", "100", "--min-queries", "8", "--target-qps", "40", "--no-trace", "-o", tmp_path / "o")
+    assert r.rc == 1, r.out + r.err
+    assert "TEST06: FAIL" in r.out and "TEST06: PASS" not in r.out
+    assert "FAIL: audit run: " in r.out, r.out  # the reason, on the line under the verdict
+    text = (tmp_path / "o/results/proctor/llama2-70b/Offline/TEST06/verify_accuracy.txt").read_text()
+    assert "TEST FAIL" in text and "proctor: audit run: " in text
+    assert "Traceback" not in r.err

@@ -109,10 +109,11 @@ AUDIT_SETTING: dict[str, dict[str, str]] = {
         "effective_schedule_rng_seed": "5435552105434836064",
     },
 }
+# verify files without the scores: the checker re-runs each verification on the logs and compares the numbers
 VERIFY = {
-    "TEST01": {"verify_accuracy.txt": "num_perf_log_data_mismatch = 0\nTEST PASS\n\n", "verify_performance.txt": "Reference score = 1.0\nTest score = 1.0\nTEST PASS\n"},
-    "TEST04": {"verify_performance.txt": "reference score = 1.0\ntest score = 1.0\nTEST PASS\n"},
-    "TEST05": {"verify_performance.txt": "reference score = 1.0\ntest score = 1.0\nTEST PASS\n"},
+    "TEST01": {"verify_accuracy.txt": "num_perf_log_data_mismatch = 0\nTEST PASS\n\n", "verify_performance.txt": "Verifying performance.\nTEST PASS\n"},
+    "TEST04": {"verify_performance.txt": "Verifying performance.\nTEST PASS\n"},
+    "TEST05": {"verify_performance.txt": "Verifying performance.\nTEST PASS\n"},
 }
 
 

@@ -128,7 +128,8 @@ def test_each_broken_rule_is_named_with_file_and_line(
     log = corpus_tree / where / PERF / "mlperf_log_detail.txt"
     edit_detail(log, key, value)
     report = check_submission(corpus_tree, "v4.1")
-    new = [f for f in _errors(report) if f.rule not in ("accuracy_log", "required_scenario")]
+    # (a target latency edited after the audits also breaks TEST01's comparison: compliance_reverify)
+    new = [f for f in _errors(report) if f.rule not in ("accuracy_log", "required_scenario", "compliance_reverify")]
     assert [(f.rule, f.key, f.path) for f in new] == [(rule, key, str(log))]
     assert new[0].line is not None and new[0].line > 1
     row = next(r for r in report.results if r.path == str(corpus_tree / where))

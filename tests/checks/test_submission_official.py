@@ -85,6 +85,15 @@ def test_official_loadgen_logs(tmp_path: Path) -> None:
     # the audits (copies of the short run) are short too, as the official checker also says
     audits = sorted((f.rule, Path(f.path).parts[-5], Path(f.path).parts[-4]) for f in failed if "TEST0" in f.path)
     assert audits == [("min_duration", s, t) for s in ("MultiStream", "Offline", "SingleStream") for t in ("TEST01", "TEST04")]
+    # logs of the official LoadGen release (6.0.17) are submittable in its round: no LoadGen finding
+    assert not [f for f in report.findings if f.rule.startswith(("unofficial_loadgen", "loadgen_"))]
+    assert report.unofficial_logs == 0
+    # ... and re-verifying the audits from these logs agrees with their verify files
+    assert not [f for f in report.findings if f.rule == "compliance_reverify"]
+    # another round's results need that round's LoadGen (v4.1: the 4.0 or 4.1 series)
+    old = check_submission(tmp_path, "v4.1")
+    details = {str(p) for p in tmp_path.rglob("mlperf_log_detail.txt")}
+    assert {f.path for f in old.findings if f.rule == "loadgen_release" and f.failed} == details
     rows = {r.scenario: r for r in report.results}
     log = read_detail(ss / "performance/run_1/mlperf_log_detail.txt")
     estimate = summary_metric(

@@ -121,7 +121,7 @@ def _build(tmp: Path) -> tuple[Path, Path]:
 
 def _short_runs_are_rejected_for_exactly_what_they_break(runs: tuple[Path, Path]) -> None:
     broken, _ = runs
-    report = check_submission(broken)
+    report = check_submission(broken, allow_unofficial_loadgen=True)  # proctor's engine wrote the logs
     errors = sorted(
         (f.rule, Path(f.path).relative_to(broken / "closed/proctor/results").as_posix(), f.key)
         for f in report.findings
@@ -148,9 +148,20 @@ def _short_runs_are_rejected_for_exactly_what_they_break(runs: tuple[Path, Path]
 
 def _runs_with_the_rules_settings_are_accepted(runs: tuple[Path, Path]) -> None:
     _, fixed = runs
-    report = check_submission(fixed)
+    report = check_submission(fixed, allow_unofficial_loadgen=True)
     assert [f for f in report.findings if f.failed] == []
-    assert report.valid
+    assert report.valid and not report.submittable  # valid for development only
+    logs = sorted(str(p) for p in fixed.rglob("mlperf_log_detail.txt"))
+    warned = sorted(f.path for f in report.findings if f.rule == "unofficial_loadgen")
+    assert warned == logs and {f.severity.value for f in report.findings} == {"warning"}
+    assert {f.rule for f in report.findings} == {"unofficial_loadgen", "compliance_layout"}
+    # without the switch each log proctor's engine wrote is an error naming the rule and the way out
+    strict = check_submission(fixed)
+    assert not strict.valid
+    assert sorted(f.path for f in strict.findings if f.failed) == logs
+    for f in (f for f in strict.findings if f.failed):
+        assert f.rule == "unofficial_loadgen" and "`proctor run ... --engine official`" in f.message, f
+        assert "§LoadGen Operation" in (f.source or ""), f
     rows = {r.scenario: r for r in report.results}
     assert set(rows) == set(SCENARIOS) and all(r.valid for r in rows.values())
     # each metric is the one the engine logged
@@ -171,14 +182,24 @@ def _cli_exit_status_is_the_verdict(runs: tuple[Path, Path], tmp_path: Path) -> 
     from proctor.cli.apps import app
 
     broken, fixed = runs
-    assert CliRunner().invoke(app, ["check", "submission", str(fixed)]).exit_code == 0
-    res = CliRunner().invoke(app, ["check", "submission", str(broken), "--json"])
+    dev = "--allow-unofficial-loadgen"
+    strict = CliRunner().invoke(app, ["check", "submission", str(fixed)])
+    assert strict.exit_code == 1 and "INVALID" in strict.output
+    assert "`proctor run ... --engine official`" in strict.output and dev in strict.output
+    ok = CliRunner().invoke(app, ["check", "submission", str(fixed), dev])
+    assert ok.exit_code == 0 and "VALID (development only)" in ok.output
+    assert "NOT SUBMITTABLE" in ok.output and "--engine official" in ok.output
+    as_json = orjson.loads(CliRunner().invoke(app, ["check", "submission", str(fixed), dev, "--json"]).stdout)
+    assert as_json["valid"] is True and as_json["submittable"] is False
+    res = CliRunner().invoke(app, ["check", "submission", str(broken), "--json", dev])
     assert res.exit_code == 1 and orjson.loads(res.stdout)["valid"] is False
     # the same fixed tree in the open division: still valid (relaxations only remove checks)
     shutil.copytree(fixed / "closed", tmp_path / "open")
     sysjson = tmp_path / "open/proctor/systems" / f"{SYSTEM}.json"
     sysjson.write_bytes(orjson.dumps(_system_json("open")))
-    assert CliRunner().invoke(app, ["check", "submission", str(tmp_path)]).exit_code == 0
+    assert CliRunner().invoke(app, ["check", "submission", str(tmp_path), dev]).exit_code == 0
+    # proctor's engine is no official LoadGen in the open division either
+    assert CliRunner().invoke(app, ["check", "submission", str(tmp_path)]).exit_code == 1
 
 
 def _accuracy_run_must_cover_the_dataset(runs: tuple[Path, Path], tmp_path: Path) -> None:
@@ -188,7 +209,8 @@ def _accuracy_run_must_cover_the_dataset(runs: tuple[Path, Path], tmp_path: Path
     shutil.copytree(fixed, tmp_path / "t")
     log = tmp_path / "t/closed/proctor/results" / SYSTEM / BENCH / "Offline/accuracy/mlperf_log_detail.txt"
     edit_detail(log, "effective_accuracy_sample_count", "1024")
-    errors = [(f.rule, f.path, f.expected) for f in check_submission(tmp_path / "t").findings if f.failed]
+    report = check_submission(tmp_path / "t", allow_unofficial_loadgen=True)
+    errors = [(f.rule, f.path, f.expected) for f in report.findings if f.failed]
     assert errors == [("accuracy_dataset", str(log), 50000)]
 
 

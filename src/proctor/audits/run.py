@@ -28,6 +28,7 @@ from pathlib import Path
 from proctor.audits.configs import Audit, audit_config
 from proctor.audits.layout import Layout
 from proctor.audits.verify import (
+    TEST_PASS,
     Verdict,
     verify_test01_accuracy,
     verify_test01_performance,
@@ -89,10 +90,13 @@ class AuditOutcome:
     folder: Path
     verdicts: list[Verdict]
     notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(
+        default_factory=list
+    )  # why the audit fails beyond its verdicts (a failed run)
 
     @property
     def passed(self) -> bool:
-        return bool(self.verdicts) and all(v.passed for v in self.verdicts)
+        return bool(self.verdicts) and all(v.passed for v in self.verdicts) and not self.failures
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +150,25 @@ def _write(folder: Path, name: str, verdict: Verdict) -> None:
     (folder / name).write_text(verdict.text(), encoding="utf-8", newline="\n")
 
 
+def _fail_for(verdicts: list[Verdict], problems: Sequence[str]) -> None:
+    """A run that failed (incomplete, SUT failures) fails its verification, whatever its logs hold:
+    the verify file then says TEST FAIL with the reason, so the checker rejects it too."""
+    for v in verdicts:
+        v.passed = False
+        v.lines = [*[line for line in v.lines if line.strip() != TEST_PASS], f"TEST FAIL: {problems[0]}"]
+        v.notes = [*v.notes, *problems]
+
+
 def verify_audit(
     audit: Audit,
     tree: Tree,
     logs_dir: Path,
     *,
     test06: Test06Options | None = None,
+    problems: Sequence[str] = (),
 ) -> AuditOutcome:
-    """Verify one audit's logs (in `logs_dir`) against the reference runs; write the TESTxx folder."""
+    """Verify one audit's logs (in `logs_dir`) against the reference runs; write the TESTxx folder.
+    `problems` are why the runs it compares failed (then it fails, with them as the reason)."""
     folder = tree.audit_dir(audit)
     if folder.exists():
         shutil.rmtree(folder)
@@ -162,24 +177,32 @@ def verify_audit(
     if audit is Audit.TEST01:
         acc = verify_test01_accuracy(ref / "accuracy" / ACCURACY, logs_dir / ACCURACY)
         perf = verify_test01_performance(ref / "performance" / "run_1" / DETAIL, logs_dir / DETAIL)
+        verdicts = [acc, perf]
+        if problems:
+            _fail_for(verdicts, problems)
         _write(folder, "verify_accuracy.txt", acc)
         _write(folder, "verify_performance.txt", perf)
         _copy(logs_dir / ACCURACY, folder / "accuracy")
-        verdicts = [acc, perf]
     elif audit is Audit.TEST04:
         perf = verify_test04_performance(ref / "performance" / "run_1" / SUMMARY, logs_dir / SUMMARY)
-        _write(folder, "verify_performance.txt", perf)
         verdicts = [perf]
+        if problems:
+            _fail_for(verdicts, problems)
+        _write(folder, "verify_performance.txt", perf)
     else:
         opts = test06 or Test06Options()
-        acc = verify_test06(logs_dir / ACCURACY, tree.scenario, dtype=opts.dtype, eos_token_id=opts.eos_token_id)
+        acc = verify_test06(
+            logs_dir / ACCURACY, tree.scenario, dtype=opts.dtype, eos_token_id=opts.eos_token_id
+        )
+        verdicts = [acc]
+        if problems:
+            _fail_for(verdicts, problems)
         _write(folder, "verify_accuracy.txt", acc)
         _copy(logs_dir / ACCURACY, folder / "accuracy")
-        verdicts = [acc]
     if audit is not Audit.TEST06:
         for name in (DETAIL, SUMMARY):
             _copy(logs_dir / name, folder / "performance" / "run_1")
-    return AuditOutcome(audit, folder, verdicts)
+    return AuditOutcome(audit, folder, verdicts, failures=list(problems))
 
 
 def run_audits(
@@ -192,7 +215,7 @@ def run_audits(
     test06: Test06Options | None = None,
 ) -> list[AuditOutcome]:
     """Reference runs (if needed), then each audit: write audit.config, run, verify, write files."""
-    notes, _runs = reference_runs(runner, settings, tree, audits)
+    notes, runs = reference_runs(runner, settings, tree, audits)
     outcomes: list[AuditOutcome] = []
     for audit in audits:
         run_dir = tree.run_dir(audit)
@@ -200,12 +223,23 @@ def run_audits(
         conf = run_dir / "audit.config"
         conf.write_text(audit_config(audit, model).render(), encoding="utf-8", newline="\n")
         logs = runner(settings, run_dir, conf)
-        outcome = verify_audit(audit, tree, run_dir, test06=test06)
-        outcome.notes = list(notes)
+        # a failed run (incomplete, SUT failures, LoadGen errors) fails the audit: its logs prove nothing
+        used = ("performance", "accuracy") if audit is Audit.TEST01 else ("performance",)
+        problems = (
+            []
+            if audit is Audit.TEST06
+            else [
+                f"reference {name} run: {runs[name].problem}"
+                for name in used
+                if name in runs and runs[name].problem
+            ]
+        )
+        if logs.problem:
+            problems.append(f"audit run: {logs.problem}")
+        outcome = verify_audit(audit, tree, run_dir, test06=test06, problems=problems)
+        outcome.notes = [n for n in notes if n not in problems]
         if audit_config(audit, model).note:
             outcome.notes.append(audit_config(audit, model).note)
-        if logs.problem:
-            outcome.notes.append(f"audit run: {logs.problem}")
         outcomes.append(outcome)
     return outcomes
 

@@ -376,7 +376,8 @@ def verify_test06(
 ) -> Verdict:
     """compliance/TEST06/run_verification.py: (1) outside Offline, each reported first token equals
     the output's first token; (2) each output ends with at most one EOS token; (3) each output's
-    token count equals its reported `token_count`.
+    token count equals its reported `token_count`. A log with no entries fails (the official script
+    passes it: every check holds for no samples).
     """
     if dtype not in TEST06_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(TEST06_DTYPES)}")
@@ -413,13 +414,16 @@ def verify_test06(
             if not integral or count != len(data):
                 len_ok = False
                 notes.append(f"qsl_idx {e.qsl_idx}: {len(data)} output tokens, token_count {_short(count)}")
-    passed = first_ok and eos_ok and len_ok
+    passed = first_ok and eos_ok and len_ok and bool(entries)
     lines = [
         f"First token check pass: {first_ok if need_first else 'Skipped'}",
         f"EOS check pass: {eos_ok}",
         f"Sample length check pass: {len_ok}",
         "TEST06 verification complete" if passed else "TEST06 verification failed",
     ]
+    if not entries:  # the official script passes an empty log: nothing was checked, so nothing passed
+        lines.insert(-1, "TEST FAIL: the accuracy log holds no entries")
+        notes.append("the audit run logged no responses (did the SUT answer?): there is nothing to verify")
     numbers = {"entries": len(entries), "first_token": first_ok, "eos": eos_ok, "length": len_ok}
     return Verdict("TEST06 accuracy", passed, lines, notes, numbers)
 

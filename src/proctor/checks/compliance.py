@@ -32,7 +32,9 @@ from typing import Any
 
 from proctor.audits.configs import PROCTOR_AUDITS, REQUIRED_AUDITS
 from proctor.checks.accuracy import parse_accuracy_text
+from proctor.checks.audit_reverify import Claim, reverify_audit
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
+from proctor.checks.loadgen_origin import check_loadgen_origin
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity
@@ -161,6 +163,7 @@ class ResultContext:
     version: str
     variant: Variant
     result_log: DetailLogData | None
+    allow_unofficial_loadgen: bool = False  # development: proctor-engine logs are a warning
 
 
 def audit_dir(ctx: ResultContext, test: str) -> tuple[Path | None, Path]:
@@ -225,11 +228,14 @@ def _verify_file(
 
 def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
     out: list[Finding] = []
+    claims: dict[str, Claim] = {}
     if test in ("TEST01", "TEST06", "TEST07", "TEST08"):
         verdict, found = _verify_file(folder, test, "accuracy")
         if test == "TEST01" and verdict is not None and not verdict.passed:
             found = _test01_fallback(folder, ctx, found)
         out += found
+        if verdict is not None:
+            claims["accuracy"] = Claim(folder / "verify_accuracy.txt", verdict.passed, verdict.numbers)
     if test == "TEST09":
         out += _verify_file(folder, test, "output_len", "verify_output_len.txt")[1]
     if test == "TEST05":  # v4.1: the performance run repeated with the round's TEST05 seeds
@@ -240,7 +246,10 @@ def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
         else:
             out += _test05_seeds(ctx, run)
     if test in ("TEST01", "TEST04"):
-        out += _verify_file(folder, test, "performance")[1]
+        verdict, found = _verify_file(folder, test, "performance")
+        out += found
+        if verdict is not None:
+            claims["performance"] = Claim(folder / "verify_performance.txt", verdict.passed, verdict.numbers)
         run = folder / "performance" / "run_1"
         for name in PERF_FILES:
             if not _is_file(run / name):
@@ -249,6 +258,8 @@ def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
                 )
         if _is_file(run / "mlperf_log_detail.txt"):
             out += _consistent(ctx, test, run / "mlperf_log_detail.txt")
+    # the verify files are what a script printed: run the verification again on the logs here
+    out += reverify_audit(test, folder, ctx.scendir, ctx.category, claims)
     return out
 
 
@@ -318,7 +329,7 @@ def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
     log, problems = load_detail_log(path)
     if problems or not log.values:
         return problems
-    out: list[Finding] = []
+    out: list[Finding] = check_loadgen_origin(log, ctx.version, allow_unofficial=ctx.allow_unofficial_loadgen)
     keys = AUDIT_KEYS.get(test, ())
     if keys and not any(_audit_on(log.get(k)) for k in keys if k in log):
         out.append(

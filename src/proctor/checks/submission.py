@@ -25,6 +25,7 @@ from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.e2e_rag import check_e2e_rag
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
 from proctor.checks.inferred import SOURCE as INFERRED_SOURCE
+from proctor.checks.loadgen_origin import UNOFFICIAL, check_loadgen_origin
 from proctor.checks.metrics import Metric, result_metric
 from proctor.checks.network import check_network_run, check_network_submitter
 from proctor.checks.performance import RunRules, check_performance_log
@@ -102,6 +103,16 @@ class SubmissionReport:
     def valid(self) -> bool:
         return is_valid(self.findings)
 
+    @property
+    def unofficial_logs(self) -> int:
+        """Logs not from the official LoadGen, let through as warnings by the development switch."""
+        return sum(f.rule == UNOFFICIAL for f in self.findings)
+
+    @property
+    def submittable(self) -> bool:
+        """Valid, and every log from an official LoadGen release (the development switch aside)."""
+        return self.valid and not self.unofficial_logs
+
     def to_dict(self) -> dict[str, Any]:
         def finding(f: Finding) -> dict[str, Any]:
             d: dict[str, Any] = {
@@ -117,6 +128,7 @@ class SubmissionReport:
 
         return {
             "valid": self.valid,
+            "submittable": self.submittable,
             "findings": [finding(f) for f in self.findings],
             "results": [r.to_dict() for r in self.results],
         }
@@ -176,14 +188,19 @@ class _Submitter:
     name: str
     version: str
     round: InferenceRound
+    allow_unofficial: bool = False  # development: logs of proctor's engine are a warning, not an error
 
     @property
     def closed(self) -> bool:
         return self.division in ("closed", "network")
 
 
-def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> SubmissionReport:
-    """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder."""
+def check_submission(
+    root: str | Path, version: str = CURRENT_ROUND, *, allow_unofficial_loadgen: bool = False
+) -> SubmissionReport:
+    """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder.
+    `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
+    release as warnings; the report is then still not `submittable`."""
     root = Path(root)
     rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()
@@ -191,7 +208,9 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
         report.findings.append(_err("layout", root, "not a directory"))
         return report
     if "dir" in (_kind(root / "results"), _kind(root / "systems")):
-        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version, rnd), report)
+        _check_submitter(
+            _Submitter(root, root.parent.name.lower(), root.name, version, rnd, allow_unofficial_loadgen), report
+        )
         return report
     found = False
     for div in _dirs(root, report.findings):
@@ -202,7 +221,9 @@ def check_submission(root: str | Path, version: str = CURRENT_ROUND) -> Submissi
             continue
         for sub in _dirs(div, report.findings):
             found = True
-            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version, rnd), report)
+            _check_submitter(
+                _Submitter(sub, div.name.lower(), sub.name, version, rnd, allow_unofficial_loadgen), report
+            )
     if not found:
         report.findings.append(
             _err(
@@ -394,7 +415,7 @@ def _check_result(
             )
         if _kind(perf / "mlperf_log_detail.txt") == "file":
             detail, problems = load_detail_log(perf / "mlperf_log_detail.txt")
-            local += problems
+            local += problems + check_loadgen_origin(detail, sub.version, allow_unofficial=sub.allow_unofficial)
             if sub.division == "network":
                 local += _network_sut_name(detail) + check_network_run(detail, bench)
             logged = _logged_scenario(detail, local)
@@ -430,7 +451,8 @@ def _check_result(
                 local += check_performance_log(detail, rules)
     local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, scendir.parent.name), cat)
     ctx = ResultContext(
-        sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail
+        sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail,
+        sub.allow_unofficial,
     )
     if sub.closed:  # open: "Compliance tests not needed"
         local += check_audits(ctx)
@@ -583,6 +605,7 @@ def _check_accuracy_dir(
     if _kind(accdir / "mlperf_log_detail.txt") == "file":
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
         out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat)
+        out += check_loadgen_origin(log, sub.version, allow_unofficial=sub.allow_unofficial)
     out += check_accuracy_hash(accdir)
     acc = accdir / "accuracy.txt"
     if _kind(acc) == "file":

@@ -41,6 +41,8 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
     """One line per audit; unless `quiet`, each check's last line and numbers, and the notes."""
     for o in outcomes:
         out.print(f"{o.audit}: {'PASS' if o.passed else 'FAIL'}  ({o.folder})", markup=False, soft_wrap=True)
+        for why in o.failures:  # the reason a failed run fails the audit, even with --quiet
+            out.print(f"  FAIL: {why}", markup=False, soft_wrap=True)
         if quiet:
             continue
         for v in o.verdicts:

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from proctor.cli.apps import app, check_app
-from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
+from proctor.cli.output import (
+    EXIT_INVALID,
+    EXIT_OK,
+    AllowUnofficialOpt,
+    console,
+    fail,
+    print_findings,
+    print_table,
+    table,
+)
 from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, unknown_round
 
 if TYPE_CHECKING:
@@ -76,15 +85,17 @@ def submission_cmd(
     ],
     version: VersionOpt = CURRENT_ROUND,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    allow_unofficial: AllowUnofficialOpt = False,
 ) -> None:
     """Check a submission tree against the inference rules; exit 0 if valid, 1 if not."""
     import orjson
 
+    from proctor.checks.loadgen_origin import unofficial_verdict
     from proctor.checks.submission import check_submission
 
     _check_version(version)
     _check_directory(directory)
-    report = check_submission(directory, version)
+    report = check_submission(directory, version, allow_unofficial_loadgen=allow_unofficial)
     if as_json:
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
@@ -92,11 +103,14 @@ def submission_cmd(
         print_findings(out, report.findings, indent="")
         _results_table(report.results)
         n_err = sum(f.failed for f in report.findings)
+        verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
         out.print(
-            f"{'VALID' if report.valid else 'INVALID'}: {len(report.results)} result(s), {n_err} error(s), "
+            f"{verdict}: {len(report.results)} result(s), {n_err} error(s), "
             f"{len(report.findings) - n_err} other finding(s)",
             markup=False,
         )
+        if report.unofficial_logs:
+            out.print(unofficial_verdict(report.unofficial_logs, allow_unofficial), markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)
 
 

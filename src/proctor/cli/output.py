@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -28,6 +28,17 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from proctor.findings import Finding
+
+
+# `check submission` and `submission package --check`: the development switch for proctor-engine logs
+AllowUnofficialOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unofficial-loadgen",
+        help="Development only: logs not written by an official LoadGen release (proctor's own engine) "
+        "are a warning instead of an error, and the verdict says the tree is not submittable.",
+    ),
+]
 
 EXIT_OK = 0
 EXIT_INVALID = 1

@@ -12,7 +12,16 @@ from typing import Annotated
 import typer
 
 from proctor.cli.apps import app
-from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, print_findings, print_table, table
+from proctor.cli.output import (
+    EXIT_INVALID,
+    EXIT_OK,
+    AllowUnofficialOpt,
+    console,
+    fail,
+    print_findings,
+    print_table,
+    table,
+)
 from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, unknown_round
 
 submission_app = typer.Typer(
@@ -100,6 +109,7 @@ def package_cmd(
     check: Annotated[
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
     ] = True,
+    allow_unofficial: AllowUnofficialOpt = False,
 ) -> None:
     """Assemble an official-layout submission tree from proctor runs, truncating the accuracy logs.
 
@@ -127,9 +137,12 @@ def package_cmd(
         out.print(f"note: {note}", markup=False)
     if not check:
         raise typer.Exit(EXIT_OK)
+    from proctor.checks.loadgen_origin import unofficial_verdict
     from proctor.checks.submission import check_submission
 
-    report = check_submission(output, version)
+    report = check_submission(output, version, allow_unofficial_loadgen=allow_unofficial)
     print_findings(out, report.findings, indent="")
     out.print("checker: " + ("VALID" if report.valid else "INVALID"), markup=False)
+    if report.unofficial_logs:
+        out.print(unofficial_verdict(report.unofficial_logs, allow_unofficial), markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)

@@ -1,0 +1,240 @@
+"""Each audit's verification run again from the logs in the tree, against what its verify file says.
+
+A verify_*.txt is the output of a script the submitter ran; the logs it was computed from sit beside
+it. proctor re-runs the verification (proctor.audits.verify, the official scripts' rules) on those
+logs and rejects a tree where the verify file claims a pass the logs do not give, or numbers the logs
+do not give (a log changed after verification, or an edited verify file):
+
+- TEST01 accuracy: every response in the audit's accuracy log equals the accuracy run's response for
+  the same sample, whole responses (`TEST01/accuracy/mlperf_log_accuracy.json` against
+  `accuracy/mlperf_log_accuracy.json`); only when both logs are whole (a truncated log's content is
+  tied to accuracy.txt's hash instead);
+- TEST01 performance: the audit run's score within the delta of the result's (detail logs);
+- TEST04: the repeated-sample run not faster than allowed (the summaries);
+- TEST06: first-token and token-count checks from the audit's own accuracy log, which must hold
+  entries (the EOS check needs the tokenizer's EOS id, which the tree does not record).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.audits.configs import TEST06_DTYPES
+from proctor.audits.verify import (
+    Verdict,
+    verify_test01_accuracy,
+    verify_test01_performance,
+    verify_test04_performance,
+    verify_test06,
+)
+from proctor.errors import LogFormatError
+from proctor.findings import Finding, Severity
+from proctor.submission.truncate import is_truncated
+
+RULE = "compliance_reverify"
+MAX_REVERIFY_BYTES = 512 << 20  # an accuracy log this large is not re-read by the checker (a warning says so)
+# relative: a score may come from a summary (6 significant digits) where proctor reads the detail log
+SCORE_TOLERANCE = 1e-4
+ACCURACY_LOG = "mlperf_log_accuracy.json"
+SOURCES = {
+    "TEST01": "Inference rules §LoadGen Operation ('The same code must be run for both the accuracy and "
+    "performance LoadGen modes. This means the same output should be passed in QuerySampleComplete in "
+    "both modes'); official compliance/TEST01 verify_accuracy.py, verify_performance.py",
+    "TEST04": "Inference rules §LoadGen Operation ('Caching of any other queries ... is prohibited'); "
+    "official compliance/TEST04 verify_performance.py",
+    "TEST06": "official compliance/TEST06 run_verification.py (LLM output consistency)",
+}
+# the numbers a verify file prints that the re-run must reproduce: file key -> (the re-run's key,
+# relative tolerance). Counts are exact; num_perf_log_qsl_idx_match is left out (the official script
+# counts a repeated sample missing from the accuracy run as matched, proctor as missing).
+COMPARED: dict[tuple[str, str], dict[str, tuple[str, float]]] = {
+    ("TEST01", "accuracy"): {
+        "num_perf_log_entries": ("num_perf_log_entries", 0.0),
+        "num_perf_log_data_mismatch": ("num_perf_log_data_mismatch", 0.0),
+    },
+    ("TEST01", "performance"): {
+        "reference score": ("reference_score", SCORE_TOLERANCE),
+        "test score": ("test_score", SCORE_TOLERANCE),
+    },
+    ("TEST04", "performance"): {
+        "reference score": ("reference_score", SCORE_TOLERANCE),
+        "test score": ("test_score", SCORE_TOLERANCE),
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a verify file says: where it is, whether it passes (proctor's reading), its numbers."""
+
+    path: Path
+    passed: bool
+    numbers: dict[str, float] = field(default_factory=dict)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _err(test: str, path: Path, message: str, severity: Severity = Severity.ERROR) -> Finding:
+    return Finding(rule=RULE, path=str(path), message=message, severity=severity, source=SOURCES[test])
+
+
+def _whole_log(path: Path) -> tuple[bool, str]:
+    """(re-verifiable, why not): the file exists, is not the truncated shape, and is not too large."""
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_REVERIFY_BYTES:
+            return False, f"larger than {MAX_REVERIFY_BYTES} bytes"
+        with path.open("rb") as fh:
+            head = fh.read(2 * 4096 + 16)
+    except OSError as exc:
+        return False, f"cannot read it ({exc.strerror or exc})"
+    if is_truncated(head) and size == len(head):
+        return False, "truncated"
+    return True, ""
+
+
+def reverify_audit(
+    test: str, folder: Path, result_dir: Path, scenario: str, claims: dict[str, Claim]
+) -> list[Finding]:
+    """Findings where re-running `test`'s verification on the logs in the tree contradicts a verify
+    file that passes; `claims` maps "accuracy"/"performance" to what the verify files say."""
+    perf_ref, perf_test = result_dir / "performance" / "run_1", folder / "performance" / "run_1"
+    out: list[Finding] = []
+    for kind, claim in claims.items():
+        if not claim.passed:
+            continue  # the verify file fails already: that is its own finding
+        rerun: Callable[[Path, Path], Verdict] | None = None
+        inputs: tuple[Path, ...] = ()
+        if test == "TEST01" and kind == "accuracy":
+            inputs = (result_dir / "accuracy" / ACCURACY_LOG, folder / "accuracy" / ACCURACY_LOG)
+            if not all(_is_file(p) for p in inputs):
+                continue  # a missing log is the layout check's finding
+            whole = [(p, _whole_log(p)) for p in inputs]
+            too_big = [(p, why) for p, (ok, why) in whole if not ok and why != "truncated"]
+            if too_big:
+                out.append(
+                    _err(test, too_big[0][0], f"TEST01 not re-verified: {too_big[0][1]}", Severity.WARNING)
+                )
+            if not all(ok for _, (ok, _) in whole):
+                continue
+            rerun = verify_test01_accuracy
+        elif test == "TEST01" and kind == "performance":
+            inputs = (perf_ref / "mlperf_log_detail.txt", perf_test / "mlperf_log_detail.txt")
+            rerun = verify_test01_performance
+        elif test == "TEST04" and kind == "performance":
+            inputs = (perf_ref / "mlperf_log_summary.txt", perf_test / "mlperf_log_summary.txt")
+            rerun = verify_test04_performance
+        elif test == "TEST06" and kind == "accuracy":
+            out += _reverify_test06(folder / "accuracy" / ACCURACY_LOG, scenario, claim)
+            continue
+        if rerun is None or not all(_is_file(p) for p in inputs):
+            continue
+        try:
+            verdict = rerun(inputs[0], inputs[1])
+        except LogFormatError as exc:
+            out.append(
+                _err(
+                    test,
+                    claim.path,
+                    f"{test} {kind}: {claim.path.name} says it passed, but its verification "
+                    f"cannot be run again on the logs in the tree: {exc}",
+                )
+            )
+            continue
+        out += _compare(test, kind, claim, verdict, inputs)
+    return out
+
+
+def _compare(test: str, kind: str, claim: Claim, verdict: Verdict, inputs: tuple[Path, ...]) -> list[Finding]:
+    logs = " and ".join(str(p) for p in inputs)
+    fix = f"run `proctor audit {test}` again (or the official verification) and submit what it writes"
+    last = next((line for line in reversed(verdict.lines) if line.strip()), "")
+    if not verdict.passed and _reference_failed(last, inputs[0]):
+        return []  # the result's own run fails its checks: those findings name it, not the audit
+    if not verdict.passed:
+        why = "; ".join(verdict.notes) or last
+        return [
+            _err(
+                test,
+                claim.path,
+                f"{test} {kind} verification, run again on {logs}, fails ({why}) while {claim.path.name} "
+                f"says it passed: the logs changed after verification or the file was edited; {fix}",
+            )
+        ]
+    out: list[Finding] = []
+    for file_key, (mine, tolerance) in COMPARED.get((test, kind), {}).items():
+        said, got = claim.numbers.get(file_key), verdict.numbers.get(mine)
+        if said is None or not isinstance(got, int | float) or isinstance(got, bool):
+            continue
+        if not math.isclose(float(said), float(got), rel_tol=tolerance):
+            out.append(
+                _err(
+                    test,
+                    claim.path,
+                    f"{test} {kind}: {claim.path.name} says {file_key} = {said:g}, the logs in the tree give "
+                    f"{float(got):g} ({logs}): the logs changed after verification or the file was edited; {fix}",
+                )
+            )
+    return out
+
+
+def _reference_failed(line: str, reference: Path) -> bool:
+    """Whether a failed re-run stopped on the result's own log (invalid, unreadable, no score)."""
+    return str(reference) in line or "Reference results" in line or "the reference score" in line
+
+
+def _reverify_test06(log: Path, scenario: str, claim: Claim) -> list[Finding]:
+    if not _is_file(log):
+        return [
+            _err(
+                "TEST06",
+                log,
+                "missing: TEST06's accuracy log (its verification copies it here), so the verification cannot be "
+                "re-run from the tree; copy the audit run's mlperf_log_accuracy.json here",
+                Severity.WARNING,
+            )
+        ]
+    ok, why = _whole_log(log)
+    if not ok:
+        return [_err("TEST06", log, f"TEST06 not re-verified: {why}", Severity.WARNING)]
+    fix = "run `proctor audit TEST06` again and submit what it writes"
+    failed: list[str] = []
+    for dtype in TEST06_DTYPES:  # the tree does not record the --dtype used: any the script accepts
+        try:
+            verdict = verify_test06(log, scenario, dtype=dtype)
+        except LogFormatError as exc:
+            return [_err("TEST06", log, f"TEST06's accuracy log cannot be read ({exc}); {fix}")]
+        if verdict.numbers.get("entries", 0) == 0:
+            return [
+                _err(
+                    "TEST06",
+                    log,
+                    f"TEST06's accuracy log holds no entries: the audit run produced no output to check, "
+                    f"while {claim.path.name} says it passed; {fix}",
+                )
+            ]
+        if verdict.numbers.get("first_token") and verdict.numbers.get("length"):
+            return []
+        failed.append(f"{dtype}: {'; '.join(verdict.notes[:2])}")
+    return [
+        _err(
+            "TEST06",
+            claim.path,
+            f"TEST06 verification, run again on {log}, fails the first-token or sample-length check for every "
+            f"token type ({' | '.join(failed)[:400]}) while {claim.path.name} says it passed: the log changed "
+            f"after verification or the file was edited; {fix}",
+        )
+    ]
+
+
+__all__ = ["MAX_REVERIFY_BYTES", "RULE", "Claim", "reverify_audit"]
