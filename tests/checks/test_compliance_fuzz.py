@@ -109,7 +109,11 @@ def _measurements(path: Path, data: bytes) -> list:
 )
 def test_measurements_json_gives_findings(tmp_path: Path, data: bytes) -> None:
     found = _measurements(tmp_path / "m.json", data)
-    assert found and all(f.rule in ("measurements", "unreadable") and f.failed and f.message for f in found)
+    # a repeated key is read as Python's json reads it (the last value): a warning, not a rejection
+    assert found and all(
+        f.rule in ("measurements", "unreadable") and f.message and (f.failed or "duplicate key" in f.message)
+        for f in found
+    )
 
 
 @settings(suppress_health_check=FIXTURE_OK)

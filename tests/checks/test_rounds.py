@@ -91,6 +91,7 @@ def _result(
     else:
         _append(acc / "mlperf_log_detail.txt", "qsl_reported_total_count", str(dataset))
     (acc / "accuracy.txt").write_text(accuracy_txt)
+    (acc / "mlperf_log_accuracy.json").write_text(ACC_LOG)
     for test in audits:
         t = sub / "compliance" / SYSTEM / bench / scenario / test
         (t / "performance" / "run_1").mkdir(parents=True)
@@ -100,13 +101,18 @@ def _result(
             edit_detail(t / "performance" / "run_1" / "mlperf_log_detail.txt", key, value)
         if test == "TEST01":  # the audit's accuracy log, as the official checker wants it
             (t / "accuracy").mkdir()
-            (t / "accuracy" / "mlperf_log_accuracy.json").write_text("[]\n")
+            # the audit's sampled responses, equal to the accuracy run's (what TEST01 verifies)
+            (t / "accuracy" / "mlperf_log_accuracy.json").write_text(AUDIT_LOG)
             (t / "accuracy" / "accuracy.txt").write_text(accuracy_txt)
         for name, text in VERIFY[test].items():
             (t / name).write_text(text)
     return d
 
 
+ACC_LOG = "[\n" + ",\n".join(
+    f'{{"seq_id": {i}, "qsl_idx": {i}, "data": "{i:02X}"}}' for i in range(4)
+) + "\n]\n"
+AUDIT_LOG = '[\n{"seq_id": 0, "qsl_idx": 2, "data": "02"}\n]\n'
 GPTJ_ACC = "{'rouge1': 43.0011, 'rouge2': 20.1962, 'rougeL': 30.0112, 'rougeLsum': 40.1, 'gen_len': 4100000, 'gen_num': 13368}\n"
 BERT_ACC = '{"exact_match": 83.52, "f1": 90.6}\n'
 LLAMA2_ACC = (

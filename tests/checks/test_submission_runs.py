@@ -151,7 +151,8 @@ def _runs_with_the_rules_settings_are_accepted(runs: tuple[Path, Path]) -> None:
     report = check_submission(fixed, allow_unofficial_loadgen=True)
     assert [f for f in report.findings if f.failed] == []
     assert report.valid and not report.submittable  # valid for development only
-    logs = sorted(str(p) for p in fixed.rglob("mlperf_log_detail.txt"))
+    # every log the round reads (the builder also adds v4.1's TEST05 audits, which v6.1 does not read)
+    logs = sorted(str(p) for p in fixed.rglob("mlperf_log_detail.txt") if "TEST05" not in p.parts)
     warned = sorted(f.path for f in report.findings if f.rule == "unofficial_loadgen")
     assert warned == logs and {f.severity.value for f in report.findings} == {"warning"}
     assert {f.rule for f in report.findings} == {"unofficial_loadgen", "compliance_layout"}

@@ -4,8 +4,8 @@ The rule and the releases: proctor.rules.loadgen_releases. A log proctor's own e
 log whose `loadgen_version` is not an official release's) is the `unofficial_loadgen` finding: an
 error in every division, or a warning under the development switch (`allow_unofficial=True`,
 `proctor check submission --allow-unofficial-loadgen`), when the tree is still not submittable.
-An official release from another round's series, or a build whose logged git fields show it was
-altered, is an error either way.
+An official release from another round's series is a warning (it is still a tagged approved
+revision); a build whose logged git fields show it was altered is an error either way.
 """
 
 from __future__ import annotations
@@ -64,8 +64,11 @@ def check_loadgen_origin(log: DetailLogData, round_: str, *, allow_unofficial: b
                 key="loadgen_version",
                 value=value,
                 expected=", ".join(f"{s}.x" for s in allowed),
-                message=f"LoadGen {version} is not a release for round {round_} (its results use the "
-                f"{' or '.join(allowed)} series); build the round's LoadGen release and run again",
+                # a tagged release of another round is still "a tagged approved revision": the rules
+                # name no round, so this is a warning (a published v5.1 result used LoadGen 4.1)
+                severity=Severity.WARNING,
+                message=f"LoadGen {version} is not of round {round_}'s series ({' or '.join(allowed)}); it is an "
+                "official release, but make sure the round's instructions accept it",
                 source=f"{SOURCE}; {RELEASES_SOURCE}",
             )
         )
