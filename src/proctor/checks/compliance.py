@@ -304,9 +304,11 @@ def _test05_seeds(ctx: ResultContext, path: Path) -> list[Finding]:
 
     rnd = round_table(ctx.version)
     log, problems = load_detail_log(path)
-    if problems or not log.values or rnd.test05_seeds is None:
+    if problems or not log.values:
         return problems
-    out: list[Finding] = []
+    out: list[Finding] = check_loadgen_origin(log, ctx.version, allow_unofficial=ctx.allow_unofficial_loadgen)
+    if rnd.test05_seeds is None:
+        return out
     for name, want in zip(("qsl", "sample_index", "schedule"), rnd.test05_seeds, strict=True):
         key = f"effective_{name}_rng_seed"
         if log.get(key) != want:
