@@ -235,3 +235,24 @@ def test_timer_never_resolves_early_never_misses_a_deadline(deadlines, steps, ca
                 assert t._spinning or (t.armed is not None and t.armed <= min(pending))
     finally:
         lp.close()
+
+
+def test_a_huge_request_is_planned_one_chunk_at_a_time():
+    """Issue 22 class 6: a request's emission plan is made as it streams, so one asking for a
+    billion tokens costs the event loop a few chunks' work per step, not the whole plan at arrival."""
+    import itertools
+
+    server = LLMServer(ServerOptions(ttft_ms=40, tpot_ms=4, chunk=(1, 1)))
+    plan = server.iter_plan([1, 2, 3], 10**9, 0.0)
+    first = list(itertools.islice(plan, 3))
+    assert [g for _, g in first] == [1, 1, 1]
+    assert [d for d, _ in first] == pytest.approx([0.040, 0.044, 0.048])
+
+
+def test_the_same_arrivals_give_the_same_chunks():
+    plans = []
+    for _ in range(2):
+        server = LLMServer(ServerOptions(ttft_ms=1, tpot_ms=1, chunk=(1, 7), seed=5))
+        a, b = server.iter_plan([1], 50, 0.0), server.iter_plan([2], 50, 0.0)
+        plans.append(([g for _, g in b], [g for _, g in a]))  # consumed in another order than made
+    assert plans[0] == plans[1]

@@ -34,6 +34,7 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -544,20 +545,29 @@ class LLMServer:
     def _prefill_s(self, n_prompt: int) -> float:
         return (self.opt.ttft_ms * 1e3 + self.opt.prefill_us_per_token * n_prompt) * 1e-6
 
-    def _chunk_sizes(self, n: int) -> list[int]:
+    def _chunk_sizes(self, n: int) -> Iterator[int]:
+        """The request's chunk sizes, drawn as the stream goes (a request for 100,000 tokens must not
+        plan them all on the event loop at once) from its own generator, seeded once from the
+        server's: the same arrivals give the same chunks."""
         lo, hi = self.opt.chunk
-        sizes = [1]
+        rng = random.Random(self._rng.getrandbits(64))
+        yield 1
         total = 1
         while total < n:
-            sizes.append(min(self._rng.randint(lo, hi), n - total))
-            total += sizes[-1]
-        return sizes
+            size = min(rng.randint(lo, hi), n - total)
+            total += size
+            yield size
 
-    def plan(self, prompt_ids: list[int], n: int, arrival: float) -> list[tuple[float, int]]:
-        """Exact timing: each chunk's (deadline, tokens in it), deadlines counted from arrival."""
+    def iter_plan(self, prompt_ids: list[int], n: int, arrival: float) -> Iterator[tuple[float, int]]:
+        """Exact timing: each chunk's (deadline, tokens in it), deadlines counted from arrival, made
+        one chunk at a time."""
         sizes = self._chunk_sizes(n)
         t0 = arrival + self._prefill_s(len(prompt_ids)) + self._rng.uniform(0, self.opt.jitter_ms * 1e-3)
-        return emission_plan(t0, self.opt.tpot_ms * 1e-3, sizes)
+        return iter_emission_plan(t0, self.opt.tpot_ms * 1e-3, sizes)
+
+    def plan(self, prompt_ids: list[int], n: int, arrival: float) -> list[tuple[float, int]]:
+        """The whole `iter_plan` as a list (for inspection; the server streams from the iterator)."""
+        return list(self.iter_plan(prompt_ids, n, arrival))
 
     async def _token_groups(self, prompt_ids: list[int], n: int, arrival: float) -> Any:
         """(deadline, token ids) per SSE chunk: exact timing yields the plan ahead of time (the
@@ -566,7 +576,7 @@ class LLMServer:
         if self.opt.timing == "exact":
             tokens = self.model.tokens(prompt_ids)
             k = 0
-            for deadline, size in self.plan(prompt_ids, n, arrival):
+            for deadline, size in self.iter_plan(prompt_ids, n, arrival):
                 k += size
                 yield deadline, tokens.upto(k)[k - size:k]
             return
@@ -615,17 +625,19 @@ class LLMServer:
                 r.tokens.put_nowait((tok, t))
 
 
-def emission_plan(t0: float, tpot: float, sizes: list[int]) -> list[tuple[float, int]]:
+def iter_emission_plan(t0: float, tpot: float, sizes: Iterable[int]) -> Iterator[tuple[float, int]]:
     """Chunk j holds tokens k-size..k-1 and is due when its last token is: t0 + (k-1) x tpot.
 
     Each deadline is computed from t0, never from the previous chunk's send, so a late write does
     not push the ones after it."""
-    out = []
     k = 0
     for size in sizes:
         k += size
-        out.append((t0 + (k - 1) * tpot, size))
-    return out
+        yield t0 + (k - 1) * tpot, size
+
+
+def emission_plan(t0: float, tpot: float, sizes: Iterable[int]) -> list[tuple[float, int]]:
+    return list(iter_emission_plan(t0, tpot, sizes))
 
 
 def _sse(obj: dict[str, Any]) -> bytes:
