@@ -135,3 +135,12 @@ def out_errors(out):
     from proctor.loadgen.logs.reader import read_detail
 
     return read_detail(out.log_paths["detail"]).errors
+
+
+def test_a_long_chunk_extension_is_one_behaviour_on_both_transports(tmp_path, http):
+    body = b'data: {"choices":[{"text":"a","finish_reason":"length"}],"usage":{"completion_tokens":1}}\n\ndata: [DONE]\n\n'
+    resp = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + f"{len(body):x};x={'a' * 70000}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+    sut, out, _ = _one_fault(tmp_path, http, lambda req: resp)
+    n = out.records.n_samples_issued
+    assert not sut.faults and sut.count_sources == {"usage": n}

@@ -128,3 +128,21 @@ def test_interim_responses_are_skipped():
     p = ResponseParser()
     body = p.feed(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
     assert (p.status, b"".join(body), p.done) == (200, b"hi", True)
+
+
+def test_chunk_extensions_of_any_length_are_skipped_in_bounded_memory():
+    """Issue 22 class 4: both transports take long chunk extensions (aiohttp does); the raw parser
+    skips them as they stream, keeping no more than the size token."""
+    from proctor.clients.http1 import ResponseParser
+    from proctor.clients.stream import MAX_CHUNK_LINE
+
+    p = ResponseParser()
+    body = b"data: x\n\n"
+    wire = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + f"{len(body):x};ext=".encode()
+            + b"a" * (1 << 20) + b"\r\n" + body + b"\r\n0\r\n\r\n")
+    got = b""
+    biggest = 0
+    for k in range(0, len(wire), 1000):
+        got += b"".join(p.feed(wire[k : k + 1000]))
+        biggest = max(biggest, len(p._buf))
+    assert got == body and p.done and biggest <= MAX_CHUNK_LINE

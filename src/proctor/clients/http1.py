@@ -52,6 +52,7 @@ from urllib.parse import urlsplit
 from proctor.clients.openai_config import OpenAIConfig
 from proctor.clients.sse import SSEError, SSEParser
 from proctor.clients.stream import (
+    MAX_CHUNK_LINE,
     MAX_ERROR_BODY,
     Request,
     StreamClient,
@@ -69,7 +70,6 @@ log = logging.getLogger("proctor.clients.openai")
 
 MAX_HEAD = 64 << 10  # a response head (status line + headers) above 64 KiB is a protocol fault
 MAX_HEADERS = 128
-MAX_CHUNK_LINE = 4096  # a chunk-size line with its extensions
 DEFAULT_WARM = 4  # connections opened per endpoint at start
 # an idle connection older than this is peeked at before reuse (a server's keep-alive timeout may
 # have closed it: uvicorn's is 5 s); a younger one is not (a syscall on the issuing path)
@@ -119,15 +119,17 @@ class ResponseParser:
                     else:
                         self._state = _DATA_END
             elif s == _SIZE:
+                # the size, then optional ";extensions" up to the newline: extensions are skipped as
+                # they stream (any length, as aiohttp takes them), the size itself is bounded
                 nl = buf.find(b"\n", pos)
-                if nl < 0:
-                    if n - pos > MAX_CHUNK_LINE:
-                        raise HTTP1Error(f"a chunk-size line is longer than {MAX_CHUNK_LINE} bytes")
-                    self._buf = buf[pos:]
-                    return out
-                if nl - pos > MAX_CHUNK_LINE:
+                end = nl if nl >= 0 else n
+                semi = buf.find(b";", pos, min(end, pos + MAX_CHUNK_LINE))
+                if semi < 0 and end - pos > MAX_CHUNK_LINE:
                     raise HTTP1Error(f"a chunk-size line is longer than {MAX_CHUNK_LINE} bytes")
-                size = buf[pos:nl].split(b";", 1)[0].strip()
+                if nl < 0:
+                    self._buf = buf[pos : semi + 1] if semi >= 0 else buf[pos:]  # extension bytes dropped
+                    return out
+                size = buf[pos : semi if semi >= 0 else nl].strip()
                 pos = nl + 1
                 if not size or len(size) > 16 or size.strip(b"0123456789abcdefABCDEF"):
                     raise HTTP1Error(f"bad chunk size {size[:20]!r}")

@@ -39,6 +39,7 @@ FAULT_KINDS = (
     "worker",  # the worker process carrying the stream died (procs=N)
 )
 MAX_ERROR_BODY = 2048
+MAX_CHUNK_LINE = 4096  # a chunk-size line with its extensions: longer is a protocol fault (both transports)
 MAX_TOKENIZER_BYTES = 256 << 20  # the largest tokenizer.json read (real ones are a few MiB)
 # The request-body keys that bound a stream's output tokens (OpenAI, vLLM/TGI spellings).
 TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
@@ -374,6 +375,7 @@ class StreamClient:
 
 __all__ = [
     "FAULT_KINDS",
+    "MAX_CHUNK_LINE",
     "MAX_ERROR_BODY",
     "Endpoint",
     "Request",
