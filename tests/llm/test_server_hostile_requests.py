@@ -111,3 +111,39 @@ def test_failure_lines_are_rate_limited_per_kind(caplog):
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 8  # 1, 2, 4, ..., 64 of bad_body, and other's first
     assert lines[0] == "bad_body (1 so far): x\\x0ay" and log.counts["bad_body"] == 100
+
+
+def _answer(port: int, raw: bytes) -> int:
+    """The status a server gives raw bytes, 0 when it closes without one (both are fine answers)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        try:
+            s.sendall(raw)
+            s.shutdown(socket.SHUT_WR)
+            head = s.recv(64)
+        except (ConnectionResetError, BrokenPipeError):
+            return 0
+    parts = head.split(b" ", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+HEAD_PIECES = st.sampled_from([
+    b"POST /v1/completions HTTP/1.1\r\n", b"GET /health HTTP/1.1\r\n", b"Host: x\r\n", b"Content-Length: 5\r\n",
+    b"Content-Length: -1\r\n", b"Content-Length: 99999999999999999999\r\n", b"Transfer-Encoding: chunked\r\n",
+    b"Transfer-Encoding: gzip, chunked\r\n", b"Content-Encoding: gzip\r\n", b"X: " + b"a" * 9000 + b"\r\n",
+    b"\r\n", b"5\r\nhello\r\n0\r\n\r\n", b"zz\r\n", b'{"prompt": "a", "max_tokens": 2}', b"\x00\xff", b" \t",
+])
+
+
+def test_any_head_and_framing_gets_an_answer_or_a_close(llm_server, caplog):
+    caplog.set_level(logging.WARNING)
+    with llm_server(ttft_ms=0, tpot_ms=0) as server:
+
+        @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(st.lists(HEAD_PIECES | st.binary(max_size=40), max_size=10))
+        def check(pieces):
+            status = _answer(server.port, b"".join(pieces))
+            assert status == 0 or 200 <= status < 500, status
+
+        check()
+        assert _post(server.port, "/v1/completions", b'{"prompt": "a", "max_tokens": 2}') == 200  # still serving
+    _no_tracebacks(caplog)

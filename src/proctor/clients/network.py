@@ -523,7 +523,8 @@ class NetworkParams:
     binary: bool = param(True, "binary tensor extension; false: JSON tensors (MLServer)")
     compress: str = param(compression.NONE, "QSL-side lossless compression of queries (untimed)")
     compress_out: str = param(compression.NONE, "compression nodes apply to responses (decompression timed)")
-    chunk: int = param(DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)", low=1)
+    chunk: int = param(DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)", low=1,
+                       high=65_536)  # = serving.node_server.MAX_REQUEST_SAMPLES (a node reads no more)
     timeout_s: float = param(30.0, "per-request timeout, seconds", low=0.001)
     max_row_bytes: int = param(DEFAULT_MAX_ROW_BYTES, "bytes one sample's output may take at most", low=1,
                                high=1 << 30)

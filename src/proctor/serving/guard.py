@@ -75,4 +75,31 @@ def guard(failures: FailureLog, max_body: int) -> Middleware:
     return middleware
 
 
-__all__ = ["FailureLog", "guard"]
+class _ProtocolErrors(logging.Filter):
+    """aiohttp answers a request it cannot parse (bad head, bad framing) with 400 itself and logs
+    the parser's traceback on `aiohttp.server`: counted here, one line per kind, no traceback."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = FailureLog(logging.getLogger("proctor.serving"))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.exc_info or record.exc_info[1] is None:
+            return True
+        exc = record.exc_info[1]
+        self.failures.note(f"unparsable_request:{type(exc).__name__}", " ".join(str(exc).split())[:200])
+        return False
+
+
+_PROTOCOL_ERRORS = _ProtocolErrors()
+
+
+def quiet_protocol_errors() -> FailureLog:
+    """Install (once) the filter that turns aiohttp's parser tracebacks into counted lines."""
+    logger = logging.getLogger("aiohttp.server")
+    if _PROTOCOL_ERRORS not in logger.filters:
+        logger.addFilter(_PROTOCOL_ERRORS)
+    return _PROTOCOL_ERRORS.failures
+
+
+__all__ = ["FailureLog", "guard", "quiet_protocol_errors"]

@@ -43,7 +43,7 @@ from aiohttp import web
 
 from proctor.errors import ConfigError
 from proctor.serving.binding import CONTROL_TOKEN_ENV, control_allowed
-from proctor.serving.guard import FailureLog, guard
+from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
 from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
 
 # --- the model --------------------------------------------------------------------------------------
@@ -303,6 +303,7 @@ class LLMServer:
         self.reset_lateness()
         self.port = 0
         self.failures = FailureLog(log)
+        quiet_protocol_errors()
         self.app = web.Application(
             middlewares=[guard(self.failures, MAX_REQUEST_BYTES), self._arrival], client_max_size=MAX_REQUEST_BYTES
         )

@@ -46,13 +46,14 @@ from proctor.errors import ConfigError, RequestError
 from proctor.loadgen import completion
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import QuerySample
-from proctor.serving.guard import FailureLog, guard
+from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
 
 DEFAULT_CAPACITY = 8192  # samples in flight per node (tensor mode's input table rows)
 MAX_BODY = 256 * 1024 * 1024
+MAX_REQUEST_SAMPLES = 65_536  # samples in one infer request, at most (the network client's chunk= bound)
 log = logging.getLogger("proctor.serving.node")
 
 
@@ -232,6 +233,14 @@ class NodeModel:
     def mode(self) -> str:
         return "tensor" if self.table is not None else "index"
 
+    def max_request_bytes(self, binary: bool = False) -> int:
+        """The largest infer request body this node reads: MAX_REQUEST_SAMPLES rows of its input
+        (as JSON text: up to 8 bytes of text per byte of data), plus a header's room; never above
+        MAX_BODY. A body over it gets 413, a declared one before a byte of it is read."""
+        width = self.inputs[0][2][1] if len(self.inputs[0][2]) > 1 else 1
+        row = max(1, width) * self.row_dtype.itemsize
+        return min(MAX_BODY, MAX_REQUEST_SAMPLES * row * (1 if binary else 8) + (1 << 20))
+
     def metadata(self) -> dict[str, Any]:
         return v2.model_metadata(self.model_name, self.inputs, self.outputs, platform=f"proctor:{self.mode}")
 
@@ -331,7 +340,9 @@ def server_metadata(node_name: str) -> dict[str, Any]:
 
 def build_app(model: NodeModel, meta: dict[str, Any]) -> web.Application:
     """The aiohttp application of one node; `meta` is served as is (and may be updated later)."""
-    app = web.Application(client_max_size=MAX_BODY, middlewares=[guard(FailureLog(log), MAX_BODY)])
+    quiet_protocol_errors()
+    limit = model.max_request_bytes()  # the JSON form's; a binary request is held to its own below
+    app = web.Application(client_max_size=limit, middlewares=[guard(FailureLog(log), limit)])
 
     async def live(_: web.Request) -> web.Response:
         return _json({"live": True})
@@ -357,7 +368,14 @@ def build_app(model: NodeModel, meta: dict[str, Any]) -> web.Application:
     async def infer(request: web.Request) -> web.Response:
         if (bad := _model(request)) is not None:
             return bad
-        body = await request.read()
+        cap = model.max_request_bytes(binary=v2.HEADER_LENGTH in request.headers)
+        if (request.content_length or 0) > cap:
+            return _error(f"the request declares {request.content_length} bytes, over this node's {cap}", 413)
+        body = bytearray()
+        async for piece in request.content.iter_chunked(1 << 16):  # streamed: refused past the cap
+            body += piece
+            if len(body) > cap:
+                return _error(f"the request is over this node's {cap} bytes", 413)
         try:
             req = v2.decode_request(body, request.headers.get(v2.HEADER_LENGTH))
             rows = await model.infer(req)

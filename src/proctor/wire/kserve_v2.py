@@ -238,7 +238,7 @@ def encode_error(message: str) -> bytes:
 # --- decoding ------------------------------------------------------------------------------------
 
 
-def _split(body: bytes, header_length: str | int | None) -> tuple[Any, memoryview]:
+def _split(body: bytes | bytearray, header_length: str | int | None) -> tuple[Any, memoryview]:
     """(parsed JSON part, the binary part) of a body."""
     if not isinstance(body, bytes | bytearray | memoryview):
         raise CodecError(f"body must be bytes, not {type(body).__name__}")
@@ -415,7 +415,7 @@ def _tensors(obj: Mapping[str, Any], key: str, kind: str, binary: memoryview) ->
     return out
 
 
-def decode_request(body: bytes, header_length: str | int | None = None) -> InferRequest:
+def decode_request(body: bytes | bytearray, header_length: str | int | None = None) -> InferRequest:
     """An infer request from its body and `Inference-Header-Content-Length` (None: JSON only)."""
     obj, binary = _split(body, header_length)
     inputs = _tensors(obj, "inputs", "input", binary)
