@@ -205,6 +205,14 @@ def verify_audit(
     return AuditOutcome(audit, folder, verdicts, failures=list(problems))
 
 
+TEST04_ATTEMPTS = 3  # audit runs at most when the one-sample run comes out faster than the reference
+
+
+def _faster_than_reference(outcome: AuditOutcome) -> bool:
+    """TEST04 failed on its score alone (both runs valid, the audit run too fast)."""
+    return outcome.audit is Audit.TEST04 and outcome.verdicts[0].lines[-1] == "TEST FAIL: Test score invalid"
+
+
 def run_audits(
     runner: Runner,
     settings: TestSettings,
@@ -222,10 +230,9 @@ def run_audits(
         run_dir.mkdir(parents=True, exist_ok=True)
         conf = run_dir / "audit.config"
         conf.write_text(audit_config(audit, model).render(), encoding="utf-8", newline="\n")
-        logs = runner(settings, run_dir, conf)
         # a failed run (incomplete, SUT failures, LoadGen errors) fails the audit: its logs prove nothing
         used = ("performance", "accuracy") if audit is Audit.TEST01 else ("performance",)
-        problems = (
+        reference_problems = (
             []
             if audit is Audit.TEST06
             else [
@@ -234,10 +241,22 @@ def run_audits(
                 if name in runs and runs[name].problem
             ]
         )
-        if logs.problem:
-            problems.append(f"audit run: {logs.problem}")
-        outcome = verify_audit(audit, tree, run_dir, test06=test06, problems=problems)
-        outcome.notes = [n for n in notes if n not in problems]
+        repeats: list[str] = []
+        for attempt in range(1, (TEST04_ATTEMPTS if audit is Audit.TEST04 else 1) + 1):
+            logs = runner(settings, run_dir, conf)
+            problems = [*reference_problems, *([f"audit run: {logs.problem}"] if logs.problem else [])]
+            outcome = verify_audit(audit, tree, run_dir, test06=test06, problems=problems)
+            if outcome.passed or problems or not _faster_than_reference(outcome):
+                break
+            # one faster run is inconclusive: run-to-run noise looks the same as caching once; a SUT
+            # that caches is faster every time, an honest one only sometimes
+            v = outcome.verdicts[0].numbers
+            repeats.append(
+                f"TEST04 attempt {attempt}: test score {v.get('test_score', 0):.6g} above the reference "
+                f"{v.get('reference_score', 0):.6g} by more than {v.get('threshold', 0):.0%}: inconclusive, "
+                + ("repeated" if attempt < TEST04_ATTEMPTS else f"failed {attempt} of {attempt} attempts")
+            )
+        outcome.notes = [n for n in notes if n not in problems] + repeats
         if audit_config(audit, model).note:
             outcome.notes.append(audit_config(audit, model).note)
         outcomes.append(outcome)
