@@ -637,25 +637,26 @@ def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> st
     stop = res.early_stopping_extension_stop
     if res.early_stopping_nominal_queries and stop not in ("", "met_at_schedule_end"):
         ran += (
-            f" ({res.early_stopping_nominal_queries} official + {res.early_stopping_extra_queries} the rules' "
-            f"procedure (Early Stopping Criterion, step 4) ran before {STOP_TEXT.get(stop, stop)})"
+            f" ({res.early_stopping_nominal_queries} official + {res.early_stopping_extra_queries} more by the "
+            f"rules' procedure (Early Stopping Criterion, step 4), stopped at {STOP_TEXT.get(stop, stop)})"
         )
-    head = (
-        f"early stopping: {ran}, {over}: {max(need - q, 0)} short of the {need} queries a "
-        f"{pct * 100:g}th percentile estimate then needs"
+    facts = (
+        f"{ran}, {over}: {max(need - q, 0)} short of the {need} queries a {pct * 100:g}th percentile "
+        "estimate then needs"
     )
     projected = [projected_queries(t, q, pct) for t in counts.values()]
     if any(n is None for n in projected):
         return (
-            f"{head}: too many queries over latency ({max(counts.values())} of {q}: at most "
-            f"{(1 - pct) * 100:g}% can be): lower --target-qps (server_target_qps, now {eff.target_qps:g})"
+            f"early stopping: too many queries over latency ({max(counts.values())} of {q}; at most "
+            f"{(1 - pct) * 100:g}% can be, however long the run): {facts}: lower --target-qps "
+            f"(server_target_qps, now {eff.target_qps:g})"
         )
     n = max(int(x) for x in projected if x is not None)
     rate = float(eff.target_qps)
     seconds = int(np.ceil(n * DURATION_MARGIN / rate)) if rate > 0 else 0
-    run_longer = f"--duration-ms {seconds * 1000} at --target-qps {rate:g} (~{rate * seconds:,.0f} queries), or "
+    longer = f"--duration-ms {seconds * 1000} at --target-qps {rate:g} (~{rate * seconds:,.0f} queries), or " if seconds else ""
     return (
-        f"{head}: too few queries, not too slow: run longer: {run_longer if seconds else ''}"
+        f"early stopping: too few queries, not too slow: {facts}: run longer: {longer}"
         f"--min-queries {n} (min_query_count)"
     )
 
