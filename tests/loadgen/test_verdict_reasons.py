@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proctor.loadgen import early_stopping as es
 from proctor.loadgen.results import projected_queries, summarize
@@ -100,7 +102,8 @@ def test_too_many_over_latency_asks_for_a_lower_rate():
     es_reason = [x for x in r.reasons if x.startswith("early stopping")]
     need = es.server_required_queries(30, 0.99)
     assert es_reason == [
-        "early stopping: too many queries over latency (30 of 1000; at most 1% can be, however long the run): "
+        "early stopping: too many queries over latency (30 of 1000, 3.00%; no run length passes unless well "
+        "under 1% are): "
         f"1000 queries, 30 over the latency target: {need - 1000} short of the {need} queries a 99th percentile "
         "estimate then needs: lower --target-qps (server_target_qps, now 1000)"
     ]
@@ -125,4 +128,22 @@ def test_offline_too_short_names_target_qps_and_a_value():
 def test_projection_bounds():
     assert projected_queries(0, 200, 0.99) == P99_NONE_OVER
     assert projected_queries(10, 1000, 0.99) is None  # 1%: never
+    assert projected_queries(999, 100_000, 0.99) is None  # 0.999%: beyond PROJECTION_LIMIT queries
+    n = projected_queries(5, 1000, 0.99)  # 0.5%: a run of n queries with 0.5% over passes
+    assert n is not None and es.server_required_queries(int(np.ceil(0.005 * n)), 0.99) <= n
     assert projected_queries(0, 0, 0.9) == es.server_required_queries(0, 0.9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(over=st.integers(0, 40), queries=st.integers(1, 20_000), percentile=st.sampled_from([0.9, 0.99]))
+def test_a_projected_count_passes_at_the_share_seen(over, queries, percentile):
+    """Whatever the counts, the count the verdict recommends passes early stopping if queries keep going
+    over latency in the same share; None only where the share is at or near 1 - percentile."""
+    over = min(over, queries)
+    n = projected_queries(over, queries, percentile)
+    share = over / queries
+    if n is None:
+        assert share > (1 - percentile) / 2
+    else:
+        assert n >= es.server_required_queries(over, percentile)
+        assert es.server_required_queries(int(np.ceil(share * n)), percentile) <= n

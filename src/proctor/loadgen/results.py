@@ -646,9 +646,10 @@ def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> st
     )
     projected = [projected_queries(t, q, pct) for t in counts.values()]
     if any(n is None for n in projected):
+        worst = max(counts.values())
         return (
-            f"early stopping: too many queries over latency ({max(counts.values())} of {q}; at most "
-            f"{(1 - pct) * 100:g}% can be, however long the run): {facts}: lower --target-qps "
+            f"early stopping: too many queries over latency ({worst} of {q}, {worst / max(q, 1):.2%}; no run "
+            f"length passes unless well under {(1 - pct) * 100:g}% are): {facts}: lower --target-qps "
             f"(server_target_qps, now {eff.target_qps:g})"
         )
     n = max(int(x) for x in projected if x is not None)
