@@ -147,3 +147,21 @@ def test_a_projected_count_passes_at_the_share_seen(over, queries, percentile):
     else:
         assert n >= es.server_required_queries(over, percentile)
         assert es.server_required_queries(int(np.ceil(share * n)), percentile) <= n
+
+
+def test_the_run_table_shows_the_queries_early_stopping_needs():
+    from rich.console import Console
+
+    from proctor.app.render import outcome_table
+    from proctor.loadgen.engine import RunOutcome
+
+    eff, schedule, rec = _llm_server(200, 20.0)
+    r = summarize(eff, schedule, rec)
+    outcome = RunOutcome(
+        result=r, valid=False, incomplete=False, incomplete_reason="", errors=0, warnings=0,
+        scenario="Server", mode="PerformanceOnly", log_paths={},
+    )  # type: ignore[arg-type]
+    console = Console(width=120, record=True)
+    console.print(outcome_table(outcome))
+    text = console.export_text()
+    assert "early stopping: queries / needed" in text and "200 / 459 (NOT met)" in text
