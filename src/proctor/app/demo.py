@@ -937,8 +937,8 @@ RULE_CAUSES = {
     "latency_limit": "latency over the bound as this run measured it (machine load)",
     "early_stopping": "early stopping not met as this run measured it (machine load)",
     "min_queries": "too few queries as this run measured them",
-    AUDIT_RULE: "an audit's timed comparison failed as its verification measured it (noise between "
-    "two timed runs; see audits above)",
+    AUDIT_RULE: "an audit's timed comparison failed as its verification measured it, noise between two "
+    "timed runs; see audits above",
 }
 
 
