@@ -27,6 +27,7 @@ from proctor.app.demo import (
     closing_lines,
     render_table,
     size_inference,
+    verdict_line,
 )
 from proctor.mllog_lines import iter_log
 
@@ -255,6 +256,47 @@ def test_durations_bound_the_single_stream_schedule():
         assert isinstance(d, Durations)
         duration = d.min_duration_ms or 600_000
         assert 2 * duration / d.ss_bound_ms <= 30_000_000  # generated queries (memory)
+
+
+def _row(item: str, rules: tuple[str, ...], expected: tuple[str, ...] | None = None) -> Row:
+    return Row("inference", item, "1", not rules, "why", 1.0, rules, rules if expected is None else expected)
+
+
+def test_verdict_line_names_every_failure_beyond_min_duration():
+    """Issue 23 (journey 4): the last line is computed from the rows; a row that broke latency,
+    early stopping or an audit's comparison is named with its cause, never "only min_duration"."""
+    report = DemoReport(Path("out"), "demo", timings_s={"total": 12.0})
+    report.rows = [
+        _row("digits Offline (samples/s)", ("compliance_failed", "min_duration")),
+        _row("digits Server (queries/s)", ("early_stopping", "latency_limit", "min_duration")),
+        _row("digits SingleStream (latency)", ("min_duration",)),
+        _row("submission checker: layout, systems", ()),
+    ]
+    line = verdict_line(report)
+    assert line == closing_lines(report)[-1] and line.startswith("as expected; total 12.0 s")
+    assert "only min_duration" not in line and "nothing else failed" not in line
+    assert "min_duration fails by design (3 row(s))" in line
+    assert "2 row(s) also failed other rules" in line
+    assert "digits Offline (samples/s): compliance_failed (an audit's timed comparison failed" in line
+    assert "digits Server (queries/s): early_stopping (early stopping not met" in line
+    assert "latency_limit (latency over the bound" in line
+    assert "SingleStream" not in line  # it broke min_duration alone
+
+
+def test_verdict_line_when_only_min_duration_failed_and_when_a_row_is_unexpected():
+    report = DemoReport(Path("out"), "quick", timings_s={"total": 3.0})
+    report.rows = [_row("digits Offline (samples/s)", ("min_duration",)), _row("checker", ())]
+    assert verdict_line(report) == (
+        "as expected; total 3.0 s; short runs: min_duration fails by design (1 row(s)); nothing else failed"
+    )
+    full = DemoReport(Path("out"), "full", timings_s={"total": 3.0}, rows=[_row("checker", ())])
+    assert verdict_line(full) == "as expected; total 3.0 s"
+    report.rows.append(_row("digits Server (queries/s)", ("latency_limit",), expected=()))
+    assert verdict_line(report) == (
+        "NOT as expected: digits Server (queries/s) (broke latency_limit; expected nothing); total 3.0 s"
+    )
+    report.interrupted = True
+    assert verdict_line(report).startswith("NOT as expected: interrupted")
 
 
 def _load_report(path: Path) -> DemoReport:

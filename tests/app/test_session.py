@@ -133,8 +133,13 @@ def test_one_verdict_for_both_engines_shapes() -> None:
     ok, lines = session.verdict(official_ok)
     assert ok and lines == ["engine: official mlperf_loadgen (1.2 s)", "VALID"]
     invalid = RunOutcome(valid=False, engine="official", invalid_reasons=["too few queries"], **base)  # type: ignore[arg-type]
-    assert session.verdict(invalid) == (False, ["engine: official mlperf_loadgen (0.0 s)", "INVALID:",
-                                                "  - too few queries"])
+    # issue 23: one failed check is named on the verdict line itself; several are listed under a count
+    assert session.verdict(invalid) == (False, ["engine: official mlperf_loadgen (0.0 s)",
+                                                "INVALID: too few queries"])
+    invalid.invalid_reasons = ["too few queries", "latency over the target"]
+    assert session.verdict(invalid) == (False, ["engine: official mlperf_loadgen (0.0 s)",
+                                                "INVALID: 2 checks failed:", "  - too few queries",
+                                                "  - latency over the target"])
     nothing = RunOutcome(valid=False, **base)  # type: ignore[arg-type]
     assert session.verdict(nothing) == (False, ["INVALID: no performance result (nothing completed)"])
 

@@ -65,6 +65,10 @@ def test_invalid_server_run_exits_1_with_each_failed_check(tmp_path):
     assert result.exit_code == 1, result.output
     assert "INVALID:" in result.output
     assert "early stopping" in result.output  # ~50 queries cannot satisfy p99 early stopping
+    # issue 23: the verdict names the cause (too few queries, or too many over latency on a loaded
+    # machine) and the command-line option that fixes it, not a conf key
+    assert "early stopping: too few queries" in result.output or "early stopping: too many" in result.output
+    assert "--target-qps" in result.output and "server_target_qps or" not in result.output
     assert "completed samples per second" in result.output  # the table
     assert "issue lateness" in result.output
     assert (tmp_path / "mlperf_log_trace.json").read_text() == ""

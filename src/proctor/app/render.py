@@ -28,6 +28,9 @@ def outcome_table(outcome: RunOutcome) -> Table:
             "latency p50 / p90 / p99 / p99.9",
             " / ".join(_ms(s.percentiles[p]) for p in (0.5, 0.9, 0.99, 0.999)),
         )
+        if r.scenario == "Server" and r.early_stopping_needed:  # the count the verdict's cause rests on
+            met = "met" if r.early_stopping_met else "NOT met"
+            t.add_row("early stopping: queries / needed", f"{r.query_count} / {r.early_stopping_needed} ({met})")
         if r.use_token_latencies and r.scenario != "Offline":
             t.add_row("TTFT p99 / TPOT p99", f"{_ms(r.ttft.percentiles[0.99])} / {_ms(r.tpot.percentiles[0.99])}")
         t.add_row(

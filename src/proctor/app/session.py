@@ -156,8 +156,12 @@ def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
         lines.append("INVALID: no performance result (nothing completed)")
     else:
         ok = False
-        lines.append("INVALID:")
-        lines.extend(f"  - {reason}" for reason in outcome.invalid_reasons or ["see the summary"])
+        reasons = outcome.invalid_reasons or ["see the summary"]
+        if len(reasons) == 1:  # the verdict line itself names the cause
+            lines.append(f"INVALID: {reasons[0]}")
+        else:
+            lines.append(f"INVALID: {len(reasons)} checks failed:")
+            lines.extend(f"  - {reason}" for reason in reasons)
     if outcome.errors:
         ok = False
         if official:

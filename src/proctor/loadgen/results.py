@@ -185,6 +185,8 @@ class PerformanceResult:
     completed_samples_per_sec: float = 0.0  # Server
     samples_per_second: float = 0.0  # Offline
     overlatency_count: int = 0  # Server: latency > target
+    ttft_overlatency_count: int = 0  # Server, token latencies: TTFT > its target
+    tpot_overlatency_count: int = 0  # Server, token latencies: TPOT > its target
     # tokens
     token_count: int = 0
     ttft: LatencyStats = field(default_factory=LatencyStats)
@@ -368,9 +370,11 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
 
     if scenario == "Server":
         if res.use_token_latencies:
+            res.ttft_overlatency_count = int(np.count_nonzero(ttft > eff.server_ttft_latency))
+            res.tpot_overlatency_count = int(np.count_nonzero(tpot > eff.server_tpot_latency))
             res.early_stopping_needed = max(
-                es.server_required_queries(int(np.count_nonzero(ttft > eff.server_ttft_latency)), pct),
-                es.server_required_queries(int(np.count_nonzero(tpot > eff.server_tpot_latency)), pct),
+                es.server_required_queries(res.ttft_overlatency_count, pct),
+                es.server_required_queries(res.tpot_overlatency_count, pct),
             )
         else:
             res.early_stopping_needed = es.server_required_queries(res.overlatency_count, pct)
@@ -528,12 +532,7 @@ def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, 
         what = {"Offline": "the Offline query took", "Server": "the last query was scheduled at"}.get(
             res.scenario, "the last query was issued at"
         )
-        fix = {
-            "SingleStream": "lower single_stream_expected_latency_ns (more queries are generated)",
-            "MultiStream": "lower multi_stream_expected_latency_ns (more queries are generated)",
-            "Server": "raise server_target_qps or min_duration (more queries are generated)",
-            "Offline": "raise offline_expected_qps so the single query holds more samples",
-        }[res.scenario]
+        fix = _min_duration_fix(res, eff)
         out.append(
             f"ran {_fmt_s(measured_s)} but min_duration is {_fmt_s(min_s)} ({what} "
             f"{_fmt_s(measured_s)}): {fix}"
@@ -546,58 +545,127 @@ def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, 
         )
     if not res.perf_constraints_met:
         pc = f"{res.target_percentile * 100:g}th percentile"
+        lower = f"lower --target-qps (server_target_qps, now {eff.target_qps:g})"
         if not res.use_token_latencies:
-            out.append(
-                f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns "
-                "target: lower server_target_qps"
-            )
+            out.append(f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns target: {lower}")
         else:
             if res.ttft.target > eff.server_ttft_latency:
                 out.append(
                     f"{pc} time to first token is {res.ttft.target} ns, above the "
-                    f"{eff.server_ttft_latency} ns target: lower server_target_qps"
+                    f"{eff.server_ttft_latency} ns target: {lower}"
                 )
             if res.tpot.target > eff.server_tpot_latency:
                 out.append(
                     f"{pc} time per output token is {res.tpot.target} ns, above the "
-                    f"{eff.server_tpot_latency} ns target: lower server_target_qps"
+                    f"{eff.server_tpot_latency} ns target: {lower}"
                 )
     if not res.early_stopping_met:
-        if res.scenario == "Server":
-            need = (
-                es.server_required_queries(res.overlatency_count, res.target_percentile)
-                if not res.use_token_latencies
-                else None
-            )
-            if res.early_stopping_nominal_queries and res.early_stopping_extension_stop not in (
-                "",
-                "met_at_schedule_end",
-            ):
-                stop = res.early_stopping_extension_stop
-                out.append(
-                    f"early stopping: the rules' procedure (Early Stopping Criterion, step 4) ran "
-                    f"{res.early_stopping_extra_queries} queries past the official "
-                    f"{res.early_stopping_nominal_queries} and stopped at {STOP_TEXT.get(stop, stop)} with "
-                    f"{res.query_count} queries, {max(res.early_stopping_needed - res.query_count, 0)} "
-                    f"short of the {res.early_stopping_needed} the over-latency queries require: lower "
-                    "server_target_qps (or raise max_duration)"
-                )
-            elif need is not None:
-                out.append(
-                    f"early stopping: {res.overlatency_count} of {res.query_count} queries were over "
-                    f"the latency target; with that many the run needs at least {need} queries: "
-                    "lower server_target_qps or run longer"
-                )
-            else:
-                out.append(
-                    "early stopping: too many tokens over the TTFT/TPOT targets for the number of "
-                    f"queries (needs at least {res.early_stopping_needed}): lower server_target_qps or run longer"
-                )
-        else:
-            need = es.min_queries(res.target_percentile)
-            out.append(
-                f"early stopping: processed {res.query_count} queries but a "
-                f"{res.target_percentile * 100:g}th percentile estimate needs at least {need}: "
-                "run longer or lower the expected latency"
-            )
+        out.append(_server_early_stopping(res, eff) if res.scenario == "Server" else _stream_early_stopping(res, eff))
     return out
+
+
+# --- what to change, named as the command line sets it (resolve.CLI_OPTIONS), with a value --------
+
+DURATION_MARGIN = 1.1  # a Poisson schedule of D seconds at r qps holds about r * D queries: ask 10% more
+PROJECTION_LIMIT = 1 << 26  # past this many queries the over-latency share is taken as never passing
+
+
+def _round_up(x: float, digits: int = 2) -> float:
+    """`x` rounded up to `digits` significant digits (a value a user types: 11748 -> 12000)."""
+    if x <= 0:
+        return 0.0
+    scale = 10.0 ** (int(np.floor(np.log10(x))) - digits + 1)
+    return float(np.ceil(x / scale - 1e-9) * scale)
+
+
+def _min_duration_fix(res: PerformanceResult, eff: EffectiveSettings) -> str:
+    """What makes the run reach min_duration: the option and, where the run measured it, the value."""
+    if res.scenario == "Offline":
+        if res.samples_per_second > 0:
+            # the Offline query holds expected_qps x min_duration x 1.1 samples (normalize); asking
+            # for 1.1 x the measured rate makes it last about 1.2 x min_duration on this machine
+            want = _round_up(res.samples_per_second * DURATION_MARGIN)
+            return (
+                f"the SUT did {res.samples_per_second:,.0f} samples/s, more than the {eff.target_qps:g} asked: "
+                f"--target-qps {want:g} or more (offline_expected_qps) makes the single query last min_duration"
+            )
+        return "raise --target-qps (offline_expected_qps) so the single query holds more samples"
+    if res.scenario == "Server":
+        return (
+            "the schedule was cut short (max_duration or max_query_count, or the run stopped): raise "
+            "--max-duration-ms (max_duration) or max_query_count"
+        )
+    mean_ms = res.samples.mean / 1e6
+    value = f" {mean_ms:.3g} or less (the measured mean latency)" if mean_ms > 0 else ""
+    key = "single" if res.scenario == "SingleStream" else "multi"
+    return f"lower --expected-latency-ms{value} ({key}_stream_expected_latency_ns): more queries are generated"
+
+
+def projected_queries(over: int, queries: int, percentile: float) -> int | None:
+    """The Server queries early stopping needs if queries keep going over latency in the share seen so
+    far (`over` of `queries`): the least n with n >= f(t) + t at t = share x n. None when that share
+    is too high for any run length (then only a lower rate helps)."""
+    share = over / queries if queries > 0 else 0.0
+    if share >= 1.0 - percentile:
+        return None
+    n = es.server_required_queries(over, percentile)
+    for _ in range(200):
+        nxt = es.server_required_queries(int(np.ceil(share * n)), percentile)
+        if nxt <= n:
+            return n
+        if nxt > PROJECTION_LIMIT:
+            return None
+        n = nxt
+    return None
+
+
+def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> str:
+    """Server early stopping, its true cause: too few queries (how many it has, how many it needs, and
+    the --duration-ms / --min-queries that gives them at this rate), or too many over latency."""
+    pct = res.target_percentile
+    if res.use_token_latencies:
+        counts = {"TTFT": res.ttft_overlatency_count, "TPOT": res.tpot_overlatency_count}
+        over = ", ".join(f"{v} over the {k} target" for k, v in counts.items())
+        if not any(counts.values()):
+            over = "none over the TTFT/TPOT targets"
+    else:
+        counts = {"latency": res.overlatency_count}
+        over = f"{res.overlatency_count} over the latency target" if res.overlatency_count else "none over latency"
+    need = max(es.server_required_queries(t, pct) for t in counts.values())
+    q = res.query_count
+    ran = f"{q} queries"
+    stop = res.early_stopping_extension_stop
+    if res.early_stopping_nominal_queries and stop not in ("", "met_at_schedule_end"):
+        ran += (
+            f" ({res.early_stopping_nominal_queries} official + {res.early_stopping_extra_queries} more by the "
+            f"rules' procedure (Early Stopping Criterion, step 4), stopped at {STOP_TEXT.get(stop, stop)})"
+        )
+    facts = (
+        f"{ran}, {over}: {max(need - q, 0)} short of the {need} queries a {pct * 100:g}th percentile "
+        "estimate then needs"
+    )
+    projected = [projected_queries(t, q, pct) for t in counts.values()]
+    if any(n is None for n in projected):
+        worst = max(counts.values())
+        return (
+            f"early stopping: too many queries over latency ({worst} of {q}, {worst / max(q, 1):.2%}; no run "
+            f"length passes unless well under {(1 - pct) * 100:g}% are): {facts}: lower --target-qps "
+            f"(server_target_qps, now {eff.target_qps:g})"
+        )
+    n = max(int(x) for x in projected if x is not None)
+    rate = float(eff.target_qps)
+    seconds = int(np.ceil(n * DURATION_MARGIN / rate)) if rate > 0 else 0
+    longer = f"--duration-ms {seconds * 1000} at --target-qps {rate:g} (~{rate * seconds:,.0f} queries), or " if seconds else ""
+    return (
+        f"early stopping: too few queries, not too slow: {facts}: run longer: {longer}"
+        f"--min-queries {n} (min_query_count)"
+    )
+
+
+def _stream_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> str:
+    need = es.min_queries(res.target_percentile)
+    return (
+        f"early stopping: processed {res.query_count} queries but a {res.target_percentile * 100:g}th "
+        f"percentile estimate needs at least {need}: --min-queries {need} (min_query_count), or run longer "
+        "(--duration-ms) or lower --expected-latency-ms"
+    )
