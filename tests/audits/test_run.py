@@ -117,3 +117,20 @@ def test_a_caching_sut_fails_every_attempt(tmp_path):
     assert not o.passed
     assert [n for n in o.notes if n.startswith("TEST04 attempt")][-1].endswith("failed 3 of 3 attempts")
     assert len([n for n in o.notes if n.startswith("TEST04 attempt")]) == 3
+
+
+def test_a_short_offline_reference_is_sized_by_itself_and_the_audits_pass(tmp_path):
+    """Issue 23 journey 6: `audit --quick` on Offline failed "Reference results are invalid" (the SUT
+    outran offline_expected_qps, so the run ended before min_duration)."""
+    from proctor.loadgen.resolve import Overrides, resolve_settings
+    from proctor.loadgen.types import Scenario
+
+    settings = resolve_settings(
+        "resnet50", Scenario.OFFLINE, None, overrides=Overrides(min_duration_ms=100, min_query_count=1, target_qps=1.0)
+    ).settings
+    tree = Tree(tmp_path, "sys", "resnet", "Offline")
+    outcomes = run_audits(clocked_runner(), settings, "resnet50", tree, [Audit.TEST01, Audit.TEST04])
+    assert [o.passed for o in outcomes] == [True, True]
+    assert any("made again with offline_expected_qps 1500" in n for n in outcomes[1].notes)
+    d = read_detail(tmp_path / "audit_runs/resnet/Offline/TEST04/mlperf_log_detail.txt")
+    assert d.require("requested_offline_expected_qps") == 1500  # the audit ran with the sized settings

@@ -117,8 +117,10 @@ def _need(path: Path, what: str) -> Path:
 
 def reference_runs(
     runner: Runner, settings: TestSettings, tree: Tree, audits: Sequence[Audit]
-) -> tuple[list[str], dict[str, RunLogs]]:
-    """The submission runs the audits compare against: made here unless `tree.results` holds them."""
+) -> tuple[list[str], dict[str, RunLogs], TestSettings]:
+    """The submission runs the audits compare against: made here unless `tree.results` holds them;
+    with the settings they ran with (an Offline run that ended short is sized by itself and made
+    again, and the audits use the same settings)."""
     wanted = {a for a in audits if a is not Audit.TEST06}
     runs: dict[str, RunLogs] = {}
     notes: list[str] = []
@@ -129,15 +131,52 @@ def reference_runs(
             _need(perf_dir / SUMMARY, "the reference performance run's summary")
         if Audit.TEST01 in wanted:
             _need(acc_dir / ACCURACY, "the accuracy run's accuracy log")
-        return notes, runs
+        return notes, runs, settings
     if wanted:
         runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
+        for _ in range(RESIZES):  # a short Offline run can end before min_duration: size it by itself
+            sized = _sized_offline(settings, runs["performance"])
+            if sized is None:
+                break
+            settings, why = sized
+            notes.append(why)
+            runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
     if Audit.TEST01 in wanted:
         runs["accuracy"] = runner(_mode(settings, TestMode.ACCURACY_ONLY), acc_dir, None)
     for name, logs in runs.items():
         if logs.problem:
             notes.append(f"reference {name} run: {logs.problem}")
-    return notes, runs
+    return notes, runs, settings
+
+
+RESIZES = 2  # reference Offline runs re-made at most, each sized from the last one's measured rate
+RESIZE_MARGIN = 1.5  # the expected rate asked: this times the rate the last run measured
+
+
+def _sized_offline(settings: TestSettings, logs: RunLogs) -> tuple[TestSettings, str] | None:
+    """An Offline reference run that ended before min_duration because the SUT was faster than
+    offline_expected_qps said: settings asking RESIZE_MARGIN x the rate it measured (a whole run's
+    rate, not a probe's), and the note saying so; None for any other outcome."""
+    from proctor.loadgen.logs.reader import read_summary
+    from proctor.loadgen.types import Scenario
+
+    if logs.problem or settings.scenario is not Scenario.OFFLINE or not logs.summary.is_file():
+        return None
+    try:
+        summary = read_summary(logs.summary)
+    except (OSError, ValueError):
+        return None
+    rate = summary.get("Samples per second")
+    if str(summary.get("Min duration satisfied", "")).strip().upper() != "NO" or not isinstance(rate, int | float):
+        return None
+    if not rate > settings.offline_expected_qps:
+        return None
+    qps = float(rate) * RESIZE_MARGIN
+    why = (
+        f"reference performance run ended before min_duration at {rate:.6g} samples/s (asked "
+        f"{settings.offline_expected_qps:g}): made again with offline_expected_qps {qps:.6g}"
+    )
+    return dataclasses.replace(settings, offline_expected_qps=qps), why
 
 
 def _copy(src: Path, dst_dir: Path) -> None:
@@ -223,7 +262,7 @@ def run_audits(
     test06: Test06Options | None = None,
 ) -> list[AuditOutcome]:
     """Reference runs (if needed), then each audit: write audit.config, run, verify, write files."""
-    notes, runs = reference_runs(runner, settings, tree, audits)
+    notes, runs, settings = reference_runs(runner, settings, tree, audits)
     outcomes: list[AuditOutcome] = []
     for audit in audits:
         run_dir = tree.run_dir(audit)
