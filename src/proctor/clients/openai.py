@@ -48,9 +48,10 @@ from typing import Any
 import numpy as np
 
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset, load_dataset
+from proctor.clients.preflight import check_endpoints
 from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
-from proctor.clients.tally import Tally
+from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
@@ -149,6 +150,8 @@ class OpenAISUT(Tally):
         self._issue(list(zip(ids.tolist(), indices.tolist(), strict=True)))
 
     def _issue(self, pairs: list[tuple[int, int]]) -> None:
+        if self.down:  # the endpoints stopped answering: the engine ends the run (incomplete)
+            raise EndpointDown(self.down)
         t = time.perf_counter_ns()
         if self.pool is not None:
             self.pool.issue(pairs, t)
@@ -247,6 +250,8 @@ class OpenAIParams:
     http: str = param(_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; "
                       "https: aiohttp) or aiohttp", choices=HTTP_TRANSPORTS)
     warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
+    preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
+                            "one that does not answer HTTP is refused at once")
 
 
 @takes(OpenAIParams, "openai")
@@ -272,6 +277,8 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
     else:
         raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
     qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
+    if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
+        check_endpoints(cfg.urls, cfg.api, cfg.connect_s)
     return OpenAISUT(cfg, qsl, spec), qsl
 
 
