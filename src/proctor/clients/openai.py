@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset, load_dataset
-from proctor.clients.preflight import check_endpoints
 from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
+from proctor.clients.preflight import check_endpoints
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
