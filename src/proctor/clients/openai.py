@@ -17,8 +17,13 @@ chunk is never taken for one token. `count_sources` says which source each sampl
 
 Faults (HTTP errors, 429s, connect errors, per-request timeouts, stalls past the no-progress
 timeout, dropped streams, broken SSE, a stream without a token count) are counted per kind in
-`faults`, logged with the sample, sent to the run's error log, and the sample fails (`sink.fail`):
-the engine counts it as an error, it adds no TTFT and no per-token time of its own.
+`faults` (the first of each kind is logged, the rest counted), sent to the run's error log, and the
+sample fails (`sink.fail`): the engine counts it as an error, it adds no TTFT and no per-token time
+of its own. Before the run (`preflight=1`, the default) each endpoint must answer one
+`GET /v1/models` within `connect_s` (`preflight.check_endpoints`), else the SUT is not built (a
+ConfigError on `url=`). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row that
+could not connect take the endpoint for down: the run is aborted (`sink.abort`) and the next issue
+raises `EndpointDown`, so the run ends incomplete at once, saying when the endpoint stopped answering.
 
 Structure: a `transport.Transport` (`http1.RawClient` or `aiohttp_transport.AiohttpClient`, both on
 `stream.StreamClient`) carries the requests of one asyncio loop and reports every outcome through a
