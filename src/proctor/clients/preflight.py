@@ -15,6 +15,7 @@ import time
 from urllib.parse import urlsplit
 
 from proctor.clients.openai_config import APIS, endpoint_url
+from proctor.clients.stream import request_headers
 from proctor.errors import ConfigError
 
 MAX_STATUS_LINE = 1024  # bytes read for the answer's status line, at most
@@ -33,7 +34,8 @@ def models_url(url: str, api: str) -> str:
 
 
 def status_line(url: str, timeout_s: float) -> str:
-    """The status line of `GET url` (HTTP/1.1, no body read), or OSError / ValueError saying why not."""
+    """The status line of `GET url` (HTTP/1.1, no body read; the run's headers: identity encoding,
+    the API key when OPENAI_API_KEY is set), or OSError / ValueError saying why not."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -44,9 +46,10 @@ def status_line(url: str, timeout_s: float) -> str:
         if parts.scheme == "https":
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        extra = "".join(f"{k}: {v}\r\n" for k, v in request_headers().items() if k != "Content-Type")
         sock.sendall(
-            f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: application/json\r\n"
-            "Connection: close\r\n\r\n".encode("ascii")
+            f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: application/json\r\n{extra}"
+            "Connection: close\r\n\r\n".encode("latin-1", "replace")
         )
         got = b""
         while b"\n" not in got and len(got) < MAX_STATUS_LINE:
