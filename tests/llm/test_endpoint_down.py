@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from proctor.clients.tally import MAX_CONSECUTIVE_CONNECT_FAILURES, Tally
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.types import Scenario
+from proctor.serving.llm_server import ServerOptions
 from tests.llm.conftest import running_server
 from tests.llm.test_openai_sut import run, synth
 
@@ -128,35 +130,35 @@ def test_consecutive_connect_faults_take_the_endpoint_for_down_once(caplog):
 
 
 def test_a_server_killed_mid_run_ends_the_run_incomplete_at_once(tmp_path):
-    # a Server run scheduled for 120 s at 40 qps; the server stops after 1 s
-    ctx = running_server(__import__("proctor.serving.llm_server", fromlist=["ServerOptions"]).ServerOptions(
-        ttft_ms=1, tpot_ms=1))
+    # a Server run scheduled for 4,800 queries (120 s at 40 qps); the server stops after 1 s
+    ctx = running_server(ServerOptions(ttft_ms=1, tpot_ms=1))
     server = ctx.__enter__()
-    stopped = False
+    stopped = threading.Event()
 
     def stop() -> None:
-        nonlocal stopped
-        if not stopped:
-            stopped = True
+        if not stopped.is_set():
+            stopped.set()
             ctx.__exit__(None, None, None)
 
     timer = threading.Timer(1.0, stop)
     try:
         sut, qsl = synth(server, n=64, out=4)
         timer.start()
-        with pytest.raises(RunError, match="stopped answering") as err:
+        with pytest.raises(RunError, match="stopped answering at 20") as err:
             run(tmp_path, sut, qsl, Scenario.SERVER, min_duration_ms=120_000, min_query_count=4800)
     finally:
         timer.cancel()
-        timer.join()
         stop()
     assert "requests in a row could not connect" in str(err.value)
     detail = read_detail(tmp_path / "mlperf_log_detail.txt")
     summary = (tmp_path / "mlperf_log_summary.txt").read_text()
-    assert "stopped answering" in summary and "INVALID" in summary
-    issued = detail.single("generated_query_count") if hasattr(detail, "single") else None
-    errors = [e for e in detail.errors if "stopped answering" in str(e)]
-    assert errors, detail.errors
-    faults = sut.faults
-    assert faults["connect"] >= MAX_CONSECUTIVE_CONNECT_FAILURES
-    del issued
+    assert "stopped answering" in summary and "Result is : INVALID" in summary
+    assert detail.get("result_validity") == "INVALID"
+    assert detail.get("result_query_count") < detail.get("generated_query_count") / 2  # not its scheduled end
+    assert any("stopped answering" in str(e) for e in detail.errors)
+    # the detail log's account of the connect faults adds up to the SUT's count
+    text = (tmp_path / "mlperf_log_detail.txt").read_text()
+    repeated = re.search(r"SUT failure repeated (\d+) more time\(s\): openai SUT: connect", text)
+    first = "openai SUT: connect: cannot connect" in text
+    assert first and sut.faults["connect"] >= MAX_CONSECUTIVE_CONNECT_FAILURES
+    assert repeated is not None and int(repeated.group(1)) + 1 == sut.faults["connect"]
