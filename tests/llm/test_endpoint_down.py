@@ -19,8 +19,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from proctor.clients.preflight import check_endpoints, models_url
+from proctor.clients.preflight import check_endpoints, models_url, parse_status_line
 from proctor.clients.tally import MAX_CONSECUTIVE_CONNECT_FAILURES, Tally
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen.logs.reader import read_detail
@@ -42,6 +44,29 @@ def test_models_url_sits_beside_the_endpoint():
     assert models_url("http://h:1", "chat") == "http://h:1/v1/models"
     assert models_url("http://h:1/v1/", "completions") == "http://h:1/v1/models"
     assert models_url("http://h:1/api/v1/chat/completions", "chat") == "http://h:1/api/v1/models"
+
+
+@given(st.binary(max_size=2048))
+def test_any_answer_is_a_status_line_or_one_bounded_value_error(got):
+    try:
+        line = parse_status_line(got)
+    except ValueError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 400
+    else:
+        assert line.startswith("HTTP/1.") and "\n" not in line
+
+
+@pytest.mark.parametrize(
+    ("got", "ok"),
+    [(b"HTTP/1.1 404 Not Found\r\nx: y\r\n\r\n", True), (b"HTTP/1.0 200\n", True), (b"", False),
+     (b"SSH-2.0-OpenSSH\r\n", False), (b"HTTP/2 200\r\n", False), (b"HTTP/1.1 20x OK\r\n", False)],
+)
+def test_status_lines(got, ok):
+    if ok:
+        assert parse_status_line(got).startswith("HTTP/1.")
+    else:
+        with pytest.raises(ValueError, match="not HTTP"):
+            parse_status_line(got)
 
 
 def test_preflight_names_the_url_key_and_what_was_tried():

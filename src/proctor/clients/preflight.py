@@ -63,7 +63,13 @@ def status_line(url: str, timeout_s: float) -> str:
             got += chunk
     finally:
         sock.close()
-    line = got.split(b"\n", 1)[0].strip()
+    return parse_status_line(got)
+
+
+def parse_status_line(got: bytes) -> str:
+    """The first line of an answer when it is an HTTP/1.x status line, else ValueError saying what
+    it began with (bounded, printable)."""
+    line = got[:MAX_STATUS_LINE].split(b"\n", 1)[0].strip()
     fields = line.split(b" ", 2)
     if len(fields) < 2 or not fields[0].startswith(b"HTTP/1.") or not (len(fields[1]) == 3 and fields[1].isdigit()):
         shown = line[:60].decode("ascii", "backslashreplace") if line else "nothing"
@@ -96,4 +102,4 @@ def check_endpoints(urls: tuple[str, ...], api: str, connect_s: float) -> None:
         )
 
 
-__all__ = ["MAX_STATUS_LINE", "check_endpoints", "models_url", "status_line"]
+__all__ = ["MAX_STATUS_LINE", "check_endpoints", "models_url", "parse_status_line", "status_line"]
