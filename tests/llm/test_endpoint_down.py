@@ -187,3 +187,14 @@ def test_a_server_killed_mid_run_ends_the_run_incomplete_at_once(tmp_path):
     first = "openai SUT: connect: cannot connect" in text
     assert first and sut.faults["connect"] >= MAX_CONSECUTIVE_CONNECT_FAILURES
     assert repeated is not None and int(repeated.group(1)) + 1 == sut.faults["connect"]
+
+
+def test_an_audit_against_nothing_listening_exits_2_before_any_run(cli, tmp_path):
+    data = tmp_path / "prompts.jsonl"
+    data.write_bytes(orjson.dumps({"prompt": "ba de ko", "max_tokens": 4}) + b"\n")
+    r = cli("audit", "all", "--scenario", "Offline", "--model", "llama2-70b", "--sut",
+            f"openai:url=http://127.0.0.1:{free_port()},model=tiny", "--dataset", data,
+            "--duration-ms", "100", "-o", tmp_path / "o")
+    assert r.rc == 2, r.out + r.err
+    assert len(r.err.strip().splitlines()) == 1 and "key 'url'" in r.err and "connection refused" in r.err
+    assert not list((tmp_path / "o").rglob("mlperf_log_detail.txt"))
