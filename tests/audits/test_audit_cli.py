@@ -104,7 +104,7 @@ def test_audit_on_a_dead_llm_endpoint_fails_with_the_reason(cli, tmp_path):
     dataset = tmp_path / "prompts.jsonl"
     dataset.write_bytes(b"".join(orjson.dumps({"prompt": f"ba de ko {i}", "max_tokens": 6}) + b"\n" for i in range(8)))
     r = cli("audit", "all", "--scenario", "Offline", "--model", "llama2-70b", "--sut",
-            f"openai:url=http://127.0.0.1:{_unused_port()},model=tiny", "--dataset", dataset,
+            f"openai:url=http://127.0.0.1:{_unused_port()},model=tiny,preflight=0", "--dataset", dataset,
             "--duration-ms", "100", "--min-queries", "8", "--target-qps", "40", "--no-trace", "-o", tmp_path / "o")
     assert r.rc == 1, r.out + r.err
     assert "TEST06: FAIL" in r.out and "TEST06: PASS" not in r.out

@@ -94,7 +94,7 @@ def test_every_framing_and_fault_kind_over_the_raw_transport(tmp_path):
     stub = Stub(modes)
     try:
         sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", synthetic="16", concurrency="1", warm="1",
-                               stall_s="5", out="const:2")
+                               stall_s="5", out="const:2", preflight="0")  # the stub answers POSTs only
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=16)
     finally:
         stub.close()
@@ -117,7 +117,8 @@ def test_a_request_too_big_for_one_send_is_finished_by_the_loop(tmp_path, monkey
     data.write_bytes(b"\n".join(orjson.dumps({"prompt": p, "max_tokens": 2}) for p in prompts))
     stub = Stub(["chunked"])
     try:
-        sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", dataset=str(data), concurrency="1", warm="1")
+        sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", dataset=str(data), concurrency="1", warm="1",
+                               preflight="0")  # the stub answers POSTs only
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=2)
     finally:
         stub.close()

@@ -50,11 +50,22 @@ def test_offline_run_is_valid(cli, llm_server, tmp_path, dataset):
     assert "sut: token counts from: usage" in r.out and "sut: faults: none" in r.out
 
 
-def test_a_dead_endpoint_fails_every_sample_and_exits(cli, tmp_path, dataset, unused_port):
+def test_a_dead_endpoint_is_refused_before_the_run(cli, tmp_path, dataset, unused_port):
+    # issue 23: the preflight refuses it in one line (exit 2) and no log is written
     r = cli(*run_args(tmp_path, unused_port, dataset, "Offline"))
+    assert r.rc == 2, r.out + r.err
+    assert "key 'url'" in r.err and "connection refused" in r.err and len(r.err.strip().splitlines()) == 1
+    assert not (tmp_path / "logs-Offline" / "mlperf_log_detail.txt").exists()
+    assert "Traceback" not in r.err
+
+
+def test_a_dead_endpoint_without_preflight_fails_every_sample_in_few_lines(cli, tmp_path, dataset, unused_port):
+    args = run_args(tmp_path, unused_port, dataset, "Offline")
+    args[args.index("--sut") + 1] += ",preflight=0"
+    r = cli(*args)
     assert r.rc == 1, r.out + r.err
     assert "INVALID" in r.out and re.search(r"sut: faults: connect \d+", r.out), r.out
-    assert "Traceback" not in r.err
+    assert r.err.count("failed: connect") <= 1 and "Traceback" not in r.err
 
 
 @pytest.mark.parametrize(

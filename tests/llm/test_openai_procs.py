@@ -96,7 +96,8 @@ def test_close_leaves_no_process_and_a_dead_endpoint_still_fails_fast(tmp_path, 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="6", connect_s="2", procs="2", http=http)
+    sut, qsl = from_params(url=f"http://127.0.0.1:{port}", synthetic="6", connect_s="2", procs="2", http=http,
+                           preflight="0")
     procs = [w.proc for w in sut.pool.workers]
     out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"connect": out.records.n_samples_issued}
@@ -105,7 +106,8 @@ def test_close_leaves_no_process_and_a_dead_endpoint_still_fails_fast(tmp_path, 
 
 def test_a_worker_that_cannot_start_names_the_problem(tmp_path):
     with pytest.raises(ConfigError, match="tokenizer"):
-        from_params(url="http://127.0.0.1:9", synthetic="2", procs="1", tokenizer=str(tmp_path / "none"))
+        from_params(url="http://127.0.0.1:9", synthetic="2", procs="1", tokenizer=str(tmp_path / "none"),
+                    preflight="0")
 
 
 @pytest.mark.parametrize(("params", "words"), [({"procs": "-1"}, "procs"), ({"procs": "2", "concurrency": "1"}, "concurrency")])

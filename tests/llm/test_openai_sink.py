@@ -54,7 +54,7 @@ def test_a_started_sut_fails_through_its_sink(http):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sut, _ = from_params(url=f"http://127.0.0.1:{port}", synthetic="3", connect_s="2", http=http)
+    sut, _ = from_params(url=f"http://127.0.0.1:{port}", synthetic="3", connect_s="2", http=http, preflight="0")
     sink = RecordingSink(3)
     try:
         sut.start(sink)

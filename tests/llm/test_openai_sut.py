@@ -159,7 +159,7 @@ def test_a_dead_endpoint_fails_fast_and_does_not_hang(tmp_path, http):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sut, qsl = from_params(http=http, url=f"http://127.0.0.1:{port}", synthetic="8", connect_s="2")
+    sut, qsl = from_params(http=http, url=f"http://127.0.0.1:{port}", synthetic="8", connect_s="2", preflight="0")
     out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"connect": out.records.n_samples_issued}
     assert out.result.failed_samples == out.records.n_samples_issued and out.errors >= 1
@@ -170,7 +170,8 @@ def test_a_silent_endpoint_is_given_up_on_by_the_no_progress_timeout(tmp_path, h
     with socket.socket() as srv:  # accepts connections, never answers
         srv.bind(("127.0.0.1", 0))
         srv.listen(64)
-        sut, qsl = from_params(http=http, url=f"http://127.0.0.1:{srv.getsockname()[1]}", synthetic="4", stall_s="0.3")
+        sut, qsl = from_params(http=http, url=f"http://127.0.0.1:{srv.getsockname()[1]}", synthetic="4", stall_s="0.3",
+                               preflight="0")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert not out.incomplete and sut.faults == {"stall": out.records.n_samples_issued}
 
@@ -245,7 +246,7 @@ def test_the_raw_transport_is_the_default_and_reuses_its_connections(tmp_path, l
 def test_https_goes_over_aiohttp():
     from proctor.clients.http1 import RawClient
 
-    sut, _ = from_params(url="https://127.0.0.1:9", synthetic="2", connect_s="1")
+    sut, _ = from_params(url="https://127.0.0.1:9", synthetic="2", connect_s="1", preflight="0")
     try:
         assert sut.client is not None and not isinstance(sut.client, RawClient)
     finally:

@@ -29,6 +29,8 @@ connection; its body is the V2 JSON header plus, with the binary extension, the 
 the response carries one output row per sample. See `proctor.wire.kserve_v2`.
 
 Dispatch: each request goes to the live node with the fewest outstanding samples. A node that
+answers 503 (busy) gets the request again with a doubling pause (`MAX_BUSY_RETRIES`), inside the
+request's `timeout_s`; only then are its samples lost. A node that
 fails at the connection level is marked down and gets nothing more; every sample it still owed
 fails with one clear error per request in the detail log (`sink.fail`: no result, so the run ends
 instead of waiting for it and is invalid), and is counted in `lost` (per node), which `report()`
@@ -99,6 +101,13 @@ async def read_capped(resp: aiohttp.ClientResponse, cap: int) -> bytes:
     return bytes(buf)
 NODE_NAME_LIMIT = 100  # characters of a node's self-reported name (or version) in the logs
 DEFAULT_CHUNK = 64
+# A node answering 503 (busy: its input slots are taken) gets the request again after a pause that
+# doubles from BUSY_BACKOFF_S up to BUSY_BACKOFF_MAX_S, at most MAX_BUSY_RETRIES times and only while
+# the pause ends inside the request's deadline (timeout_s from its first send): a sample is lost only
+# when the node could not serve it in that time.
+BUSY_BACKOFF_S = 0.002
+BUSY_BACKOFF_MAX_S = 0.2
+MAX_BUSY_RETRIES = 200
 EMPTY = np.zeros((0,), np.uint8)
 
 
@@ -114,6 +123,7 @@ class NodeState:
     lost: int = 0  # samples that failed on this node
     last_error: str = ""
     busy_ns: int = 0  # sum of request round trips (for mean latency)
+    busy_retries: int = 0  # requests sent again after a 503 (node busy)
 
 
 @dataclass(slots=True)
@@ -210,6 +220,7 @@ class NetworkSUT:
         self.out_codec = compression.get(compress_out)
         self.sink: CompletionSink = ForwardingSink()  # the engine's, once it calls `start`
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._turn = 0
         self._loop = asyncio.new_event_loop()
@@ -376,12 +387,29 @@ class NetworkSUT:
                 params[RESPONSE_COMPRESSION_PARAM] = self.out_codec.name
             body, headers = v2.encode_request([tensor], binary=self.binary, parameters=params)
             assert self._session is not None
-            async with self._session.post(f"{node.url}/v2/models/{self.model}/infer", data=body,
-                                          headers=headers, allow_redirects=False) as resp:
-                raw = await read_capped(resp, self._body_cap(n))
-                if resp.status != 200:
-                    raise RunError(f"HTTP {resp.status}: {v2.error_message(raw)}")
-                out = v2.decode_response(raw, resp.headers.get(v2.HEADER_LENGTH)).output()
+            deadline = t0 + int(self._timeout_s * 1e9)  # the whole request, retries included
+            retries = 0
+            while True:
+                left = (deadline - time.perf_counter_ns()) / 1e9
+                async with self._session.post(f"{node.url}/v2/models/{self.model}/infer", data=body,
+                                              headers=headers, allow_redirects=False,
+                                              timeout=aiohttp.ClientTimeout(total=max(left, 0.001))) as resp:
+                    raw = await read_capped(resp, self._body_cap(n))
+                    status, length = resp.status, resp.headers.get(v2.HEADER_LENGTH)
+                if status == 503 and retries < MAX_BUSY_RETRIES:  # busy: its slots free as it answers
+                    pause = min(BUSY_BACKOFF_S * 2**retries, BUSY_BACKOFF_MAX_S)
+                    if (deadline - time.perf_counter_ns()) / 1e9 > pause:
+                        retries += 1
+                        with self._lock:
+                            node.busy_retries += 1
+                        await asyncio.sleep(pause)
+                        continue
+                if status != 200:
+                    raise RunError(f"HTTP {status}: {v2.error_message(raw)}"
+                                   + (f" (after {retries} retries over {(time.perf_counter_ns() - t0) / 1e9:.2f} s)"
+                                      if retries else ""))
+                out = v2.decode_response(raw, length).output()
+                break
             data = self._rows(out, n)
         except Exception as exc:
             self._failed(node, ids, exc)
@@ -469,6 +497,8 @@ class NetworkSUT:
                 mean = f"{x.busy_ns / x.requests / 1e3:.0f} us" if x.requests else "-"
                 line = (f"{x.name or x.url} ({x.url}): {x.requests} requests, {x.samples} samples, "
                         f"mean round trip {mean}")
+                if x.busy_retries:
+                    line += f"; {x.busy_retries} retries after HTTP 503 (busy)"
                 if x.lost:
                     line += f"; LOST {x.lost} samples in {x.failed_requests} requests ({x.last_error})"
                 if not x.alive:

@@ -17,8 +17,13 @@ chunk is never taken for one token. `count_sources` says which source each sampl
 
 Faults (HTTP errors, 429s, connect errors, per-request timeouts, stalls past the no-progress
 timeout, dropped streams, broken SSE, a stream without a token count) are counted per kind in
-`faults`, logged with the sample, sent to the run's error log, and the sample fails (`sink.fail`):
-the engine counts it as an error, it adds no TTFT and no per-token time of its own.
+`faults` (the first of each kind is logged, the rest counted), sent to the run's error log, and the
+sample fails (`sink.fail`): the engine counts it as an error, it adds no TTFT and no per-token time
+of its own. Before the run (`preflight=1`, the default) each endpoint must answer one
+`GET /v1/models` within `connect_s` (`preflight.check_endpoints`), else the SUT is not built (a
+ConfigError on `url=`). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row that
+could not connect take the endpoint for down: the run is aborted (`sink.abort`) and the next issue
+raises `EndpointDown`, so the run ends incomplete at once, saying when the endpoint stopped answering.
 
 Structure: a `transport.Transport` (`http1.RawClient` or `aiohttp_transport.AiohttpClient`, both on
 `stream.StreamClient`) carries the requests of one asyncio loop and reports every outcome through a
@@ -49,8 +54,9 @@ import numpy as np
 
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset, load_dataset
 from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
+from proctor.clients.preflight import check_endpoints
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
-from proctor.clients.tally import Tally
+from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
@@ -149,6 +155,8 @@ class OpenAISUT(Tally):
         self._issue(list(zip(ids.tolist(), indices.tolist(), strict=True)))
 
     def _issue(self, pairs: list[tuple[int, int]]) -> None:
+        if self.down:  # the endpoints stopped answering: the engine ends the run (incomplete)
+            raise EndpointDown(self.down)
         t = time.perf_counter_ns()
         if self.pool is not None:
             self.pool.issue(pairs, t)
@@ -247,6 +255,8 @@ class OpenAIParams:
     http: str = param(_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; "
                       "https: aiohttp) or aiohttp", choices=HTTP_TRANSPORTS)
     warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
+    preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
+                            "one that does not answer HTTP is refused at once")
 
 
 @takes(OpenAIParams, "openai")
@@ -272,6 +282,8 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
     else:
         raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
     qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
+    if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
+        check_endpoints(cfg.urls, cfg.api, cfg.connect_s)
     return OpenAISUT(cfg, qsl, spec), qsl
 
 

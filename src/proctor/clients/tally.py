@@ -6,6 +6,7 @@ Fed by the in-process outcome sink (`openai.LocalSink`) or by the events of the 
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from array import array
 from collections import Counter
@@ -19,6 +20,20 @@ from proctor.untrusted_text import printable
 
 log = logging.getLogger("proctor.clients.openai")
 FAULT_MESSAGE_LIMIT = 500  # characters of one fault's message in the logs
+# This many requests in a row that could not connect (no answer, no completion, no other fault in
+# between) and the endpoint is taken for down: the run stops issuing and ends incomplete at once,
+# instead of failing every sample left in its schedule. Enough to ride out a restart's refusals of
+# one burst of concurrent requests, few enough that a dead server costs a fraction of a second.
+MAX_CONSECUTIVE_CONNECT_FAILURES = 32
+
+
+class EndpointDown(ConnectionError):
+    """The endpoints stopped answering during a run (`MAX_CONSECUTIVE_CONNECT_FAILURES`): raised to
+    the engine by the next issue, which ends the run incomplete with this message."""
+
+
+def _utc(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 class Tally:
@@ -33,6 +48,9 @@ class Tally:
         self.junk_events = 0
         self.lateness_ns = array("q")  # each request's send time - the engine's issue time
         self.times: Times | None = None  # response id -> its hops, while they are recorded
+        self.connect_streak = 0  # connect faults since the last completion or other outcome
+        self._streak_since: dt.datetime | None = None  # when the current streak began
+        self.down = ""  # why the endpoints are taken for down (set once; the run is ended)
 
     def note_sent(self, i: int, t_issue: int, t_sent: int) -> None:
         self.lateness_ns.append(t_sent - t_issue)
@@ -42,6 +60,7 @@ class Tally:
             rt.issued, rt.sent = t_issue, t_sent
 
     def note_done(self, i: int, source: str, mismatch: bool) -> None:
+        self.connect_streak = 0
         if mismatch:
             self.count_mismatches += 1
         if source not in self.count_sources:
@@ -51,10 +70,28 @@ class Tally:
     def fail(self, i: int, idx: int, kind: str, message: str) -> None:
         message = printable(message, FAULT_MESSAGE_LIMIT)  # it may quote what the server sent
         self.faults[kind] += 1
-        text = f"openai SUT: sample {i} (QSL index {idx}) failed: {kind}: {message}"
-        log.warning(text)
+        if self.faults[kind] == 1:  # one console line per kind; report() gives the counts
+            log.warning("openai SUT: sample %d (QSL index %d) failed: %s: %s (later %s faults are counted, "
+                        "not shown)", i, idx, kind, message, kind)
         # counted by kind (the first of each in the detail log); the sample is no result
         self.sink.fail([i], f"openai SUT: {kind}: {message}")
+        if kind != "connect":
+            self.connect_streak = 0
+            return
+        if self.connect_streak == 0:
+            self._streak_since = dt.datetime.now(dt.UTC)
+        self.connect_streak += 1
+        if self.connect_streak >= MAX_CONSECUTIVE_CONNECT_FAILURES and not self.down:
+            since = self._streak_since or dt.datetime.now(dt.UTC)
+            self.down = (
+                f"openai SUT: the endpoint stopped answering at {_utc(since)}: "
+                f"{self.connect_streak} requests in a row could not connect (last: {message[:200]}); "
+                "the run stopped issuing and ended incomplete"
+            )
+            log.warning("%s", self.down)
+            abort = getattr(self.sink, "abort", None)
+            if abort is not None:
+                abort(self.down)
 
     def lateness_line(self) -> str | None:
         lat = np.frombuffer(self.lateness_ns, np.int64) if len(self.lateness_ns) else None
@@ -67,4 +104,4 @@ class Tally:
         )
 
 
-__all__ = ["Tally"]
+__all__ = ["MAX_CONSECUTIVE_CONNECT_FAILURES", "EndpointDown", "Tally"]

@@ -274,6 +274,7 @@ class CompletionTracker:
         self._pending_logs = 0  # completion calls still copying payloads to the accuracy log
         self.future_stamps = 0  # t_ns stamps after the clock's now (clamped to now)
         self.all_done = threading.Event()
+        self.abort_reason = ""  # the SUT gave up on the run (`abort`): the engine stops waiting
 
     # --- issuer side --------------------------------------------------------------------------
 
@@ -304,6 +305,13 @@ class CompletionTracker:
     def report_failure(self, exc: BaseException | str, where: str = "") -> bool:
         """A failure in the SUT's own threads (`sink.CompletionSink`): counted by kind."""
         self.faults.report(exc, where)
+        return True
+
+    def abort(self, reason: str) -> bool:
+        """The SUT cannot go on (its endpoint stopped answering): the engine stops waiting for what
+        is outstanding and ends the run incomplete with `reason` (the first one given)."""
+        if not self.abort_reason:
+            self.abort_reason = reason
         return True
 
     def error(self, message: str) -> None:
@@ -862,6 +870,12 @@ class RunSink:
         target = self.target
         return target is not None and target.output_logged(response_id)
 
+    def abort(self, reason: str) -> bool:
+        """The SUT cannot go on: the run ends incomplete, saying `reason` (`CompletionTracker.abort`).
+        False when no run takes it."""
+        abort = getattr(self.target, "abort", None)
+        return bool(abort(reason)) if abort is not None else False
+
 
 # The official API has SUTs complete through module functions with no handle to the run, so a
 # process holds one registered sink: the phase's CompletionTracker while proctor's engine runs, the
@@ -914,6 +928,9 @@ class ForwardingSink:
 
     def output_logged(self, response_id: int) -> bool:
         return output_logged(response_id)
+
+    def abort(self, reason: str) -> bool:
+        return _route.abort(reason)
 
 
 def attach(sink: CompletionSink, error: ErrorSink | None = None) -> None:

@@ -615,10 +615,14 @@ class Run:
                 left = stall - (now - last_change)
                 if limit is not None:
                     left = min(left, wall_start + limit - now)
-                if left <= 0:
+                if left <= 0 or tracker.abort_reason:
                     break
                 ok = tracker.all_done.wait(timeout=min(left * 1e-9, 0.25))
-        if not ok:
+        if not ok and tracker.abort_reason:  # the SUT gave up (its endpoint stopped answering)
+            n, _ = tracker.outstanding_ids()
+            self.incomplete_reason = f"{tracker.abort_reason} ({n} of {rec.n_samples_issued} issued samples open)"
+            self.error(self.incomplete_reason)
+        elif not ok:
             n, first = tracker.outstanding_ids()
             sq = phase.schedule.query_offsets
             queries = sorted({int(np.searchsorted(sq, s, side="right")) - 1 for s in first})

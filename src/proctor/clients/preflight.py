@@ -1,0 +1,105 @@
+"""The openai SUT's check before a run: does every endpoint answer HTTP at all?
+
+One `GET .../v1/models` per endpoint, bounded by the connect timeout: nothing listening, a refused
+or timed-out connection, or an answer that is not HTTP is a `ConfigError` naming the `url=` key and
+what was tried, raised while the SUT is built, so `proctor run` exits 2 with one line before any log
+is written (instead of timing a run in which every sample fails). Any HTTP status counts as up (a
+server without `/v1/models` still answers 404): the requests of the run say the rest.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+from urllib.parse import urlsplit
+
+from proctor.clients.openai_config import APIS, endpoint_url
+from proctor.clients.stream import request_headers
+from proctor.errors import ConfigError
+
+MAX_STATUS_LINE = 1024  # bytes read for the answer's status line, at most
+
+
+def models_url(url: str, api: str) -> str:
+    """The model list's URL beside the endpoint a base URL (or full endpoint URL) names."""
+    ep = endpoint_url(url, api)
+    for suffix in sorted(APIS.values(), key=len, reverse=True):
+        if ep.endswith(suffix):
+            return ep[: -len(suffix)] + "/v1/models"
+    for suffix in ("/chat/completions", "/completions"):
+        if ep.endswith(suffix):
+            return ep[: -len(suffix)] + "/models"
+    return ep
+
+
+def status_line(url: str, timeout_s: float) -> str:
+    """The status line of `GET url` (HTTP/1.1, no body read; the run's headers: identity encoding,
+    the API key when OPENAI_API_KEY is set), or OSError / ValueError saying why not."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    deadline = time.monotonic() + timeout_s
+    sock = socket.create_connection((host, port), timeout=timeout_s)
+    try:
+        if parts.scheme == "https":
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        extra = "".join(f"{k}: {v}\r\n" for k, v in request_headers().items() if k != "Content-Type")
+        sock.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: application/json\r\n{extra}"
+            "Connection: close\r\n\r\n".encode("latin-1", "replace")
+        )
+        got = b""
+        while b"\n" not in got and len(got) < MAX_STATUS_LINE:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("timed out")
+            sock.settimeout(left)
+            chunk = sock.recv(MAX_STATUS_LINE - len(got))
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        sock.close()
+    return parse_status_line(got)
+
+
+def parse_status_line(got: bytes) -> str:
+    """The first line of an answer when it is an HTTP/1.x status line, else ValueError saying what
+    it began with (bounded, printable)."""
+    line = got[:MAX_STATUS_LINE].split(b"\n", 1)[0].strip()
+    fields = line.split(b" ", 2)
+    if len(fields) < 2 or not fields[0].startswith(b"HTTP/1.") or not (len(fields[1]) == 3 and fields[1].isdigit()):
+        shown = line[:60].decode("ascii", "backslashreplace") if line else "nothing"
+        raise ValueError(f"the answer is not HTTP (it began {shown!r})")
+    return line.decode("ascii", "replace")
+
+
+def check_endpoints(urls: tuple[str, ...], api: str, connect_s: float) -> None:
+    """ConfigError(key url) for the first endpoint that does not answer HTTP within connect_s."""
+    for url in urls:
+        probe = models_url(url, api)
+        try:
+            status_line(probe, connect_s)
+        except TimeoutError:
+            why = f"no answer within connect_s={connect_s:g} s"
+        except ConnectionRefusedError:
+            why = "connection refused (is the server running, on this port?)"
+        except ssl.SSLError as exc:
+            why = f"TLS failed: {exc.reason or exc}"
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+        except ValueError as exc:
+            why = str(exc)
+        else:
+            continue
+        raise ConfigError(
+            f"url={url[:200]}: the endpoint does not answer (tried GET {probe[:200]}): {why}; start the "
+            "server or fix url= (preflight=0 skips this check)",
+            key="url",
+        )
+
+
+__all__ = ["MAX_STATUS_LINE", "check_endpoints", "models_url", "parse_status_line", "status_line"]

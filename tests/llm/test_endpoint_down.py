@@ -1,0 +1,200 @@
+"""Journey 1 of issue 23: an LLM endpoint that is down before the run, or dies during it.
+
+Down before: the SUT's preflight (`clients.preflight`) refuses it while the SUT is built, so
+`proctor run` exits 2 with one line and writes no log. Dead during: after
+`MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row could not connect, the run stops issuing and
+ends incomplete, saying when the endpoint stopped answering; faults reach the console once per kind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proctor.clients.preflight import check_endpoints, models_url, parse_status_line
+from proctor.clients.tally import MAX_CONSECUTIVE_CONNECT_FAILURES, Tally
+from proctor.errors import ConfigError, RunError
+from proctor.loadgen.logs.reader import read_detail
+from proctor.loadgen.types import Scenario
+from proctor.serving.llm_server import ServerOptions
+from tests.llm.conftest import running_server
+from tests.llm.test_openai_sut import run, synth
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_models_url_sits_beside_the_endpoint():
+    assert models_url("http://h:1", "chat") == "http://h:1/v1/models"
+    assert models_url("http://h:1/v1/", "completions") == "http://h:1/v1/models"
+    assert models_url("http://h:1/api/v1/chat/completions", "chat") == "http://h:1/api/v1/models"
+
+
+@given(st.binary(max_size=2048))
+def test_any_answer_is_a_status_line_or_one_bounded_value_error(got):
+    try:
+        line = parse_status_line(got)
+    except ValueError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 400
+    else:
+        assert line.startswith("HTTP/1.") and "\n" not in line
+
+
+@pytest.mark.parametrize(
+    ("got", "ok"),
+    [(b"HTTP/1.1 404 Not Found\r\nx: y\r\n\r\n", True), (b"HTTP/1.0 200\n", True), (b"", False),
+     (b"SSH-2.0-OpenSSH\r\n", False), (b"HTTP/2 200\r\n", False), (b"HTTP/1.1 20x OK\r\n", False)],
+)
+def test_status_lines(got, ok):
+    if ok:
+        assert parse_status_line(got).startswith("HTTP/1.")
+    else:
+        with pytest.raises(ValueError, match="not HTTP"):
+            parse_status_line(got)
+
+
+def test_preflight_names_the_url_key_and_what_was_tried():
+    port = free_port()
+    with pytest.raises(ConfigError) as err:
+        check_endpoints((f"http://127.0.0.1:{port}",), "completions", 2.0)
+    text = str(err.value)
+    assert err.value.key == "url" and "connection refused" in text
+    assert f"GET http://127.0.0.1:{port}/v1/models" in text and "\n" not in text
+
+
+def test_preflight_refuses_a_listener_that_is_not_http():
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
+
+        def answer() -> None:
+            conn, _ = srv.accept()
+            with conn:
+                conn.recv(4096)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+        t = threading.Thread(target=answer, daemon=True)
+        t.start()
+        with pytest.raises(ConfigError, match="not HTTP.*SSH-2.0"):
+            check_endpoints((f"http://127.0.0.1:{srv.getsockname()[1]}",), "completions", 5.0)
+        t.join(timeout=5)
+
+
+def test_preflight_passes_a_live_server(llm_server):
+    with llm_server() as server:
+        check_endpoints((f"http://127.0.0.1:{server.port}",), "chat", 5.0)
+
+
+def test_proctor_run_against_nothing_listening_exits_2_in_one_line(tmp_path):
+    data = tmp_path / "prompts.jsonl"
+    data.write_bytes(orjson.dumps({"prompt": "ba de ko", "max_tokens": 4}) + b"\n")
+    out = tmp_path / "logs"
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    r = subprocess.run(
+        [sys.executable, "-m", "proctor", "run", "--scenario", "Offline", "--model", "llama2-70b",
+         "--sut", f"openai:url=http://127.0.0.1:{port},model=tiny,connect_s=2", "--dataset", str(data),
+         "--quick", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert "url" in lines[0] and "connection refused" in lines[0] and f"127.0.0.1:{port}" in lines[0]
+    assert not (out / "mlperf_log_detail.txt").exists()
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.failed: list[int] = []
+        self.aborts: list[str] = []
+
+    def fail(self, ids, reason):
+        self.failed += list(ids)
+
+    def abort(self, reason):
+        self.aborts.append(reason)
+        return True
+
+
+def test_consecutive_connect_faults_take_the_endpoint_for_down_once(caplog):
+    tally = Tally()
+    sink = tally.sink = _Sink()  # type: ignore[assignment]
+    caplog.set_level(logging.WARNING, "proctor.clients.openai")
+    n = MAX_CONSECUTIVE_CONNECT_FAILURES
+    for i in range(n - 1):
+        tally.fail(i, i, "connect", "connection refused")
+    tally.note_done(999, "usage", False)  # an answer between: the streak starts again
+    for i in range(n - 1):
+        tally.fail(i, i, "connect", "connection refused")
+    assert not tally.down and not sink.aborts
+    tally.fail(n, n, "http_error", "HTTP 500")  # the endpoint answered: not a connection failure
+    for i in range(n + 5):
+        tally.fail(i, i, "connect", "connection refused")
+    assert tally.down and len(sink.aborts) == 1 and sink.aborts[0] == tally.down
+    assert "stopped answering at 20" in tally.down and f"{n} requests in a row" in tally.down
+    assert tally.faults == {"connect": 3 * n + 3, "http_error": 1} and len(sink.failed) == 3 * n + 4
+    per_sample = [r for r in caplog.records if "failed:" in r.getMessage()]
+    assert len(per_sample) == 2  # one line per kind, not per sample
+
+
+def test_a_server_killed_mid_run_ends_the_run_incomplete_at_once(tmp_path):
+    # a Server run scheduled for 4,800 queries (120 s at 40 qps); the server stops after 1 s
+    ctx = running_server(ServerOptions(ttft_ms=1, tpot_ms=1))
+    server = ctx.__enter__()
+    stopped = threading.Event()
+
+    def stop() -> None:
+        if not stopped.is_set():
+            stopped.set()
+            ctx.__exit__(None, None, None)
+
+    timer = threading.Timer(1.0, stop)
+    try:
+        sut, qsl = synth(server, n=64, out=4)
+        timer.start()
+        with pytest.raises(RunError, match="stopped answering at 20") as err:
+            run(tmp_path, sut, qsl, Scenario.SERVER, min_duration_ms=120_000, min_query_count=4800)
+    finally:
+        timer.cancel()
+        stop()
+    assert "requests in a row could not connect" in str(err.value)
+    detail = read_detail(tmp_path / "mlperf_log_detail.txt")
+    summary = (tmp_path / "mlperf_log_summary.txt").read_text()
+    assert "stopped answering" in summary and "Result is : INVALID" in summary
+    assert detail.get("result_validity") == "INVALID"
+    assert detail.get("result_query_count") < detail.get("generated_query_count") / 2  # not its scheduled end
+    assert any("stopped answering" in str(e) for e in detail.errors)
+    # the detail log's account of the connect faults adds up to the SUT's count
+    text = (tmp_path / "mlperf_log_detail.txt").read_text()
+    repeated = re.search(r"SUT failure repeated (\d+) more time\(s\): openai SUT: connect", text)
+    first = "openai SUT: connect: cannot connect" in text
+    assert first and sut.faults["connect"] >= MAX_CONSECUTIVE_CONNECT_FAILURES
+    assert repeated is not None and int(repeated.group(1)) + 1 == sut.faults["connect"]
+
+
+def test_an_audit_against_nothing_listening_exits_2_before_any_run(cli, tmp_path):
+    data = tmp_path / "prompts.jsonl"
+    data.write_bytes(orjson.dumps({"prompt": "ba de ko", "max_tokens": 4}) + b"\n")
+    r = cli("audit", "all", "--scenario", "Offline", "--model", "llama2-70b", "--sut",
+            f"openai:url=http://127.0.0.1:{free_port()},model=tiny", "--dataset", data,
+            "--duration-ms", "100", "-o", tmp_path / "o")
+    assert r.rc == 2, r.out + r.err
+    assert len(r.err.strip().splitlines()) == 1 and "key 'url'" in r.err and "connection refused" in r.err
+    assert not list((tmp_path / "o").rglob("mlperf_log_detail.txt"))

@@ -1,0 +1,55 @@
+"""`abort`: a SUT that cannot go on (its endpoint stopped answering) ends the run incomplete at once,
+instead of the engine waiting out the stall limit for samples that will never come back."""
+
+from __future__ import annotations
+
+from proctor.loadgen import completion
+from proctor.loadgen.engine import run_test
+from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
+from proctor.loadgen.types import Scenario, TestMode
+from proctor.suts.synthetic import InMemoryQSL
+
+REASON = "test SUT: the endpoint stopped answering at 2026-01-01T00:00:00.000Z"
+
+
+class AbortingSUT:
+    """Fails the first sample it is given, then aborts the run; answers nothing else."""
+
+    name = "aborting"
+
+    def __init__(self, abort: bool) -> None:
+        self.abort = abort
+
+    def issue_query(self, samples):
+        completion.fail_samples([samples[0].id], "connect: refused")
+        if self.abort:
+            assert completion.ForwardingSink().abort(REASON)
+
+    def flush_queries(self):
+        pass
+
+
+def _run(tmp_path, sut, timeout_s):
+    settings = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.PERFORMANCE_ONLY, min_duration_ms=100,
+                            min_query_count=1, offline_expected_qps=1000.0)
+    logs = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
+    return run_test(sut, InMemoryQSL(64, 64), settings, logs, timeout_s=timeout_s)
+
+
+def test_an_aborted_offline_run_ends_incomplete_with_the_reason(tmp_path):
+    out = _run(tmp_path, AbortingSUT(abort=True), timeout_s=30)  # ended by the abort, not the limit
+    n = out.records.n_samples_issued
+    assert out.incomplete and out.records.incomplete_reason == f"{REASON} ({n - 1} of {n} issued samples open)"
+    assert not out.valid and out.result.failed_samples == 1
+    summary = (tmp_path / "mlperf_log_summary.txt").read_text()
+    assert REASON in summary and "INVALID" in summary
+    assert REASON in (tmp_path / "mlperf_log_detail.txt").read_text()
+
+
+def test_without_an_abort_the_same_run_waits_for_its_limit(tmp_path):
+    out = _run(tmp_path, AbortingSUT(abort=False), timeout_s=0.5)
+    assert out.incomplete and "did not complete" in out.records.incomplete_reason
+
+
+def test_abort_with_no_run_in_progress_is_refused():
+    assert completion.ForwardingSink().abort(REASON) is False
