@@ -49,6 +49,12 @@ SUMMARY: dict[str, str] = {
     "serve": "Serve a model or SUT over the network (loopback by default).",
 }
 
+def examples(*lines: str) -> str:
+    """A command's epilog: an "Examples" section, one command per line, kept as written (click's
+    `\\b` marker stops the rewrap)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def load(modules: tuple[str, ...]) -> None:
     """Import command modules; one that is missing is skipped (a trimmed install), any other error surfaces."""
     for name in modules:
