@@ -32,11 +32,13 @@ WRITES_OUTPUT = {
 BARE_TYPE = re.compile(r"<(?:bool|str|int|float|path|file|dir|text|list\[[^>]*\])(?: range)?>")
 
 
-def _leaves() -> list[tuple[str, Any]]:
-    """(path, click command) of every visible leaf command, as the root group resolves them."""
+def _walk() -> tuple[list[tuple[str, Any]], list[str]]:
+    """(path, click command) of every visible leaf command, as the root group resolves them, and
+    the paths of the groups (the root is "")."""
     _register()
     root = typer.main.get_command(app)
-    found: list[tuple[str, Any]] = []
+    leaves: list[tuple[str, Any]] = []
+    groups: list[str] = [""]
 
     def walk(group: Any, prefix: list[str], ctx: Any) -> None:
         for name in group.list_commands(ctx):
@@ -45,15 +47,16 @@ def _leaves() -> list[tuple[str, Any]]:
                 continue
             path = [*prefix, name]
             if getattr(cmd, "commands", None):
+                groups.append(" ".join(path))
                 walk(cmd, path, cmd.make_context(name, [], parent=ctx, resilient_parsing=True))
             else:
-                found.append((" ".join(path), cmd))
+                leaves.append((" ".join(path), cmd))
 
     walk(root, [], root.make_context("proctor", [], resilient_parsing=True))
-    return found
+    return leaves, groups
 
 
-LEAVES = _leaves()
+LEAVES, GROUPS = _walk()
 IDS = [path for path, _ in LEAVES]
 
 
@@ -70,6 +73,7 @@ def _examples(text: str) -> list[str]:
 
 def test_the_walk_finds_every_command():
     assert len(LEAVES) >= 20
+    assert {"training", "check", "submission", "serve"} <= set(GROUPS)
     assert set(IDS) >= WRITES_OUTPUT
 
 
@@ -85,6 +89,19 @@ def test_help_page_has_examples_of_this_command_with_its_own_options(cli, path, 
         assert words[: 1 + len(path.split())] == ["proctor", *path.split()], line
         flags = {w.split("=")[0] for w in words if w.startswith("-")}
         assert flags <= accepted, (line, flags - accepted)
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=[g or "proctor" for g in GROUPS])
+def test_a_group_help_page_has_examples_of_its_commands(cli, group):
+    r = cli(*group.split(), "--help")
+    assert r.rc == 0, r.err
+    commands = {path for path, _ in LEAVES} | set(GROUPS)
+    examples = _examples(r.out)
+    assert len(examples) >= 2, examples
+    for line in examples:
+        words = shlex.split(line)[1:]
+        named = next((" ".join(words[:n]) for n in (2, 1) if " ".join(words[:n]) in commands), None)
+        assert named is not None and named.startswith(group) or words == ["COMMAND", "--help"], line
 
 
 @pytest.mark.parametrize(("path", "cmd"), LEAVES, ids=IDS)
@@ -146,3 +163,12 @@ def test_truncate_accuracy_keeps_its_long_output_spelling():
     for form in ("-o", "--output"):
         ctx = truncate.make_context("truncate-accuracy", ["--input", ".", "--submitter", "x", form, "copy"])
         assert str(ctx.params["output"]) == "copy"
+
+
+def test_serve_node_model_name_is_serve_llms_spelling_and_the_old_one_still_parses():
+    node = dict(LEAVES)["serve node"]
+    shown = {o for p in node.params if not getattr(p, "hidden", False) for o in p.opts}
+    assert "--model-name" in shown and "--model" not in shown
+    assert "--model-name" in {o for p in dict(LEAVES)["serve llm"].params for o in p.opts}
+    assert node.make_context("node", ["--model", "m"]).params["model_alias"] == "m"
+    assert node.make_context("node", ["--model-name", "m"]).params["model"] == "m"

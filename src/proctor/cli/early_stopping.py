@@ -60,15 +60,21 @@ def early_stopping_report(percentile: float, queries: int, overlatency: int | No
 @app.command(
     "early-stopping",
     epilog=examples(
-        'proctor early-stopping --percentile 90 --queries 10000',
-        'proctor early-stopping -p 99 -n 270336 -t 2000 --json',
+        "proctor early-stopping --percentile 90 --queries 10000",
+        "proctor early-stopping -p 99 -n 270336 -t 2000 --json",
     ),
 )
 def early_stopping_cmd(
-    percentile: float = typer.Option(..., "--percentile", "-p", metavar="P", help="Target percentile: 90 or 0.9."),
+    percentile: float = typer.Option(
+        ..., "--percentile", "-p", metavar="P", help="Target percentile: 90 or 0.9."
+    ),
     queries: int = typer.Option(..., "--queries", "-n", metavar="N", help="Queries processed (or planned)."),
     overlatency: int | None = typer.Option(
-        None, "--overlatency", "-t", metavar="N", help="Server: queries over the latency target (at most --queries)."
+        None,
+        "--overlatency",
+        "-t",
+        metavar="N",
+        help="Server: queries over the latency target (at most --queries).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:

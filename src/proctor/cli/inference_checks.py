@@ -79,9 +79,9 @@ def _results_table(rows: list[ResultRow]) -> None:
 @check_app.command(
     "submission",
     epilog=examples(
-        'proctor check submission SUBMISSION',
-        'proctor check submission closed/ACME --round v5.1 --json',
-        'proctor check submission SUBMISSION --allow-unofficial-loadgen',
+        "proctor check submission SUBMISSION",
+        "proctor check submission closed/ACME --round v5.1 --json",
+        "proctor check submission SUBMISSION --allow-unofficial-loadgen",
     ),
 )
 def submission_cmd(
@@ -133,15 +133,21 @@ def _bandwidth_inputs(throughput: float, dtype_size: int) -> None:
 @app.command(
     "bandwidth",
     epilog=examples(
-        'proctor bandwidth dlrm-v3 --throughput 1000 --dtype-size 1',
-        'proctor bandwidth resnet50 --throughput 50000 --dtype-size 1 --json',
+        "proctor bandwidth dlrm-v3 --throughput 1000 --dtype-size 1",
+        "proctor bandwidth resnet50 --throughput 50000 --dtype-size 1 --json",
     ),
 )
 def bandwidth_cmd(
-    benchmark: Annotated[str, typer.Argument(metavar="BENCHMARK", help="Benchmark name (mlperf.conf or rules spelling).")],
-    throughput: Annotated[float, typer.Option("--throughput", metavar="SAMPLES_PER_S", help="Achieved samples per second.")],
+    benchmark: Annotated[
+        str, typer.Argument(metavar="BENCHMARK", help="Benchmark name (mlperf.conf or rules spelling).")
+    ],
+    throughput: Annotated[
+        float, typer.Option("--throughput", metavar="SAMPLES_PER_S", help="Achieved samples per second.")
+    ],
     dtype_size: Annotated[
-        int, typer.Option("--dtype-size", metavar="BYTES", help=f"Bytes per input/output element (1 to {MAX_DTYPE_SIZE}).")
+        int, typer.Option(
+            "--dtype-size", metavar="BYTES", help=f"Bytes per input/output element (1 to {MAX_DTYPE_SIZE})."
+        )
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -170,13 +176,15 @@ def bandwidth_cmd(
 @app.command(
     "summarize",
     epilog=examples(
-        'proctor summarize SUBMISSION',
-        'proctor summarize SUBMISSION --csv > summary.csv',
-        'proctor summarize closed/ACME --json',
+        "proctor summarize SUBMISSION",
+        "proctor summarize SUBMISSION --csv > summary.csv",
+        "proctor summarize closed/ACME --json",
     ),
 )
 def summarize_cmd(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Submission root or <division>/<submitter> folder.")],
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Submission root or <division>/<submitter> folder.")
+    ],
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     version: VersionOpt = CURRENT_ROUND,

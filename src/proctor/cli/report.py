@@ -21,20 +21,28 @@ from proctor.errors import ProctorError
 @app.command(
     "report",
     epilog=examples(
-        'proctor report proctor-logs',
-        'proctor report run1 run2 -o compare.html --png figures',
+        "proctor report proctor-logs",
+        "proctor report run1 run2 -o compare.html --png figures",
     ),
 )
 def report_cmd(
     run_dirs: Annotated[
-        list[Path], typer.Argument(metavar="RUN_DIR", help="run folders (LoadGen logs or result_*.txt), or folders holding them")
+        list[Path], typer.Argument(
+            metavar="RUN_DIR", help="run folders (LoadGen logs or result_*.txt), or folders holding them"
+        )
     ],
-    out: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="the HTML file to write")] = Path("report.html"),
+    out: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="the HTML file to write")
+    ] = Path("report.html"),
     png: Annotated[
-        Path | None, typer.Option("--png", metavar="DIR", help="also write every figure as a PNG file into this folder")
+        Path | None, typer.Option(
+            "--png", metavar="DIR", help="also write every figure as a PNG file into this folder"
+        )
     ] = None,
     ruleset: Annotated[
-        str | None, typer.Option(metavar="VERSION", help="training ruleset for the RCP check and target (default: chosen by RCPs)")
+        str | None, typer.Option(
+            metavar="VERSION", help="training ruleset for the RCP check and target (default: chosen by RCPs)"
+        )
     ] = None,
     no_trace: Annotated[
         bool, typer.Option("--no-trace", help="do not read the trace (per-sample latencies) even when present")

@@ -74,10 +74,10 @@ def run_failed(exc: BaseException, err: Console) -> NoReturn:
 @app.command(
     "run",
     epilog=examples(
-        'proctor run --scenario Offline --sut digits:backend=numpy --target-qps 5000',
-        'proctor run -s Server --sut synthetic:service_us=200,workers=4 --target-qps 500 --quick -o logs',
-        'proctor run -s Offline --sut path/to/sut.py:make_sut --mode AccuracyOnly -o acc',
-        'proctor run --list-suts',
+        "proctor run --scenario Offline --sut digits:backend=numpy --target-qps 5000",
+        "proctor run -s Server --sut synthetic:service_us=200,workers=4 --target-qps 500 --quick -o logs",
+        "proctor run -s Offline --sut path/to/sut.py:make_sut --mode AccuracyOnly -o acc",
+        "proctor run --list-suts",
     ),
 )
 @run_options(output_default=Path("proctor-logs"), output_help="Directory for the four log files.")

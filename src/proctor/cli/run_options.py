@@ -107,10 +107,14 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
     return [
         ("scenario", Annotated[Scenario | None, typer.Option(
             "--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")], None),
-        ("model", Annotated[str, typer.Option("--model", metavar="NAME", help="Model name for the mlperf.conf lookup.")], "resnet50"),
+        ("model", Annotated[str, typer.Option(
+            "--model", metavar="NAME", help="Model name for the mlperf.conf lookup."
+        )], "resnet50"),
         ("user_conf", Annotated[Path | None, typer.Option(
             "--user-conf", metavar="FILE", exists=True, dir_okay=False, help="user.conf to apply.")], None),
-        ("output_dir", Annotated[Path, typer.Option("--output", "-o", help=output_help, metavar="DIR")], output_default),
+        ("output_dir", Annotated[Path, typer.Option(
+            "--output", "-o", help=output_help, metavar="DIR"
+        )], output_default),
         ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP, metavar="SPEC")], "synthetic"),
         ("dataset", Annotated[Path | None, typer.Option(
             "--dataset", metavar="FILE",
@@ -119,20 +123,26 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("list_suts_flag", Annotated[bool, typer.Option(
             "--list-suts", help="List the registered SUTs with their parameters and exit.")], False),
         ("duration_ms", Annotated[int | None, typer.Option(
-            "--duration-ms", metavar="MS", help="min_duration_ms override (a shorter run is marked in the logs).")], None),
+            "--duration-ms", metavar="MS",
+            help="min_duration_ms override (a shorter run is marked in the logs).")], None),
         ("quick", Annotated[bool, typer.Option(
             "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS}).")], False),
         ("max_duration_ms", Annotated[int | None, typer.Option(
             "--max-duration-ms", metavar="MS", help="max_duration_ms override.")], None),
         ("target_qps", Annotated[float | None, typer.Option(
-            "--target-qps", metavar="QPS", help="Server: target QPS; Offline: expected QPS (samples per second).")], None),
+            "--target-qps", metavar="QPS",
+            help="Server: target QPS; Offline: expected QPS (samples per second).")], None),
         ("expected_latency_ms", Annotated[float | None, typer.Option(
-            "--expected-latency-ms", metavar="MS", help="SingleStream/MultiStream expected latency (ms).")], None),
-        ("min_queries", Annotated[int | None, typer.Option("--min-queries", metavar="N", help="min_query_count override.")], None),
+            "--expected-latency-ms", metavar="MS",
+            help="SingleStream/MultiStream expected latency (ms).")], None),
+        ("min_queries", Annotated[int | None, typer.Option(
+            "--min-queries", metavar="N", help="min_query_count override."
+        )], None),
         ("timeout_s", Annotated[float | None, typer.Option(
             "--timeout-s", metavar="SECONDS", help="Give up on a stuck SUT after this many seconds.")], None),
         ("drain_s", Annotated[float, typer.Option(
-            "--drain-s", metavar="SECONDS", min=0, help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),
+            "--drain-s", metavar="SECONDS", min=0,
+            help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),
         ("full", Annotated[bool, typer.Option(
             "--full", hidden=True, help="No effect: mlperf.conf's durations are the default.")], False),
         ("no_trace", Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")], False),

@@ -105,13 +105,15 @@ def _dirs(directory: Path) -> list[Path]:
 @training_app.command(
     "check-rcp",
     epilog=examples(
-        'proctor training check-rcp results/sys/bert',
-        'proctor training check-rcp SUBMISSION --bert-train-samples --json',
+        "proctor training check-rcp results/sys/bert",
+        "proctor training check-rcp SUBMISSION --bert-train-samples --json",
     ),
 )
 def check_rcp_cmd(
     directory: Annotated[
-        Path, typer.Argument(metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
+        )
     ],
     ruleset: Ruleset = "6.1.0",
     rcp_bypass: Annotated[
@@ -200,27 +202,37 @@ def _code(ok: bool) -> int:
 @training_app.command(
     "score",
     epilog=examples(
-        'proctor training score results/sys',
-        'proctor training score SUBMISSION --reference bert=20.5 --weight bert=2 --json',
+        "proctor training score results/sys",
+        "proctor training score SUBMISSION --reference bert=20.5 --weight bert=2 --json",
     ),
 )
 def score_cmd(
     directory: Annotated[
-        Path, typer.Argument(metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
+        )
     ],
     ruleset: Ruleset = "6.1.0",
-    runs: Annotated[int | None, typer.Option(metavar="N", help="N for a benchmark without a rules entry")] = None,
+    runs: Annotated[
+        int | None, typer.Option(metavar="N", help="N for a benchmark without a rules entry")
+    ] = None,
     reference: Annotated[
-        list[str] | None, typer.Option(metavar="BENCH=MINUTES", help="BENCH=MINUTES reference result to normalize to (repeatable)")
+        list[str] | None, typer.Option(
+            metavar="BENCH=MINUTES", help="BENCH=MINUTES reference result to normalize to (repeatable)"
+        )
     ] = None,
     weight: Annotated[
         list[str] | None,
-        typer.Option(metavar="BENCH=W", help="BENCH=W weight of the geometric mean of normalized scores (repeatable)"),
+        typer.Option(
+            metavar="BENCH=W", help="BENCH=W weight of the geometric mean of normalized scores (repeatable)"
+        ),
     ] = None,
     model_flops: Annotated[
         float | None, typer.Option(metavar="FLOPS", help="model tensor FLOPs of one run (utilization)")
     ] = None,
-    peak_flops: Annotated[float | None, typer.Option(metavar="FLOP_PER_S", help="peak system tensor FLOP/s (utilization)")] = None,
+    peak_flops: Annotated[
+        float | None, typer.Option(metavar="FLOP_PER_S", help="peak system tensor FLOP/s (utilization)")
+    ] = None,
     compliance: Annotated[bool, typer.Option(help="count non-compliant runs as non-converging")] = False,
     no_scaling: Annotated[bool, typer.Option("--no-scaling", help="ignore scaling.json")] = False,
     json: Json = False,
@@ -312,17 +324,21 @@ def _pairs(items: list[str] | None, opt: str) -> dict[str, float]:
 @training_app.command(
     "check-package",
     epilog=examples(
-        'proctor training check-package SUBMISSION',
-        'proctor training check-package SUBMISSION --ruleset 5.0.0 --set-scaling --json',
+        "proctor training check-package SUBMISSION",
+        "proctor training check-package SUBMISSION --ruleset 5.0.0 --set-scaling --json",
     ),
 )
 def check_package_cmd(
     directory: Annotated[
-        Path, typer.Argument(metavar="DIR", help="submission package (systems/, results/)", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="submission package (systems/, results/)", exists=True, file_okay=False
+        )
     ],
     ruleset: Ruleset = "6.1.0",
     rcp_bypass: Annotated[
-        bool, typer.Option("--rcp-bypass", help="a failing RCP test passes, flagged (as check-rcp --rcp-bypass)")
+        bool, typer.Option(
+            "--rcp-bypass", help="a failing RCP test passes, flagged (as check-rcp --rcp-bypass)"
+        )
     ] = False,
     seed_checker_bypass: Annotated[
         bool, typer.Option("--seed-checker-bypass", help="a failing seed check passes, flagged")
@@ -390,8 +406,8 @@ def check_package_cmd(
 @training_app.command(
     "summarize",
     epilog=examples(
-        'proctor training summarize SUBMISSION',
-        'proctor training summarize SUB1 SUB2 --csv -o summary.csv',
+        "proctor training summarize SUBMISSION",
+        "proctor training summarize SUB1 SUB2 --csv -o summary.csv",
     ),
 )
 def summarize_cmd(
@@ -403,7 +419,10 @@ def summarize_cmd(
     output_file: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--output", metavar="FILE", help="also write FILE (CSV), FILE_detailed.csv, FILE.json, FILE_detailed.json"
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="also write FILE (CSV), FILE_detailed.csv, FILE.json, FILE_detailed.json",
         ),
     ] = None,
     official_stats: Official = False,

@@ -29,9 +29,9 @@ def _int_list(text: str) -> list[int]:
 @app.command(
     "demo",
     epilog=examples(
-        'proctor demo',
-        'proctor demo --quick -o demo',
-        'proctor demo --full --json',
+        "proctor demo",
+        "proctor demo --quick -o demo",
+        "proctor demo --full --json",
     ),
 )
 def demo_cmd(
@@ -48,7 +48,9 @@ def demo_cmd(
     training_runs: Annotated[
         int | None, typer.Option(metavar="N", help="training runs (default: the benchmark's N)")
     ] = None,
-    backend: Annotated[str, typer.Option(metavar="BACKEND", help="digits_train backend: sklearn or torch")] = "sklearn",
+    backend: Annotated[
+        str, typer.Option(metavar="BACKEND", help="digits_train backend: sklearn or torch")
+    ] = "sklearn",
     json_out: Annotated[bool, typer.Option("--json", help="print the final table as JSON")] = False,
 ) -> None:
     """One benchmark round on the reference workloads: inference digits (Offline, Server, SingleStream
@@ -103,24 +105,30 @@ def demo_cmd(
 @training_app.command(
     "train",
     epilog=examples(
-        'proctor training train -o pkg/results/sys/digits_train',
-        'proctor training train -o bench --runs 5 --batch-size 128 --base-seed 3',
+        "proctor training train -o pkg/results/sys/digits_train",
+        "proctor training train -o bench --runs 5 --batch-size 128 --base-seed 3",
     ),
 )
 def train_cmd(
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", metavar="DIR", help="benchmark folder: result_<i>.txt are written here"),
+        typer.Option(
+            "--output", "-o", metavar="DIR", help="benchmark folder: result_<i>.txt are written here"
+        ),
     ] = None,
     # the old form, the folder as a positional DIR, kept for scripts
     output_arg: Annotated[Path | None, typer.Argument(hidden=True, metavar="DIR")] = None,
-    runs: Annotated[int | None, typer.Option(metavar="N", help="number of runs (default: the benchmark's N)")] = None,
+    runs: Annotated[
+        int | None, typer.Option(metavar="N", help="number of runs (default: the benchmark's N)")
+    ] = None,
     batch_size: Annotated[int | None, typer.Option(metavar="N", help="global batch size")] = None,
     backend: Annotated[str, typer.Option(metavar="BACKEND", help="sklearn (default) or torch")] = "sklearn",
     nproc: Annotated[
         int, typer.Option(metavar="N", help="processes per run; >1 runs torch DDP under torchrun (gloo)")
     ] = 1,
-    base_seed: Annotated[int, typer.Option(metavar="SEED", help="the seeds of the runs are drawn from it")] = 1,
+    base_seed: Annotated[
+        int, typer.Option(metavar="SEED", help="the seeds of the runs are drawn from it")
+    ] = 1,
     division: Annotated[str, typer.Option(metavar="DIVISION", help="closed or open")] = "closed",
     benchmark: Annotated[str, typer.Option(metavar="NAME", help="reference workload")] = "digits_train",
 ) -> None:
@@ -160,18 +168,22 @@ def train_cmd(
 @training_app.command(
     "reference-rcps",
     epilog=examples(
-        'proctor training reference-rcps -o rcps.json',
-        'proctor training reference-rcps -o rcps.json --batch-sizes 64,128 --runs 10',
+        "proctor training reference-rcps -o rcps.json",
+        "proctor training reference-rcps -o rcps.json --batch-sizes 64,128 --runs 10",
     ),
 )
 def reference_rcps_cmd(
     output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="RCP JSON to write")] = Path(
         "rcps_digits_train.json"
     ),
-    batch_sizes: Annotated[str, typer.Option(metavar="N,N,...", help="comma-separated global batch sizes")] = "32,64,128",
+    batch_sizes: Annotated[
+        str, typer.Option(metavar="N,N,...", help="comma-separated global batch sizes")
+    ] = "32,64,128",
     runs: Annotated[int | None, typer.Option(metavar="N", help="runs per batch size (default 2N)")] = None,
     backend: Annotated[str, typer.Option(metavar="BACKEND", help="sklearn or torch")] = "sklearn",
-    base_seed: Annotated[int | None, typer.Option(metavar="SEED", help="seed stream of the reference runs")] = None,
+    base_seed: Annotated[
+        int | None, typer.Option(metavar="SEED", help="seed stream of the reference runs")
+    ] = None,
 ) -> None:
     """Run the digits_train reference 2N times per batch size and write RCPs in the official JSON format."""
     from proctor.workloads.digits_train import RUNS_PER_SUBMISSION
