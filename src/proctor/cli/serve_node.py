@@ -34,7 +34,9 @@ def register(serve_app: typer.Typer) -> None:
             None, "--model-name", metavar="NAME", help="V2 model name (default: the SUT's name)."
         ),
         # the old spelling; --model-name is serve llm's (and `run --model` names the benchmark)
-        model_alias: str | None = typer.Option(None, "--model", hidden=True),
+        model_alias: str | None = typer.Option(
+            None, "--model", hidden=True, help="old spelling of --model-name"
+        ),
     ) -> None:
         """Serve a proctor SUT over KServe V2 REST (binary tensor extension and JSON) as one node
         of a Network-division SUT; stop with Ctrl-C."""

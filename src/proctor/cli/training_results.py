@@ -347,7 +347,12 @@ def check_package_cmd(
         bool, typer.Option("--bert-train-samples", help="bert: convergence from train_samples")
     ] = False,
     # the old spelling (the official package checker's --rcp_bert_train_samples), kept for scripts
-    rcp_bert_train_samples: Annotated[bool, typer.Option("--rcp-bert-train-samples", hidden=True)] = False,
+    rcp_bert_train_samples: Annotated[
+        bool,
+        typer.Option(
+            "--rcp-bert-train-samples", hidden=True, help="old spelling of --bert-train-samples"
+        ),
+    ] = False,
     custom_rcps: Annotated[
         Path | None,
         typer.Option(

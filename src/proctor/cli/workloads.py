@@ -117,7 +117,9 @@ def train_cmd(
         ),
     ] = None,
     # the old form, the folder as a positional DIR, kept for scripts
-    output_arg: Annotated[Path | None, typer.Argument(hidden=True, metavar="DIR")] = None,
+    output_arg: Annotated[
+        Path | None, typer.Argument(hidden=True, metavar="DIR", help="old form of -o/--output DIR")
+    ] = None,
     runs: Annotated[
         int | None, typer.Option(metavar="N", help="number of runs (default: the benchmark's N)")
     ] = None,
