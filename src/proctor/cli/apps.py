@@ -49,6 +49,12 @@ SUMMARY: dict[str, str] = {
     "serve": "Serve a model or SUT over the network (loopback by default).",
 }
 
+def examples(*lines: str) -> str:
+    """A command's epilog: an "Examples" section, one command per line, kept as written (click's
+    `\\b` marker stops the rewrap)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def load(modules: tuple[str, ...]) -> None:
     """Import command modules; one that is missing is skipped (a trimmed install), any other error surfaces."""
     for name in modules:
@@ -102,12 +108,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     cls=LazyGroup,
     rich_markup_mode=None,
+    epilog=examples(
+        "proctor demo",
+        "proctor run --scenario Offline --sut digits:backend=numpy --target-qps 5000 --quick",
+        "proctor check submission SUBMISSION",
+        "proctor training check-package SUBMISSION",
+        "proctor COMMAND --help",
+    ),
 )
 training_app = typer.Typer(
-    help="MLPerf Training: logs, compliance, convergence, scoring.", no_args_is_help=True, rich_markup_mode=None
+    help="MLPerf Training: logs, compliance, convergence, scoring.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    epilog=examples(
+        "proctor training check-log result_0.txt",
+        "proctor training check-package SUBMISSION",
+        "proctor training summarize SUBMISSION --csv",
+    ),
 )
 check_app = typer.Typer(
-    help="MLPerf Inference checks: submissions and results.", no_args_is_help=True, rich_markup_mode=None
+    help="MLPerf Inference checks: submissions and results.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    epilog=examples("proctor check submission SUBMISSION", "proctor check submission SUBMISSION --json"),
 )
 app.add_typer(training_app, name="training")
 app.add_typer(check_app, name="check")

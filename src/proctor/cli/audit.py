@@ -19,7 +19,7 @@ import typer
 
 from proctor.audits.layout import Layout
 from proctor.cli import output
-from proctor.cli.apps import app
+from proctor.cli.apps import app, examples
 from proctor.cli.run import list_suts
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
@@ -59,14 +59,30 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
             out.print(f"  note: {note}", markup=False, soft_wrap=True)
 
 
-@app.command("audit")
+@app.command(
+    "audit",
+    epilog=examples(
+        "proctor audit all --sut digits --model resnet50 --scenario Offline -o audits",
+        "proctor audit TEST01 --sut digits -s Offline --quick -o audits",
+        "proctor audit TEST04 -s Offline --results runs/offline --audit-logs audit-logs",
+    ),
+)
 @run_options(output_default=Path("proctor-audit"), output_help="Folder for the trees and logs.")
 def audit_cmd(
     opts: RunOptions,
-    which: Annotated[Which, typer.Argument(help="TEST01, TEST04, TEST06, or all (the benchmark's audits).")],
-    system: Annotated[str, typer.Option("--system", help="System name in the tree (<system>).")] = "proctor",
+    which: Annotated[
+        Which,
+        typer.Argument(
+            metavar="AUDIT", help="TEST01, TEST04, TEST06, or all (the benchmark's audits)."
+        ),
+    ],
+    system: Annotated[
+        str, typer.Option("--system", metavar="NAME", help="System name in the tree (<system>).")
+    ] = "proctor",
     benchmark: Annotated[
-        str | None, typer.Option("--benchmark", help="Benchmark name in the tree (default: --model).")
+        str | None, typer.Option(
+            "--benchmark", metavar="NAME", help="Benchmark name in the tree (default: --model)."
+        )
     ] = None,
     layout: Annotated[
         Layout,
@@ -74,14 +90,26 @@ def audit_cmd(
     ] = Layout.RESULTS,
     results: Annotated[
         Path | None,
-        typer.Option("--results", help="Existing reference runs: a folder with performance/run_1/ and accuracy/."),
+        typer.Option(
+            "--results",
+            metavar="DIR",
+            help="Existing reference runs: a folder with performance/run_1/ and accuracy/.",
+        ),
     ] = None,
     audit_logs: Annotated[
         Path | None,
-        typer.Option("--audit-logs", help="Verify only: the audit run's logs are in this folder (needs --results)."),
+        typer.Option(
+            "--audit-logs",
+            metavar="DIR",
+            help="Verify only: the audit run's logs are in this folder (needs --results).",
+        ),
     ] = None,
-    eos_token_id: Annotated[int, typer.Option("--eos-token-id", help="TEST06: the tokenizer's EOS id.")] = 2,
-    dtype: Annotated[str, typer.Option("--dtype", help="TEST06: output token type (int32, int64, ...).")] = "int32",
+    eos_token_id: Annotated[
+        int, typer.Option("--eos-token-id", metavar="ID", help="TEST06: the tokenizer's EOS id.")
+    ] = 2,
+    dtype: Annotated[
+        str, typer.Option("--dtype", metavar="TYPE", help="TEST06: output token type (int32, int64, ...).")
+    ] = "int32",
 ) -> None:
     """Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them."""
     from proctor.app.session import session_runner, sut_spec

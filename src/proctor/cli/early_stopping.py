@@ -10,7 +10,7 @@ import math
 
 import typer
 
-from proctor.cli.apps import app
+from proctor.cli.apps import app, examples
 from proctor.cli.output import console, fail, print_table, table
 
 MAX_QUERIES = 10**12  # far beyond any run; keeps the early-stopping search bounded
@@ -57,12 +57,24 @@ def early_stopping_report(percentile: float, queries: int, overlatency: int | No
     return out
 
 
-@app.command("early-stopping")
+@app.command(
+    "early-stopping",
+    epilog=examples(
+        "proctor early-stopping --percentile 90 --queries 10000",
+        "proctor early-stopping -p 99 -n 270336 -t 2000 --json",
+    ),
+)
 def early_stopping_cmd(
-    percentile: float = typer.Option(..., "--percentile", "-p", help="Target percentile: 90 or 0.9."),
-    queries: int = typer.Option(..., "--queries", "-n", help="Queries processed (or planned)."),
+    percentile: float = typer.Option(
+        ..., "--percentile", "-p", metavar="P", help="Target percentile: 90 or 0.9."
+    ),
+    queries: int = typer.Option(..., "--queries", "-n", metavar="N", help="Queries processed (or planned)."),
     overlatency: int | None = typer.Option(
-        None, "--overlatency", "-t", help="Server: queries over the latency target (at most --queries)."
+        None,
+        "--overlatency",
+        "-t",
+        metavar="N",
+        help="Server: queries over the latency target (at most --queries).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from proctor.cli.apps import app, check_app
+from proctor.cli.apps import app, check_app, examples
 from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
@@ -34,6 +34,7 @@ VersionOpt = Annotated[
     str,
     typer.Option(
         "--round",
+        metavar="ROUND",
         help=f"Submission round whose benchmark table, seeds and checker conventions apply "
         f"({', '.join(ROUNDS)}).",
     ),
@@ -75,11 +76,19 @@ def _results_table(rows: list[ResultRow]) -> None:
     print_table(out, tbl)
 
 
-@check_app.command("submission")
+@check_app.command(
+    "submission",
+    epilog=examples(
+        "proctor check submission SUBMISSION",
+        "proctor check submission closed/ACME --round v5.1 --json",
+        "proctor check submission SUBMISSION --allow-unofficial-loadgen",
+    ),
+)
 def submission_cmd(
     directory: Annotated[
         Path,
         typer.Argument(
+            metavar="DIR",
             help="Submission root (holding closed/open/network) or one <division>/<submitter> folder."
         ),
     ],
@@ -121,12 +130,24 @@ def _bandwidth_inputs(throughput: float, dtype_size: int) -> None:
         fail(f"--dtype-size {dtype_size}: give the bytes per element, 1 to {MAX_DTYPE_SIZE} (64 bits)")
 
 
-@app.command("bandwidth")
+@app.command(
+    "bandwidth",
+    epilog=examples(
+        "proctor bandwidth dlrm-v3 --throughput 1000 --dtype-size 1",
+        "proctor bandwidth resnet50 --throughput 50000 --dtype-size 1 --json",
+    ),
+)
 def bandwidth_cmd(
-    benchmark: Annotated[str, typer.Argument(help="Benchmark name (mlperf.conf or rules spelling).")],
-    throughput: Annotated[float, typer.Option("--throughput", help="Achieved samples per second.")],
+    benchmark: Annotated[
+        str, typer.Argument(metavar="BENCHMARK", help="Benchmark name (mlperf.conf or rules spelling).")
+    ],
+    throughput: Annotated[
+        float, typer.Option("--throughput", metavar="SAMPLES_PER_S", help="Achieved samples per second.")
+    ],
     dtype_size: Annotated[
-        int, typer.Option("--dtype-size", help=f"Bytes per input/output element (1 to {MAX_DTYPE_SIZE}).")
+        int, typer.Option(
+            "--dtype-size", metavar="BYTES", help=f"Bytes per input/output element (1 to {MAX_DTYPE_SIZE})."
+        )
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -152,9 +173,18 @@ def bandwidth_cmd(
         out.print(f"  note: {note}", markup=False)
 
 
-@app.command("summarize")
+@app.command(
+    "summarize",
+    epilog=examples(
+        "proctor summarize SUBMISSION",
+        "proctor summarize SUBMISSION --csv > summary.csv",
+        "proctor summarize closed/ACME --json",
+    ),
+)
 def summarize_cmd(
-    directory: Annotated[Path, typer.Argument(help="Submission root or <division>/<submitter> folder.")],
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Submission root or <division>/<submitter> folder.")
+    ],
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     version: VersionOpt = CURRENT_ROUND,

@@ -14,21 +14,35 @@ from typing import Annotated
 import typer
 
 from proctor.cli import output
-from proctor.cli.apps import app
+from proctor.cli.apps import app, examples
 from proctor.errors import ProctorError
 
 
-@app.command("report")
+@app.command(
+    "report",
+    epilog=examples(
+        "proctor report proctor-logs",
+        "proctor report run1 run2 -o compare.html --png figures",
+    ),
+)
 def report_cmd(
     run_dirs: Annotated[
-        list[Path], typer.Argument(help="run folders (LoadGen logs or result_*.txt), or folders holding them")
+        list[Path], typer.Argument(
+            metavar="RUN_DIR", help="run folders (LoadGen logs or result_*.txt), or folders holding them"
+        )
     ],
-    out: Annotated[Path, typer.Option("--output", "-o", help="the HTML file to write")] = Path("report.html"),
+    out: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="the HTML file to write")
+    ] = Path("report.html"),
     png: Annotated[
-        Path | None, typer.Option("--png", help="also write every figure as a PNG file into this folder")
+        Path | None, typer.Option(
+            "--png", metavar="DIR", help="also write every figure as a PNG file into this folder"
+        )
     ] = None,
     ruleset: Annotated[
-        str | None, typer.Option(help="training ruleset for the RCP check and target (default: chosen by RCPs)")
+        str | None, typer.Option(
+            metavar="VERSION", help="training ruleset for the RCP check and target (default: chosen by RCPs)"
+        )
     ] = None,
     no_trace: Annotated[
         bool, typer.Option("--no-trace", help="do not read the trace (per-sample latencies) even when present")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from proctor.cli import output
-from proctor.cli.apps import app
+from proctor.cli.apps import app, examples
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen.types import TestMode
@@ -71,7 +71,15 @@ def run_failed(exc: BaseException, err: Console) -> NoReturn:
     output.fail(str(exc), output.EXIT_INVALID)
 
 
-@app.command("run")
+@app.command(
+    "run",
+    epilog=examples(
+        "proctor run --scenario Offline --sut digits:backend=numpy --target-qps 5000",
+        "proctor run -s Server --sut synthetic:service_us=200,workers=4 --target-qps 500 --quick -o logs",
+        "proctor run -s Offline --sut path/to/sut.py:make_sut --mode AccuracyOnly -o acc",
+        "proctor run --list-suts",
+    ),
+)
 @run_options(output_default=Path("proctor-logs"), output_help="Directory for the four log files.")
 def run_cmd(
     opts: RunOptions,
@@ -79,7 +87,7 @@ def run_cmd(
         TestMode | None, typer.Option("--mode", "-m", help="Default: PerformanceOnly (or the conf's mode).")
     ] = None,
     audit_conf: Annotated[
-        Path, typer.Option("--audit-conf", help="audit.config, applied if it exists.")
+        Path, typer.Option("--audit-conf", metavar="FILE", help="audit.config, applied if it exists.")
     ] = Path("audit.config"),
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html next to the logs.")

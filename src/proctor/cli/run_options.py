@@ -107,32 +107,42 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
     return [
         ("scenario", Annotated[Scenario | None, typer.Option(
             "--scenario", "-s", help="SingleStream, MultiStream, Server or Offline.")], None),
-        ("model", Annotated[str, typer.Option("--model", help="Model name for the mlperf.conf lookup.")], "resnet50"),
+        ("model", Annotated[str, typer.Option(
+            "--model", metavar="NAME", help="Model name for the mlperf.conf lookup."
+        )], "resnet50"),
         ("user_conf", Annotated[Path | None, typer.Option(
-            "--user-conf", exists=True, dir_okay=False, help="user.conf to apply.")], None),
-        ("output_dir", Annotated[Path, typer.Option("--output", "-o", help=output_help)], output_default),
-        ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP)], "synthetic"),
+            "--user-conf", metavar="FILE", exists=True, dir_okay=False, help="user.conf to apply.")], None),
+        ("output_dir", Annotated[Path, typer.Option(
+            "--output", "-o", help=output_help, metavar="DIR"
+        )], output_default),
+        ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP, metavar="SPEC")], "synthetic"),
         ("dataset", Annotated[Path | None, typer.Option(
-            "--dataset",
+            "--dataset", metavar="FILE",
             help="JSONL dataset for LLM SUTs (one object per line: prompt or input_ids, optional output); "
             "passed to the SUT as dataset=FILE.")], None),
         ("list_suts_flag", Annotated[bool, typer.Option(
             "--list-suts", help="List the registered SUTs with their parameters and exit.")], False),
         ("duration_ms", Annotated[int | None, typer.Option(
-            "--duration-ms", help="min_duration_ms override (a shorter run is marked in the logs).")], None),
+            "--duration-ms", metavar="MS",
+            help="min_duration_ms override (a shorter run is marked in the logs).")], None),
         ("quick", Annotated[bool, typer.Option(
             "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS}).")], False),
         ("max_duration_ms", Annotated[int | None, typer.Option(
-            "--max-duration-ms", help="max_duration_ms override.")], None),
+            "--max-duration-ms", metavar="MS", help="max_duration_ms override.")], None),
         ("target_qps", Annotated[float | None, typer.Option(
-            "--target-qps", help="Server target / Offline expected QPS.")], None),
+            "--target-qps", metavar="QPS",
+            help="Server: target QPS; Offline: expected QPS (samples per second).")], None),
         ("expected_latency_ms", Annotated[float | None, typer.Option(
-            "--expected-latency-ms", help="SingleStream/MultiStream expected latency.")], None),
-        ("min_queries", Annotated[int | None, typer.Option("--min-queries", help="min_query_count override.")], None),
+            "--expected-latency-ms", metavar="MS",
+            help="SingleStream/MultiStream expected latency (ms).")], None),
+        ("min_queries", Annotated[int | None, typer.Option(
+            "--min-queries", metavar="N", help="min_query_count override."
+        )], None),
         ("timeout_s", Annotated[float | None, typer.Option(
-            "--timeout-s", help="Give up on a stuck SUT after this.")], None),
+            "--timeout-s", metavar="SECONDS", help="Give up on a stuck SUT after this many seconds.")], None),
         ("drain_s", Annotated[float, typer.Option(
-            "--drain-s", min=0, help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),
+            "--drain-s", metavar="SECONDS", min=0,
+            help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),
         ("full", Annotated[bool, typer.Option(
             "--full", hidden=True, help="No effect: mlperf.conf's durations are the default.")], False),
         ("no_trace", Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")], False),

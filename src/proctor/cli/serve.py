@@ -11,11 +11,14 @@ from typing import Annotated
 import typer
 
 from proctor.cli import output
-from proctor.cli.apps import app
+from proctor.cli.apps import app, examples
 from proctor.errors import ConfigError
 
 serve_app = typer.Typer(
-    help="Serve a model or SUT over the network (loopback by default).", no_args_is_help=True, rich_markup_mode=None
+    help="Serve a model or SUT over the network (loopback by default).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    epilog=examples("proctor serve llm --port 8000", "proctor serve node --sut digits --port 8001"),
 )
 app.add_typer(serve_app, name="serve")
 
@@ -29,23 +32,55 @@ def _register_node() -> None:
 _register_node()
 
 
-@serve_app.command("llm")
+@serve_app.command(
+    "llm",
+    epilog=examples(
+        "proctor serve llm --port 8000",
+        "proctor serve llm --port 0 --ttft-ms 80 --tpot-ms 8 --faults 429=0.1,stall=0.05",
+    ),
+)
 def serve_llm_cmd(
-    host: Annotated[str, typer.Option(help="address to bind (loopback unless you mean otherwise)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one (printed)")] = 8000,
-    ttft_ms: Annotated[float, typer.Option(help="time to first token injected per request (ms)")] = 40.0,
-    tpot_ms: Annotated[float, typer.Option(help="time per further output token (ms)")] = 4.0,
-    prefill_us_per_token: Annotated[float, typer.Option(help="extra TTFT per prompt token (us)")] = 0.0,
-    chunk: Annotated[str, typer.Option(help="tokens per SSE chunk after the first: N or LO-HI")] = "1",
-    jitter_ms: Annotated[float, typer.Option(help="uniform extra delay per request (ms)")] = 0.0,
-    timing: Annotated[str, typer.Option(help="exact (known per-request truth) or batch (shared decode steps)")] = "exact",
-    batch_cost_us: Annotated[float, typer.Option(help="batch timing: step time per running request (us)")] = 0.0,
-    usage: Annotated[str, typer.Option(help="usage record: separate chunk, on the final chunk, or none")] = "separate",
+    host: Annotated[
+        str, typer.Option(metavar="HOST", help="address to bind (loopback unless you mean otherwise)")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="PORT", help="TCP port; 0 picks a free one (printed)")] = 8000,
+    ttft_ms: Annotated[
+        float, typer.Option(metavar="MS", help="time to first token injected per request (ms)")
+    ] = 40.0,
+    tpot_ms: Annotated[float, typer.Option(metavar="MS", help="time per further output token (ms)")] = 4.0,
+    prefill_us_per_token: Annotated[
+        float, typer.Option(metavar="US", help="extra TTFT per prompt token (us)")
+    ] = 0.0,
+    chunk: Annotated[
+        str, typer.Option(metavar="N|LO-HI", help="tokens per SSE chunk after the first: N or LO-HI")
+    ] = "1",
+    jitter_ms: Annotated[
+        float, typer.Option(metavar="MS", help="uniform extra delay per request (ms)")
+    ] = 0.0,
+    timing: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE", help="exact (known per-request truth) or batch (shared decode steps)"
+        ),
+    ] = "exact",
+    batch_cost_us: Annotated[
+        float, typer.Option(metavar="US", help="batch timing: step time per running request (us)")
+    ] = 0.0,
+    usage: Annotated[
+        str, typer.Option(metavar="MODE", help="usage record: separate chunk, on the final chunk, or none")
+    ] = "separate",
     done: Annotated[bool, typer.Option("--done/--no-done", help="end streams with data: [DONE]")] = True,
-    faults: Annotated[str, typer.Option(help="injected faults, e.g. 429=0.1,500=0.05,stall=0.05,drop=0.05,stall_s=30")] = "",
-    model_name: Annotated[str, typer.Option(help="the model name the server reports")] = "proctor-tiny",
-    vocab: Annotated[int, typer.Option(help="vocabulary size of the tiny model")] = 1024,
-    seed: Annotated[int, typer.Option(help="model and fault seed")] = 0,
+    faults: Annotated[
+        str,
+        typer.Option(
+            metavar="SPEC", help="injected faults, e.g. 429=0.1,500=0.05,stall=0.05,drop=0.05,stall_s=30"
+        ),
+    ] = "",
+    model_name: Annotated[
+        str, typer.Option(metavar="NAME", help="the model name the server reports")
+    ] = "proctor-tiny",
+    vocab: Annotated[int, typer.Option(metavar="N", help="vocabulary size of the tiny model")] = 1024,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="model and fault seed")] = 0,
 ) -> None:
     """An OpenAI-compatible streaming LLM server around a tiny deterministic model, with known timing."""
     import asyncio

@@ -7,19 +7,36 @@ from __future__ import annotations
 
 import typer
 
+from proctor.cli.apps import examples
 from proctor.errors import ProctorError
 
 
 def register(serve_app: typer.Typer) -> None:
-    @serve_app.command("node")
-    def node(
-        sut: str = typer.Option("digits", "--sut", help="The SUT to serve, as for run: NAME[:k=v,...]."),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
-        port: int = typer.Option(8001, "--port", min=0, max=65535, help="Port to bind (0: any free one)."),
-        name: str | None = typer.Option(
-            None, "--name", help="This node's unique name (default: SUT name@host:port)."
+    @serve_app.command(
+        "node",
+        epilog=examples(
+            "proctor serve node --sut digits --port 8001",
+            "proctor serve node --sut synthetic:service_us=200 --port 8002 --name node-b",
         ),
-        model: str | None = typer.Option(None, "--model", help="V2 model name (default: the SUT's name)."),
+    )
+    def node(
+        sut: str = typer.Option(
+            "digits", "--sut", metavar="SPEC", help="The SUT to serve, as for run: NAME[:k=v,...]."
+        ),
+        host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="Address to bind."),
+        port: int = typer.Option(
+            8001, "--port", min=0, max=65535, metavar="PORT", help="Port to bind (0: any free one)."
+        ),
+        name: str | None = typer.Option(
+            None, "--name", metavar="NAME", help="This node's unique name (default: SUT name@host:port)."
+        ),
+        model: str | None = typer.Option(
+            None, "--model-name", metavar="NAME", help="V2 model name (default: the SUT's name)."
+        ),
+        # the old spelling; --model-name is serve llm's (and `run --model` names the benchmark)
+        model_alias: str | None = typer.Option(
+            None, "--model", hidden=True, help="old spelling of --model-name"
+        ),
     ) -> None:
         """Serve a proctor SUT over KServe V2 REST (binary tensor extension and JSON) as one node
         of a Network-division SUT; stop with Ctrl-C."""
@@ -40,7 +57,7 @@ def register(serve_app: typer.Typer) -> None:
             )
 
         try:
-            node_server.serve(sut, host, port, name, model_name=model, on_ready=ready)
+            node_server.serve(sut, host, port, name, model_name=model or model_alias, on_ready=ready)
         except ProctorError as exc:
             output.fail(f"--sut {sut}: {exc}")
         except OSError as exc:

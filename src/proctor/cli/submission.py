@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from proctor.cli.apps import app
+from proctor.cli.apps import app, examples
 from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
@@ -28,29 +28,54 @@ submission_app = typer.Typer(
     help="Assemble an inference submission tree and prepare it for the official checker.",
     no_args_is_help=True,
     rich_markup_mode=None,
+    epilog=examples(
+        "proctor submission package RUNS_DIR -o SUBMISSION --submitter ACME --system system.json",
+        "proctor submission truncate-accuracy --input SUBMISSION --submitter ACME -o TRUNCATED",
+    ),
 )
 app.add_typer(submission_app, name="submission")
 
 
-@submission_app.command("truncate-accuracy")
+@submission_app.command(
+    "truncate-accuracy",
+    epilog=examples(
+        "proctor submission truncate-accuracy --input SUBMISSION --submitter ACME -o TRUNCATED",
+        "proctor submission truncate-accuracy --input SUBMISSION --submitter ACME --backup BACKUP",
+    ),
+)
 def truncate_cmd(
     input_dir: Annotated[
-        Path, typer.Option("--input", help="The submission root (holding closed/open/network).")
+        Path, typer.Option(
+            "--input", metavar="DIR", help="The submission root (holding closed/open/network)."
+        )
     ],
-    submitter: Annotated[str, typer.Option("--submitter", help="Only this submitter's folders.")],
+    submitter: Annotated[
+        str, typer.Option("--submitter", metavar="NAME", help="Only this submitter's folders.")
+    ],
     output: Annotated[
         Path | None,
-        typer.Option("--output", help="Write a truncated copy here (a new folder); the input stays."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="DIR",
+            help="Write a truncated copy here (a new folder); the input stays.",
+        ),
     ] = None,
     backup: Annotated[
         Path | None,
         typer.Option(
-            "--backup", help="Truncate in place, saving each original accuracy log under this folder."
+            "--backup",
+            metavar="DIR",
+            help="Truncate in place, saving each original accuracy log under this folder.",
         ),
     ] = None,
     scenarios_to_skip: Annotated[
         str | None,
-        typer.Option("--scenarios-to-skip", help="Comma-separated scenario folders to leave alone."),
+        typer.Option(
+            "--scenarios-to-skip",
+            metavar="SCENARIO,...",
+            help="Comma-separated scenario folders to leave alone.",
+        ),
     ] = None,
 ) -> None:
     """Truncate accuracy logs to the checker's size limit, appending each full log's hash to accuracy.txt."""
@@ -88,23 +113,41 @@ def truncate_cmd(
     raise typer.Exit(EXIT_INVALID if report.problems else EXIT_OK)
 
 
-@submission_app.command("package")
+@submission_app.command(
+    "package",
+    epilog=examples(
+        "proctor submission package RUNS_DIR -o SUBMISSION --submitter ACME --system system.json",
+        "proctor submission package RUNS_DIR -o OPEN --submitter ACME --system sys.json --division open",
+    ),
+)
 def package_cmd(
     runs: Annotated[
-        Path, typer.Argument(help="A folder of proctor runs (see `proctor submission package --help`).")
+        Path, typer.Argument(
+            metavar="RUNS_DIR", help="A folder of proctor runs (see `proctor submission package --help`)."
+        )
     ],
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="The submission root to write (a new folder).")
+        Path, typer.Option(
+            "-o", "--output", metavar="DIR", help="The submission root to write (a new folder)."
+        )
     ],
     submitter: Annotated[
-        str, typer.Option("--submitter", help="The submitter's name (the folder under the division).")
+        str, typer.Option(
+            "--submitter", metavar="NAME", help="The submitter's name (the folder under the division)."
+        )
     ],
     system: Annotated[
-        Path, typer.Option("--system", help="The system description JSON (systems/<name>.json).")
+        Path, typer.Option(
+            "--system", metavar="FILE", help="The system description JSON (systems/<name>.json)."
+        )
     ],
-    division: Annotated[str, typer.Option("--division", help="closed, network or open.")] = "closed",
+    division: Annotated[
+        str, typer.Option("--division", metavar="DIVISION", help="closed, network or open.")
+    ] = "closed",
     version: Annotated[
-        str, typer.Option("--round", help=f"Round whose layout to write ({', '.join(ROUNDS)}).")
+        str, typer.Option(
+            "--round", metavar="ROUND", help=f"Round whose layout to write ({', '.join(ROUNDS)})."
+        )
     ] = CURRENT_ROUND,
     check: Annotated[
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from proctor.cli import output
-from proctor.cli.apps import training_app
+from proctor.cli.apps import examples, training_app
 
 
 def _dumps(obj: object) -> str:
@@ -37,14 +37,25 @@ def _readable_file(path: Path) -> None:
         output.fail(f"{path} is not a regular file: give a training result log (result_*.txt)")
 
 
-@training_app.command("check-log")
+@training_app.command(
+    "check-log",
+    epilog=examples(
+        "proctor training check-log result_0.txt --ruleset 6.1.0",
+        "proctor training check-log results/sys/bert/result_*.txt --json",
+    ),
+)
 def check_log(
     files: Annotated[
-        list[Path], typer.Argument(help="training result logs (result_*.txt)", exists=True, dir_okay=False)
+        list[Path], typer.Argument(
+            metavar="FILE", help="training result logs (result_*.txt)", exists=True, dir_okay=False
+        )
     ],
     ruleset: Annotated[
         str | None,
-        typer.Option(help="training ruleset, e.g. 6.1.0 (default: the newest; an unknown one lists the known)"),
+        typer.Option(
+            metavar="VERSION",
+            help="training ruleset, e.g. 6.1.0 (default: the newest; an unknown one lists the known)",
+        ),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="one JSON object per file")] = False,
 ) -> None:
@@ -82,10 +93,18 @@ def check_log(
     raise typer.Exit(output.EXIT_OK if ok else output.EXIT_INVALID)
 
 
-@training_app.command("check-seeds")
+@training_app.command(
+    "check-seeds",
+    epilog=examples(
+        "proctor training check-seeds results/sys/bert",
+        "proctor training check-seeds results/sys/bert --json",
+    ),
+)
 def check_seeds_cmd(
     directory: Annotated[
-        Path, typer.Argument(help="a benchmark directory holding result_*.txt", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="a benchmark directory holding result_*.txt", exists=True, file_okay=False
+        )
     ],
     json: Annotated[bool, typer.Option("--json", help="print the findings as JSON")] = False,
 ) -> None:

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from proctor.cli import output
-from proctor.cli.apps import training_app
+from proctor.cli.apps import examples, training_app
 from proctor.errors import ProctorError
 
 if TYPE_CHECKING:
     from proctor.training.benchmarks import TrainingBenchmark
 
-Ruleset = Annotated[str, typer.Option(help="training ruleset, e.g. 6.1.0")]
+Ruleset = Annotated[str, typer.Option(metavar="VERSION", help="training ruleset, e.g. 6.1.0")]
 Json = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
 Official = Annotated[
     bool,
@@ -38,6 +38,7 @@ ExtraRuns = Annotated[
     typer.Option(
         "--extra-benchmark",
         hidden=True,
+        metavar="BENCH=N",
         help="BENCH=N: N runs for a registered benchmark outside the ruleset (e.g. digits_train=3)",
     ),
 ]
@@ -101,10 +102,18 @@ def _dirs(directory: Path) -> list[Path]:
     return dirs
 
 
-@training_app.command("check-rcp")
+@training_app.command(
+    "check-rcp",
+    epilog=examples(
+        "proctor training check-rcp results/sys/bert",
+        "proctor training check-rcp SUBMISSION --bert-train-samples --json",
+    ),
+)
 def check_rcp_cmd(
     directory: Annotated[
-        Path, typer.Argument(help="benchmark folder, system folder or package", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
+        )
     ],
     ruleset: Ruleset = "6.1.0",
     rcp_bypass: Annotated[
@@ -114,6 +123,7 @@ def check_rcp_cmd(
         Path | None,
         typer.Option(
             "--custom-rcps",
+            metavar="FILE",
             help="RCP JSON (official format) to use instead of the shipped tables",
             exists=True,
             dir_okay=False,
@@ -189,24 +199,40 @@ def _code(ok: bool) -> int:
     return output.EXIT_OK if ok else output.EXIT_INVALID
 
 
-@training_app.command("score")
+@training_app.command(
+    "score",
+    epilog=examples(
+        "proctor training score results/sys",
+        "proctor training score SUBMISSION --reference bert=20.5 --weight bert=2 --json",
+    ),
+)
 def score_cmd(
     directory: Annotated[
-        Path, typer.Argument(help="benchmark folder, system folder or package", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
+        )
     ],
     ruleset: Ruleset = "6.1.0",
-    runs: Annotated[int | None, typer.Option(help="N for a benchmark without a rules entry")] = None,
+    runs: Annotated[
+        int | None, typer.Option(metavar="N", help="N for a benchmark without a rules entry")
+    ] = None,
     reference: Annotated[
-        list[str] | None, typer.Option(help="BENCH=MINUTES reference result to normalize to (repeatable)")
+        list[str] | None, typer.Option(
+            metavar="BENCH=MINUTES", help="BENCH=MINUTES reference result to normalize to (repeatable)"
+        )
     ] = None,
     weight: Annotated[
         list[str] | None,
-        typer.Option(help="BENCH=W weight of the geometric mean of normalized scores (repeatable)"),
+        typer.Option(
+            metavar="BENCH=W", help="BENCH=W weight of the geometric mean of normalized scores (repeatable)"
+        ),
     ] = None,
     model_flops: Annotated[
-        float | None, typer.Option(help="model tensor FLOPs of one run (utilization)")
+        float | None, typer.Option(metavar="FLOPS", help="model tensor FLOPs of one run (utilization)")
     ] = None,
-    peak_flops: Annotated[float | None, typer.Option(help="peak system tensor FLOP/s (utilization)")] = None,
+    peak_flops: Annotated[
+        float | None, typer.Option(metavar="FLOP_PER_S", help="peak system tensor FLOP/s (utilization)")
+    ] = None,
     compliance: Annotated[bool, typer.Option(help="count non-compliant runs as non-converging")] = False,
     no_scaling: Annotated[bool, typer.Option("--no-scaling", help="ignore scaling.json")] = False,
     json: Json = False,
@@ -295,16 +321,48 @@ def _pairs(items: list[str] | None, opt: str) -> dict[str, float]:
     return out
 
 
-@training_app.command("check-package")
+@training_app.command(
+    "check-package",
+    epilog=examples(
+        "proctor training check-package SUBMISSION",
+        "proctor training check-package SUBMISSION --ruleset 5.0.0 --set-scaling --json",
+    ),
+)
 def check_package_cmd(
     directory: Annotated[
-        Path, typer.Argument(help="submission package (systems/, results/)", exists=True, file_okay=False)
+        Path, typer.Argument(
+            metavar="DIR", help="submission package (systems/, results/)", exists=True, file_okay=False
+        )
     ],
     ruleset: Ruleset = "6.1.0",
-    rcp_bypass: Annotated[bool, typer.Option("--rcp-bypass")] = False,
-    seed_checker_bypass: Annotated[bool, typer.Option("--seed-checker-bypass")] = False,
-    bert_train_samples: Annotated[bool, typer.Option("--rcp-bert-train-samples")] = False,
-    custom_rcps: Annotated[Path | None, typer.Option("--custom-rcps", exists=True, dir_okay=False)] = None,
+    rcp_bypass: Annotated[
+        bool, typer.Option(
+            "--rcp-bypass", help="a failing RCP test passes, flagged (as check-rcp --rcp-bypass)"
+        )
+    ] = False,
+    seed_checker_bypass: Annotated[
+        bool, typer.Option("--seed-checker-bypass", help="a failing seed check passes, flagged")
+    ] = False,
+    bert_train_samples: Annotated[
+        bool, typer.Option("--bert-train-samples", help="bert: convergence from train_samples")
+    ] = False,
+    # the old spelling (the official package checker's --rcp_bert_train_samples), kept for scripts
+    rcp_bert_train_samples: Annotated[
+        bool,
+        typer.Option(
+            "--rcp-bert-train-samples", hidden=True, help="old spelling of --bert-train-samples"
+        ),
+    ] = False,
+    custom_rcps: Annotated[
+        Path | None,
+        typer.Option(
+            "--custom-rcps",
+            metavar="FILE",
+            help="RCP JSON (official format) to use instead of the shipped tables",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
     set_scaling: Annotated[bool, typer.Option("--set-scaling", help="write scaling.json files")] = False,
     extra_benchmark: ExtraRuns = None,
     official_stats: Official = False,
@@ -327,7 +385,7 @@ def check_package_cmd(
             ruleset,
             rcp_bypass=rcp_bypass,
             seed_bypass=seed_checker_bypass,
-            unit="train_samples" if bert_train_samples else "auto",
+            unit="train_samples" if bert_train_samples or rcp_bert_train_samples else "auto",
             set_scaling=set_scaling,
             policy="official" if official_stats else "rules",
             custom_rcps=custom_rcps,
@@ -350,17 +408,26 @@ def check_package_cmd(
     raise typer.Exit(_code(rep.valid))
 
 
-@training_app.command("summarize")
+@training_app.command(
+    "summarize",
+    epilog=examples(
+        "proctor training summarize SUBMISSION",
+        "proctor training summarize SUB1 SUB2 --csv -o summary.csv",
+    ),
+)
 def summarize_cmd(
     directories: Annotated[
-        list[Path], typer.Argument(help="submission folders", exists=True, file_okay=False)
+        list[Path], typer.Argument(metavar="DIR", help="submission folders", exists=True, file_okay=False)
     ],
     ruleset: Ruleset = "6.1.0",
     as_csv: Annotated[bool, typer.Option("--csv", help="print the summary as CSV")] = False,
     output_file: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--output", help="also write FILE (CSV), FILE_detailed.csv, FILE.json, FILE_detailed.json"
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="also write FILE (CSV), FILE_detailed.csv, FILE.json, FILE_detailed.json",
         ),
     ] = None,
     official_stats: Official = False,

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from proctor.cli.apps import app, training_app
+from proctor.cli.apps import app, examples, training_app
 from proctor.cli.output import EXIT_INVALID, EXIT_OK, console, fail, interrupted, print_table
 from proctor.errors import ProctorError, RunError
 
@@ -26,10 +26,17 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-@app.command("demo")
+@app.command(
+    "demo",
+    epilog=examples(
+        "proctor demo",
+        "proctor demo --quick -o demo",
+        "proctor demo --full --json",
+    ),
+)
 def demo_cmd(
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="folder for every log, check and table")
+        Path, typer.Option("--output", "-o", metavar="DIR", help="folder for every log, check and table")
     ] = Path("proctor-demo"),
     full: Annotated[
         bool,
@@ -39,9 +46,11 @@ def demo_cmd(
     ] = False,
     quick: Annotated[bool, typer.Option("--quick", help="a much shorter demo (tests, smoke checks)")] = False,
     training_runs: Annotated[
-        int | None, typer.Option(help="training runs (default: the benchmark's N)")
+        int | None, typer.Option(metavar="N", help="training runs (default: the benchmark's N)")
     ] = None,
-    backend: Annotated[str, typer.Option(help="digits_train backend: sklearn or torch")] = "sklearn",
+    backend: Annotated[
+        str, typer.Option(metavar="BACKEND", help="digits_train backend: sklearn or torch")
+    ] = "sklearn",
     json_out: Annotated[bool, typer.Option("--json", help="print the final table as JSON")] = False,
 ) -> None:
     """One benchmark round on the reference workloads: inference digits (Offline, Server, SingleStream
@@ -93,18 +102,37 @@ def demo_cmd(
     raise typer.Exit(EXIT_OK if report.as_expected else EXIT_INVALID)
 
 
-@training_app.command("train")
+@training_app.command(
+    "train",
+    epilog=examples(
+        "proctor training train -o pkg/results/sys/digits_train",
+        "proctor training train -o bench --runs 5 --batch-size 128 --base-seed 3",
+    ),
+)
 def train_cmd(
-    output: Annotated[Path, typer.Argument(help="benchmark folder: result_<i>.txt are written here")],
-    runs: Annotated[int | None, typer.Option(help="number of runs (default: the benchmark's N)")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="global batch size")] = None,
-    backend: Annotated[str, typer.Option(help="sklearn (default) or torch")] = "sklearn",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", metavar="DIR", help="benchmark folder: result_<i>.txt are written here"
+        ),
+    ] = None,
+    # the old form, the folder as a positional DIR, kept for scripts
+    output_arg: Annotated[
+        Path | None, typer.Argument(hidden=True, metavar="DIR", help="old form of -o/--output DIR")
+    ] = None,
+    runs: Annotated[
+        int | None, typer.Option(metavar="N", help="number of runs (default: the benchmark's N)")
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(metavar="N", help="global batch size")] = None,
+    backend: Annotated[str, typer.Option(metavar="BACKEND", help="sklearn (default) or torch")] = "sklearn",
     nproc: Annotated[
-        int, typer.Option(help="processes per run; >1 runs torch DDP under torchrun (gloo)")
+        int, typer.Option(metavar="N", help="processes per run; >1 runs torch DDP under torchrun (gloo)")
     ] = 1,
-    base_seed: Annotated[int, typer.Option(help="the seeds of the runs are drawn from it")] = 1,
-    division: Annotated[str, typer.Option(help="closed or open")] = "closed",
-    benchmark: Annotated[str, typer.Option(help="reference workload")] = "digits_train",
+    base_seed: Annotated[
+        int, typer.Option(metavar="SEED", help="the seeds of the runs are drawn from it")
+    ] = 1,
+    division: Annotated[str, typer.Option(metavar="DIVISION", help="closed or open")] = "closed",
+    benchmark: Annotated[str, typer.Option(metavar="NAME", help="reference workload")] = "digits_train",
 ) -> None:
     """Run N training runs of a reference workload into a results folder (results/<system>/<benchmark>)."""
     from proctor.workloads.digits_train import BENCHMARK, DEFAULT_BATCH_SIZE, RUNS_PER_SUBMISSION
@@ -112,6 +140,11 @@ def train_cmd(
 
     if benchmark != BENCHMARK:
         raise typer.BadParameter(f"unknown reference workload {benchmark!r}; known: {BENCHMARK}")
+    if output is not None and output_arg is not None:
+        fail(f"give the benchmark folder once: -o/--output {output} or {output_arg}, not both")
+    output = output if output is not None else output_arg
+    if output is None:
+        fail("missing option -o/--output DIR: the benchmark folder the result_<i>.txt are written to")
     n = runs or RUNS_PER_SUBMISSION
     bs = batch_size or DEFAULT_BATCH_SIZE
     out = console()
@@ -134,15 +167,25 @@ def train_cmd(
             fail(f"{output}: {exc}")
 
 
-@training_app.command("reference-rcps")
+@training_app.command(
+    "reference-rcps",
+    epilog=examples(
+        "proctor training reference-rcps -o rcps.json",
+        "proctor training reference-rcps -o rcps.json --batch-sizes 64,128 --runs 10",
+    ),
+)
 def reference_rcps_cmd(
-    output: Annotated[Path, typer.Option("--output", "-o", help="RCP JSON to write")] = Path(
+    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="RCP JSON to write")] = Path(
         "rcps_digits_train.json"
     ),
-    batch_sizes: Annotated[str, typer.Option(help="comma-separated global batch sizes")] = "32,64,128",
-    runs: Annotated[int | None, typer.Option(help="runs per batch size (default 2N)")] = None,
-    backend: Annotated[str, typer.Option(help="sklearn or torch")] = "sklearn",
-    base_seed: Annotated[int | None, typer.Option(help="seed stream of the reference runs")] = None,
+    batch_sizes: Annotated[
+        str, typer.Option(metavar="N,N,...", help="comma-separated global batch sizes")
+    ] = "32,64,128",
+    runs: Annotated[int | None, typer.Option(metavar="N", help="runs per batch size (default 2N)")] = None,
+    backend: Annotated[str, typer.Option(metavar="BACKEND", help="sklearn or torch")] = "sklearn",
+    base_seed: Annotated[
+        int | None, typer.Option(metavar="SEED", help="seed stream of the reference runs")
+    ] = None,
 ) -> None:
     """Run the digits_train reference 2N times per batch size and write RCPs in the official JSON format."""
     from proctor.workloads.digits_train import RUNS_PER_SUBMISSION
