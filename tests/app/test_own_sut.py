@@ -172,6 +172,18 @@ def test_a_numpy_count_and_a_good_pair_pass():
     check_sut_qsl(_Sut(), _qsl(total_sample_count=np.int64(8)))
     check_sut_qsl(_Sut(), proctor.SimpleQSL(3))
 
+    class Arrays:  # an ArraySUT is issued through issue_query_arrays: it needs no issue_query
+        def issue_query_arrays(self, ids, indices):
+            pass
+
+        def flush_queries(self):
+            pass
+
+    check_sut_qsl(Arrays(), proctor.SimpleQSL(3))
+    del Arrays.issue_query_arrays
+    with pytest.raises(ConfigError, match="no issue_query"):
+        check_sut_qsl(Arrays(), proctor.SimpleQSL(3))
+
 
 def test_run_test_refuses_a_missing_member_before_writing_logs(tmp_path):
     settings = proctor.TestSettings(

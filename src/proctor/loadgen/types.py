@@ -66,8 +66,8 @@ class SystemUnderTest(Protocol):
     `issue_query` may also complete through the sink the engine handed it (`sink.StartableSUT`) or
     the module functions `query_samples_complete` / `complete_arrays` (and `first_token_complete`
     in token runs). Optional capabilities are the protocols below and in `sink`: `NamedSUT`,
-    `ArraySUT` (the engine then calls `issue_query_arrays` and builds no Python object per
-    sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT` (it reports first
+    `ArraySUT` (the engine then calls `issue_query_arrays` instead of `issue_query` and builds no
+    Python object per sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT` (it reports first
     tokens, so token-latency runs can use it), `CompletionIssuingSUT`, `sink.StartableSUT` and
     `sink.ReportingSUT`.
     """
@@ -166,7 +166,7 @@ def qsl_name(qsl: object) -> str:
     return printable(qsl.name if isinstance(qsl, NamedQSL) else type(qsl).__name__, SUT_NAME_LIMIT)
 
 
-_SUT_NEEDS = (("issue_query", True), ("flush_queries", True))
+_SUT_NEEDS = (("issue_query", True), ("flush_queries", True))  # issue_query first: an ArraySUT may lack it
 _QSL_NEEDS = (("total_sample_count", False), ("performance_sample_count", False),
               ("load_samples", True), ("unload_samples", True))
 
@@ -207,6 +207,8 @@ def check_sut_qsl(sut: object, qsl: object, source: str = "") -> None:
          "total_sample_count, performance_sample_count, load_samples(indices) and unload_samples(indices); "
          "or use proctor.SimpleQSL(total_sample_count)"),
     ):
+        if obj is sut and callable(getattr(sut, "issue_query_arrays", None)):
+            needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead
         wrong = _missing(obj, needs)
         if wrong:
             raise ConfigError(
