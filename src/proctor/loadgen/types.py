@@ -166,12 +166,13 @@ def qsl_name(qsl: object) -> str:
     return printable(qsl.name if isinstance(qsl, NamedQSL) else type(qsl).__name__, SUT_NAME_LIMIT)
 
 
-_SUT_NEEDS = (("issue_query", True), ("flush_queries", True))  # issue_query first: an ArraySUT may lack it
-_QSL_NEEDS = (("total_sample_count", False), ("performance_sample_count", False),
-              ("load_samples", True), ("unload_samples", True))
+_Needs = tuple[tuple[str, bool], ...]  # (member, is a method)
+_SUT_NEEDS: _Needs = (("issue_query", True), ("flush_queries", True))  # issue_query first: an ArraySUT may lack it
+_QSL_NEEDS: _Needs = (("total_sample_count", False), ("performance_sample_count", False),
+                      ("load_samples", True), ("unload_samples", True))
 
 
-def _missing(obj: object, needs: tuple[tuple[str, bool], ...]) -> list[str]:
+def _missing(obj: object, needs: _Needs) -> list[str]:
     """The members `obj` lacks (or has in the wrong form: a method not callable, a count not an int >= 1)."""
     wrong = []
     for member, method in needs:
@@ -207,7 +208,7 @@ def check_sut_qsl(sut: object, qsl: object, source: str = "") -> None:
          "total_sample_count, performance_sample_count, load_samples(indices) and unload_samples(indices); "
          "or use proctor.SimpleQSL(total_sample_count)"),
     ):
-        if obj is sut and callable(getattr(sut, "issue_query_arrays", None)):
+        if what == "SUT" and callable(getattr(sut, "issue_query_arrays", None)):
             needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead
         wrong = _missing(obj, needs)
         if wrong:
