@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import proctor
+
 
 def test_version(cli):
     r = cli("--version")
@@ -39,6 +41,7 @@ def test_a_bug_is_one_line_exit_70(cli, monkeypatch):
     assert r.rc == 70, r
     assert r.err.strip().splitlines() == [r.err.strip()]
     assert "internal error: ZeroDivisionError: a bug" in r.err and "--debug" in r.err
+    assert f"a bug in proctor {proctor.__version__}: please report it" in r.err  # says how to report it
     r = cli("--debug", "early-stopping", "--percentile", "90", "--queries", "10000")
     assert r.rc == 70 and "Traceback" in r.err
 
