@@ -27,8 +27,16 @@ if TYPE_CHECKING:
     from proctor.findings import Finding, Severity
     from proctor.loadgen.completion import complete_arrays, first_token_complete, query_samples_complete
     from proctor.loadgen.engine import RunOutcome, run_test
+    from proctor.loadgen.qsl import SimpleQSL
     from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
-    from proctor.loadgen.types import QuerySample, QuerySampleLibrary, QuerySampleResponse, Scenario, TestMode
+    from proctor.loadgen.types import (
+        QuerySample,
+        QuerySampleLibrary,
+        QuerySampleResponse,
+        Scenario,
+        SystemUnderTest,
+        TestMode,
+    )
     from proctor.training.compliance import check_file as check_log
 
 # public name -> "module:attribute"
@@ -43,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "QuerySample": "proctor.loadgen.types:QuerySample",
     "QuerySampleResponse": "proctor.loadgen.types:QuerySampleResponse",
     "QuerySampleLibrary": "proctor.loadgen.types:QuerySampleLibrary",
+    "SystemUnderTest": "proctor.loadgen.types:SystemUnderTest",
+    "SimpleQSL": "proctor.loadgen.qsl:SimpleQSL",
     "query_samples_complete": "proctor.loadgen.completion:query_samples_complete",
     "first_token_complete": "proctor.loadgen.completion:first_token_complete",
     "complete_arrays": "proctor.loadgen.completion:complete_arrays",
@@ -69,6 +79,8 @@ __all__ = [
     "QuerySample",
     "QuerySampleResponse",
     "QuerySampleLibrary",
+    "SystemUnderTest",
+    "SimpleQSL",
     "query_samples_complete",
     "first_token_complete",
     "complete_arrays",

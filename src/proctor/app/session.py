@@ -19,7 +19,14 @@ from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
-from proctor.loadgen.types import ClosableSUT, QuerySampleLibrary, Scenario, SystemUnderTest, TestMode
+from proctor.loadgen.types import (
+    ClosableSUT,
+    QuerySampleLibrary,
+    Scenario,
+    SystemUnderTest,
+    TestMode,
+    check_sut_qsl,
+)
 
 if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
@@ -71,6 +78,11 @@ def build_sut(spec: str) -> tuple[SystemUnderTest, QuerySampleLibrary]:
     from proctor.suts import registry
 
     sut, qsl = registry.build(spec)
+    try:
+        check_sut_qsl(sut, qsl, f"--sut {spec}")
+    except ConfigError:
+        close_sut(sut)
+        raise
     return sut, qsl
 
 
@@ -98,6 +110,7 @@ def run(
     mark, the SUT's report) by the engine before they close. The SUT is closed after the run unless
     `close` is False (the caller then owns its end)."""
     try:
+        check_sut_qsl(sut, qsl)
         if engine == Engine.OFFICIAL:
             from proctor.compat.official_engine import run_official
 

@@ -104,7 +104,8 @@ def run(argv: list[str] | None = None) -> int:
         if output.debug():
             traceback.print_exc()
         output.error_line(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback and report it)"
+            f"internal error: {type(exc).__name__}: {exc} (a bug in proctor {__version__}: please report it with "
+            "the command line and the traceback that rerunning with --debug prints)"
         )
         return output.EXIT_INTERNAL
     return int(rc or 0) if isinstance(rc, int) else 0

@@ -1,7 +1,8 @@
 """Commands: `proctor submission truncate-accuracy` and `proctor submission package`.
 
-Bad input (a missing folder, an existing output folder, neither --output nor --backup) is one error
-line and exit 2; `package --check` exits 1 when the assembled tree fails the checker.
+Bad input (a missing folder, an existing output folder, neither --output nor --backup, no folder of
+the --submitter) is one error line and exit 2; truncate-accuracy with nothing to truncate is a
+success (exit 0) that says so; `package --check` exits 1 when the assembled tree fails the checker.
 """
 
 from __future__ import annotations
@@ -78,8 +79,12 @@ def truncate_cmd(
         ),
     ] = None,
 ) -> None:
-    """Truncate accuracy logs to the checker's size limit, appending each full log's hash to accuracy.txt."""
-    from proctor.submission.truncate import TruncateError, copy_submission, truncate_tree
+    """Truncate accuracy logs to the checker's size limit, appending each full log's hash to accuracy.txt.
+
+    Exit 0 when every log is done, nothing needing truncation included (it says so); 1 when a log
+    could not be processed; 2 when the input is wrong (no folder of that submitter, among others).
+    """
+    from proctor.submission.truncate import TruncateError, copy_submission, submitter_folders, truncate_tree
 
     if output is None and backup is None:
         fail(
@@ -87,6 +92,12 @@ def truncate_cmd(
         )
     if not input_dir.is_dir():
         fail(f"--input {input_dir}: not a folder; give the submission root holding closed/open/network")
+    mine, seen = submitter_folders(input_dir, submitter)
+    if not mine:  # the official script does nothing and exits 0: a misspelt name would pass unnoticed
+        fail(
+            f"--submitter {submitter}: no closed/, open/ or network/ folder of {input_dir} holds it"
+            + (f" (submitters there: {', '.join(seen[:10])})" if seen else "")
+        )
     root = input_dir
     if output is not None:
         try:
@@ -110,6 +121,14 @@ def truncate_cmd(
         "keep the originals in case MLCommons asks for the full logs",
         markup=False,
     )
+    if not report.truncated and not report.problems:  # a no-op is a success, said as one
+        out.print(
+            f"nothing needed truncating: {submitter}'s {len(report.skipped)} accuracy log(s) are all within "
+            "the limit with their hash in accuracy.txt, or have none to truncate"
+            if report.skipped
+            else f"nothing needed truncating: no accuracy log under {submitter}'s results/",
+            markup=False,
+        )
     raise typer.Exit(EXIT_INVALID if report.problems else EXIT_OK)
 
 

@@ -60,7 +60,7 @@ import numpy as np
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
-from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse
+from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse, qsl_name
 from proctor.suts.params import param, takes
 from proctor.untrusted_text import printable
 from proctor.wire import compression
@@ -147,7 +147,7 @@ class NetworkQSL:
 
     @property
     def name(self) -> str:
-        return f"{self.inner.name}" + (f"+{self.codec.name}" if self.codec else "")
+        return qsl_name(self.inner) + (f"+{self.codec.name}" if self.codec else "")
 
     @property
     def total_sample_count(self) -> int:

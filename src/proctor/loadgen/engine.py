@@ -60,7 +60,15 @@ from proctor.loadgen.results import PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
 from proctor.loadgen.sink import ReportingSUT, StartableSUT
-from proctor.loadgen.types import QuerySampleLibrary, Scenario, SystemUnderTest, TestMode, sut_name
+from proctor.loadgen.types import (
+    QuerySampleLibrary,
+    Scenario,
+    SystemUnderTest,
+    TestMode,
+    check_sut_qsl,
+    qsl_name,
+    sut_name,
+)
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)
@@ -333,7 +341,7 @@ class Run:
         name_ns = time.perf_counter_ns() - t0
         self.log("sut_name", name)
         self.log("get_sut_name_duration_ns", name_ns)
-        self.log("qsl_name", self.qsl.name)
+        self.log("qsl_name", qsl_name(self.qsl))
         self.log("qsl_reported_total_count", int(self.qsl.total_sample_count))
         self.log("qsl_reported_performance_count", int(self.qsl.performance_sample_count))
         if self.audit_config is not None and Path(self.audit_config).is_file():  # as the official words it
@@ -874,6 +882,7 @@ def run_test(
     report is written into the logs before they close. The SUT is not closed here (the caller owns
     it; `proctor.app.session` closes it).
     """
+    check_sut_qsl(sut, qsl)  # a missing member is one line before the run, not an error inside it
     for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise ConfigError(f"must be a finite number >= 0, not {value}", key=key)

@@ -6,10 +6,12 @@ preallocated record arrays, so completing a sample is an array write and never a
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from proctor.errors import ConfigError
 from proctor.untrusted_text import printable
 
 if TYPE_CHECKING:  # annotations only: the CLI's option enums come from here and must not load numpy
@@ -50,15 +52,24 @@ class QuerySampleResponse:
 
 @runtime_checkable
 class SystemUnderTest(Protocol):
-    """What the engine drives: two methods. `issue_query` may complete inline or later, from any
-    thread, through the sink the engine handed it (`sink.StartableSUT`) or the module functions
-    `query_samples_complete` / `complete_arrays` (and `first_token_complete` in token runs).
+    """What the engine drives: two methods, nothing else required.
 
-    Optional capabilities are the protocols below and in `sink`: `NamedSUT` (its name in the logs;
-    default: the class name), `ArraySUT` (the engine then calls `issue_query_arrays` and builds no
-    Python object per sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT`
-    (it reports first tokens, so token-latency runs can use it), `CompletionIssuingSUT`,
-    `sink.StartableSUT` and `sink.ReportingSUT`.
+        issue_query(samples)  samples: a list of `QuerySample` (`.id`, the response id to answer
+                              with; `.index`, the sample's index in the QSL). Answer each, now or
+                              later and from any thread, with
+                              `proctor.query_samples_complete([proctor.QuerySampleResponse(s.id)])`.
+        flush_queries()       no more queries are coming for now (may do nothing).
+
+    A name is optional (`NamedSUT`: a `name` attribute; default: the class name). `proctor run
+    --sut FILE.py:make` checks both methods before the run and names any that is missing.
+
+    `issue_query` may also complete through the sink the engine handed it (`sink.StartableSUT`) or
+    the module functions `query_samples_complete` / `complete_arrays` (and `first_token_complete`
+    in token runs). Optional capabilities are the protocols below and in `sink`: `NamedSUT`,
+    `ArraySUT` (the engine then calls `issue_query_arrays` instead of `issue_query` and builds no
+    Python object per sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT` (it reports first
+    tokens, so token-latency runs can use it), `CompletionIssuingSUT`, `sink.StartableSUT` and
+    `sink.ReportingSUT`.
     """
 
     def issue_query(self, samples: list[QuerySample]) -> None: ...
@@ -118,8 +129,18 @@ class TokenSUT(Protocol):
 
 @runtime_checkable
 class QuerySampleLibrary(Protocol):
-    @property
-    def name(self) -> str: ...
+    """The samples a run draws from: two counts and two calls, nothing else required.
+
+        total_sample_count        int >= 1: the samples there are (indices 0 .. total-1)
+        performance_sample_count  int >= 1: how many fit in memory at once (a performance run
+                                  issues from a loaded set of this many)
+        load_samples(indices)     bring these indices into memory before they are issued
+        unload_samples(indices)   they are no longer needed
+
+    A name is optional (`NamedQSL`; default: the class name). A SUT that holds its own data can
+    use a ready-made one: `proctor.SimpleQSL(total_sample_count)`. `proctor run` checks the four
+    members before the run and names any that is missing.
+    """
 
     @property
     def total_sample_count(self) -> int: ...
@@ -132,6 +153,72 @@ class QuerySampleLibrary(Protocol):
     def unload_samples(self, indices: list[int]) -> None: ...
 
 
+@runtime_checkable
+class NamedQSL(Protocol):
+    """A QSL that names itself in the logs (`qsl_name`)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def qsl_name(qsl: object) -> str:
+    """The QSL's own name (`NamedQSL`), else its class name; one printable, bounded line."""
+    return printable(qsl.name if isinstance(qsl, NamedQSL) else type(qsl).__name__, SUT_NAME_LIMIT)
+
+
+_Needs = tuple[tuple[str, bool], ...]  # (member, is a method)
+_SUT_NEEDS: _Needs = (("issue_query", True), ("flush_queries", True))  # issue_query first: an ArraySUT may lack it
+_QSL_NEEDS: _Needs = (("total_sample_count", False), ("performance_sample_count", False),
+                      ("load_samples", True), ("unload_samples", True))
+
+
+def _missing(obj: object, needs: _Needs) -> list[str]:
+    """The members `obj` lacks (or has in the wrong form: a method not callable, a count not an int >= 1)."""
+    wrong = []
+    for member, method in needs:
+        try:
+            value = getattr(obj, member)
+        except AttributeError:
+            wrong.append(f"no {member}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - the user's property raised: name it, in one line
+            wrong.append(f"reading {member} raised {type(exc).__name__}: {printable(str(exc), 200)}")
+            continue
+        if method and not callable(value):
+            wrong.append(f"{member} is not callable")
+        elif not method and (isinstance(value, bool) or not _is_count(value)):
+            wrong.append(f"{member} must be an int >= 1, not {printable(repr(value), 60)}")
+    return wrong
+
+
+def _is_count(value: object) -> bool:
+    try:
+        return operator.index(value) >= 1  # type: ignore[arg-type]
+    except TypeError:
+        return False
+
+
+def check_sut_qsl(sut: object, qsl: object, source: str = "") -> None:
+    """Refuse, before the run, a SUT or QSL that lacks what the engine calls: one line naming the
+    missing members and the Protocol that lists them (a ConfigError; `source`: where the pair came
+    from, e.g. "--sut my_sut.py:make")."""
+    for obj, needs, what, protocol, hint in (
+        (sut, _SUT_NEEDS, "SUT", "SystemUnderTest", "issue_query(samples) and flush_queries()"),
+        (qsl, _QSL_NEEDS, "QSL", "QuerySampleLibrary",
+         "total_sample_count, performance_sample_count, load_samples(indices) and unload_samples(indices); "
+         "or use proctor.SimpleQSL(total_sample_count)"),
+    ):
+        if what == "SUT" and callable(getattr(sut, "issue_query_arrays", None)):
+            needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead
+        wrong = _missing(obj, needs)
+        if wrong:
+            raise ConfigError(
+                (f"{source}: " if source else "")
+                + f"the {what} ({printable(type(obj).__name__, 100)}): {'; '.join(wrong)}: a {protocol} "
+                f"needs {hint} (see help(proctor.{protocol}))"
+            )
+
+
 ResponseCallback = Any  # called with each QuerySampleResponse right before its data is copied
 
 
@@ -140,6 +227,7 @@ __all__ = [
     "ArraySUT",
     "ClosableSUT",
     "CompletionIssuingSUT",
+    "NamedQSL",
     "NamedSUT",
     "QuerySample",
     "QuerySampleLibrary",
@@ -149,5 +237,7 @@ __all__ = [
     "SystemUnderTest",
     "TestMode",
     "TokenSUT",
+    "check_sut_qsl",
+    "qsl_name",
     "sut_name",
 ]

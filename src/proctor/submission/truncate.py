@@ -90,6 +90,20 @@ def _is_endpoints(scenario_dir: Path) -> bool:
     return any((scenario_dir / n).exists() for n in ("config.yaml", "config.yml"))
 
 
+def submitter_folders(root: Path, submitter: str) -> tuple[list[Path], list[str]]:
+    """(the <division>/<submitter> folders of `submitter` under `root`, every submitter name seen there)."""
+    found: list[Path] = []
+    names: set[str] = set()
+    for division in _dirs(root):
+        if division.name not in DIVISIONS:
+            continue
+        for sub in _dirs(division):
+            names.add(sub.name)
+            if sub.name == submitter:
+                found.append(sub)
+    return found, sorted(names)
+
+
 def _targets(root: Path, submitter: str | None, skip: Iterable[str]) -> Iterable[tuple[Path, str | None]]:
     """(folder holding accuracy/, audit name or None) in the order the official walk visits them."""
     skip = set(skip)
