@@ -26,6 +26,7 @@ import numpy as np
 
 from proctor.errors import ConfigError
 from proctor.loadgen import completion
+from proctor.loadgen.qsl import SimpleQSL
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
 from proctor.suts.params import param, takes
@@ -36,28 +37,16 @@ MODES = ("sleep", "spin")
 COMPACT_MIN = 1 << 16  # issue calls above this many samples are queued compactly
 
 
-class InMemoryQSL:
+class InMemoryQSL(SimpleQSL):
     """A QSL of `total` samples of which `perf` fit in memory; remembers what is loaded."""
 
     def __init__(self, total: int = 1024, perf: int = 256, name: str = "synthetic-qsl") -> None:
         if total < 1 or not 1 <= perf <= total:
             raise ConfigError(f"need 1 <= perf ({perf}) <= total ({total})", key="qsl")
-        self._total, self._perf, self._name = total, perf, name
+        super().__init__(total, perf, name)
         self.loaded = np.zeros(total, np.int64)  # load count per index (MultiStream sets repeat entries)
         self.load_calls: list[int] = []  # size of each load call
         self.ever_loaded = np.zeros(total, bool)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def total_sample_count(self) -> int:
-        return self._total
-
-    @property
-    def performance_sample_count(self) -> int:
-        return self._perf
 
     def load_samples(self, indices: list[int]) -> None:
         idx = np.asarray(indices, np.int64)
