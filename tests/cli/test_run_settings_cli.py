@@ -31,7 +31,6 @@ REFUSED = [
     (SRV + ["--duration-ms", "9000000000000", "--target-qps", "1000"], None, ["--duration-ms", "memory"]),
     (OFF + ["--min-queries", "100000000000000"], None, ["--min-queries", "memory"]),
     (OFF + ["--timeout-s", "nan"], None, ["--timeout-s"]),
-    (OFF + ["--quick", "--duration-ms", "5"], None, ["--quick", "--duration-ms"]),
     (OFF + ["--model", "resnet"], None, ["--model", "did you mean 'resnet50'"]),
     (OFF + ["--model", "zzzz"], None, ["--model", "unknown model"]),
     (["run", "--quiet"], None, ["--scenario"]),
@@ -108,6 +107,14 @@ def test_short_run_is_marked_in_the_logs(cli, tmp_path):
     mark_at = summary.index(f"{SHORT_RUN_MARK} min_duration 0.3 s < 600 s")
     assert mark_at > footer_at
     assert "logs: " + str(tmp_path) in r.out  # under the table, in full
+
+
+def test_an_explicit_duration_wins_over_quick(cli, tmp_path):
+    """A verdict suggests "--duration-ms N": added to a --quick command, it is the duration run."""
+    r = cli("run", "--scenario", "SingleStream", "--sut", "synthetic:service_us=1000,workers=1", "--quick",
+            "--duration-ms", "300", "--expected-latency-ms", "1", "--output", tmp_path, "--no-trace")
+    assert r.rc == 0, r.out + r.err
+    assert read_detail(tmp_path / "mlperf_log_detail.txt").require("effective_min_duration_ms") == 300
 
 
 def test_default_run_is_not_marked_short():

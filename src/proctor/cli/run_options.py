@@ -59,10 +59,8 @@ class RunOptions:
         Returns the scenario (required)."""
         if self.scenario is None:
             output.fail("missing option --scenario (SingleStream, MultiStream, Server or Offline)")
-        if self.quick and self.duration_ms is not None:
-            output.fail("--quick and --duration-ms exclude each other (--quick is --duration-ms 10000)")
-        if self.quick:
-            self.duration_ms = QUICK_DURATION_MS
+        if self.quick and self.duration_ms is None:  # an explicit --duration-ms wins: a verdict's
+            self.duration_ms = QUICK_DURATION_MS  # "--duration-ms N" can be added to the same command
         if self.timeout_s is not None and (not math.isfinite(self.timeout_s) or self.timeout_s <= 0):
             output.fail(f"--timeout-s must be a finite number > 0, got {self.timeout_s!r}")
         check_output_dir(self.output_dir)
@@ -126,7 +124,8 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
             "--duration-ms", metavar="MS",
             help="min_duration_ms override (a shorter run is marked in the logs).")], None),
         ("quick", Annotated[bool, typer.Option(
-            "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS}).")], False),
+            "--quick", help=f"A {QUICK_DURATION_MS // 1000} s run (--duration-ms {QUICK_DURATION_MS}; an explicit "
+            "--duration-ms wins).")], False),
         ("max_duration_ms", Annotated[int | None, typer.Option(
             "--max-duration-ms", metavar="MS", help="max_duration_ms override.")], None),
         ("target_qps", Annotated[float | None, typer.Option(
