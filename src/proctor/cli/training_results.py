@@ -102,6 +102,17 @@ def _dirs(directory: Path) -> list[Path]:
     return dirs
 
 
+CustomRcpsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--custom-rcps",
+        metavar="FILE",
+        help="RCP JSON (official format) to use instead of the shipped tables",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+
 @training_app.command(
     "check-rcp",
     epilog=examples(
@@ -119,16 +130,7 @@ def check_rcp_cmd(
     rcp_bypass: Annotated[
         bool, typer.Option("--rcp-bypass", help="a failing RCP test passes, flagged")
     ] = False,
-    custom_rcps: Annotated[
-        Path | None,
-        typer.Option(
-            "--custom-rcps",
-            metavar="FILE",
-            help="RCP JSON (official format) to use instead of the shipped tables",
-            exists=True,
-            dir_okay=False,
-        ),
-    ] = None,
+    custom_rcps: CustomRcpsOpt = None,
     full_rcps: Annotated[bool, typer.Option("--full-rcps", help="use every RCP, not the pruned set")] = False,
     bert_train_samples: Annotated[
         bool, typer.Option("--bert-train-samples", help="bert: convergence from train_samples")
@@ -353,16 +355,7 @@ def check_package_cmd(
             "--rcp-bert-train-samples", hidden=True, help="old spelling of --bert-train-samples"
         ),
     ] = False,
-    custom_rcps: Annotated[
-        Path | None,
-        typer.Option(
-            "--custom-rcps",
-            metavar="FILE",
-            help="RCP JSON (official format) to use instead of the shipped tables",
-            exists=True,
-            dir_okay=False,
-        ),
-    ] = None,
+    custom_rcps: CustomRcpsOpt = None,
     set_scaling: Annotated[bool, typer.Option("--set-scaling", help="write scaling.json files")] = False,
     extra_benchmark: ExtraRuns = None,
     official_stats: Official = False,
