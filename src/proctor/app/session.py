@@ -69,7 +69,7 @@ def sut_spec(spec: str, dataset: Path | None) -> str:
     from proctor.suts import registry
 
     if not dataset.is_file():
-        raise ConfigError(f"{dataset}: no such file (a JSONL dataset)", key="--dataset")
+        raise ConfigError(f"{dataset}: no such file (an LLM dataset file)", key="--dataset")
     return registry.with_param(spec, "dataset", str(dataset))
 
 
@@ -114,10 +114,12 @@ def run(
         if engine == Engine.OFFICIAL:
             from proctor.compat.official_engine import run_official
 
-            return run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
+            return export_requests(
+                sut, run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
+            )
         from proctor.loadgen.engine import run_test
 
-        return run_test(
+        return export_requests(sut, run_test(
             sut,
             qsl,
             settings,
@@ -127,10 +129,21 @@ def run(
             timeout_s=timeout_s,
             drain_s=drain_s,
             short_run=short_run,
-        )
+        ))
     finally:
         if close:
             close_sut(sut)
+
+
+def export_requests(sut: object, outcome: RunOutcome) -> RunOutcome:
+    """A SUT that exports its requests (openai `export=FILE`) writes the export now, from the run's
+    records; the line saying where (or why not) joins the SUT's report lines."""
+    write = getattr(sut, "write_export", None)
+    if callable(write):
+        line = write(outcome)
+        if line:
+            outcome.sut_report.append(f"sut: {line}")
+    return outcome
 
 
 # --- the verdict ------------------------------------------------------------------------------------

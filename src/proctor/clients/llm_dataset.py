@@ -4,10 +4,15 @@ A JSONL file has one object per line: `prompt` (text) or `input_ids` (token ids)
 `output` (the reference output text) and `max_tokens` (this sample's output budget). Anything
 else on a line is ignored; a line that breaks these rules is an error naming the file and line.
 
-The synthetic dataset draws input and output lengths from given distributions (`DIST:MEAN[:SPREAD]`
-with DIST one of const, uniform, normal, lognormal, exp) for quick sweeps: prompts are words from
-a fixed list (one token each for whitespace and most BPE vocabularies), the output length becomes
-the sample's `max_tokens`. Same seed, same dataset.
+The synthetic dataset draws input and output lengths from given distributions for quick sweeps:
+`DIST:MEAN[:SPREAD]` with DIST one of const (or fixed), uniform (SPREAD: the half-width), normal
+(SPREAD: the standard deviation), lognormal (SPREAD: sigma, the mean kept at MEAN), exp; a bare
+`MEAN` is const; `file:PATH` samples the lengths from a file of lengths (one integer per line,
+`#` comments, at most `MAX_LENGTHS_FILE_LINES`). Prompts are words from a fixed list (one token each
+for whitespace and most BPE vocabularies), the output length becomes the sample's `max_tokens`.
+Every length is at least 1. Same seed, same dataset.
+
+Other file formats (ShareGPT, CSV, Parquet, the official pickled DataFrames): `llm_formats`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ import orjson
 from proctor.errors import ConfigError
 
 MAX_TOKEN_ID = 2**31 - 1
-LENGTH_DISTS = ("const", "uniform", "normal", "lognormal", "exp")
+LENGTH_DISTS = ("const", "fixed", "uniform", "normal", "lognormal", "exp", "file")
+MAX_LENGTHS_FILE_LINES = 10_000_000
+MAX_LENGTH = 1_000_000
 # Common English words: each is a single token in whitespace and most byte-level BPE vocabularies.
 WORDS = ["the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by", "at", "from", "his", "her", "an", "were", "are", "which", "this", "be", "or", "has", "had", "not", "but", "first", "one", "their", "its", "new", "after", "who", "they", "have", "two", "been", "more", "all", "when", "also", "into", "other", "time", "over", "only", "most", "some", "any", "year", "made", "may", "between", "these", "out", "up", "than", "about", "such", "through", "city", "world", "state", "part", "while", "both", "where", "used", "during", "under", "many", "then", "later", "each", "known", "since", "group"]
 
@@ -108,38 +115,74 @@ def load_jsonl(path: str | Path) -> list[LLMSample]:
     return samples
 
 
-def parse_length(spec: str, key: str) -> tuple[str, float, float]:
-    """`DIST:MEAN[:SPREAD]` (or a bare MEAN, constant) to (dist, mean, spread)."""
+LengthSpec = tuple[str, float, float] | tuple[str, float, float, np.ndarray]
+
+
+def read_lengths(path: str, key: str) -> np.ndarray:
+    """The lengths of a lengths file (`file:PATH`): one integer 1..MAX_LENGTH per line."""
+    values: list[int] = []
+    try:
+        with open(path, "rb") as f:
+            n = 0
+            while raw := f.readline(256):
+                n += 1
+                if len(raw) == 256 and not raw.endswith(b"\n"):
+                    raise ConfigError("the line is too long: one length per line", file=path, line=n)
+                text = raw.split(b"#", 1)[0].strip()
+                if not text:
+                    continue
+                if not text.isdigit() or len(text) > 7 or not 1 <= int(text) <= MAX_LENGTH:
+                    raise ConfigError(f"{text[:20]!r} is not a length 1..{MAX_LENGTH}", file=path, line=n)
+                values.append(int(text))
+                if len(values) > MAX_LENGTHS_FILE_LINES:
+                    raise ConfigError(f"more than {MAX_LENGTHS_FILE_LINES} lengths", file=path, line=n)
+    except OSError as exc:
+        raise ConfigError(f"{key}=file:{path}: cannot read it ({exc.strerror})", key=key) from None
+    if not values:
+        raise ConfigError(f"{key}=file:{path}: the file holds no lengths", key=key)
+    return np.array(values, np.int64)
+
+
+def parse_length(spec: str, key: str) -> LengthSpec:
+    """`DIST:MEAN[:SPREAD]` (or a bare MEAN, constant) to (dist, mean, spread); `file:PATH` to
+    ("file", mean, 0, the file's lengths)."""
+    if spec.startswith("file:"):
+        values = read_lengths(spec[5:], key)
+        return "file", float(values.mean()), 0.0, values
     parts = spec.split(":")
     if len(parts) == 1:
         parts = ["const", *parts]
-    dist = parts[0]
-    if dist not in LENGTH_DISTS or len(parts) > 3:
+    dist = "const" if parts[0] == "fixed" else parts[0]
+    if dist not in LENGTH_DISTS or dist == "file" or len(parts) > 3 or len(parts) < 2:
         raise ConfigError(
-            f"{key}={spec!r}: expected DIST:MEAN[:SPREAD], DIST one of {', '.join(LENGTH_DISTS)}", key=key
+            f"{key}={spec!r}: expected DIST:MEAN[:SPREAD] (DIST one of {', '.join(LENGTH_DISTS[:-1])}) "
+            "or file:PATH",
+            key=key,
         )
     try:
         mean = float(parts[1])
         spread = float(parts[2]) if len(parts) == 3 else 0.0
     except ValueError:
         raise ConfigError(f"{key}={spec!r}: MEAN and SPREAD must be numbers", key=key) from None
-    if not (math.isfinite(mean) and math.isfinite(spread)) or not 1 <= mean <= 1_000_000 or spread < 0:
-        raise ConfigError(f"{key}={spec!r}: MEAN must be 1..1000000 and SPREAD >= 0", key=key)
+    if not (math.isfinite(mean) and math.isfinite(spread)) or not 1 <= mean <= MAX_LENGTH or spread < 0:
+        raise ConfigError(f"{key}={spec!r}: MEAN must be 1..{MAX_LENGTH} and SPREAD >= 0", key=key)
     return dist, mean, spread
 
 
-def draw_lengths(spec: tuple[str, float, float], n: int, rng: np.random.Generator) -> np.ndarray:
-    """n lengths >= 1 from the distribution; SPREAD is the half-width (uniform), the standard
-    deviation (normal) or sigma (lognormal, whose mean is kept at MEAN)."""
-    dist, mean, spread = spec
+def draw_lengths(spec: LengthSpec, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n lengths in 1..MAX_LENGTH from the distribution; SPREAD is the half-width (uniform), the
+    standard deviation (normal) or sigma (lognormal, whose mean is kept at MEAN); a lengths file's
+    values are drawn with replacement."""
+    dist, mean, spread = spec[0], spec[1], spec[2]
     draws: dict[str, Callable[[], np.ndarray]] = {
         "const": lambda: np.full(n, mean),
         "uniform": lambda: rng.uniform(mean - spread, mean + spread, n),
         "normal": lambda: rng.normal(mean, spread, n),
         "lognormal": lambda: rng.lognormal(math.log(mean) - spread**2 / 2, spread, n),
         "exp": lambda: rng.exponential(mean, n),
+        "file": lambda: rng.choice(spec[3], n).astype(np.float64),  # type: ignore[misc]
     }
-    lengths: np.ndarray = np.maximum(np.rint(draws[dist]()), 1).astype(np.int64)
+    lengths: np.ndarray = np.clip(np.rint(draws[dist]()), 1, MAX_LENGTH).astype(np.int64)
     return lengths
 
 
@@ -198,8 +241,9 @@ class LLMDataset:
             self.bodies.pop(i, None)
 
 
-# how a worker process finds the samples: ("jsonl", path) | ("synthetic", n, in, out, seed) |
-# ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
+# how a worker process finds the samples: ("jsonl", path) | ("file", path, format or None, columns
+# (prompt, output, max_tokens, input_ids: names or None), allow_pickle) | ("synthetic", n, in, out,
+# seed) | ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
 DatasetSpec = tuple[Any, ...]
 
 
@@ -208,6 +252,10 @@ def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
     kind = spec[0]
     if kind == "jsonl":
         return load_jsonl(spec[1])
+    if kind == "file":
+        from proctor.clients.llm_formats import Columns, load_file
+
+        return load_file(spec[1], spec[2], Columns(*spec[3]), allow_pickle=bool(spec[4])).samples
     if kind == "synthetic":
         return synthetic(int(spec[1]), str(spec[2]), str(spec[3]), int(spec[4]))
     if kind == "samples":
@@ -217,7 +265,9 @@ def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
 
 __all__ = [
     "LENGTH_DISTS",
+    "MAX_LENGTH",
     "DatasetSpec",
+    "LengthSpec",
     "LLMDataset",
     "LLMSample",
     "draw_lengths",
@@ -225,5 +275,6 @@ __all__ = [
     "load_jsonl",
     "parse_length",
     "parse_line",
+    "read_lengths",
     "synthetic",
 ]

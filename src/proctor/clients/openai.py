@@ -37,6 +37,10 @@ paths measure the send lateness (request sent - engine issue) for `report()`.
 The completion sink: the engine hands the SUT its own with `start(sink)`; until then (a caller that
 never calls `start`) a `ForwardingSink` routes to the run in progress. `record_times()` has every
 request's hops stamped into `times` (`stream.RequestTimes`), for the client bench.
+
+Datasets: JSONL, ShareGPT JSON, CSV, Parquet, the official pickled DataFrames (`llm_formats`, by
+extension or `format=`), or synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
+request at the end of the run (`request_export`), fed by the SUT's `RequestLog`.
 """
 
 from __future__ import annotations
@@ -53,8 +57,10 @@ from typing import Any
 import numpy as np
 
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset, load_dataset
+from proctor.clients.llm_formats import FORMATS, Columns, load_file
 from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
 from proctor.clients.preflight import check_endpoints
+from proctor.clients.request_export import RequestLog, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
@@ -132,6 +138,24 @@ class OpenAISUT(Tally):
     @property
     def name(self) -> str:
         return f"openai:{self.config.model}@{','.join(e.url for e in self.endpoints)}"
+
+    def export_to(self, path: str) -> None:
+        """Note each request's send stamp, count source, fault and chunks for `write_export(path)`."""
+        self.export_path = path
+        self.export = RequestLog()
+        if self.client is not None:
+            self.client.export = self.export
+
+    def write_export(self, outcome: Any) -> str:
+        """After the run: the per-request export (export=FILE), and the line that says where it went."""
+        path = getattr(self, "export_path", None)
+        if not path:
+            return ""
+        try:
+            n = write_export(path, outcome, self.export)
+        except (ConfigError, OSError) as exc:
+            return f"per-request export not written: {exc}"
+        return f"per-request export: {n - 1} requests in {path}"
 
     def start(self, sink: CompletionSink) -> None:
         """The engine's sink for this run's completions (the transports are already open)."""
@@ -228,11 +252,24 @@ class OpenAIParams:
                                  shown="")
     model: str = param(_D.model, "model name sent in each request")
     api: str = param(_D.api, "endpoint", choices=tuple(APIS))
-    dataset: str | None = param(None, "(or synthetic=N) JSONL file: prompt or input_ids, optional output and "
-                                "max_tokens per line")
+    dataset: str | None = param(None, "(or synthetic=N) dataset file: JSONL (prompt or input_ids, optional "
+                                "output and max_tokens per line), ShareGPT .json, .csv, .parquet, or .pkl "
+                                "(the official MLPerf files; needs allow_pickle)")
+    format: str | None = param(None, "dataset format when its extension does not say", choices=FORMATS,
+                               shown="by extension")
+    prompt_column: str | None = param(None, "CSV/Parquet/pickle column of the prompt text", shown="prompt "
+                                      "(pickle: input)")
+    output_column: str | None = param(None, "column of the reference output", shown="output")
+    max_tokens_column: str | None = param(None, "column of each sample's output budget", shown="max_tokens")
+    input_ids_column: str | None = param(None, "column of the prompt's token ids (Parquet/pickle)",
+                                         shown="pickle: tok_input")
+    allow_pickle: bool = param(False, "read a .pkl dataset: unpickling runs code from the file, so only "
+                               "for a file you trust")
+    export: str | None = param(None, "write one JSON line per request here at the end of the run "
+                               "(times, tokens, count source, fault)", shown="")
     synthetic: int | None = param(None, "N synthetic prompts instead of dataset= (lengths from in= and out=)", low=1)
     input_len: str = param("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (DIST one of "
-                           f"{', '.join(LENGTH_DISTS)})", key="in")
+                           f"{', '.join(LENGTH_DISTS[:-1])}) or file:PATH (lengths, one per line)", key="in")
     output_len: str | None = param(None, "synthetic output length, as in=", key="out", shown="const:MAX_TOKENS")
     seed: int = param(0, "seed of the synthetic dataset", low=0)
     perf_count: int = param(0, "QSL performance sample count (0: all samples)", low=0)
@@ -272,19 +309,26 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
     spec: DatasetSpec
     if p.dataset:
-        spec = ("jsonl", p.dataset)
-        samples = load_dataset(spec)
+        cols = (p.prompt_column, p.output_column, p.max_tokens_column, p.input_ids_column)
+        spec = ("file", p.dataset, p.format, cols, p.allow_pickle)
+        loaded = load_file(p.dataset, p.format, Columns(*cols), allow_pickle=p.allow_pickle)
+        samples = loaded.samples
+        if loaded.skipped:
+            log.warning("%s: %d conversation(s) skipped (first: %s)", p.dataset, loaded.skipped, loaded.first_skip)
         name = Path(p.dataset).name
     elif p.synthetic:
         spec = ("synthetic", p.synthetic, p.input_len, p.output_len or f"const:{cfg.max_tokens}", p.seed)
         samples = load_dataset(spec)
         name = f"synthetic-{len(samples)}"
     else:
-        raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
+        raise ConfigError("the openai SUT needs dataset=FILE or synthetic=N", key="dataset")
     qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
     if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
         check_endpoints(cfg.urls, cfg.api, cfg.connect_s)
-    return OpenAISUT(cfg, qsl, spec), qsl
+    sut = OpenAISUT(cfg, qsl, spec)
+    if p.export:
+        sut.export_to(p.export)
+    return sut, qsl
 
 
 __all__ = [

@@ -322,6 +322,7 @@ class StreamClient:
         self.endpoints = [Endpoint(endpoint_url(u, config.api)) for u in config.urls]
         self.headers = request_headers()
         self.times: Times | None = None  # set to the SUT's records to have the hops stamped
+        self.export: Any = None  # request_export.RequestLog while the SUT exports (chunks per request)
         self._limits: dict[int, int] = {}  # QSL index -> its request's output-token limit
         raise_fd_limit()
 
@@ -346,6 +347,8 @@ class StreamClient:
         """The stream ended: complete the sample with its token count, or fail it saying why."""
         if st.junk:
             self.sink.junk(st.junk)
+        if self.export is not None:
+            self.export.note_chunks(i, len(st.text))
         if st.error:
             self.sink.fail(i, idx, "http_error", f"{url} sent an error in the stream: {st.error}")
             return

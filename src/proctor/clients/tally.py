@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 
+from proctor.clients.request_export import RequestLog
 from proctor.clients.stream import Times, times_of
 from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
@@ -51,9 +52,12 @@ class Tally:
         self.connect_streak = 0  # connect faults since the last completion or other outcome
         self._streak_since: dt.datetime | None = None  # when the current streak began
         self.down = ""  # why the endpoints are taken for down (set once; the run is ended)
+        self.export: RequestLog | None = None  # per-request notes for the export (export=FILE)
 
     def note_sent(self, i: int, t_issue: int, t_sent: int) -> None:
         self.lateness_ns.append(t_sent - t_issue)
+        if self.export is not None:
+            self.export.sent(i, t_sent)
         times = self.times
         if times is not None:
             rt = times_of(times, i)
@@ -61,6 +65,8 @@ class Tally:
 
     def note_done(self, i: int, source: str, mismatch: bool) -> None:
         self.connect_streak = 0
+        if self.export is not None:
+            self.export.done(i, source)
         if mismatch:
             self.count_mismatches += 1
         if source not in self.count_sources:
@@ -70,6 +76,8 @@ class Tally:
     def fail(self, i: int, idx: int, kind: str, message: str) -> None:
         message = printable(message, FAULT_MESSAGE_LIMIT)  # it may quote what the server sent
         self.faults[kind] += 1
+        if self.export is not None:
+            self.export.failed(i, kind)
         if self.faults[kind] == 1:  # one console line per kind; report() gives the counts
             log.warning("openai SUT: sample %d (QSL index %d) failed: %s: %s (later %s faults are counted, "
                         "not shown)", i, idx, kind, message, kind)

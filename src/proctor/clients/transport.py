@@ -25,6 +25,7 @@ class Transport(Protocol):
     endpoints: list[Endpoint]  # their `outstanding` and `sent` counts, for the report
     tokenizer: Any  # the local tokenizer counting tokens, None without one
     times: Times | None  # the per-request hops are stamped into this while it is set
+    export: Any  # request_export.RequestLog while the SUT exports (each stream's chunk count), else None
 
     async def open(self) -> None:
         """Open the session (or warm connections) on the running loop."""

@@ -1,0 +1,254 @@
+"""The per-request export of an LLM run (`--sut openai:...,export=FILE`): one JSON line per request,
+enough to recompute every figure of the run's summary.
+
+While the run goes, the SUT notes what only it knows into `RequestLog`, numpy arrays indexed by
+the sample's sequence number (the low `ID_GENERATION_BITS` of the engine's response id; a new
+phase's ids start the log afresh, so it holds the last phase: the one the run reports), grown by doubling: the send stamp, the token
+count's source, the fault kind, the number of content chunks. No Python object per request. At the
+end, `write_export` joins them with the engine's own records (schedule, issue, first token,
+completion, token count: `loadgen.records`) and writes the file.
+
+The file: a header line `{"proctor_request_export": 1, "scenario", "mode", "target_percentile",
+"use_token_latencies", "queries", "samples", "clock": "ns since the run's start"}`, then one line
+per issued sample: `id`, `qsl` (its QSL index), `query`, `scheduled_ns`, `issued_ns`, `sent_ns`,
+`first_token_ns`, `done_ns` (each ns since the run's start, null where not reached), `tokens`,
+`source` (token_ids, logprobs, usage, tokenizer, empty; null when it failed), `fault` (a
+`stream.FAULT_KINDS` kind, null when it completed; `failed` when the engine counted it failed for
+another reason), `chunks` (content chunks received; the first one's time is `first_token_ns`, the
+last one's `done_ns`; null with procs=N). `figures` recomputes the summary's figures from a file
+by the official definitions (`loadgen.results`), the round trip its test checks.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from proctor.clients.stream import FAULT_KINDS
+from proctor.errors import ConfigError, LogFormatError
+from proctor.loadgen.completion import ID_GENERATION_BITS
+from proctor.loadgen.records import NOT_SET
+
+EXPORT_VERSION = 1
+SOURCES = ("token_ids", "logprobs", "usage", "tokenizer", "empty")
+MAX_EXPORT_SEQ = 1 << 31  # a sequence number past this is not noted (no run has that many samples)
+SEQ_MASK = (1 << ID_GENERATION_BITS) - 1
+MAX_EXPORT_LINE = 4096  # bytes of one line when reading an export back
+MAX_EXPORT_LINES = 100_000_000
+
+
+class RequestLog:
+    """What the SUT knows per request, in arrays indexed by response id (grown by doubling, under a
+    lock: the issuing thread and the loop thread both write)."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._lock = threading.Lock()
+        self._capacity = capacity
+        self.generation = -1  # the phase whose requests are noted (response id >> ID_GENERATION_BITS)
+        self.ignored = 0  # notes for ids of an earlier phase, or past MAX_EXPORT_SEQ
+        self._reset()
+
+    def _reset(self) -> None:
+        n = self._capacity
+        self.sent_ns = np.zeros(n, np.int64)
+        self.source = np.zeros(n, np.int8)  # 1 + index in SOURCES (0: none)
+        self.fault = np.zeros(n, np.int8)  # 1 + index in FAULT_KINDS (0: none)
+        self.chunks = np.full(n, -1, np.int32)
+
+    def _room(self, rid: int) -> int:
+        """The sequence number of response id rid with room for it, or -1 when it is not noted."""
+        gen, i = rid >> ID_GENERATION_BITS, rid & SEQ_MASK
+        if gen != self.generation:
+            if gen < self.generation or rid < 0:  # a straggler of an earlier phase
+                self.ignored += 1
+                return -1
+            self.generation = gen
+            self._reset()
+        if i >= MAX_EXPORT_SEQ:
+            self.ignored += 1
+            return -1
+        n = self.sent_ns.shape[0]
+        if i >= n:
+            size = max(n * 2, i + 1)
+            for name in ("sent_ns", "source", "fault", "chunks"):
+                old = getattr(self, name)
+                new = np.full(size, -1 if name == "chunks" else 0, old.dtype)
+                new[:n] = old
+                setattr(self, name, new)
+        return i
+
+    def sent(self, rid: int, t_ns: int) -> None:
+        with self._lock:
+            if (i := self._room(rid)) >= 0:
+                self.sent_ns[i] = t_ns
+
+    def done(self, rid: int, source: str) -> None:
+        code = SOURCES.index(source) + 1 if source in SOURCES else 0
+        with self._lock:
+            if (i := self._room(rid)) >= 0:
+                self.source[i] = code
+
+    def failed(self, rid: int, kind: str) -> None:
+        code = FAULT_KINDS.index(kind) + 1 if kind in FAULT_KINDS else 0
+        with self._lock:
+            if (i := self._room(rid)) >= 0:
+                self.fault[i] = code
+
+    def note_chunks(self, rid: int, n: int) -> None:
+        with self._lock:
+            if (i := self._room(rid)) >= 0:
+                self.chunks[i] = min(n, 2**31 - 1)
+
+    def column(self, name: str, n: int) -> np.ndarray:
+        """The first n entries of one array (padded with its 'not noted' value)."""
+        a: np.ndarray = getattr(self, name)
+        if a.shape[0] >= n:
+            return a[:n]
+        out = np.full(n, -1 if name == "chunks" else 0, a.dtype)
+        out[: a.shape[0]] = a
+        return out
+
+
+def _rel(a: np.ndarray, start: int) -> list[int | None]:
+    return [None if v == NOT_SET or v == 0 else v - start for v in a.tolist()]
+
+
+def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
+    """Write the export of a finished run (`loadgen.engine.RunOutcome`); the lines written.
+    ConfigError when the run left no per-sample records (the official engine)."""
+    schedule, records = outcome.schedule, outcome.records
+    if schedule is None or records is None:
+        raise ConfigError("the per-request export needs proctor's engine (the official one keeps no "
+                          "per-sample records)", key="export")
+    nq = int(records.n_queries_issued)
+    ns = int(schedule.query_offsets[nq]) if nq > 0 else 0
+    start = int(records.start_ns)
+    counts = np.diff(schedule.query_offsets[: nq + 1])
+    query_of = np.repeat(np.arange(nq, dtype=np.int64), counts)
+    sched = records.query_scheduled_ns[query_of]
+    issued = records.query_issued_ns[query_of]
+    failed = (np.zeros(ns, np.uint8) if records.sample_failed is None
+              else np.asarray(records.sample_failed[:ns], np.uint8))
+    eff = outcome.effective
+    header = {
+        "proctor_request_export": EXPORT_VERSION,
+        "scenario": outcome.scenario,
+        "mode": outcome.mode,
+        "target_percentile": None if eff is None else float(eff.target_latency_percentile),
+        "use_token_latencies": None if eff is None else bool(eff.use_token_latencies),
+        "queries": nq,
+        "samples": ns,
+        "clock": "ns since the run's start",
+    }
+    if log is None:
+        log = RequestLog(1)
+    sent, src, fault, chunks = (log.column(c, ns) for c in ("sent_ns", "source", "fault", "chunks"))
+    cols = {
+        "id": range(ns),
+        "qsl": schedule.sample_index[:ns].tolist(),
+        "query": query_of.tolist(),
+        "scheduled_ns": _rel(sched, start),
+        "issued_ns": _rel(issued, start),
+        "sent_ns": _rel(sent, start),
+        "first_token_ns": _rel(records.sample_first_token_ns[:ns], start),
+        "done_ns": _rel(records.sample_done_ns[:ns], start),
+        "tokens": records.sample_n_tokens[:ns].tolist(),
+        "source": [SOURCES[c - 1] if c and not f else None for c, f in zip(src.tolist(), failed.tolist(), strict=True)],
+        "fault": [FAULT_KINDS[k - 1] if k else ("failed" if f else None)
+                  for k, f in zip(fault.tolist(), failed.tolist(), strict=True)],
+        "chunks": [None if c < 0 else c for c in chunks.tolist()],
+    }
+    names = list(cols)
+    with open(path, "wb") as f:
+        f.write(orjson.dumps(header) + b"\n")
+        for row in zip(*cols.values(), strict=True):
+            f.write(orjson.dumps(dict(zip(names, row, strict=True))) + b"\n")
+    return ns + 1
+
+
+# --- reading an export back ---------------------------------------------------------------------------
+
+
+def read_export(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and rows of an export file (bounded lines; LogFormatError naming the line)."""
+    p = str(path)
+    rows: list[dict[str, Any]] = []
+    header: dict[str, Any] | None = None
+    with open(path, "rb") as f:
+        n = 0
+        while raw := f.readline(MAX_EXPORT_LINE + 1):
+            n += 1
+            if len(raw) > MAX_EXPORT_LINE:
+                raise LogFormatError(f"the line is longer than {MAX_EXPORT_LINE} bytes", file=p, line=n)
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise LogFormatError(f"not valid JSON ({exc})", file=p, line=n) from None
+            if not isinstance(obj, dict):
+                raise LogFormatError("expected a JSON object", file=p, line=n)
+            if header is None:
+                if obj.get("proctor_request_export") != EXPORT_VERSION:
+                    raise LogFormatError("not a proctor request export (no header line)", file=p, line=n)
+                header = obj
+            else:
+                rows.append(obj)
+            if n > MAX_EXPORT_LINES:
+                raise LogFormatError(f"more than {MAX_EXPORT_LINES} lines", file=p, line=n)
+    if header is None:
+        raise LogFormatError("the file is empty", file=p)
+    return header, rows
+
+
+def _order(values: np.ndarray, k: int, p: float) -> int:
+    """The official order statistic: sorted[int(k * p)] (clamped), k the official divisor."""
+    values = np.sort(values)
+    return int(values[min(int(k * p), values.shape[0] - 1)]) if values.shape[0] else 0
+
+
+def figures(path: str | Path, percentiles: tuple[float, ...] = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999)) -> dict[str, Any]:
+    """The summary's figures recomputed from an export alone (ns; tokens/s), the official way:
+    latency = done - scheduled of each completed sample; TTFT = first token - scheduled; TPOT =
+    (latency - TTFT) // max(tokens - 1, 1); percentiles sorted[int(n * p)] over the n completed
+    samples; tokens/s = tokens / the last query's completion (Server etc.) or the longest latency
+    (Offline)."""
+    header, rows = read_export(path)
+
+    def col(name: str) -> np.ndarray:
+        values = [NOT_SET if r.get(name) is None else r[name] for r in rows]
+        for n, v in enumerate(values, 2):
+            if type(v) is not int or not -(2**62) <= v <= 2**62:
+                raise LogFormatError(f"'{name}' must be an integer or null, got {v!r:.40}", file=str(path), line=n)
+        return np.array(values, np.int64)
+
+    sched, first, done, tokens = col("scheduled_ns"), col("first_token_ns"), col("done_ns"), col("tokens")
+    ok = (done != NOT_SET) & np.array([r.get("fault") is None for r in rows], bool)
+    lat = (done - sched)[ok]
+    n = int(lat.shape[0])
+    has_first = ok & (first != NOT_SET)
+    ttft = (first - sched)[has_first]
+    tpot = ((done - sched)[has_first] - ttft) // np.maximum(tokens[has_first] - 1, 1)
+    token_count = int(tokens[ok].sum())
+    out: dict[str, Any] = {
+        "completed": n,
+        "token_count": token_count,
+        "latency": {p: _order(lat, n, p) for p in percentiles},
+        "ttft": {p: _order(ttft, n, p) for p in percentiles},
+        "tpot": {p: _order(tpot, n, p) for p in percentiles},
+        "latency_max": int(lat.max()) if n else 0,
+    }
+    queries = col("query")
+    if rows:
+        last = queries == queries.max()
+        ended = done[last & (done != NOT_SET)]
+        last_done = int(ended.max()) if ended.shape[0] else 0
+        out["final_query_done_ns"] = last_done
+        secs = (out["latency_max"] if header.get("scenario") == "Offline" else last_done) / 1e9
+        out["tokens_per_second"] = token_count / secs if secs > 0 else float("nan")
+    return out
+
+
+__all__ = ["EXPORT_VERSION", "SOURCES", "RequestLog", "figures", "read_export", "write_export"]
