@@ -40,6 +40,7 @@ class RunOptions:
     output_dir: Path
     sut: str
     dataset: Path | None
+    allow_pickle: bool
     list_suts_flag: bool
     duration_ms: int | None
     quick: bool
@@ -70,9 +71,14 @@ class RunOptions:
         """The session's request: these options plus the command's own (`more`)."""
         from proctor.app.session import RunRequest
 
+        sut = self.sut
+        if self.allow_pickle:  # the SUT's own parameter (the openai SUT's allow_pickle=1)
+            from proctor.suts.registry import with_param
+
+            sut = with_param(sut, "allow_pickle", "1")
         return RunRequest(
             scenario=self.checked(),
-            sut=self.sut,
+            sut=sut,
             model=self.model,
             user_conf=self.user_conf,
             output_dir=self.output_dir,
@@ -116,8 +122,12 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP, metavar="SPEC")], "synthetic"),
         ("dataset", Annotated[Path | None, typer.Option(
             "--dataset", metavar="FILE",
-            help="JSONL dataset for LLM SUTs (one object per line: prompt or input_ids, optional output); "
-            "passed to the SUT as dataset=FILE.")], None),
+            help="Dataset for LLM SUTs: JSONL (prompt or input_ids, optional output per line), ShareGPT .json, "
+            ".csv, .parquet, or the official .pkl files (with --allow-pickle); passed to the SUT as "
+            "dataset=FILE.")], None),
+        ("allow_pickle", Annotated[bool, typer.Option(
+            "--allow-pickle", help="Let the SUT read a pickled dataset (the official MLPerf LLM .pkl files): "
+            "loading a pickle runs code from the file, so only for a file you trust.")], False),
         ("list_suts_flag", Annotated[bool, typer.Option(
             "--list-suts", help="List the registered SUTs with their parameters and exit.")], False),
         ("duration_ms", Annotated[int | None, typer.Option(

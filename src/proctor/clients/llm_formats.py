@@ -13,8 +13,10 @@ pickled DataFrames, each read into `LLMSample`s under proctor's bounds.
   `tok_input`, `output`/`gt_output`). Unpickling runs code from the file, so it is read only when
   the user says `allow_pickle` explicitly; pandas is needed and imported then.
 
-Every reader bounds the file size (`MAX_FILE_BYTES`), the sample count (`MAX_SAMPLES`) and each
-text cell (`MAX_LINE_BYTES`), and an error is one line naming the file, the row and what to do.
+Every reader bounds the file size (`MAX_FILE_BYTES`; a ShareGPT file, parsed whole,
+`MAX_JSON_BYTES`), the sample count (`MAX_SAMPLES`) and each text cell (`MAX_LINE_BYTES`), and an
+error is one line naming the file, the row (CSV: the line it ends on; Parquet and pickle: the row
+from 1) and what to do.
 """
 
 from __future__ import annotations
@@ -177,6 +179,8 @@ def _text(v: Any, path: str, row: int, col: str, *, required: bool) -> str | Non
         return None
     if not isinstance(v, str):
         raise ConfigError(f"column '{col}' holds {type(v).__name__}, not text", file=path, line=row)
+    if not v and not required:
+        return None
     if len(v) > MAX_LINE_BYTES:
         raise ConfigError(f"column '{col}' is longer than {MAX_LINE_BYTES >> 20} MiB", file=path, line=row)
     if required and not v:
@@ -214,10 +218,11 @@ def _ids(v: Any, path: str, row: int, col: str) -> tuple[int, ...] | None:
 
 
 def samples_of_rows(
-    rows: Iterable[dict[str, Any]], names: list[str], cols: Columns, path: str, *, first_row: int = 1,
+    rows: Iterable[tuple[int, dict[str, Any]]], names: list[str], cols: Columns, path: str, *,
     defaults: Columns | None = None, outputs: tuple[str, ...] = ("output",),
 ) -> list[LLMSample]:
-    """Rows of named columns to samples; `names`: the columns the file has (checked before any row)."""
+    """(row number, row) of named columns to samples; `names`: the columns the file has (checked
+    before any row). An empty cell is no value (an empty prompt is an error)."""
     d = defaults or Columns(prompt="prompt", max_tokens="max_tokens")
     ids_col = cols.input_ids or (d.input_ids if d.input_ids in names else None)
     prompt_col = cols.prompt or d.prompt
@@ -235,7 +240,7 @@ def samples_of_rows(
         if given is not None and given not in names:
             raise ConfigError(f"no column '{given}' (columns: {', '.join(names[:20])}); fix {key}=", file=path)
     samples: list[LLMSample] = []
-    for n, row in enumerate(rows, first_row):
+    for n, row in rows:
         ids = _ids(row.get(ids_col), path, n, ids_col) if ids_col else None
         prompt = _text(row.get(prompt_col), path, n, prompt_col, required=ids is None) if prompt_col else None
         if prompt is None and ids is None:
@@ -262,16 +267,16 @@ def load_csv(path: str | Path, cols: Columns = Columns()) -> Loaded:
             if header is None:
                 raise ConfigError("the dataset holds no samples (no header row)", file=p)
 
-            def rows() -> Iterator[dict[str, Any]]:
-                for r in reader:
+            def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+                for r in reader:  # a row's number is the line it ends on (a quoted field may span lines)
                     if not any(r):
                         continue
                     if len(r) > len(header):
                         raise ConfigError(f"{len(r)} fields where the header names {len(header)}", file=p,
                                           line=reader.line_num)
-                    yield dict(zip(header, r, strict=False))
+                    yield reader.line_num, dict(zip(header, r, strict=False))
 
-            return Loaded(samples_of_rows(rows(), list(header), cols, p, first_row=2))
+            return Loaded(samples_of_rows(rows(), list(header), cols, p))
         except csv.Error as exc:
             raise ConfigError(f"not valid CSV ({exc})", file=p, line=reader.line_num) from None
         except UnicodeDecodeError:
@@ -301,7 +306,7 @@ def load_parquet(path: str | Path, cols: Columns = Columns()) -> Loaded:
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types for a bad file
         why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise ConfigError(f"not a readable Parquet file ({why})", file=p) from None
-    return Loaded(samples_of_rows(table.to_pylist(), names, cols, p))
+    return Loaded(samples_of_rows(enumerate(table.to_pylist(), 1), names, cols, p))
 
 
 def load_pickle(path: str | Path, cols: Columns = Columns(), *, allow_pickle: bool = False) -> Loaded:
@@ -326,7 +331,7 @@ def load_pickle(path: str | Path, cols: Columns = Columns(), *, allow_pickle: bo
         raise ConfigError(f"more than {MAX_SAMPLES} samples; split the dataset", file=p)
     names = [str(c) for c in df.columns]
     defaults = Columns(prompt=PICKLE_PROMPT, max_tokens="max_tokens", input_ids=PICKLE_IDS)
-    rows = (dict(zip(names, r, strict=True)) for r in df.itertuples(index=False, name=None))
+    rows = enumerate((dict(zip(names, r, strict=True)) for r in df.itertuples(index=False, name=None)), 1)
     return Loaded(samples_of_rows(rows, names, cols, p, defaults=defaults, outputs=PICKLE_OUTPUTS))
 
 
