@@ -147,6 +147,19 @@ def test_bad_csv_is_named_by_file_and_row(tmp_path, text, cols, words):
     assert one_line(exc).startswith(str(path)) and words in str(exc.value)
 
 
+def test_files_over_the_bounds_are_refused_unread(tmp_path, monkeypatch):
+    # the size is checked before a byte is parsed: a huge file costs no memory
+    monkeypatch.setattr(llm_formats, "MAX_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(llm_formats, "MAX_FILE_BYTES", 1 << 20)
+    for name in ("big.json", "big.csv", "big.pkl"):
+        path = tmp_path / name
+        with open(path, "wb") as f:
+            f.truncate((1 << 20) + 1)
+        with pytest.raises(ConfigError) as exc:
+            load_file(path, allow_pickle=True)
+        assert one_line(exc) == f"{path}: the file is over 1 MiB; split the dataset"
+
+
 def test_csv_not_utf8_and_a_huge_field(tmp_path, monkeypatch):
     path = tmp_path / "d.csv"
     path.write_bytes(b"prompt\nok\n\xff\xfe\n")

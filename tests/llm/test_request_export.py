@@ -114,6 +114,22 @@ def test_faults_are_exported_per_request_and_left_out_of_the_figures(tmp_path, l
     assert fig["token_count"] == out.result.token_count
 
 
+def test_worker_processes_feed_the_export_too(tmp_path, llm_server):
+    # procs=2: the workers read the CSV themselves (the dataset spec travels), their events carry the
+    # send stamps, count sources and faults back; the chunk count stays in the worker (null)
+    export = tmp_path / "procs.jsonl"
+    data = tmp_path / "d.csv"
+    data.write_text("q\n" + "".join(f"ba de {i}\n" for i in range(16)))
+    with llm_server(ttft_ms=2, tpot_ms=1, chunk=(1, 2)) as server:
+        sut, qsl = from_params(url=f"http://127.0.0.1:{server.port}", dataset=str(data), prompt_column="q",
+                               max_tokens="4", procs="2", export=str(export))
+        out, _ = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=16)
+    _, rows = read_export(export)
+    assert len(rows) == 16 and all(r["source"] == "usage" and r["sent_ns"] is not None for r in rows)
+    assert all(r["chunks"] is None and r["tokens"] == 4 for r in rows)
+    assert figures(export)["token_count"] == out.result.token_count == 64
+
+
 def test_the_cli_writes_the_export_and_says_where(tmp_path, llm_server):
     # a user's journey, as typed: `proctor run --sut openai:...,export=FILE`
     export = tmp_path / "req.jsonl"
