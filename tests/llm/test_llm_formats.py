@@ -16,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.clients import llm_formats
-from proctor.clients.llm_dataset import LLMSample, load_dataset, parse_length, read_lengths, synthetic
+from proctor.clients.llm_dataset import LLMSample, parse_length, read_lengths, synthetic
 from proctor.clients.llm_formats import (
     Columns,
     conversation_sample,
     format_of,
     load_csv,
+    load_dataset,
     load_file,
     load_pickle,
     load_sharegpt,

@@ -241,26 +241,10 @@ class LLMDataset:
             self.bodies.pop(i, None)
 
 
-# how a worker process finds the samples: ("jsonl", path) | ("file", path, format or None, columns
+# how a worker process finds the samples (`llm_formats.load_dataset`): ("jsonl", path) | ("file", path, format or None, columns
 # (prompt, output, max_tokens, input_ids: names or None), allow_pickle) | ("synthetic", n, in, out,
 # seed) | ("samples", [LLMSample, ...]) (a dataset built in code: sent once at start)
 DatasetSpec = tuple[Any, ...]
-
-
-def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
-    """The samples a dataset spec names (the engine's process and each worker load them alike)."""
-    kind = spec[0]
-    if kind == "jsonl":
-        return load_jsonl(spec[1])
-    if kind == "file":
-        from proctor.clients.llm_formats import Columns, load_file
-
-        return load_file(spec[1], spec[2], Columns(*spec[3]), allow_pickle=bool(spec[4])).samples
-    if kind == "synthetic":
-        return synthetic(int(spec[1]), str(spec[2]), str(spec[3]), int(spec[4]))
-    if kind == "samples":
-        return list(spec[1])
-    raise ConfigError(f"unknown dataset spec {kind!r}", key="dataset")
 
 
 __all__ = [
@@ -271,7 +255,6 @@ __all__ = [
     "LLMDataset",
     "LLMSample",
     "draw_lengths",
-    "load_dataset",
     "load_jsonl",
     "parse_length",
     "parse_line",

@@ -1,5 +1,6 @@
 """LLM dataset files besides JSONL: ShareGPT conversations, CSV, Parquet and the official MLPerf
-pickled DataFrames, each read into `LLMSample`s under proctor's bounds.
+pickled DataFrames, each read into `LLMSample`s under proctor's bounds; and `load_dataset`, the
+samples of any dataset spec (files, synthetic, in-code).
 
 - ShareGPT (`.json`): a JSON array of objects (or JSONL, one per line) whose `conversations` (or
   `messages`) list holds turns `{"from": "human"|"gpt", "value": ...}` (or `role`/`content`,
@@ -31,7 +32,15 @@ from typing import Any
 
 import orjson
 
-from proctor.clients.llm_dataset import MAX_LINE_BYTES, MAX_SAMPLES, MAX_TOKEN_ID, LLMSample
+from proctor.clients.llm_dataset import (
+    MAX_LINE_BYTES,
+    MAX_SAMPLES,
+    MAX_TOKEN_ID,
+    DatasetSpec,
+    LLMSample,
+    load_jsonl,
+    synthetic,
+)
 from proctor.errors import ConfigError
 
 MAX_FILE_BYTES = 4 << 30  # a whole-file format (JSON, Parquet, pickle) larger than this is refused
@@ -338,8 +347,6 @@ def load_pickle(path: str | Path, cols: Columns = Columns(), *, allow_pickle: bo
 def load_file(path: str | Path, fmt: str | None = None, cols: Columns = Columns(), *,
               allow_pickle: bool = False) -> Loaded:
     """A dataset file in its format (by extension unless given)."""
-    from proctor.clients.llm_dataset import load_jsonl
-
     kind = format_of(path, fmt)
     if not Path(path).is_file():
         raise ConfigError("no such file", file=str(path))
@@ -354,6 +361,20 @@ def load_file(path: str | Path, fmt: str | None = None, cols: Columns = Columns(
     return load_pickle(path, cols, allow_pickle=allow_pickle)
 
 
+def load_dataset(spec: DatasetSpec) -> list[LLMSample]:
+    """The samples a dataset spec names (the engine's process and each worker load them alike)."""
+    kind = spec[0]
+    if kind == "jsonl":
+        return load_jsonl(spec[1])
+    if kind == "file":
+        return load_file(spec[1], spec[2], Columns(*spec[3]), allow_pickle=bool(spec[4])).samples
+    if kind == "synthetic":
+        return synthetic(int(spec[1]), str(spec[2]), str(spec[3]), int(spec[4]))
+    if kind == "samples":
+        return list(spec[1])
+    raise ConfigError(f"unknown dataset spec {kind!r}", key="dataset")
+
+
 __all__ = [
     "EXTENSIONS",
     "FORMATS",
@@ -363,6 +384,7 @@ __all__ = [
     "conversation_sample",
     "format_of",
     "load_csv",
+    "load_dataset",
     "load_file",
     "load_parquet",
     "load_pickle",

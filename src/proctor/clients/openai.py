@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset, load_dataset
-from proctor.clients.llm_formats import FORMATS, Columns, load_file
+from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset
+from proctor.clients.llm_formats import FORMATS, Columns, load_dataset, load_file
 from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
 from proctor.clients.preflight import check_endpoints
 from proctor.clients.request_export import RequestLog, write_export

@@ -40,7 +40,8 @@ from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from proctor.clients.llm_dataset import DatasetSpec, load_dataset
+from proctor.clients.llm_dataset import DatasetSpec
+from proctor.clients.llm_formats import load_dataset
 from proctor.clients.openai_config import OpenAIConfig
 from proctor.clients.stream import Endpoint, new_loop, times_of
 from proctor.clients.tally import Tally
