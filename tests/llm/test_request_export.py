@@ -77,7 +77,8 @@ def test_server_figures_recomputed_from_the_export_equal_the_summary(tmp_path, l
     assert all(r["source"] == "usage" and r["fault"] is None for r in rows), [orjson.dumps(r) for r in rows[:2]]
     # every request's hops are there and in order; chunks held 1-3 tokens each
     for r in rows:
-        assert r["scheduled_ns"] <= r["issued_ns"] <= r["sent_ns"] <= r["first_token_ns"] <= r["done_ns"]
+        assert r["scheduled_ns"] <= r["issued_ns"] <= r["sent_ns"] <= r["first_token_ns"] <= r["last_chunk_ns"]
+        assert r["last_chunk_ns"] <= r["done_ns"]
         assert -(-r["tokens"] // 3) <= r["chunks"] <= r["tokens"]
     assert sorted(r["qsl"] for r in rows) == sorted(out.schedule.sample_index[:n].tolist())
 
@@ -126,7 +127,7 @@ def test_worker_processes_feed_the_export_too(tmp_path, llm_server):
         out, _ = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=16)
     _, rows = read_export(export)
     assert len(rows) == 16 and all(r["source"] == "usage" and r["sent_ns"] is not None for r in rows)
-    assert all(r["chunks"] is None and r["tokens"] == 4 for r in rows)
+    assert all(r["chunks"] is None and r["last_chunk_ns"] is None and r["tokens"] == 4 for r in rows)
     assert figures(export)["token_count"] == out.result.token_count == 64
 
 
@@ -167,11 +168,12 @@ def test_the_request_log_grows_and_keeps_the_last_phase():
     log.sent(g2 + 5, 100)
     log.done(g2 + 5, "usage")
     log.failed(g2 + 7, "stall")
-    log.note_chunks(g2 + 5, 3)
+    log.note_chunks(g2 + 5, 3, 150)
     log.done(g1 + 3, "usage")  # a straggler of the earlier phase: not noted
     assert log.ignored == 1 and log.generation == 2
     assert log.column("sent_ns", 9).tolist()[4] == 0
     assert log.column("sent_ns", 9).tolist()[5] == 100 and log.column("chunks", 9).tolist()[5] == 3
+    assert log.column("last_chunk_ns", 9).tolist()[5] == 150
     assert log.column("source", 9).tolist()[5] == 3 and log.column("fault", 9).tolist()[7] == 5
     assert log.column("chunks", 20).tolist()[19] == -1
 

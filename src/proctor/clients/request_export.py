@@ -14,8 +14,9 @@ per issued sample: `id`, `qsl` (its QSL index), `query`, `scheduled_ns`, `issued
 `first_token_ns`, `done_ns` (each ns since the run's start, null where not reached), `tokens`,
 `source` (token_ids, logprobs, usage, tokenizer, empty; null when it failed), `fault` (a
 `stream.FAULT_KINDS` kind, null when it completed; `failed` when the engine counted it failed for
-another reason), `chunks` (content chunks received; the first one's time is `first_token_ns`, the
-last one's `done_ns`; null with procs=N). `figures` recomputes the summary's figures from a file
+another reason), `chunks` (content chunks received: text or token ids) and `last_chunk_ns` (when the
+last of them arrived; the first one's time is `first_token_ns`), both null with procs=N (the
+workers keep them). `figures` recomputes the summary's figures from a file
 by the official definitions (`loadgen.results`), the round trip its test checks.
 """
 
@@ -58,6 +59,7 @@ class RequestLog:
         self.source = np.zeros(n, np.int8)  # 1 + index in SOURCES (0: none)
         self.fault = np.zeros(n, np.int8)  # 1 + index in FAULT_KINDS (0: none)
         self.chunks = np.full(n, -1, np.int32)
+        self.last_chunk_ns = np.zeros(n, np.int64)
 
     def _room(self, rid: int) -> int:
         """The sequence number of response id rid with room for it, or -1 when it is not noted."""
@@ -74,7 +76,7 @@ class RequestLog:
         n = self.sent_ns.shape[0]
         if i >= n:
             size = max(n * 2, i + 1)
-            for name in ("sent_ns", "source", "fault", "chunks"):
+            for name in ("sent_ns", "source", "fault", "chunks", "last_chunk_ns"):
                 old = getattr(self, name)
                 new = np.full(size, -1 if name == "chunks" else 0, old.dtype)
                 new[:n] = old
@@ -98,10 +100,12 @@ class RequestLog:
             if (i := self._room(rid)) >= 0:
                 self.fault[i] = code
 
-    def note_chunks(self, rid: int, n: int) -> None:
+    def note_chunks(self, rid: int, n: int, t_ns: int) -> None:
+        """n content chunks so far, the last one arrived at t_ns."""
         with self._lock:
             if (i := self._room(rid)) >= 0:
                 self.chunks[i] = min(n, 2**31 - 1)
+                self.last_chunk_ns[i] = t_ns
 
     def column(self, name: str, n: int) -> np.ndarray:
         """The first n entries of one array (padded with its 'not noted' value)."""
@@ -146,7 +150,9 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
     }
     if log is None:
         log = RequestLog(1)
-    sent, src, fault, chunks = (log.column(c, ns) for c in ("sent_ns", "source", "fault", "chunks"))
+    sent, src, fault, chunks, last = (
+        log.column(c, ns) for c in ("sent_ns", "source", "fault", "chunks", "last_chunk_ns")
+    )
     cols = {
         "id": range(ns),
         "qsl": schedule.sample_index[:ns].tolist(),
@@ -161,6 +167,7 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
         "fault": [FAULT_KINDS[k - 1] if k else ("failed" if f else None)
                   for k, f in zip(fault.tolist(), failed.tolist(), strict=True)],
         "chunks": [None if c < 0 else c for c in chunks.tolist()],
+        "last_chunk_ns": _rel(last, start),
     }
     names = list(cols)
     with open(path, "wb") as f:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,19 +337,27 @@ class StreamClient:
     def events(self, i: int, events: list[bytes], st: StreamState, t_ns: int | None = None) -> bool:
         """Interpret events as they arrive; True once the stream said [DONE] or reported an error.
         t_ns: when their bytes arrived (the raw transport's stamp), None for "now"."""
+        seen = len(st.text)
         for ev in events:
             if st.feed(ev):
                 self.sink.first_token(i, st.text[0].encode(), t_ns)
             if st.done or st.error:
+                if self.export is not None:
+                    self._export_chunks(i, st, seen, t_ns)
                 return True
+        if self.export is not None:
+            self._export_chunks(i, st, seen, t_ns)
         return False
+
+    def _export_chunks(self, i: int, st: StreamState, seen: int, t_ns: int | None) -> None:
+        """The per-request export's chunk count and the last content chunk's arrival."""
+        if len(st.text) > seen:
+            self.export.note_chunks(i, len(st.text), t_ns or time.perf_counter_ns())
 
     def finish(self, i: int, idx: int, st: StreamState, url: str, t_ns: int | None = None) -> None:
         """The stream ended: complete the sample with its token count, or fail it saying why."""
         if st.junk:
             self.sink.junk(st.junk)
-        if self.export is not None:
-            self.export.note_chunks(i, len(st.text))
         if st.error:
             self.sink.fail(i, idx, "http_error", f"{url} sent an error in the stream: {st.error}")
             return
