@@ -186,12 +186,12 @@ def test_csv_reader_takes_any_bytes(tmp_path_factory, raw):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.binary(max_size=300))
-def test_sharegpt_reader_takes_any_bytes(tmp_path_factory, raw):
-    path = tmp_path_factory.mktemp("s") / "d.json"
+@given(st.binary(max_size=300), st.sampled_from(["d.json", "d.jsonl"]))
+def test_json_readers_take_any_bytes(tmp_path_factory, raw, name):
+    path = tmp_path_factory.mktemp("s") / name
     path.write_bytes(raw)
     try:
-        loaded = load_sharegpt(path)
+        loaded = load_file(path)  # sniffed, then ShareGPT or JSONL
     except ConfigError as exc:
         assert str(exc).startswith(str(path))
     else:
@@ -231,6 +231,17 @@ def test_format_by_extension_or_given(tmp_path):
     sut, qsl = from_params(url="http://127.0.0.1:9", dataset=str(path), format="csv", preflight="0")
     sut.close()
     assert qsl.samples == [LLMSample(prompt="hello")]
+
+
+def test_json_and_jsonl_are_told_apart_by_their_content(tmp_path):
+    prompts = tmp_path / "prompts.json"  # proctor's JSONL under a .json name (read as JSONL before)
+    prompts.write_bytes(b'{"prompt": "a", "output": "b"}\n{"prompt": "c"}\n')
+    assert load_file(prompts).samples == [LLMSample(prompt="a", output="b"), LLMSample(prompt="c")]
+    convs = tmp_path / "sharegpt.jsonl"  # ShareGPT one conversation per line
+    convs.write_bytes(orjson.dumps(conv(("human", "q"), ("gpt", "a"))) + b"\n")
+    assert load_file(convs).samples == [LLMSample(prompt="q", output="a")]
+    with pytest.raises(ConfigError, match="needs 'prompt'"):  # an explicit format is not second-guessed
+        load_file(convs, "jsonl")
 
 
 # --- Parquet ----------------------------------------------------------------------------------------

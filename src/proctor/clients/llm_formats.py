@@ -2,7 +2,8 @@
 pickled DataFrames, each read into `LLMSample`s under proctor's bounds; and `load_dataset`, the
 samples of any dataset spec (files, synthetic, in-code).
 
-- ShareGPT (`.json`): a JSON array of objects (or JSONL, one per line) whose `conversations` (or
+- ShareGPT (`.json`; a `.jsonl` whose first line holds `conversations` too, and a `.json` whose
+  first line holds `prompt` is proctor's JSONL: `sniff_json`): a JSON array of objects (or JSONL, one per line) whose `conversations` (or
   `messages`) list holds turns `{"from": "human"|"gpt", "value": ...}` (or `role`/`content`,
   `user`/`assistant`). The first human turn is the prompt, the first gpt turn after it the reference
   output. A conversation without a human turn, or of the wrong shape, is skipped and counted
@@ -344,12 +345,38 @@ def load_pickle(path: str | Path, cols: Columns = Columns(), *, allow_pickle: bo
     return Loaded(samples_of_rows(rows, names, cols, p, defaults=defaults, outputs=PICKLE_OUTPUTS))
 
 
+SNIFF_BYTES = 1 << 16
+
+
+def sniff_json(path: str | Path, kind: str) -> str:
+    """.json / .jsonl by content: an array, or a first line holding `conversations`/`messages`, is
+    ShareGPT; a first line holding `prompt`/`input_ids` is proctor's JSONL; else as the extension says."""
+    with open(path, "rb") as f:
+        head = f.read(SNIFF_BYTES)
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head[:1] == b"[":
+        return "sharegpt"
+    first = head.split(b"\n", 1)[0]
+    try:
+        obj = orjson.loads(first)
+    except (orjson.JSONDecodeError, RecursionError):
+        return kind
+    if isinstance(obj, dict):
+        if "conversations" in obj or "messages" in obj:
+            return "sharegpt"
+        if "prompt" in obj or "input_ids" in obj:
+            return "jsonl"
+    return kind
+
+
 def load_file(path: str | Path, fmt: str | None = None, cols: Columns = Columns(), *,
               allow_pickle: bool = False) -> Loaded:
     """A dataset file in its format (by extension unless given)."""
     kind = format_of(path, fmt)
     if not Path(path).is_file():
         raise ConfigError("no such file", file=str(path))
+    if not fmt and kind in ("jsonl", "sharegpt"):
+        kind = sniff_json(path, kind)
     if kind == "jsonl":
         return Loaded(load_jsonl(path))
     if kind == "sharegpt":
@@ -390,4 +417,5 @@ __all__ = [
     "load_pickle",
     "load_sharegpt",
     "samples_of_rows",
+    "sniff_json",
 ]
