@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from proctor.clients.request_export import RequestLog, figures, read_export, wri
 from proctor.errors import ConfigError, LogFormatError
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.engine import run_test
+from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.results import PERCENTILES
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
@@ -113,6 +115,7 @@ def test_faults_are_exported_per_request_and_left_out_of_the_figures(tmp_path, l
     assert fig["completed"] == out.result.sample_count == len(rows) - sum(kinds.values())
     assert fig["ttft"][0.99] == out.result.ttft.percentiles[0.99]
     assert fig["token_count"] == out.result.token_count
+    assert fig["tokens_per_second"] == pytest.approx(out.result.completed_tokens_per_second, rel=1e-12)
 
 
 def test_worker_processes_feed_the_export_too(tmp_path, llm_server):
@@ -151,6 +154,45 @@ def test_the_cli_writes_the_export_and_says_where(tmp_path, llm_server):
     header, rows = read_export(export)
     assert header["scenario"] == "Offline" and len(rows) == 24
     assert sum(row["tokens"] for row in rows) == figures(export)["token_count"] > 0
+
+
+def test_export_rows_from_records_alone(tmp_path):
+    # two queries of two samples: one completed (usage), one SUT fault, one failed by the engine
+    # without a SUT fault, one never completed; stamps relative to the run's start, null where unset
+    sch = Schedule(scheduled_ns=np.array([0, 50], np.int64), query_offsets=np.array([0, 2, 4], np.int64),
+                   sample_index=np.array([3, 1, 0, 2], np.int64))
+    rec = Records.allocate(sch, 1000)
+    rec.n_queries_issued = 2
+    rec.query_scheduled_ns[:] = [1000, 1050]
+    rec.query_issued_ns[:] = [1001, 1052]
+    rec.sample_first_token_ns[:] = [1100, NOT_SET, 1200, NOT_SET]
+    rec.sample_done_ns[:] = [1300, 1090, 1400, NOT_SET]
+    rec.sample_n_tokens[:] = [5, 0, 0, 0]
+    rec.sample_failed = np.array([0, 1, 1, 0], np.uint8)
+    base = 7 << ID_GENERATION_BITS
+    log = RequestLog(1)
+    for i, t in enumerate((1010, 1011, 1060, 1061)):
+        log.sent(base + i, t)
+    log.done(base, "usage")
+    log.failed(base + 1, "http_429")
+    log.note_chunks(base, 2, 1290)
+
+    class Outcome:
+        schedule, records, effective, scenario, mode = sch, rec, None, "Server", "PerformanceOnly"
+
+    path = tmp_path / "e.jsonl"
+    assert write_export(path, Outcome(), log) == 5
+    header, rows = read_export(path)
+    assert header["samples"] == 4 and header["queries"] == 2
+    assert rows[0] == {"id": 0, "qsl": 3, "query": 0, "scheduled_ns": 0, "issued_ns": 1, "sent_ns": 10,
+                       "first_token_ns": 100, "done_ns": 300, "tokens": 5, "source": "usage", "fault": None,
+                       "chunks": 2, "last_chunk_ns": 290}
+    assert [r["fault"] for r in rows] == [None, "http_429", "failed", None]
+    assert [r["source"] for r in rows] == ["usage", None, None, None]
+    assert rows[3]["done_ns"] is None and rows[2]["scheduled_ns"] == 50
+    fig = figures(path)
+    assert fig["completed"] == 1 and fig["token_count"] == 5 and fig["ttft"][0.5] == 100
+    assert fig["tpot"][0.5] == (300 - 100) // 4 and fig["final_query_done_ns"] == 400 - 0
 
 
 def test_the_export_needs_proctors_records():
