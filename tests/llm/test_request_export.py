@@ -21,8 +21,8 @@ from proctor.clients.request_export import RequestLog, figures, read_export, wri
 from proctor.errors import ConfigError, LogFormatError
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.engine import run_test
-from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.logs.numbers import percentile_label
+from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.results import PERCENTILES
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
