@@ -12,7 +12,7 @@ import pickle
 import numpy as np
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from proctor.clients import llm_formats
@@ -99,6 +99,7 @@ def test_the_openai_sut_takes_a_sharegpt_file_and_says_what_it_skipped(tmp_path,
     assert "1 conversation(s) skipped (first: conversation 2: no human turn)" in caplog.text
 
 
+@pytest.mark.fuzz
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
                     lambda x: st.lists(x, max_size=4) | st.dictionaries(
                         st.sampled_from(["conversations", "messages", "from", "value", "role", "content",
@@ -172,8 +173,8 @@ def test_csv_not_utf8_and_a_huge_field(tmp_path, monkeypatch):
         load_csv(path)
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.binary(max_size=300))
+@pytest.mark.fuzz
+@given(st.binary(max_size=300) | st.text(',"\n\r a1\x00\u00e9', max_size=60).map(str.encode))
 def test_csv_reader_takes_any_bytes(tmp_path_factory, raw):
     path = tmp_path_factory.mktemp("c") / "d.csv"
     path.write_bytes(b"prompt,output,max_tokens\n" + raw)
@@ -185,7 +186,7 @@ def test_csv_reader_takes_any_bytes(tmp_path_factory, raw):
         assert all(s.prompt for s in loaded.samples)
 
 
-@settings(max_examples=80, deadline=None)
+@pytest.mark.fuzz
 @given(st.binary(max_size=300), st.sampled_from(["d.json", "d.jsonl"]))
 def test_json_readers_take_any_bytes(tmp_path_factory, raw, name):
     path = tmp_path_factory.mktemp("s") / name
@@ -202,6 +203,7 @@ cells = st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats() | st.te
     st.integers(-2, 2**33) | st.floats() | st.text(max_size=2), max_size=4)
 
 
+@pytest.mark.fuzz
 @given(st.lists(st.dictionaries(st.sampled_from(["prompt", "output", "max_tokens", "ids"]), cells), max_size=5))
 def test_rows_of_any_cells_are_samples_or_a_named_row(rows):
     try:
@@ -363,7 +365,7 @@ def test_distributions_stay_in_bounds():
         parse_length("poisson:3", "in")
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
 @given(st.binary(max_size=200))
 def test_lengths_reader_takes_any_bytes(tmp_path_factory, raw):
     path = tmp_path_factory.mktemp("l") / "l.txt"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from proctor.clients.openai import from_params
@@ -220,7 +220,7 @@ def test_the_request_log_grows_and_keeps_the_last_phase():
     assert log.column("chunks", 20).tolist()[19] == -1
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
 @given(st.binary(max_size=600))
 def test_reading_an_export_takes_any_bytes(tmp_path_factory, raw):
     path = tmp_path_factory.mktemp("x") / "e.jsonl"
