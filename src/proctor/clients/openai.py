@@ -266,7 +266,7 @@ class OpenAIParams:
     allow_pickle: bool = param(False, "read a .pkl dataset: unpickling runs code from the file, so only "
                                "for a file you trust")
     export: str | None = param(None, "write one JSON line per request here at the end of the run "
-                               "(times, tokens, count source, fault)", shown="")
+                               "(times, tokens, count source, fault)")
     synthetic: int | None = param(None, "N synthetic prompts instead of dataset= (lengths from in= and out=)", low=1)
     input_len: str = param("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (DIST one of "
                            f"{', '.join(LENGTH_DISTS[:-1])}) or file:PATH (lengths, one per line)", key="in")
