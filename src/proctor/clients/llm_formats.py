@@ -307,8 +307,13 @@ def load_parquet(path: str | Path, cols: Columns = Columns()) -> Loaded:
     pq = _optional("pyarrow.parquet", "proctor[parquet]", "a Parquet dataset", p)
     try:
         meta = pq.ParquetFile(p)
-        if meta.metadata.num_rows > MAX_SAMPLES:
+        md = meta.metadata
+        if md.num_rows > MAX_SAMPLES:
             raise ConfigError(f"more than {MAX_SAMPLES} samples; split the dataset", file=p)
+        # the size it decompresses to, as its footer states it: a small file must not unpack to 100 GB
+        if sum(md.row_group(k).total_byte_size for k in range(md.num_row_groups)) > MAX_FILE_BYTES:
+            raise ConfigError(f"the data is over {MAX_FILE_BYTES >> 20} MiB uncompressed; split the dataset",
+                              file=p)
         names = list(meta.schema_arrow.names)
         table = meta.read()
     except ConfigError:
