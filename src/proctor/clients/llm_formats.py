@@ -306,16 +306,17 @@ def load_parquet(path: str | Path, cols: Columns = Columns()) -> Loaded:
     _size(path, MAX_FILE_BYTES)
     pq = _optional("pyarrow.parquet", "proctor[parquet]", "a Parquet dataset", p)
     try:
-        meta = pq.ParquetFile(p)
-        md = meta.metadata
-        if md.num_rows > MAX_SAMPLES:
-            raise ConfigError(f"more than {MAX_SAMPLES} samples; split the dataset", file=p)
-        # the size it decompresses to, as its footer states it: a small file must not unpack to 100 GB
-        if sum(md.row_group(k).total_byte_size for k in range(md.num_row_groups)) > MAX_FILE_BYTES:
-            raise ConfigError(f"the data is over {MAX_FILE_BYTES >> 20} MiB uncompressed; split the dataset",
-                              file=p)
-        names = list(meta.schema_arrow.names)
-        table = meta.read()
+        with open(p, "rb") as fh:  # closed here whatever pyarrow does
+            meta = pq.ParquetFile(fh)
+            md = meta.metadata
+            if md.num_rows > MAX_SAMPLES:
+                raise ConfigError(f"more than {MAX_SAMPLES} samples; split the dataset", file=p)
+            # the size it decompresses to, as its footer states it: a small file must not unpack to 100 GB
+            if sum(md.row_group(k).total_byte_size for k in range(md.num_row_groups)) > MAX_FILE_BYTES:
+                raise ConfigError(f"the data is over {MAX_FILE_BYTES >> 20} MiB uncompressed; split the dataset",
+                                  file=p)
+            names = list(meta.schema_arrow.names)
+            table = meta.read()
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types for a bad file
