@@ -195,6 +195,12 @@ def test_export_rows_from_records_alone(tmp_path):
     assert fig["tpot"][0.5] == (300 - 100) // 4 and fig["final_query_done_ns"] == 400 - 0
 
 
+def test_an_export_into_no_folder_is_refused_before_the_run(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        from_params(url="http://127.0.0.1:9", synthetic="2", preflight="0", export=str(tmp_path / "no" / "e.jsonl"))
+    assert str(exc.value) == f"key 'export': export={tmp_path / 'no' / 'e.jsonl'}: no folder {tmp_path / 'no'} to write it in"
+
+
 def test_the_export_needs_proctors_records():
     class Outcome:
         schedule = records = effective = None

@@ -305,6 +305,8 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
         connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids, ignore_eos=p.ignore_eos,
         logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
     )
+    if p.export and not Path(p.export).resolve().parent.is_dir():  # said before the run, not after it
+        raise ConfigError(f"export={p.export}: no folder {Path(p.export).parent} to write it in", key="export")
     if p.dataset and p.synthetic:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
     spec: DatasetSpec
