@@ -19,8 +19,8 @@ import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
-import io
 import importlib.metadata
+import io
 import math
 import os
 import sys
@@ -51,8 +51,8 @@ from proctor.loadgen.logs.detail import (
     log_requested_settings,
     log_results,
 )
-from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
 from proctor.loadgen.logs.samples import SampleColumns, write_samples
+from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks

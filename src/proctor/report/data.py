@@ -505,7 +505,8 @@ def read_samples_file(path: Path, notes: list[str]) -> Samples | None:
     # the trace's ts is issue/1000 printed with 3 decimals, read back and divided by 1e6: the same double
     out = Samples((cols.issue_ns / 1000.0) / 1e6, cols.latency_ns.astype(np.float64))
     out.scheduled_ns = cols.scheduled_ns
-    if cols.has_first is not None and cols.n_tokens is not None and cols.has_first.any():
+    if cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None \
+            and cols.has_first.any():
         out.n_tokens = cols.n_tokens
         out.has_first = cols.has_first
         out.first_token_ns = np.where(cols.has_first, cols.first_token_ns, 0)

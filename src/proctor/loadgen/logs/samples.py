@@ -13,15 +13,17 @@ Layout, little-endian, version 1:
     12      4     reserved (u32) = 0
     16      8     number of samples N (u64, at most MAX_SAMPLES)
     24      8     origin_ns (i64): the run clock at which the logs opened (the trace's ts origin)
-    32      16*C  column descriptors: id (u8), dtype code (u8), delta (u8: 0 or 1), 5 zero bytes,
-                  base (i64)
-    32+16C  ...   each column's N values in descriptor order, N * itemsize(code) bytes each
+    32      24*C  column descriptors: id (u8), dtype code (u8), delta (u8: 0 or 1), 5 zero bytes,
+                  base (i64), fill (i64)
+    32+24C  ...   each column's N values in descriptor order, N * itemsize(code) bytes each
 
 A column's values are `base + stored` (delta 0) or `base + cumsum(stored)` (delta 1), computed in
-int64; the writer picks the narrowest dtype code that holds `stored` (0: constant, no bytes; then
-u8, u16, u32, i8, i16, i32, i64). The file size must equal the header's sizes exactly, so a reader
-allocates nothing a header merely claims. Column ids (rows: the samples with a result, in issue
-order; failed and unfinished samples have no row, as in the trace):
+int64; the writer picks the narrowest dtype code that holds `stored` (0: every stored value is
+`fill`, no bytes; then u8, u16, u32, i8, i16, i32, i64). The file size must equal the header's
+sizes exactly, so a reader allocates nothing a header merely claims.
+
+Column ids (rows: the samples with a result, in issue order; failed and unfinished samples have no
+row, as in the trace):
 
     1 seq          sample sequence number (the response id's order)      delta
     2 query        query index                                           delta
@@ -57,7 +59,7 @@ MAX_SAMPLES = 50_000_000  # as the trace reader: beyond this a file is refused (
 MAX_ABS_NS = 1 << 62  # a time or count beyond this (146 years in ns) is not one a run records
 
 _HEADER = struct.Struct("<8sHHIQq")
-_COLUMN = struct.Struct("<BBB5xq")
+_COLUMN = struct.Struct("<BBB5xqq")
 
 SEQ, QUERY, SAMPLE_IDX, ISSUE, LATENCY, SCHEDULED, HAS_FIRST, FIRST_TOKEN, N_TOKENS = range(1, 10)
 _DELTA = {SEQ: True, QUERY: True, ISSUE: True}
@@ -98,7 +100,7 @@ class SampleColumns:
 def _narrowest(lo: int, hi: int) -> int:
     """The smallest dtype code holding every value in [lo, hi] (lo == hi == 0 is the constant)."""
     for code in (1, 2, 3) if lo >= 0 else (4, 5, 6):
-        info = np.iinfo(_CODES[code])  # type: ignore[arg-type]
+        info = np.iinfo(_CODES[code])
         if info.min <= lo and hi <= info.max:
             return code
     return 7
@@ -109,20 +111,23 @@ def _encode(col_id: int, values: np.ndarray) -> tuple[bytes, bytes]:
     v = values.astype(np.int64, copy=False)
     delta = _DELTA.get(col_id, False)
     if v.size == 0:
-        return _COLUMN.pack(col_id, 0, int(delta), 0), b""
-    if delta:
-        base = int(v[0])
-        stored = np.diff(v, prepend=v[:1])
+        return _COLUMN.pack(col_id, 0, int(delta), 0, 0), b""
+    if delta:  # the first step repeats the second, so an evenly spaced column is one constant step
+        step = int(v[1] - v[0]) if v.size > 1 else 0
+        if abs(int(v[0]) - step) >= MAX_ABS_NS:
+            step = 0
+        base = int(v[0]) - step
+        stored = np.diff(v, prepend=np.int64(base))
     else:
         base = int(v.min())
         stored = v - base
     lo, hi = int(stored.min()), int(stored.max())
-    if lo == hi == 0:
-        return _COLUMN.pack(col_id, 0, int(delta), base), b""
+    if lo == hi:
+        return _COLUMN.pack(col_id, 0, int(delta), base, lo), b""
     code = _narrowest(lo, hi)
     dtype = _CODES[code]
     assert dtype is not None
-    return _COLUMN.pack(col_id, code, int(delta), base), stored.astype(dtype).tobytes()
+    return _COLUMN.pack(col_id, code, int(delta), base, 0), stored.astype(dtype).tobytes()
 
 
 def write_samples(path: str | Path, cols: SampleColumns) -> int:
@@ -188,7 +193,7 @@ def read_samples(path: str | Path) -> SampleColumns:
                 raise LogFormatError("truncated in the column descriptors", file=p)
             descs = [_COLUMN.unpack_from(raw, k * _COLUMN.size) for k in range(ncol)]
             expected = _HEADER.size + _COLUMN.size * ncol
-            for cid, code, delta, _ in descs:
+            for cid, code, delta, _, _ in descs:
                 if code not in _CODES:
                     raise LogFormatError(f"column {cid}: unknown dtype code {code}", file=p)
                 dtype = _CODES[code]
@@ -211,11 +216,11 @@ def read_samples(path: str | Path) -> SampleColumns:
                 raise LogFormatError("token columns 7-9 must appear together", file=p)
             values: dict[int, np.ndarray] = {}
             offset = _HEADER.size + _COLUMN.size * ncol
-            for cid, code, delta, base in descs:
+            for cid, code, delta, base, fill in descs:
                 dtype = _CODES[code]
                 nbytes = 0 if dtype is None else n * dtype.itemsize
                 if cid in known:
-                    values[cid] = _decode(fh, p, cid, dtype, n, offset, bool(delta), base)
+                    values[cid] = _decode(fh, p, cid, dtype, n, offset, bool(delta), base, fill)
                 offset += nbytes
         except OSError as exc:
             raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
@@ -234,18 +239,19 @@ def read_samples(path: str | Path) -> SampleColumns:
 
 
 def _decode(fh: object, p: str, cid: int, dtype: np.dtype | None, n: int, offset: int, delta: bool,
-            base: int) -> np.ndarray:
+            base: int, fill: int) -> np.ndarray:
     """One column as int64, its range checked (|value| < MAX_ABS_NS; sums checked before they could wrap)."""
-    if abs(base) >= MAX_ABS_NS:
-        raise LogFormatError(f"column {cid}: base {base} out of range", file=p)
+    if abs(base) >= MAX_ABS_NS or abs(fill) >= MAX_ABS_NS:
+        raise LogFormatError(f"column {cid}: base or fill out of range", file=p)
     if dtype is None:
-        return np.full(n, base, np.int64)
-    fh.seek(offset)  # type: ignore[attr-defined]
-    data = fh.read(n * dtype.itemsize)  # type: ignore[attr-defined]
-    if len(data) != n * dtype.itemsize:
-        raise LogFormatError(f"column {cid}: truncated while reading", file=p)
-    stored = np.frombuffer(data, dtype)
-    if stored.size and dtype.itemsize == 8 and not (-MAX_ABS_NS < int(stored.min()) and int(stored.max()) < MAX_ABS_NS):
+        stored = np.full(n, fill, np.int64)
+    else:
+        fh.seek(offset)  # type: ignore[attr-defined]
+        data = fh.read(n * dtype.itemsize)  # type: ignore[attr-defined]
+        if len(data) != n * dtype.itemsize:
+            raise LogFormatError(f"column {cid}: truncated while reading", file=p)
+        stored = np.frombuffer(data, dtype)
+    if stored.size and stored.dtype.itemsize == 8 and max(-int(stored.min()), int(stored.max())) >= MAX_ABS_NS:
         raise LogFormatError(f"column {cid}: a value out of range", file=p)
     wide = stored.astype(np.int64)
     if delta:
