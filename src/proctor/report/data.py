@@ -502,8 +502,10 @@ def read_samples_file(path: Path, notes: list[str]) -> Samples | None:
         return None
     if cols.n == 0:
         return None
+    if cols.truncated:
+        notes.append(f"{path.name}: only the first {cols.n} samples were read")
     # the trace's ts is issue/1000 printed with 3 decimals, read back and divided by 1e6: the same double
-    out = Samples((cols.issue_ns / 1000.0) / 1e6, cols.latency_ns.astype(np.float64))
+    out = Samples((cols.issue_ns / 1000.0) / 1e6, cols.latency_ns.astype(np.float64), cols.truncated)
     out.scheduled_ns = cols.scheduled_ns
     if cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None \
             and cols.has_first.any():

@@ -11,7 +11,7 @@ Layout, little-endian, version 1:
     8       2     version (u16) = 1
     10      2     number of columns C (u16, at most MAX_COLUMNS)
     12      4     reserved (u32) = 0
-    16      8     number of samples N (u64, at most MAX_SAMPLES)
+    16      8     number of samples N (u64, at most the file's size in bytes)
     24      8     origin_ns (i64): the run clock at which the logs opened (the trace's ts origin)
     32      24*C  column descriptors: id (u8), dtype code (u8), delta (u8: 0 or 1), 5 zero bytes,
                   base (i64), fill (i64)
@@ -20,7 +20,9 @@ Layout, little-endian, version 1:
 A column's values are `base + stored` (delta 0) or `base + cumsum(stored)` (delta 1), computed in
 int64; the writer picks the narrowest dtype code that holds `stored` (0: every stored value is
 `fill`, no bytes; then u8, u16, u32, i8, i16, i32, i64). The file size must equal the header's
-sizes exactly, so a reader allocates nothing a header merely claims.
+sizes exactly, and the latency column is always stored (never constant), so N is at most the
+file's size: a reader allocates at most a fixed multiple of the bytes it was given, and reads at
+most `max_rows` rows (the first ones of each column) whatever the file holds.
 
 Column ids (rows: the samples with a result, in issue order; failed and unfinished samples have no
 row, as in the trace):
@@ -55,7 +57,7 @@ from proctor.loadgen.logs.reader import open_regular
 MAGIC = b"PRSMPL\r\n"
 VERSION = 1
 MAX_COLUMNS = 64
-MAX_SAMPLES = 50_000_000  # as the trace reader: beyond this a file is refused (memory stays bounded)
+MAX_SAMPLES = 50_000_000  # rows read by default (as the trace reader): ~4 GB of int64 columns at most
 MAX_ABS_NS = 1 << 62  # a time or count beyond this (146 years in ns) is not one a run records
 
 _HEADER = struct.Struct("<8sHHIQq")
@@ -88,6 +90,7 @@ class SampleColumns:
     has_first: np.ndarray | None = None  # bool
     first_token_ns: np.ndarray | None = None  # relative to issue
     n_tokens: np.ndarray | None = None
+    truncated: bool = False  # the file holds more rows than were read
 
     @property
     def n(self) -> int:
@@ -107,7 +110,7 @@ def _narrowest(lo: int, hi: int) -> int:
 
 
 def _encode(col_id: int, values: np.ndarray) -> tuple[bytes, bytes]:
-    """(descriptor, data) of one column of int64 values."""
+    """(descriptor, data) of one column of int64 values (the latency column never constant)."""
     v = values.astype(np.int64, copy=False)
     delta = _DELTA.get(col_id, False)
     if v.size == 0:
@@ -122,7 +125,7 @@ def _encode(col_id: int, values: np.ndarray) -> tuple[bytes, bytes]:
         base = int(v.min())
         stored = v - base
     lo, hi = int(stored.min()), int(stored.max())
-    if lo == hi:
+    if lo == hi and col_id != LATENCY:
         return _COLUMN.pack(col_id, 0, int(delta), base, lo), b""
     code = _narrowest(lo, hi)
     dtype = _CODES[code]
@@ -133,8 +136,6 @@ def _encode(col_id: int, values: np.ndarray) -> tuple[bytes, bytes]:
 def write_samples(path: str | Path, cols: SampleColumns) -> int:
     """Write the file (replacing any); returns its size in bytes."""
     n = cols.n
-    if n > MAX_SAMPLES:
-        raise ValueError(f"{n} samples: more than the format's {MAX_SAMPLES}")
     columns: list[tuple[int, np.ndarray]] = [
         (SEQ, cols.seq), (QUERY, cols.query), (SAMPLE_IDX, cols.sample_idx), (ISSUE, cols.issue_ns),
         (LATENCY, cols.latency_ns), (SCHEDULED, cols.scheduled_ns),
@@ -166,8 +167,9 @@ def write_samples(path: str | Path, cols: SampleColumns) -> int:
 # --- reading ---------------------------------------------------------------------------------------
 
 
-def read_samples(path: str | Path) -> SampleColumns:
-    """Read and check a samples file; LogFormatError (naming the file and what is wrong) otherwise.
+def read_samples(path: str | Path, max_rows: int = MAX_SAMPLES) -> SampleColumns:
+    """Read and check a samples file (its first `max_rows` rows: `truncated` says when there were
+    more); LogFormatError (naming the file and what is wrong) otherwise.
 
     Every size comes from the header and is checked against the file's size before anything is
     read or allocated; values outside any run's range are refused, never wrapped into numbers.
@@ -186,8 +188,8 @@ def read_samples(path: str | Path) -> SampleColumns:
                 raise LogFormatError(f"format version {version}; this proctor reads version {VERSION}", file=p)
             if ncol > MAX_COLUMNS:
                 raise LogFormatError(f"{ncol} columns: more than {MAX_COLUMNS}", file=p)
-            if n > MAX_SAMPLES:
-                raise LogFormatError(f"{n} samples: more than {MAX_SAMPLES}", file=p)
+            if n > size:
+                raise LogFormatError(f"{n} samples in {size} bytes: a header no writer makes", file=p)
             raw = fh.read(_COLUMN.size * ncol)
             if len(raw) < _COLUMN.size * ncol:
                 raise LogFormatError("truncated in the column descriptors", file=p)
@@ -220,12 +222,12 @@ def read_samples(path: str | Path) -> SampleColumns:
                 dtype = _CODES[code]
                 nbytes = 0 if dtype is None else n * dtype.itemsize
                 if cid in known:
-                    values[cid] = _decode(fh, p, cid, dtype, n, offset, bool(delta), base, fill)
+                    values[cid] = _decode(fh, p, cid, dtype, min(n, max(max_rows, 0)), offset, bool(delta), base, fill)
                 offset += nbytes
         except OSError as exc:
             raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
     out = SampleColumns(origin, values[SEQ], values[QUERY], values[SAMPLE_IDX], values[ISSUE],
-                        values[LATENCY], values[SCHEDULED])
+                        values[LATENCY], values[SCHEDULED], truncated=n > max_rows)
     if values[LATENCY].size and int(values[LATENCY].min()) < 0:
         raise LogFormatError("a negative latency: not a run's record", file=p)
     if tokens:
