@@ -161,7 +161,7 @@ def test_both_engines_return_the_same_outcome(tmp_path: Path) -> None:
     for o in (mine, official):
         assert o.valid and o.errors == 0 and o.error_messages == [] and not o.incomplete
         assert (o.scenario, o.mode) == ("SingleStream", "PerformanceOnly")
-        assert sorted(o.log_paths) == ["accuracy", "detail", "summary", "trace"]
+        assert sorted(o.log_paths) == ["accuracy", "detail", "samples", "summary", "trace"]
         assert read_detail(o.log_paths["detail"]).require("proctor_short_run") == "a test"
         assert o.log_paths["summary"].read_text().rstrip().endswith("PROCTOR: Not a submission run: a test")
     assert {k: p.name for k, p in mine.log_paths.items()} == {k: p.name for k, p in official.log_paths.items()}

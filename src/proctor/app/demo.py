@@ -503,6 +503,7 @@ def _audit_runner(scenario: str, stop: StopFlag) -> Any:
         _check_stop(stop)
         out = _run_one(scenario, "audit", outdir, settings, stop, audit_config=conf)
         (outdir / "mlperf_log_trace.json").unlink(missing_ok=True)
+        (outdir / "mlperf_log_samples.bin").unlink(missing_ok=True)  # proctor's own, not a submission file
         return run_logs(out)
 
     return run
@@ -575,6 +576,7 @@ def _run_scenarios(
                     report.sizing[scenario] += f"; this run: {why} (the checker must say so too)"
             # not part of a submission's result folders
             (out_dir / "mlperf_log_trace.json").unlink(missing_ok=True)
+            (out_dir / "mlperf_log_samples.bin").unlink(missing_ok=True)
             if mode == "performance":
                 (out_dir / "mlperf_log_accuracy.json").unlink(missing_ok=True)
             else:

@@ -247,7 +247,7 @@ class RunRequest:
     min_queries: int | None = None
     timeout_s: float | None = None
     drain_s: float = 0.5  # = loadgen.engine.DRAIN_S
-    trace: bool = True
+    trace: bool = False  # the Chrome trace; the compact samples file is always written
     report: bool = True
     engine: Engine = Engine.PROCTOR
 

@@ -45,7 +45,8 @@ def report_cmd(
         )
     ] = None,
     no_trace: Annotated[
-        bool, typer.Option("--no-trace", help="do not read the trace (per-sample latencies) even when present")
+        bool, typer.Option(
+            "--no-trace", help="do not read per-sample data (mlperf_log_samples.bin or the trace) even when present")
     ] = False,
 ) -> None:
     """Write a self-contained HTML report (plots, verdicts, comparisons) of inference and training runs."""

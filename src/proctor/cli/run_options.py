@@ -51,6 +51,7 @@ class RunOptions:
     timeout_s: float | None
     drain_s: float
     full: bool
+    trace: bool
     no_trace: bool
     quiet: bool
     engine: Engine
@@ -90,7 +91,7 @@ class RunOptions:
             min_queries=self.min_queries,
             timeout_s=self.timeout_s,
             drain_s=self.drain_s,
-            trace=not self.no_trace,
+            trace=self.trace and not self.no_trace,
             engine=self.engine,
             **more,
         )
@@ -154,7 +155,12 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
             help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),
         ("full", Annotated[bool, typer.Option(
             "--full", hidden=True, help="No effect: mlperf.conf's durations are the default.")], False),
-        ("no_trace", Annotated[bool, typer.Option("--no-trace", help="Do not write the trace file.")], False),
+        ("trace", Annotated[bool, typer.Option(
+            "--trace", help="Also write the official Chrome trace, mlperf_log_trace.json (~290 bytes per "
+            "sample); the report's per-sample data is always in mlperf_log_samples.bin (a few bytes per sample).")],
+         False),
+        ("no_trace", Annotated[bool, typer.Option(
+            "--no-trace", hidden=True, help="No effect: no trace is the default (--trace writes one).")], False),
         ("quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No live line, no table; verdict only.")], False),
         ("engine", Annotated[Engine, typer.Option(
             "--engine",

@@ -20,6 +20,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import importlib.metadata
+import io
 import math
 import os
 import sys
@@ -50,6 +51,7 @@ from proctor.loadgen.logs.detail import (
     log_requested_settings,
     log_results,
 )
+from proctor.loadgen.logs.samples import SampleColumns, write_samples
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
@@ -169,7 +171,8 @@ def sut_report_lines(sut: object) -> list[str]:
 
 
 def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dict[str, Path]:
-    """`<outdir>/<prefix>[<datetime>_]{summary,detail}<suffix>.txt`, `{accuracy,trace}<suffix>.json`."""
+    """`<outdir>/<prefix>[<datetime>_]{summary,detail}<suffix>.txt`, `{accuracy,trace}<suffix>.json`, and
+    proctor's compact per-sample file `samples<suffix>.bin` (logs.samples)."""
     out = log_settings.log_output
     prefix = out.prefix
     if out.prefix_with_datetime:
@@ -180,6 +183,7 @@ def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dic
         "detail": base / f"{prefix}detail{out.suffix}.txt",
         "accuracy": base / f"{prefix}accuracy{out.suffix}.json",
         "trace": base / f"{prefix}trace{out.suffix}.json",
+        "samples": base / f"{prefix}samples{out.suffix}.bin",
     }
 
 
@@ -671,6 +675,10 @@ class Run:
             if phase is not None:  # like the official, accuracy-only runs log no results block
                 logs.detail.log("num_errors", logs.detail.n_errors, file="results.cc", line_no=852)
         if phase is not None:
+            try:
+                _write_samples(logs, phase.schedule, phase.records)
+            except (OSError, ValueError) as exc:  # the run's results stand; the report draws no per-sample figure
+                self.error(f"could not write {logs.samples.name}: {exc}")
             _write_trace(logs.trace, phase.schedule, phase.records)
         valid = bool(self.result is not None and self.result.valid and not incomplete)
         self.accuracy_samples = logs.accuracy.count
@@ -746,6 +754,8 @@ class _Logs:
     accuracy: AccuracyLog
     trace: TraceLog
     summary: Path
+    samples: Path
+    origin_ns: int  # the run clock when the logs opened: the trace's and the samples file's time origin
 
 
 def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) -> _Logs:
@@ -756,7 +766,12 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
         copy: IO[str] | None = sys.stdout if log_settings.log_output.copy_detail_to_stdout else None
         opened.append(DetailLogWriter(paths["detail"], clock_ns=clock.now_ns, copy_to=copy))
         opened.append(AccuracyLog(paths["accuracy"]))
-        opened.append(TraceLog(paths["trace"], enabled=log_settings.enable_trace, start_ns=clock.now_ns()))
+        origin = clock.now_ns()
+        if log_settings.enable_trace:
+            opened.append(TraceLog(paths["trace"], start_ns=origin))
+        else:  # no file at all (the official leaves an empty one); a stale one is not this run's
+            paths["trace"].unlink(missing_ok=True)
+            opened.append(TraceLog(io.StringIO(), enabled=False, start_ns=origin))
         with open(paths["summary"], "w", encoding="utf-8"):
             pass
     except OSError as exc:
@@ -765,7 +780,8 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
         raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
     detail, accuracy, trace = opened
     assert isinstance(detail, DetailLogWriter) and isinstance(accuracy, AccuracyLog) and isinstance(trace, TraceLog)
-    return _Logs(detail, accuracy, trace, paths["summary"])
+    paths["samples"].unlink(missing_ok=True)  # a stale one from an earlier run in this folder is not this run's
+    return _Logs(detail, accuracy, trace, paths["summary"], paths["samples"], origin)
 
 
 def _close_logs(logs: _Logs, summary_text: str, log_settings: LogSettings) -> None:
@@ -803,13 +819,17 @@ def _version_items() -> list[tuple[str, Any]]:
 TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
 
 
-def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
-    """Per-sample events from the arrays, after the run (never from the timed path), streamed to the
-    file TRACE_CHUNK samples at a time. Failed samples are no result and get no event. Each event
-    also carries its query's scheduled time and, in runs that recorded tokens, the sample's first
-    token time and token count (docs/architecture.md, the trace)."""
-    if not trace.enabled:
-        return
+@dataclass(slots=True)
+class _Rows:
+    """The samples with a result, in sequence order, and the arrays both per-sample files draw from."""
+
+    seq: np.ndarray
+    query: np.ndarray
+    tokens: bool
+
+
+def _rows(schedule: Schedule, records: Records) -> _Rows:
+    """Failed and unfinished samples are no result and get no row (nor a trace event)."""
     nq = records.n_queries_issued
     offsets = schedule.query_offsets[: nq + 1]
     ns = int(offsets[nq]) if nq else 0
@@ -817,25 +837,56 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
     tokens = bool(first.flags.writeable or ntok.flags.writeable) and bool(
         np.any(first[:ns] != NOT_SET) or np.any(ntok[:ns] != 0)
     )
-    failed = records.sample_failed
-    for a in range(0, ns, TRACE_CHUNK):
-        b = min(a + TRACE_CHUNK, ns)
-        done = records.sample_done_ns[a:b]
-        keep = done != NOT_SET
-        if failed is not None:
-            keep &= failed[a:b] == 0
-        ok = np.flatnonzero(keep)
-        seq = ok + a
-        query_of = np.searchsorted(offsets, seq, side="right") - 1
+    keep = records.sample_done_ns[:ns] != NOT_SET
+    if records.sample_failed is not None:
+        keep &= records.sample_failed[:ns] == 0
+    seq = np.flatnonzero(keep)
+    query = np.searchsorted(offsets, seq, side="right") - 1
+    return _Rows(seq, query, tokens)
+
+
+def _write_samples(logs: _Logs, schedule: Schedule, records: Records) -> None:
+    """The compact per-sample file (logs.samples), from whole arrays after the run."""
+    r = _rows(schedule, records)
+    issue = records.query_issued_ns[r.query]
+    first = records.sample_first_token_ns[r.seq] if r.tokens else None
+    write_samples(logs.samples, SampleColumns(
+        origin_ns=logs.origin_ns,
+        seq=r.seq,
+        query=r.query,
+        sample_idx=schedule.sample_index[r.seq],
+        issue_ns=issue - logs.origin_ns,
+        latency_ns=records.sample_done_ns[r.seq] - issue,
+        scheduled_ns=records.query_scheduled_ns[r.query] - issue,
+        has_first=None if first is None else first != NOT_SET,
+        first_token_ns=None if first is None else first - issue,
+        n_tokens=records.sample_n_tokens[r.seq] if r.tokens else None,
+    ))
+
+
+TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
+
+
+def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
+    """Per-sample events from the arrays, after the run (never from the timed path), streamed to the
+    file TRACE_CHUNK samples at a time. Each event also carries its query's scheduled time and, in
+    runs that recorded tokens, the sample's first token time and token count (docs/architecture.md,
+    the trace)."""
+    if not trace.enabled:
+        return
+    r = _rows(schedule, records)
+    first, ntok = records.sample_first_token_ns, records.sample_n_tokens
+    for a in range(0, int(r.seq.shape[0]), TRACE_CHUNK):
+        seq, query_of = r.seq[a : a + TRACE_CHUNK], r.query[a : a + TRACE_CHUNK]
         trace.samples(
             seq,
             query_of,
             schedule.sample_index[seq],
             records.query_issued_ns[query_of],
-            done[ok],
+            records.sample_done_ns[seq],
             scheduled_ns=records.query_scheduled_ns[query_of],
-            first_token_ns=first[seq] if tokens else None,
-            n_tokens=ntok[seq] if tokens else None,
+            first_token_ns=first[seq] if r.tokens else None,
+            n_tokens=ntok[seq] if r.tokens else None,
         )
 
 

@@ -2,8 +2,10 @@
 
 The detail log and the summary give the verdict, each validity rule with its numbers (recomputed
 the official way by `proctor.loadgen.logs.recompute`), the latency percentiles and the effective
-settings. Per-sample latencies are not in either: they come from the trace (mlperf_log_trace.json,
-one `Sample` begin event per sample with its issue time and its latency from that issue). proctor's
+settings. Per-sample latencies are not in either: they come from proctor's compact samples file
+(mlperf_log_samples.bin, `proctor.loadgen.logs.samples`, written by every proctor run) or, without
+it, from the trace (mlperf_log_trace.json, written with `--trace`: one `Sample` begin event per
+sample with its issue time and its latency from that issue). Both give the same numbers; proctor's
 trace also gives each sample its query's scheduled time and, in LLM runs, its first-token time and
 token count (docs/architecture.md); from them the report recomputes latency from the schedule (the
 Server results' basis), issue lateness, TTFT and TPOT exactly as the summary does. The official
@@ -26,13 +28,15 @@ from proctor.errors import LogFormatError
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
 from proctor.loadgen.logs.recompute import recompute
+from proctor.loadgen.logs.samples import read_samples
 from proctor.loadgen.results import LatencyStats
 
-DETAIL, SUMMARY, TRACE, ACCURACY = (
+DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
     "mlperf_log_detail.txt",
     "mlperf_log_summary.txt",
     "mlperf_log_trace.json",
     "mlperf_log_accuracy.json",
+    "mlperf_log_samples.bin",
 )
 PERCENTILES = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999)
 MAX_TRACE_SAMPLES = 50_000_000  # beyond this the trace is not read further (memory stays bounded)
@@ -179,7 +183,8 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
     """Read one run folder; raise LogFormatError when it holds neither a detail log nor a summary."""
     d = Path(directory)
     run = InferenceRun(name=name or d.name or str(d), directory=d)
-    for key, fname in (("detail", DETAIL), ("summary", SUMMARY), ("trace", TRACE), ("accuracy", ACCURACY)):
+    for key, fname in (("detail", DETAIL), ("summary", SUMMARY), ("trace", TRACE), ("accuracy", ACCURACY),
+                       ("samples", SAMPLES)):
         if (d / fname).is_file():
             run.files[key] = d / fname
     if "detail" not in run.files and "summary" not in run.files:
@@ -189,7 +194,9 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
         _from_detail(run, read_detail(run.files["detail"], keep_entries=False))
     if summary is not None:
         _from_summary(run, summary)
-    if read_trace and "trace" in run.files:
+    if read_trace and "samples" in run.files:
+        run.samples = read_samples_file(run.files["samples"], run.notes)
+    if read_trace and run.samples is None and "trace" in run.files:
         run.samples = read_trace_samples(run.files["trace"], run.notes)
     _trace_stats(run)
     if "accuracy" in run.files:
@@ -482,6 +489,29 @@ def read_trace_samples(path: Path, notes: list[str]) -> Samples | None:
         out.n_tokens = counts
         out.has_first = np.fromiter((v is not None for v in first), bool, len(first))
         out.first_token_ns = np.fromiter((0 if v is None else v for v in first), np.int64, len(first))
+    return out
+
+
+def read_samples_file(path: Path, notes: list[str]) -> Samples | None:
+    """Per-sample data from proctor's samples file, as `read_trace_samples` gives it from the trace
+    (the same float arithmetic, so both draw the same figures); None, with a note, when unreadable."""
+    try:
+        cols = read_samples(path)
+    except LogFormatError as exc:
+        notes.append(f"{path.name} not read ({exc}): per-sample figures come from the trace if there is one")
+        return None
+    if cols.n == 0:
+        return None
+    if cols.truncated:
+        notes.append(f"{path.name}: only the first {cols.n} samples were read")
+    # the trace's ts is issue/1000 printed with 3 decimals, read back and divided by 1e6: the same double
+    out = Samples((cols.issue_ns / 1000.0) / 1e6, cols.latency_ns.astype(np.float64), cols.truncated)
+    out.scheduled_ns = cols.scheduled_ns
+    if cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None \
+            and cols.has_first.any():
+        out.n_tokens = cols.n_tokens
+        out.has_first = cols.has_first
+        out.first_token_ns = np.where(cols.has_first, cols.first_token_ns, 0)
     return out
 
 

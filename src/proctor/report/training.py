@@ -13,13 +13,16 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from proctor.errors import LogFormatError, ProctorError
 from proctor.mllog_lines import BadLine, iter_log
 from proctor.rules.training_rcps import RcpRecord, available_rulesets, load_rcps
-from proctor.training.rcp import RcpCheck, RcpPoint, RcpTable, check_rcp
 from proctor.training.runs import EVAL_KEYS, RunSet, read_run_set, result_files
-from proctor.training.scoring import BenchmarkScore, score_run_set
+
+if TYPE_CHECKING:  # the RCP check and scoring load scipy.stats (a second): only a training report needs them
+    from proctor.training.rcp import RcpCheck, RcpPoint
+    from proctor.training.scoring import BenchmarkScore
 
 MAX_EVALS = 100_000  # eval points kept per run (a real log has tens)
 _TARGET = re.compile(r"v\['value'\]\s*(<=|>=|<|>)\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
@@ -137,6 +140,9 @@ def _finite(v: object) -> float | None:
 
 def read_training(directory: str | Path, *, ruleset: str | None = None, name: str | None = None) -> TrainingResult:
     """Read one benchmark folder; LogFormatError when it holds no result_*.txt."""
+    from proctor.training.rcp import RcpTable, check_rcp
+    from proctor.training.scoring import score_run_set
+
     d = Path(directory)
     if not result_files(d):
         raise LogFormatError("no result_*.txt: not a training benchmark folder", file=str(d))

@@ -1,4 +1,5 @@
-"""Writers and readers of the four official LoadGen output files.
+"""Writers and readers of the four official LoadGen output files, and of proctor's compact
+per-sample file (`samples`: mlperf_log_samples.bin).
 
 One reader of detail logs (`read_detail` -> `DetailLogData`) serves the engine's tests, the
 submission checker and the official-engine adapter; the writer is `DetailLogWriter`.
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     )
     from proctor.loadgen.logs.reader import DetailLogData, Entry, read_detail, read_summary
     from proctor.loadgen.logs.recompute import Recomputed, recompute
+    from proctor.loadgen.logs.samples import SampleColumns, read_samples, write_samples
     from proctor.loadgen.logs.summary import render_summary, write_summary
     from proctor.loadgen.logs.trace import TraceLog
 
@@ -33,14 +35,17 @@ _WHERE = {
     "DetailLogWriter": "detail",
     "Entry": "reader",
     "Recomputed": "recompute",
+    "SampleColumns": "samples",
     "TraceLog": "trace",
     "log_effective_settings": "detail",
     "log_requested_settings": "detail",
     "log_results": "detail",
     "read_detail": "reader",
     "read_summary": "reader",
+    "read_samples": "samples",
     "recompute": "recompute",
     "render_summary": "summary",
+    "write_samples": "samples",
     "write_summary": "summary",
 }
 
@@ -73,13 +78,16 @@ __all__ = [
     "DetailLogWriter",
     "Entry",
     "Recomputed",
+    "SampleColumns",
     "TraceLog",
     "log_effective_settings",
     "log_requested_settings",
     "log_results",
     "read_detail",
+    "read_samples",
     "read_summary",
     "recompute",
     "render_summary",
+    "write_samples",
     "write_summary",
 ]

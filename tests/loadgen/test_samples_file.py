@@ -1,0 +1,173 @@
+"""mlperf_log_samples.bin: round trips exactly, and its reader survives hostile files (issue 23).
+
+Every size in the header is checked against the file's size before anything is allocated, so a
+header claiming 50M samples over a few bytes is refused at once; any other damage is a
+LogFormatError naming the file, never another exception.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from proctor.errors import LogFormatError
+from proctor.loadgen.logs.samples import MAGIC, MAX_SAMPLES, SampleColumns, read_samples, write_samples
+
+
+def _columns(n: int, seed: int = 0, tokens: bool = True) -> SampleColumns:
+    rng = np.random.default_rng(seed)
+    seq = np.cumsum(rng.integers(1, 3, n))  # a few failed samples leave gaps
+    query = seq // 3
+    issue = np.cumsum(rng.integers(0, 5_000_000_000, n))  # gaps past the 32-bit range too
+    cols = SampleColumns(
+        origin_ns=123_456_789,
+        seq=seq,
+        query=query,
+        sample_idx=rng.integers(0, 24576, n),
+        issue_ns=issue,
+        latency_ns=rng.integers(0, 30_000_000_000, n),
+        scheduled_ns=-rng.integers(0, 1_000_000, n),
+    )
+    if tokens:
+        has = rng.random(n) < 0.9
+        cols.has_first = has
+        cols.first_token_ns = np.where(has, rng.integers(0, 2_000_000_000, n), -1)
+        cols.n_tokens = rng.integers(0, 2000, n)
+    return cols
+
+
+def test_round_trip_is_exact(tmp_path: Path) -> None:
+    src = _columns(5000)
+    p = tmp_path / "s.bin"
+    size = write_samples(p, src)
+    assert size == p.stat().st_size
+    got = read_samples(p)
+    assert got.origin_ns == src.origin_ns and got.n == 5000
+    for name in ("seq", "query", "sample_idx", "issue_ns", "latency_ns", "scheduled_ns", "n_tokens"):
+        assert np.array_equal(getattr(got, name), getattr(src, name)), name
+    assert got.has_first is not None and src.has_first is not None and got.first_token_ns is not None
+    assert np.array_equal(got.has_first, src.has_first)
+    assert np.array_equal(got.first_token_ns[got.has_first], src.first_token_ns[src.has_first])  # type: ignore[index]
+
+
+def test_without_tokens_and_empty(tmp_path: Path) -> None:
+    src = _columns(100, tokens=False)
+    write_samples(tmp_path / "a.bin", src)
+    got = read_samples(tmp_path / "a.bin")
+    assert got.first_token_ns is None and got.has_first is None and got.n_tokens is None
+    assert np.array_equal(got.latency_ns, src.latency_ns)
+    empty = _columns(0)
+    write_samples(tmp_path / "e.bin", empty)
+    assert read_samples(tmp_path / "e.bin").n == 0
+
+
+def test_constant_columns_take_no_bytes(tmp_path: Path) -> None:
+    """An Offline query: one issue time, one query, consecutive sequence numbers: those columns are free."""
+    n = 100_000
+    cols = SampleColumns(0, np.arange(n), np.zeros(n, np.int64), np.arange(n) % 1024, np.full(n, 5_000),
+                         np.arange(n) * 10, np.zeros(n, np.int64))
+    size = write_samples(tmp_path / "o.bin", cols)
+    assert size == 32 + 6 * 24 + n * (2 + 4)  # sample_idx u16, latency u32; the rest constant
+    got = read_samples(tmp_path / "o.bin")
+    assert np.array_equal(got.issue_ns, cols.issue_ns) and np.array_equal(got.seq, cols.seq)
+
+
+def _valid_bytes(tmp_path: Path, n: int = 50) -> bytes:
+    p = tmp_path / "v.bin"
+    write_samples(p, _columns(n, seed=1))
+    return p.read_bytes()
+
+
+def test_header_sizes_are_checked_against_the_file(tmp_path: Path) -> None:
+    good = _valid_bytes(tmp_path)
+    p = tmp_path / "h.bin"
+    for n in (MAX_SAMPLES, 2**63, 51):  # a claim the file cannot hold
+        p.write_bytes(good[:16] + struct.pack("<Q", n) + good[24:])
+        with pytest.raises(LogFormatError, match="h.bin"):
+            read_samples(p)
+    p.write_bytes(good[:-1])
+    with pytest.raises(LogFormatError, match="truncated or not written whole"):
+        read_samples(p)
+    p.write_bytes(b"PK\x03\x04" + good[4:])
+    with pytest.raises(LogFormatError, match="wrong magic"):
+        read_samples(p)
+    p.write_bytes(good[:8] + struct.pack("<H", 2) + good[10:])
+    with pytest.raises(LogFormatError, match="version 2"):
+        read_samples(p)
+
+
+def test_a_constant_run_still_stores_its_latencies_and_max_rows_bounds_the_read(tmp_path: Path) -> None:
+    """Even when every column is constant the file holds a byte per sample, so N is bounded by its size."""
+    n = 1000
+    same = np.zeros(n, np.int64)
+    size = write_samples(tmp_path / "c.bin", SampleColumns(0, np.arange(n), same, same, same, same + 7, same))
+    assert size == 32 + 6 * 24 + n  # latency: u8 zeros over base 7
+    got = read_samples(tmp_path / "c.bin", max_rows=10)
+    assert got.n == 10 and got.truncated and np.array_equal(got.seq, np.arange(10))
+    assert np.array_equal(got.latency_ns, np.full(10, 7))
+    assert not read_samples(tmp_path / "c.bin").truncated
+
+
+def test_values_out_of_any_runs_range_are_refused(tmp_path: Path) -> None:
+    cols = _columns(10, tokens=False)
+    cols.latency_ns = np.full(10, -5)
+    write_samples(tmp_path / "n.bin", cols)
+    with pytest.raises(LogFormatError, match="negative latency"):
+        read_samples(tmp_path / "n.bin")
+    cols = _columns(10, tokens=False)
+    cols.issue_ns = np.array([0, 2**62 - 1] * 5)  # deltas whose running sum would wrap
+    write_samples(tmp_path / "w.bin", cols)
+    with pytest.raises(LogFormatError, match="range"):
+        read_samples(tmp_path / "w.bin")
+
+
+def test_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LogFormatError, match="not a regular file"):
+        read_samples(tmp_path)
+
+
+def _read_or_refuse(p: Path, data: bytes) -> None:
+    p.write_bytes(data)
+    try:
+        got = read_samples(p)
+    except LogFormatError:
+        return
+    assert got.n <= len(data)  # what a reader allocates follows the file, not the header
+    assert got.latency_ns.min(initial=0) >= 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=600))
+def test_random_bytes_never_crash(tmp_path: Path, data: bytes) -> None:
+    _read_or_refuse(tmp_path / "r.bin", data)
+    _read_or_refuse(tmp_path / "m.bin", MAGIC + data)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 2000), st.integers(0, 255)), min_size=1, max_size=8),
+    cut=st.one_of(st.none(), st.integers(0, 2000)),
+)
+def test_damaged_files_never_crash(tmp_path: Path, edits: list[tuple[int, int]], cut: int | None) -> None:
+    good = bytearray(_valid_bytes(tmp_path, 30))
+    for pos, value in edits:
+        good[pos % len(good)] = value
+    _read_or_refuse(tmp_path / "d.bin", bytes(good if cut is None else good[:cut]))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ncol=st.integers(0, 70), n=st.integers(0, 2**64 - 1), code=st.integers(0, 255), delta=st.integers(0, 255),
+    base=st.integers(-(2**63), 2**63 - 1), cid=st.integers(0, 255), tail=st.binary(max_size=200),
+)
+def test_forged_headers_never_crash(tmp_path: Path, ncol: int, n: int, code: int, delta: int, base: int, cid: int,
+                                    tail: bytes) -> None:
+    head = MAGIC + struct.pack("<HHIQq", 1, ncol, 0, n, 0)
+    desc = b"".join(struct.pack("<BBB5xqq", (cid + k) % 256, code, delta, base, base // 3)
+                    for k in range(min(ncol, 12)))
+    _read_or_refuse(tmp_path / "f.bin", head + desc + tail)
