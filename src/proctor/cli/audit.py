@@ -6,7 +6,8 @@ for TEST01, accuracy) are made first into `OUT/results/<system>/<benchmark>/<sce
 and with `--audit-logs DIR` as well nothing is run: the audit logs in DIR are only verified (e.g.
 logs from the official LoadGen). The layout and rules: proctor.audits.run, proctor.audits.verify.
 
-Exit status: 0 every audit passed, 1 one failed (or a run failed), 2 bad input, 130 interrupted.
+Exit status: 0 every audit passed, 1 one failed or stayed inconclusive (or a run failed), 2 bad input,
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -40,9 +41,12 @@ class Which(StrEnum):
 def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = False) -> None:
     """One line per audit; unless `quiet`, each check's last line and numbers, and the notes."""
     for o in outcomes:
-        out.print(f"{o.audit}: {'PASS' if o.passed else 'FAIL'}  ({o.folder})", markup=False, soft_wrap=True)
+        word = "PASS" if o.passed else "INCONCLUSIVE" if o.inconclusive else "FAIL"
+        out.print(f"{o.audit}: {word}  ({o.folder})", markup=False, soft_wrap=True)
         for why in o.failures:  # the reason a failed run fails the audit, even with --quiet
             out.print(f"  FAIL: {why}", markup=False, soft_wrap=True)
+        if o.inconclusive:  # inside run-to-run noise: not a finding against the SUT, even with --quiet
+            out.print(f"  INCONCLUSIVE: {o.inconclusive}", markup=False, soft_wrap=True)
         if quiet:
             continue
         for v in o.verdicts:
