@@ -314,12 +314,14 @@ def _measure_spread(runner: Runner, settings: TestSettings, tree: Tree, first: R
     runs = [first]
     for k in range(2, SPREAD_RUNS + 1):
         folder = tree.out / AUDIT_RUNS / tree.benchmark / tree.scenario / "reference" / f"run_{k}"
-        runs.append(runner(_mode(settings, TestMode.PERFORMANCE_ONLY), folder, None))
+        runs.append(_audit_run(runner, _mode(settings, TestMode.PERFORMANCE_ONLY), folder, None)[0])
     return Spread(tuple(runs))
 
 
-def _audit_run(runner: Runner, settings: TestSettings, run_dir: Path, conf: Path) -> tuple[RunLogs, list[str]]:
-    """One audit run; an Offline one that ended before min_duration because the SUT ran faster
+def _audit_run(
+    runner: Runner, settings: TestSettings, run_dir: Path, conf: Path | None
+) -> tuple[RunLogs, list[str]]:
+    """One audit (or spread reference) run; an Offline one that ended before min_duration because the SUT ran faster
     than asked (a caching SUT does, on TEST04's one sample) is sized by its own rate and made
     again, so its score is compared instead of its length failing it ("Test results are invalid")."""
     notes: list[str] = []

@@ -161,13 +161,15 @@ class Endpoint:
     url: str
     outstanding: int = 0
     sent: int = 0
+    down: bool = False  # taken for down (`tally.MAX_CONSECUTIVE_CONNECT_FAILURES`): sent nothing more
 
 
 def least_busy(endpoints: list[Endpoint]) -> int:
-    """The index of the endpoint with the fewest requests in flight (the first of a tie)."""
+    """The index of the endpoint with the fewest requests in flight (the first of a tie), among
+    those not taken for down."""
     if len(endpoints) == 1:
         return 0
-    return min(range(len(endpoints)), key=lambda k: endpoints[k].outstanding)
+    return min(range(len(endpoints)), key=lambda k: (endpoints[k].down, endpoints[k].outstanding))
 
 
 @dataclass(slots=True)
