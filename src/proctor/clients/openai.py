@@ -260,6 +260,8 @@ class OpenAIParams:
     warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
     preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
                             "one that does not answer HTTP is refused at once")
+    output: str = param(_D.output, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
+                        "references log them, which TEST06 checks; asks for token ids)")
 
 
 @takes(OpenAIParams, "openai")
@@ -270,6 +272,7 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
         urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens, timeout_s=p.timeout_s, stall_s=p.stall_s,
         connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids, ignore_eos=p.ignore_eos,
         logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+        output=p.output,
     )
     if p.dataset and p.synthetic:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
