@@ -125,8 +125,8 @@ class Tally:
         if live:  # the others carry the run: this one gets no more requests
             ep = self.endpoints[k]
             ep.down = True
-            line = (f"openai SUT: endpoint {ep.url} stopped answering at {since}: {what}; dropped, the run "
-                    f"goes on with {len(live)} other endpoint(s)")
+            line = (f"openai SUT: endpoint {ep.url} stopped answering at {since}: {what}; dropped after "
+                    f"{ep.sent} requests, the run goes on with {len(live)} other endpoint(s)")
             self.dropped.append(line)
             log.warning("%s", line)
             return
