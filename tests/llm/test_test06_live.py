@@ -92,3 +92,19 @@ def test_a_spec_that_names_its_output_is_kept(given):
     assert token_ids_for_test06("openai:url=http://h:1", (Audit.TEST06,)) == "openai:url=http://h:1,output=ids"
     assert token_ids_for_test06("openai:url=http://h:1", (Audit.TEST01,)) == "openai:url=http://h:1"
     assert token_ids_for_test06("synthetic:tokens=4", (Audit.TEST06,)) == "synthetic:tokens=4"
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [{"choices": [{"index": 0, "text": "a", "finish_reason": "stop"}]}],  # no ids: not re-tokenized
+        [{"choices": [{"index": 0, "text": "a", "token_ids": [2**40], "finish_reason": "stop"}]}],  # not int32
+    ],
+)
+def test_responses_without_int32_token_ids_fail_their_samples(tmp_path, chunks):
+    stream = sse(*chunks, {"choices": [], "usage": {"completion_tokens": 1}})
+    with hostile_server(_models_or(stream)) as srv:
+        r = _audit(tmp_path, f"http://127.0.0.1:{srv.port}")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "TEST06: FAIL" in r.stdout and "FAIL: audit run: " in r.stdout
+    assert "sent no int32 token ids with every chunk; output=ids needs them" in r.stdout + r.stderr
