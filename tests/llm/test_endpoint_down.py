@@ -198,3 +198,92 @@ def test_an_audit_against_nothing_listening_exits_2_before_any_run(cli, tmp_path
     assert r.rc == 2, r.out + r.err
     assert len(r.err.strip().splitlines()) == 1 and "key 'url'" in r.err and "connection refused" in r.err
     assert not list((tmp_path / "o").rglob("mlperf_log_detail.txt"))
+
+
+def _eps(n: int):
+    from proctor.clients.stream import Endpoint
+
+    return [Endpoint(f"http://127.0.0.1:{9000 + k}/v1/completions") for k in range(n)]
+
+
+def _refused(tally: Tally, k: int, i: int = 0) -> None:
+    """A request sent to endpoint k that could not connect (settled before the fault, as http1 does)."""
+    ep = tally.endpoints[k]
+    ep.sent += 1
+    tally.fail(i, i, "connect", f"cannot connect to {ep.url}: [Errno 111] Connection refused")
+
+
+def test_connect_faults_are_counted_per_endpoint(caplog):
+    """url=A,url=B: B's answers between A's refusals do not hide that A is dead: A is dropped with
+    one line after MAX_CONSECUTIVE_CONNECT_FAILURES of its own; the run ends once B is down too."""
+    tally = Tally()
+    sink = tally.sink = _Sink()  # type: ignore[assignment]
+    tally.endpoints = a, b = _eps(2)
+    caplog.set_level(logging.WARNING, "proctor.clients.openai")
+    n = MAX_CONSECUTIVE_CONNECT_FAILURES
+    for i in range(n - 1):
+        _refused(tally, 0, i)
+        b.sent += 1  # B answers in between (a completion: settled, no fault)
+        tally.note_done(i, "usage", False)
+    assert not a.down and not tally.dropped
+    _refused(tally, 0, n)
+    assert a.down and not b.down and not tally.down and not sink.aborts
+    (line,) = tally.dropped
+    assert f"endpoint {a.url} stopped answering at 20" in line
+    assert f"dropped after {n} requests, the run goes on with 1 other" in line
+    from proctor.clients.stream import least_busy
+
+    assert least_busy(tally.endpoints) == 1  # A gets nothing more, though it has nothing in flight
+    for i in range(n - 1):
+        _refused(tally, 1, i)
+    b.sent += 2  # two of B's requests settle otherwise (an answer, an HTTP 500): its streak starts again
+    for i in range(n - 1):
+        _refused(tally, 1, i)
+    assert not tally.down
+    _refused(tally, 1, 0)
+    assert b.down and tally.down and sink.aborts == [tally.down]
+    assert f"the endpoint {b.url} stopped answering" in tally.down and "after 1 other(s) were dropped" in tally.down
+    assert len([r for r in caplog.records if "stopped answering" in r.getMessage()]) == 2
+
+
+def test_one_of_two_endpoints_dies_and_is_dropped_the_run_goes_on(tmp_path, http):
+    """Two `proctor serve llm` servers; one stops after 1 s of a 3 s Server run: it is dropped with one
+    line, every later request goes to the other, the run reaches its scheduled end (not incomplete)."""
+    from proctor.clients.openai import from_params
+
+    with running_server(ServerOptions(ttft_ms=1, tpot_ms=1)) as live:
+        ctx = running_server(ServerOptions(ttft_ms=1, tpot_ms=1))
+        dying = ctx.__enter__()
+        stopped = threading.Event()
+
+        def stop() -> None:
+            if not stopped.is_set():
+                stopped.set()
+                ctx.__exit__(None, None, None)
+
+        timer = threading.Timer(1.0, stop)
+        try:
+            # the dying one first: it wins the ties of "fewest in flight", so it gets most requests
+            sut, qsl = from_params(url=[f"http://127.0.0.1:{dying.port}", f"http://127.0.0.1:{live.port}"],
+                                   synthetic="64", http=http, **{"in": "const:12", "out": "const:4"})
+            timer.start()
+            out = run(tmp_path, sut, qsl, Scenario.SERVER, min_duration_ms=3000, min_query_count=120)
+        finally:
+            timer.cancel()
+            stop()
+    dead, alive = sut.endpoints
+    dead_url = dead.url
+    assert not out.incomplete and not sut.down
+    (line,) = sut.dropped
+    assert f"endpoint {dead_url} stopped answering at 20" in line
+    assert line in sut.report()
+    assert dead.down and not alive.down
+    assert sut.faults["connect"] >= MAX_CONSECUTIVE_CONNECT_FAILURES
+    n = out.records.n_samples_issued
+    assert n >= 120 and out.sut_failures == sum(sut.faults.values())
+    assert read_detail(tmp_path / "mlperf_log_detail.txt").get("result_validity") == "INVALID"  # samples failed
+    # after the drop the live endpoint carried the rest: the dead one got nothing more (a request or two
+    # may have been on its way to it while the drop was decided)
+    assert dead.sent + alive.sent == n
+    at_drop = int(re.search(r"dropped after (\d+) requests", line).group(1))  # type: ignore[union-attr]
+    assert at_drop <= dead.sent <= at_drop + 2 and alive.sent > n // 4

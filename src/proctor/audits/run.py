@@ -24,18 +24,21 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from proctor.audits.configs import Audit, audit_config
 from proctor.audits.layout import Layout
 from proctor.audits.verify import (
     TEST_PASS,
     Verdict,
+    detail_score,
+    summary_score,
     verify_test01_accuracy,
     verify_test01_performance,
     verify_test04_performance,
     verify_test06,
 )
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.settings import TestSettings
 from proctor.loadgen.types import TestMode
 
@@ -93,6 +96,7 @@ class AuditOutcome:
     failures: list[str] = field(
         default_factory=list
     )  # why the audit fails beyond its verdicts (a failed run)
+    inconclusive: str = ""  # why a performance comparison stayed inside run-to-run noise (not passed)
 
     @property
     def passed(self) -> bool:
@@ -244,12 +248,92 @@ def verify_audit(
     return AuditOutcome(audit, folder, verdicts, failures=list(problems))
 
 
-TEST04_ATTEMPTS = 3  # audit runs at most when the one-sample run comes out faster than the reference
+PERF_ATTEMPTS = 3  # audit runs at most while their performance comparison stays inconclusive
+SPREAD_RUNS = 3  # reference performance runs the spread is measured over (run_1 and two more)
+SCORE_INVALID = "TEST FAIL: Test score invalid"
 
 
-def _faster_than_reference(outcome: AuditOutcome) -> bool:
-    """TEST04 failed on its score alone (both runs valid, the audit run too fast)."""
-    return outcome.audit is Audit.TEST04 and outcome.verdicts[0].lines[-1] == "TEST FAIL: Test score invalid"
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """Repeated reference performance runs (run_1 first): how far one run of this SUT lands from
+    the next on this machine. Measured only when an audit run's score fails the official threshold."""
+
+    runs: tuple[RunLogs, ...]
+
+    def scores(self, audit: Audit) -> list[float]:
+        """Each valid run's score as `audit` compares it (TEST04: summary; TEST01: detail log)."""
+        out: list[float] = []
+        for r in self.runs:
+            if r.problem:
+                continue
+            try:
+                v = summary_score(r.summary) if audit is Audit.TEST04 else detail_score(r.detail)
+            except (OSError, ProctorError):
+                v = None
+            if v is not None:
+                out.append(v)
+        return out
+
+
+def judge_spread(audit: Audit, numbers: dict[str, Any], scores: Sequence[float]) -> tuple[bool, str]:
+    """(inside, why): is a score that failed the official threshold still inside what run-to-run
+    noise explains? The spread s = highest / lowest reference score - 1; the audit run is taken to
+    be as noisy as a reference run, so the band is the official one widened by s on both runs:
+    TEST04 (faster is the cheat) test < highest x (1 + threshold) x (1 + s); TEST01 (either way)
+    also lowest x (1 - threshold) / (1 + s) <= test. Inside: inconclusive; outside: a failure."""
+    lo, hi = min(scores), max(scores)
+    s = hi / lo - 1
+    thr = float(numbers.get("threshold", 0.0))
+    test, ref = float(numbers.get("test_score", 0.0)), float(numbers.get("reference_score", 0.0))
+    upper = hi * (1 + thr) * (1 + s)
+    if audit is Audit.TEST04:
+        inside, band = test < upper, f"below {upper:.6g}"
+    else:
+        lower = lo * (1 - thr) / (1 + s)
+        inside, band = lower <= test <= upper, f"{lower:.6g} to {upper:.6g}"
+    why = (
+        f"test score {test:.6g} against the reference {ref:.6g}: "
+        f"{'inside' if inside else 'outside'} the spread of {len(scores)} reference runs "
+        f"({lo:.6g} to {hi:.6g}, {s:.1%}; with the {thr:.0%} threshold: {band})"
+    )
+    return inside, why
+
+
+def _score_failure(outcome: AuditOutcome) -> Verdict | None:
+    """The performance verdict when it alone failed, on its score (both runs valid): the one
+    failure run-to-run noise can cause; None for any other outcome."""
+    if outcome.audit is Audit.TEST06 or outcome.passed or outcome.failures:
+        return None
+    perf = outcome.verdicts[-1]
+    others_pass = all(v.passed for v in outcome.verdicts[:-1])
+    return perf if others_pass and not perf.passed and perf.lines[-1] == SCORE_INVALID else None
+
+
+def _measure_spread(runner: Runner, settings: TestSettings, tree: Tree, first: RunLogs) -> Spread:
+    """SPREAD_RUNS - 1 more reference performance runs, beside the audit runs' logs."""
+    runs = [first]
+    for k in range(2, SPREAD_RUNS + 1):
+        folder = tree.out / AUDIT_RUNS / tree.benchmark / tree.scenario / "reference" / f"run_{k}"
+        runs.append(_audit_run(runner, _mode(settings, TestMode.PERFORMANCE_ONLY), folder, None)[0])
+    return Spread(tuple(runs))
+
+
+def _audit_run(
+    runner: Runner, settings: TestSettings, run_dir: Path, conf: Path | None
+) -> tuple[RunLogs, list[str]]:
+    """One audit (or spread reference) run; an Offline one that ended before min_duration because the SUT ran faster
+    than asked (a caching SUT does, on TEST04's one sample) is sized by its own rate and made
+    again, so its score is compared instead of its length failing it ("Test results are invalid")."""
+    notes: list[str] = []
+    logs = runner(settings, run_dir, conf)
+    for _ in range(RESIZES):
+        sized = _sized_offline(settings, logs)
+        if sized is None:
+            break
+        settings, why = sized
+        notes.append("audit run " + why.removeprefix("reference performance run "))
+        logs = runner(settings, run_dir, conf)
+    return logs, notes
 
 
 def run_audits(
@@ -261,8 +345,16 @@ def run_audits(
     *,
     test06: Test06Options | None = None,
 ) -> list[AuditOutcome]:
-    """Reference runs (if needed), then each audit: write audit.config, run, verify, write files."""
+    """Reference runs (if needed), then each audit: write audit.config, run, verify, write files.
+
+    A performance comparison that fails the official threshold on its score alone is judged
+    against the spread of repeated reference runs (`SPREAD_RUNS`, made then, once, when proctor
+    made the reference): outside it, the audit fails; inside it, the result is inconclusive and
+    the audit run is made again, up to `PERF_ATTEMPTS` runs; still inconclusive after them, the
+    outcome says so (not passed, `inconclusive` holds the reason). With a given results folder
+    (no spread to measure) each such run is inconclusive and repeated, and fails after the last."""
     notes, runs, settings = reference_runs(runner, settings, tree, audits)
+    spread: Spread | None = None
     outcomes: list[AuditOutcome] = []
     for audit in audits:
         run_dir = tree.run_dir(audit)
@@ -281,20 +373,47 @@ def run_audits(
             ]
         )
         repeats: list[str] = []
-        for attempt in range(1, (TEST04_ATTEMPTS if audit is Audit.TEST04 else 1) + 1):
-            logs = runner(settings, run_dir, conf)
+        inconclusive = ""
+        attempts = 1 if audit is Audit.TEST06 else PERF_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            logs, sized = _audit_run(runner, settings, run_dir, conf)
+            repeats += sized
             problems = [*reference_problems, *([f"audit run: {logs.problem}"] if logs.problem else [])]
             outcome = verify_audit(audit, tree, run_dir, test06=test06, problems=problems)
-            if outcome.passed or problems or not _faster_than_reference(outcome):
+            perf = _score_failure(outcome)
+            if perf is None:
+                inconclusive = ""
                 break
-            # one faster run is inconclusive: run-to-run noise looks the same as caching once; a SUT
-            # that caches is faster every time, an honest one only sometimes
-            v = outcome.verdicts[0].numbers
+            if spread is None and "performance" in runs:
+                spread = _measure_spread(runner, settings, tree, runs["performance"])
+            scores = spread.scores(audit) if spread is not None else []
+            last = attempt == attempts
+            if len(scores) >= 2:
+                inside, why = judge_spread(audit, perf.numbers, scores)
+                if not inside:  # far outside run-to-run noise: a real difference (a cache, stale answers)
+                    repeats.append(f"{audit} attempt {attempt}: {why}: failed")
+                    inconclusive = ""
+                    break
+                inconclusive = f"{audit} {why}: inconclusive after {attempt} audit run(s)"
+                repeats.append(
+                    f"{audit} attempt {attempt}: {why}: inconclusive, " + ("repeated" if not last else "no more runs")
+                )
+                continue
+            # no spread to judge by: one faster run is inconclusive (noise looks like a cache once);
+            # a SUT that caches is faster every time, an honest one only sometimes
+            v = perf.numbers
             repeats.append(
-                f"TEST04 attempt {attempt}: test score {v.get('test_score', 0):.6g} above the reference "
+                f"{audit} attempt {attempt}: test score {v.get('test_score', 0):.6g} beyond the reference "
                 f"{v.get('reference_score', 0):.6g} by more than {v.get('threshold', 0):.0%}: inconclusive, "
-                + ("repeated" if attempt < TEST04_ATTEMPTS else f"failed {attempt} of {attempt} attempts")
+                + ("repeated" if not last else f"failed {attempt} of {attempt} attempts")
             )
+        if inconclusive:
+            outcome.inconclusive = inconclusive
+            outcome.verdicts[-1].notes.append(
+                f"INCONCLUSIVE, not a finding against the SUT: {inconclusive}; run the audit again on a "
+                "quieter machine (or a longer run: --duration-ms)"
+            )
+            _write(outcome.folder, "verify_performance.txt", outcome.verdicts[-1])
         outcome.notes = [n for n in notes if n not in problems] + repeats
         if audit_config(audit, model).note:
             outcome.notes.append(audit_config(audit, model).note)
@@ -307,8 +426,10 @@ __all__ = [
     "Layout",
     "RunLogs",
     "Runner",
+    "Spread",
     "Test06Options",
     "Tree",
+    "judge_spread",
     "reference_runs",
     "run_audits",
     "verify_audit",

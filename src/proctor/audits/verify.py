@@ -356,6 +356,27 @@ def verify_test04_performance(reference_summary: str | Path, test_summary: str |
     return Verdict("TEST04 performance", passed, lines, notes, numbers)
 
 
+def summary_score(path: str | Path) -> float | None:
+    """A valid run's score as TEST04 compares it (samples per second; for SingleStream/MultiStream
+    1e9 / the early-stopping latency estimate), None for an invalid run or no readable score: one
+    reference run's point in the spread of repeated reference runs."""
+    s = read_summary_score(path)
+    v = _number(s.score_text) if s.score_text and not s.invalid else None
+    if v is None or not v > 0:
+        return None
+    return 1e9 / v if s.scenario in SHORT_LATENCY_NS else v
+
+
+def detail_score(path: str | Path) -> float | None:
+    """A valid run's score as TEST01's performance check compares it (the detail log's
+    RESULT_FIELD), None for an invalid run or no readable score."""
+    try:
+        _, value, _ = _detail_score(path, [])
+    except _Fail:
+        return None
+    return value if value > 0 else None
+
+
 # --- TEST06: LLM output consistency --------------------------------------------------------------
 
 
@@ -435,8 +456,10 @@ __all__ = [
     "AccuracyEntry",
     "SummaryScore",
     "Verdict",
+    "detail_score",
     "read_accuracy_log",
     "read_summary_score",
+    "summary_score",
     "verify_test01_accuracy",
     "verify_test01_performance",
     "verify_test04_performance",

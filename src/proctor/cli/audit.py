@@ -6,7 +6,8 @@ for TEST01, accuracy) are made first into `OUT/results/<system>/<benchmark>/<sce
 and with `--audit-logs DIR` as well nothing is run: the audit logs in DIR are only verified (e.g.
 logs from the official LoadGen). The layout and rules: proctor.audits.run, proctor.audits.verify.
 
-Exit status: 0 every audit passed, 1 one failed (or a run failed), 2 bad input, 130 interrupted.
+Exit status: 0 every audit passed, 1 one failed or stayed inconclusive (or a run failed), 2 bad input,
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from proctor.audits.configs import Audit
     from proctor.audits.run import AuditOutcome
 
 
@@ -40,9 +42,12 @@ class Which(StrEnum):
 def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = False) -> None:
     """One line per audit; unless `quiet`, each check's last line and numbers, and the notes."""
     for o in outcomes:
-        out.print(f"{o.audit}: {'PASS' if o.passed else 'FAIL'}  ({o.folder})", markup=False, soft_wrap=True)
+        word = "PASS" if o.passed else "INCONCLUSIVE" if o.inconclusive else "FAIL"
+        out.print(f"{o.audit}: {word}  ({o.folder})", markup=False, soft_wrap=True)
         for why in o.failures:  # the reason a failed run fails the audit, even with --quiet
             out.print(f"  FAIL: {why}", markup=False, soft_wrap=True)
+        if o.inconclusive:  # inside run-to-run noise: not a finding against the SUT, even with --quiet
+            out.print(f"  INCONCLUSIVE: {o.inconclusive}", markup=False, soft_wrap=True)
         if quiet:
             continue
         for v in o.verdicts:
@@ -57,6 +62,20 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
                 out.print(f"    - {note}", markup=False, soft_wrap=True)
         for note in o.notes:
             out.print(f"  note: {note}", markup=False, soft_wrap=True)
+
+
+def token_ids_for_test06(spec: str, audits: tuple[Audit, ...]) -> str:
+    """TEST06 reads each response as token ids (int32, as the MLPerf LLM references log them): the
+    openai SUT is asked to log them (`output=ids`) unless the spec says otherwise."""
+    from proctor.audits.configs import Audit
+    from proctor.suts import registry
+
+    name, _, params = spec.partition(":")
+    if Audit.TEST06 not in audits or name != "openai" or any(
+        kv.partition("=")[0].strip() == "output" for kv in params.split(",")
+    ):
+        return spec
+    return registry.with_param(spec, "output", "ids")
 
 
 @app.command(
@@ -138,8 +157,12 @@ def audit_cmd(
         else:
             resolved = request.resolve()
             short_run = resolved.short_run
+            spec = sut_spec(request.sut, request.dataset)
+            if token_ids_for_test06(spec, audits) != spec:
+                spec = token_ids_for_test06(spec, audits)
+                out.print("note: TEST06 reads token ids: the openai SUT logs them (output=ids)", markup=False)
             runner = session_runner(
-                sut_spec(request.sut, request.dataset),
+                spec,
                 request.engine,
                 short_run=short_run,
                 timeout_s=request.timeout_s,

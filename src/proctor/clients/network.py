@@ -9,8 +9,9 @@ Nodes: `node=URL` (several joined with `|`, or `node1=URL`, `node2=URL`, ...). O
 binary extension with HTTP 500), `compress=none|zlib|zstd` (QSL-side lossless compression of the
 inputs, done when samples are loaded, untimed), `compress_out` (ask the node to compress its
 outputs; decompressed here, timed), `chunk` (most samples per request, default 64: a query larger
-than that, e.g. Offline's one query, is split across requests and nodes), `timeout_s` (per request,
-default 30), `perf_count`, and for qsl=synthetic `total`, `perf`.
+than that, e.g. Offline's one query, is split across requests and nodes), `window` (most samples in
+flight per node, default `DEFAULT_WINDOW`), `timeout_s` (per request, default 30), `perf_count`, and
+for qsl=synthetic `total`, `perf`.
 
 The rules' QDL constraints (Inference rules §Network Division, QDL Constraints) and how they hold:
 - no pre-processing, no padding: a request carries the QSL's rows as loaded (or their lossless
@@ -28,8 +29,12 @@ connection; its body is the V2 JSON header plus, with the binary extension, the 
 (`x`: FP32 [n, 64] for digits; `index`: INT64 [n] for index-mode nodes; compressed: BYTES [n]);
 the response carries one output row per sample. See `proctor.wire.kserve_v2`.
 
-Dispatch: each request goes to the live node with the fewest outstanding samples. A node that
-answers 503 (busy) gets the request again with a doubling pause (`MAX_BUSY_RETRIES`), inside the
+Dispatch: each request goes to the live node with the fewest outstanding samples (sent or
+waiting). At most `window` samples are in flight to one node (sent, not answered); a request that
+would pass it waits its turn here, in order, and goes when answers free room (a request larger than
+the window goes alone), so a slow node is not flooded with requests it can only queue or refuse,
+and its growing backlog steers new requests to the others. The wait is not part of the request's
+`timeout_s`, which runs from the send. A node that answers 503 (busy) gets the request again with a doubling pause (`MAX_BUSY_RETRIES`), inside the
 request's `timeout_s`; only then are its samples lost. A node that
 fails at the connection level is marked down and gets nothing more; every sample it still owed
 fails with one clear error per request in the detail log (`sink.fail`: no result, so the run ends
@@ -50,6 +55,7 @@ import math
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +114,10 @@ DEFAULT_CHUNK = 64
 BUSY_BACKOFF_S = 0.002
 BUSY_BACKOFF_MAX_S = 0.2
 MAX_BUSY_RETRIES = 200
+# Samples in flight to one node at most (the `window` parameter): a quarter of what `proctor serve
+# node` holds (serving.node_server.DEFAULT_CAPACITY), 32 requests of the default chunk, far more
+# than a node needs to stay busy, far fewer than an Offline query's million.
+DEFAULT_WINDOW = 2048
 EMPTY = np.zeros((0,), np.uint8)
 
 
@@ -124,6 +134,9 @@ class NodeState:
     last_error: str = ""
     busy_ns: int = 0  # sum of request round trips (for mean latency)
     busy_retries: int = 0  # requests sent again after a 503 (node busy)
+    in_flight: int = 0  # samples sent (or admitted to be sent) and not answered: at most the window
+    peak_in_flight: int = 0
+    waiting: deque[tuple[asyncio.Future[None], int]] = field(default_factory=deque)  # (wake-up, samples)
 
 
 @dataclass(slots=True)
@@ -208,13 +221,14 @@ class NetworkSUT:
         chunk: int = DEFAULT_CHUNK,
         timeout_s: float = 30.0,
         max_row_bytes: int = DEFAULT_MAX_ROW_BYTES,
+        window: int = DEFAULT_WINDOW,
     ) -> None:
         if not urls:
             raise ConfigError("give at least one node=URL", key="node")
         if len(set(urls)) != len(urls):
             raise ConfigError(f"a node is listed twice: {list(urls)}", key="node")
         self.nodes = [NodeState(u.rstrip("/")) for u in urls]
-        self.qsl, self.model, self.binary, self.chunk = qsl, model, binary, chunk
+        self.qsl, self.model, self.binary, self.chunk, self.window = qsl, model, binary, chunk, window
         self.max_row_bytes = max_row_bytes
         self.expected_output: tuple[str, str, tuple[int, ...]] | None = None  # the model metadata's
         self.out_codec = compression.get(compress_out)
@@ -376,7 +390,43 @@ class NetworkSUT:
     def _start(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
         self._loop.create_task(self._send(node, ids, indices))
 
+    # --- the per-node window (loop thread only) ----------------------------------------------
+
+    async def _enter(self, node: NodeState, n: int) -> None:
+        """Wait until n more samples fit in the node's window (or it has none in flight)."""
+        if not node.waiting and (node.in_flight == 0 or node.in_flight + n <= self.window):
+            node.in_flight += n
+        else:
+            wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            node.waiting.append((wake, n))
+            await wake  # _admit reserved the room
+        node.peak_in_flight = max(node.peak_in_flight, node.in_flight)
+
+    def _leave(self, node: NodeState, n: int) -> None:
+        node.in_flight -= n
+        self._admit(node)
+
+    def _admit(self, node: NodeState) -> None:
+        """Let waiting requests go, in order, while they fit (all of them once the node is down:
+        they fail at once instead of waiting)."""
+        while node.waiting:
+            wake, m = node.waiting[0]
+            if not wake.done() and node.alive and node.in_flight > 0 and node.in_flight + m > self.window:
+                break
+            node.waiting.popleft()
+            if not wake.done():
+                node.in_flight += m
+                wake.set_result(None)
+
     async def _send(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
+        n = len(ids)
+        await self._enter(node, n)
+        try:
+            await self._send_admitted(node, ids, indices)
+        finally:
+            self._leave(node, n)
+
+    async def _send_admitted(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
         n = len(ids)
         t0 = time.perf_counter_ns()
         try:
@@ -474,6 +524,8 @@ class NetworkSUT:
             node.last_error = what
             if down:
                 node.alive = False
+        if down:
+            self._admit(node)  # what waits for this node's window fails now, not after its turn
         message = (f"network SUT: node {node.name or node.url} ({node.url}) failed a request of "
                    f"{len(ids)} sample(s) (ids {ids[:5].tolist()}{'...' if len(ids) > 5 else ''}): {what}"
                    + ("; node marked down" if down else ""))
@@ -499,6 +551,8 @@ class NetworkSUT:
                         f"mean round trip {mean}")
                 if x.busy_retries:
                     line += f"; {x.busy_retries} retries after HTTP 503 (busy)"
+                if x.peak_in_flight >= self.window:
+                    line += f"; up to {x.peak_in_flight} samples in flight (window={self.window} held the rest)"
                 if x.lost:
                     line += f"; LOST {x.lost} samples in {x.failed_requests} requests ({x.last_error})"
                 if not x.alive:
@@ -556,6 +610,8 @@ class NetworkParams:
     chunk: int = param(DEFAULT_CHUNK, "samples per request at most (split, never batched across queries)", low=1,
                        high=65_536)  # = serving.node_server.MAX_REQUEST_SAMPLES (a node reads no more)
     timeout_s: float = param(30.0, "per-request timeout, seconds", low=0.001)
+    window: int = param(DEFAULT_WINDOW, "samples in flight per node at most (more wait their turn)", low=1,
+                        high=1 << 24)
     max_row_bytes: int = param(DEFAULT_MAX_ROW_BYTES, "bytes one sample's output may take at most", low=1,
                                high=1 << 30)
     perf_count: int | None = param(None, "performance sample count (qsl=digits)", low=1, shown="the workload's")
@@ -585,5 +641,5 @@ def from_params(p: NetworkParams) -> tuple[NetworkSUT, NetworkQSL]:
         )
     qsl = NetworkQSL(_local_qsl(p), compression.get(p.compress))
     sut = NetworkSUT(list(p.node), qsl, model=p.model or p.qsl, binary=p.binary, compress_out=p.compress_out,
-                     chunk=p.chunk, timeout_s=p.timeout_s, max_row_bytes=p.max_row_bytes)
+                     chunk=p.chunk, timeout_s=p.timeout_s, max_row_bytes=p.max_row_bytes, window=p.window)
     return sut, qsl

@@ -21,9 +21,11 @@ timeout, dropped streams, broken SSE, a stream without a token count) are counte
 sample fails (`sink.fail`): the engine counts it as an error, it adds no TTFT and no per-token time
 of its own. Before the run (`preflight=1`, the default) each endpoint must answer one
 `GET /v1/models` within `connect_s` (`preflight.check_endpoints`), else the SUT is not built (a
-ConfigError on `url=`). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row that
-could not connect take the endpoint for down: the run is aborted (`sink.abort`) and the next issue
-raises `EndpointDown`, so the run ends incomplete at once, saying when the endpoint stopped answering.
+ConfigError on `url=`). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row to
+one endpoint that could not connect take that endpoint for down (counted per endpoint): while
+others answer it is dropped with one line (no more requests go to it); once every endpoint is down
+the run is aborted (`sink.abort`) and the next issue raises `EndpointDown`, so the run ends
+incomplete at once, saying when the endpoint stopped answering.
 
 Structure: a `transport.Transport` (`http1.RawClient` or `aiohttp_transport.AiohttpClient`, both on
 `stream.StreamClient`) carries the requests of one asyncio loop and reports every outcome through a
@@ -210,6 +212,7 @@ class OpenAISUT(Tally):
             lines.append(f"{self.junk_events} stream events were not JSON chunks (ignored)")
         if len(self.endpoints) > 1:
             lines.append("requests per endpoint: " + ", ".join(f"{e.url} {e.sent}" for e in self.endpoints))
+        lines += self.dropped
         late = self.lateness_line()
         if late:
             lines.append(late)
@@ -294,6 +297,8 @@ class OpenAIParams:
     warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
     preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
                             "one that does not answer HTTP is refused at once")
+    output: str = param(_D.output, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
+                        "references log them, which TEST06 checks; asks for token ids)")
 
 
 @takes(OpenAIParams, "openai")
@@ -304,6 +309,7 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
         urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens, timeout_s=p.timeout_s, stall_s=p.stall_s,
         connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids, ignore_eos=p.ignore_eos,
         logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+        output=p.output,
     )
     if p.export and not Path(p.export).resolve().parent.is_dir():  # said before the run, not after it
         raise ConfigError(f"export={p.export}: no folder {Path(p.export).parent} to write it in", key="export")

@@ -17,6 +17,9 @@ from proctor.wire.urls import check_http_url
 
 APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 HTTP_TRANSPORTS = ("raw", "aiohttp")
+# What a sample's response logs: its text (UTF-8), or its token ids as int32 (little-endian), as the
+# MLPerf LLM reference implementations log them and compliance/TEST06 reads them.
+OUTPUTS = ("text", "ids")
 MAX_PROCS = 256
 
 
@@ -50,6 +53,7 @@ class OpenAIConfig:
     http: str = "raw"  # transport: "raw" (proctor.clients.http1) or "aiohttp"
     warm: int = 4  # connections opened per endpoint at start (http=raw)
     extra: dict[str, Any] = field(default_factory=dict)
+    output: str = "text"  # OUTPUTS: "ids" logs int32 token ids (and asks for them: return_token_ids)
 
     def __post_init__(self) -> None:
         if not self.urls:
@@ -64,6 +68,8 @@ class OpenAIConfig:
                 raise ConfigError(f"{key}={v}: expected seconds in (0, 86400]", key=key)
         if self.http not in HTTP_TRANSPORTS:
             raise ConfigError(f"http={self.http!r}: expected one of {', '.join(HTTP_TRANSPORTS)}", key="http")
+        if self.output not in OUTPUTS:
+            raise ConfigError(f"output={self.output!r}: expected one of {', '.join(OUTPUTS)}", key="output")
         if not 0 <= self.warm <= 1024:
             raise ConfigError(f"warm={self.warm}: expected 0..1024 connections per endpoint", key="warm")
         if not 0 <= self.procs <= MAX_PROCS:
@@ -87,7 +93,7 @@ class OpenAIConfig:
             req["prompt"] = list(s.input_ids) if s.input_ids is not None else s.prompt
         req["stream"] = True
         req["stream_options"] = {"include_usage": True}
-        if self.token_ids:
+        if self.token_ids or self.output == "ids":
             req["return_token_ids"] = True
         if self.logprobs:  # one entry per token: an exact count where no usage record comes
             if self.api == "chat":  # some servers (llama.cpp's Python one) send none without top_logprobs
@@ -101,4 +107,4 @@ class OpenAIConfig:
         return orjson.dumps(req)
 
 
-__all__ = ["APIS", "HTTP_TRANSPORTS", "MAX_PROCS", "OpenAIConfig", "endpoint_url"]
+__all__ = ["APIS", "HTTP_TRANSPORTS", "MAX_PROCS", "OUTPUTS", "OpenAIConfig", "endpoint_url"]

@@ -43,7 +43,7 @@ from typing import Any
 from proctor.clients.llm_dataset import DatasetSpec
 from proctor.clients.llm_formats import load_dataset
 from proctor.clients.openai_config import OpenAIConfig
-from proctor.clients.stream import Endpoint, new_loop, times_of
+from proctor.clients.stream import Endpoint, least_busy, new_loop, times_of
 from proctor.clients.tally import Tally
 from proctor.clients.transport import make_transport
 from proctor.errors import ConfigError, ProctorError
@@ -245,7 +245,7 @@ class WorkerPool:
                     lost.append((i, idx))
                     continue
                 w = min(live, key=_load) if len(live) > 1 else live[0]
-                e = min(range(len(eps)), key=lambda k: eps[k].outstanding) if len(eps) > 1 else 0
+                e = least_busy(eps)
                 ep = eps[e]
                 w.outstanding += 1
                 ep.outstanding += 1

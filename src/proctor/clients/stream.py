@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import struct
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -162,13 +163,15 @@ class Endpoint:
     url: str
     outstanding: int = 0
     sent: int = 0
+    down: bool = False  # taken for down (`tally.MAX_CONSECUTIVE_CONNECT_FAILURES`): sent nothing more
 
 
 def least_busy(endpoints: list[Endpoint]) -> int:
-    """The index of the endpoint with the fewest requests in flight (the first of a tie)."""
+    """The index of the endpoint with the fewest requests in flight (the first of a tie), among
+    those not taken for down."""
     if len(endpoints) == 1:
         return 0
-    return min(range(len(endpoints)), key=lambda k: endpoints[k].outstanding)
+    return min(range(len(endpoints)), key=lambda k: (endpoints[k].down, endpoints[k].outstanding))
 
 
 @dataclass(slots=True)
@@ -324,6 +327,7 @@ class StreamClient:
         self.headers = request_headers()
         self.times: Times | None = None  # set to the SUT's records to have the hops stamped
         self.export: Any = None  # request_export.RequestLog while the SUT exports (chunks per request)
+        self.ids_out = config.output == "ids"  # log int32 token ids, not text (TEST06 reads them)
         self._limits: dict[int, int] = {}  # QSL index -> its request's output-token limit
         raise_fd_limit()
 
@@ -340,7 +344,8 @@ class StreamClient:
         seen = len(st.text)
         for ev in events:
             if st.feed(ev):
-                self.sink.first_token(i, st.text[0].encode(), t_ns)
+                first = (ids_bytes(st.ids[:1]) or b"") if self.ids_out else st.text[0].encode()
+                self.sink.first_token(i, first, t_ns)
             if st.done or st.error:
                 if self.export is not None:
                     self._export_chunks(i, st, seen, t_ns)
@@ -382,7 +387,22 @@ class StreamClient:
             )
             return
         mismatch = source in ("token_ids", "logprobs") and st.usage_tokens is not None and st.usage_tokens != n
-        self.sink.complete(i, st.output(), n, source, mismatch, t_ns)
+        if not self.ids_out:
+            self.sink.complete(i, st.output(), n, source, mismatch, t_ns)
+        elif source == "token_ids" and len(st.ids) == n and (data := ids_bytes(st.ids)) is not None:
+            self.sink.complete(i, data, n, source, mismatch, t_ns)
+        else:  # output=ids logs what the server generated, never a re-tokenized guess
+            self.sink.fail(i, idx, "no_count", f"{url} sent no int32 token ids with every chunk; output=ids needs "
+                           "them (vLLM return_token_ids, proctor serve llm)")
+
+
+def ids_bytes(ids: list[int]) -> bytes | None:
+    """Token ids as the MLPerf LLM references log them: int32, little-endian; None when one is
+    outside int32 (the server's ids are not trusted)."""
+    try:
+        return struct.pack(f"<{len(ids)}i", *ids)
+    except struct.error:
+        return None
 
 
 __all__ = [

@@ -10,27 +10,40 @@ import datetime as dt
 import logging
 from array import array
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
 from proctor.clients.request_export import RequestLog
-from proctor.clients.stream import Times, times_of
+from proctor.clients.stream import Endpoint, Times, times_of
 from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
 from proctor.untrusted_text import printable
 
 log = logging.getLogger("proctor.clients.openai")
 FAULT_MESSAGE_LIMIT = 500  # characters of one fault's message in the logs
-# This many requests in a row that could not connect (no answer, no completion, no other fault in
-# between) and the endpoint is taken for down: the run stops issuing and ends incomplete at once,
-# instead of failing every sample left in its schedule. Enough to ride out a restart's refusals of
-# one burst of concurrent requests, few enough that a dead server costs a fraction of a second.
+# This many requests in a row to one endpoint that could not connect (no answer, no completion, no
+# other fault of that endpoint in between) and the endpoint is taken for down. Counted per endpoint
+# (`url=A,url=B`), so a live endpoint's answers never hide a dead one's refusals. A down endpoint
+# is dropped with one log line (it gets no more requests; the others carry the run); when every
+# endpoint is down the run stops issuing and ends incomplete at once, instead of failing every
+# sample left in its schedule. Enough to ride out a restart's refusals of one burst of concurrent
+# requests, few enough that a dead server costs a fraction of a second.
 MAX_CONSECUTIVE_CONNECT_FAILURES = 32
 
 
 class EndpointDown(ConnectionError):
-    """The endpoints stopped answering during a run (`MAX_CONSECUTIVE_CONNECT_FAILURES`): raised to
-    the engine by the next issue, which ends the run incomplete with this message."""
+    """Every endpoint stopped answering during a run (`MAX_CONSECUTIVE_CONNECT_FAILURES` each):
+    raised to the engine by the next issue, which ends the run incomplete with this message."""
+
+
+@dataclass(slots=True)
+class _Streak:
+    """One endpoint's connect faults in a row."""
+
+    count: int = 0
+    since: dt.datetime | None = None  # when the streak began
+    settled: int = 0  # the endpoint's settled requests (sent - outstanding) at its last connect fault
 
 
 def _utc(t: dt.datetime) -> str:
@@ -49,8 +62,11 @@ class Tally:
         self.junk_events = 0
         self.lateness_ns = array("q")  # each request's send time - the engine's issue time
         self.times: Times | None = None  # response id -> its hops, while they are recorded
-        self.connect_streak = 0  # connect faults since the last completion or other outcome
-        self._streak_since: dt.datetime | None = None  # when the current streak began
+        # the endpoints the transports send to (the SUT sets its own: the same objects, whose
+        # `sent` and `outstanding` counts tell whether anything else settled between two faults)
+        self.endpoints: list[Endpoint] = []
+        self._streaks: dict[int, _Streak] = {}  # endpoint index -> its streak; -1: no endpoint named
+        self.dropped: list[str] = []  # one line per endpoint taken for down while others went on
         self.down = ""  # why the endpoints are taken for down (set once; the run is ended)
         self.export: RequestLog | None = None  # per-request notes for the export (export=FILE)
 
@@ -64,7 +80,7 @@ class Tally:
             rt.issued, rt.sent = t_issue, t_sent
 
     def note_done(self, i: int, source: str, mismatch: bool) -> None:
-        self.connect_streak = 0
+        self._streaks.pop(-1, None)  # an answer: a streak no endpoint was named for starts again
         if self.export is not None:
             self.export.done(i, source)
         if mismatch:
@@ -84,22 +100,56 @@ class Tally:
         # counted by kind (the first of each in the detail log); the sample is no result
         self.sink.fail([i], f"openai SUT: {kind}: {message}")
         if kind != "connect":
-            self.connect_streak = 0
+            self._streaks.pop(-1, None)
             return
-        if self.connect_streak == 0:
-            self._streak_since = dt.datetime.now(dt.UTC)
-        self.connect_streak += 1
-        if self.connect_streak >= MAX_CONSECUTIVE_CONNECT_FAILURES and not self.down:
-            since = self._streak_since or dt.datetime.now(dt.UTC)
-            self.down = (
-                f"openai SUT: the endpoint stopped answering at {_utc(since)}: "
-                f"{self.connect_streak} requests in a row could not connect (last: {message[:200]}); "
-                "the run stopped issuing and ended incomplete"
-            )
-            log.warning("%s", self.down)
-            abort = getattr(self.sink, "abort", None)
-            if abort is not None:
-                abort(self.down)
+        self._connect_fault(message)
+
+    def _endpoint_of(self, message: str) -> int:
+        """The endpoint a connect fault names ("cannot connect to URL: ...", "connect timeout to
+        URL: ..."), -1 when none (or no endpoints are known)."""
+        for k, ep in enumerate(self.endpoints):
+            if f" to {ep.url}:" in message:
+                return k
+        return -1
+
+    def _connect_fault(self, message: str) -> None:
+        k = self._endpoint_of(message)
+        st = self._streaks.setdefault(k, _Streak())
+        if k >= 0:
+            ep = self.endpoints[k]
+            settled = ep.sent - ep.outstanding
+            # each fault settles its own request; more settled since the last fault: an answer came
+            if st.count and settled - st.settled > 1:
+                st.count = 0
+            st.settled = settled
+        if st.count == 0:
+            st.since = dt.datetime.now(dt.UTC)
+        st.count += 1
+        if st.count != MAX_CONSECUTIVE_CONNECT_FAILURES or self.down:
+            return
+        since = _utc(st.since or dt.datetime.now(dt.UTC))
+        what = f"{st.count} requests in a row could not connect (last: {message[:200]})"
+        live = [e for e in self.endpoints if not e.down and e is not self.endpoints[k]] if k >= 0 else []
+        if live:  # the others carry the run: this one gets no more requests
+            ep = self.endpoints[k]
+            ep.down = True
+            line = (f"openai SUT: endpoint {ep.url} stopped answering at {since}: {what}; dropped after "
+                    f"{ep.sent} requests, the run goes on with {len(live)} other endpoint(s)")
+            self.dropped.append(line)
+            log.warning("%s", line)
+            return
+        if k >= 0:
+            self.endpoints[k].down = True
+        where = f"the endpoint {self.endpoints[k].url}" if k >= 0 else "the endpoint"
+        earlier = f" (after {len(self.dropped)} other(s) were dropped)" if self.dropped else ""
+        self.down = (
+            f"openai SUT: {where} stopped answering at {since}: {what}{earlier}; "
+            "the run stopped issuing and ended incomplete"
+        )
+        log.warning("%s", self.down)
+        abort = getattr(self.sink, "abort", None)
+        if abort is not None:
+            abort(self.down)
 
     def lateness_line(self) -> str | None:
         lat = np.frombuffer(self.lateness_ns, np.int64) if len(self.lateness_ns) else None
