@@ -151,12 +151,11 @@ def _read_text(path: Path) -> str:
 def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
     """The scores of `text` against `model`'s targets: (passed, one line per level and bound)."""
     from proctor.checks.accuracy import (
-        check_generation_length,
         check_level,
         format_significant,
         parse_accuracy_text,
     )
-    from proctor.rules.inference import resolve
+    from proctor.rules.inference import DC_TABLE, resolve
 
     reported = parse_accuracy_text(text)
     if not reported:
@@ -188,17 +187,20 @@ def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
         passed_levels.append(ok)
         lines.append(f"{bench.display} {level.suffix}% of {level.precision}: " + "; ".join(parts))
     gen_ok = True
-    if bench.generation:
-        findings, results = check_generation_length(bench, reported, ACCURACY_TXT)
-        for r in results:
-            if r.reported is None:
-                continue
-            lines.append(
-                f"{bench.display} generation length: {r.metric} {r.reported:g} "
-                f"{'within' if r.passed else 'OUTSIDE'} {r.bound.split()[0]} {r.threshold:.6g}"
-                f" ({bench.source.split(',')[0]}; the reference dataset's length)"
-            )
-        gen_ok = not any(f.failed and f.rule == "generation_length" for f in findings)
+    for gb in bench.generation:  # the rules' output-length bounds (rules/inference*.py, cited there)
+        value = reported.get(gb.metric.lower())
+        if value is None:
+            lines.append(f"note: no {gb.metric} in {ACCURACY_TXT}; the rules bound it ({DC_TABLE})")
+            continue
+        low, high = gb.low * gb.reference, None if gb.high is None else gb.high * gb.reference
+        inside = value > low and (high is None or value < high)
+        gen_ok = gen_ok and inside
+        bound = f"> {low:.6g}" if high is None else f"in ({low:.6g}, {high:.6g})"
+        lines.append(
+            f"{bench.display} generation length: {gb.metric} {value:g} {'within' if inside else 'OUTSIDE'} "
+            f"{bound}: {gb.low:.0%}{'' if gb.high is None else f'-{gb.high:.0%}'} of the reference "
+            f"dataset's {gb.reference:g} ({DC_TABLE})"
+        )
     if not passed_levels:
         return True, lines
     ok = any(passed_levels) and gen_ok
