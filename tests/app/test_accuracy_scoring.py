@@ -122,3 +122,26 @@ def test_a_script_wins_over_the_builtin_scorer(tmp_path: Path) -> None:
     scored = acc.score_run(qsl, log, model="none", script=cmd)
     assert (tmp_path / "acc" / "accuracy.txt").read_text() == f"{{'rouge1': 12.0}} {log}\n"
     assert scored.ok and scored.lines[0].startswith("accuracy (the accuracy script): {'rouge1': 12.0}")
+
+
+def test_run_refuses_a_script_for_a_performance_run(cli, tmp_path: Path) -> None:
+    r = cli("run", "-s", "Offline", "--sut", "digits:backend=numpy", "--model", "digits", "-o", str(tmp_path / "o"),
+            "--accuracy-script", f"{PY} score.py {{log}}")
+    assert r.rc == 2 and r.err.strip().splitlines() == [
+        "error: key '--accuracy-script': applies to accuracy runs; add --mode AccuracyOnly (this run is PerformanceOnly)"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "last"),
+    [
+        ("import sys; sys.exit(4)", "FAILED: --accuracy-script exited with status 4; no accuracy.txt written"),
+        ("print('accuracy=90.000%, good=540, total=600')", "INVALID: the accuracy misses every quality target of digits"),
+    ],
+)
+def test_a_failed_or_low_score_fails_the_run(cli, tmp_path: Path, code: str, last: str) -> None:
+    r = cli("run", "-s", "Offline", "--sut", "digits:backend=numpy", "--model", "digits", "--mode", "AccuracyOnly",
+            "-q", "--no-trace", "-o", str(tmp_path / "acc"), "--accuracy-script", f'{PY} -c "{code}"')
+    assert r.rc == 1, r.out + r.err
+    assert r.out.strip().splitlines()[-1] == last

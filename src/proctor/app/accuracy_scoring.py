@@ -188,16 +188,16 @@ def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
         lines.append(f"{bench.display} {level.suffix}% of {level.precision}: " + "; ".join(parts))
     gen_ok = True
     for gb in bench.generation:  # the rules' output-length bounds (rules/inference*.py, cited there)
-        value = reported.get(gb.metric.lower())
-        if value is None:
+        length = reported.get(gb.metric.lower())
+        if length is None:
             lines.append(f"note: no {gb.metric} in {ACCURACY_TXT}; the rules bound it ({DC_TABLE})")
             continue
         low, high = gb.low * gb.reference, None if gb.high is None else gb.high * gb.reference
-        inside = value > low and (high is None or value < high)
+        inside = length > low and (high is None or length < high)
         gen_ok = gen_ok and inside
         bound = f"> {low:.6g}" if high is None else f"in ({low:.6g}, {high:.6g})"
         lines.append(
-            f"{bench.display} generation length: {gb.metric} {value:g} {'within' if inside else 'OUTSIDE'} "
+            f"{bench.display} generation length: {gb.metric} {length:g} {'within' if inside else 'OUTSIDE'} "
             f"{bound}: {gb.low:.0%}{'' if gb.high is None else f'-{gb.high:.0%}'} of the reference "
             f"dataset's {gb.reference:g} ({DC_TABLE})"
         )

@@ -157,7 +157,7 @@ def package(
         if perf.is_dir():
             _copy(perf, res / "performance" / "run_1", PERF_FILES, "performance")
             row.parts.append("performance")
-        acc_files = ACC_FILES
+        acc_files: tuple[str, ...] = ACC_FILES
         if bench in PROCTOR_SCORED and not (scen / "accuracy" / "accuracy.txt").exists():
             acc_files = tuple(n for n in ACC_FILES if n != "accuracy.txt")  # scored in the copy below
         _copy(scen / "accuracy", res / "accuracy", acc_files, "accuracy")
@@ -168,12 +168,14 @@ def package(
                 scen / "accuracy" / "mlperf_log_summary.txt", res / "accuracy" / "mlperf_log_summary.txt"
             )
         row.parts.append("accuracy")
-        tests = {p.name: p for p in sorted(scen.glob("TEST0*")) if p.is_dir()}
+        audit_dirs = {p.name: p for p in sorted(scen.glob("TEST0*")) if p.is_dir()}
         for test in extra.get((bench, name), []):
-            if test.name in tests:
-                raise PackageError(f"--audits {test}: {bench}/{name} already has a {test.name} in {tests[test.name]}")
-            tests[test.name] = test
-        for tname, test in sorted(tests.items()):
+            if test.name in audit_dirs:
+                raise PackageError(
+                    f"--audits {test}: {bench}/{name} already has a {test.name} in {audit_dirs[test.name]}"
+                )
+            audit_dirs[test.name] = test
+        for tname, test in sorted(audit_dirs.items()):
             dst = (sub / "compliance" / system / bench / name / tname) if v5 else res / tname
             shutil.copytree(test, dst)
             if (dst / "accuracy").is_dir():  # TEST01: the accuracy script's output on its log
