@@ -34,7 +34,6 @@ from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.types import TestMode
 
 if TYPE_CHECKING:
-    from proctor.app.session import RunRequest
     from proctor.loadgen.engine import RunOutcome
 
 ACCURACY_TXT = "accuracy.txt"
@@ -262,15 +261,13 @@ def score_run(
 
 
 def score_accuracy_run(
-    ok: bool, lines: list[str], outcome: RunOutcome, qsl: Any, req: RunRequest
+    ok: bool, lines: list[str], outcome: RunOutcome, qsl: Any, model: str, script: str | None, dataset: Path | None
 ) -> tuple[bool, list[tuple[str, str]]]:
     """The session's hook: a finished accuracy run is scored (its lines appended to `lines`);
     (ok after scoring, [("accuracy", accuracy.txt)] or []). Other runs pass through."""
     if not ok or outcome.mode != TestMode.ACCURACY_ONLY:
         return ok, []
-    scored = score_run(
-        qsl, outcome.log_paths["accuracy"], model=req.model, script=req.accuracy_script, dataset=req.dataset
-    )
+    scored = score_run(qsl, outcome.log_paths["accuracy"], model=model, script=script, dataset=dataset)
     lines += scored.lines
     return scored.ok, scored.paths
 

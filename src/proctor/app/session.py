@@ -306,7 +306,8 @@ class RunSession:
         )
         ok, lines = verdict(outcome, resolved.short_run)
         log_dir = outcome.log_paths["detail"].parent
-        ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req)  # issue 23: accuracy.txt, the score
+        # issue 23: an accuracy run writes accuracy.txt and says its score against the target
+        ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req.model, req.accuracy_script, req.dataset)
         if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
             return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored])
         lines += peak_lines(outcome)
