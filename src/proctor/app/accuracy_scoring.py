@@ -123,11 +123,9 @@ def _builtin_text(qsl: Any, log: Path) -> tuple[str, str] | None:
     """(accuracy.txt text, the benchmark it is scored for) from proctor's own scorers, or None."""
     from proctor.clients.llm_dataset import LLMDataset
 
-    try:
-        from proctor.workloads.digits.qsl import DigitsQSL
-    except ImportError:  # pragma: no cover - the workload ships with proctor
-        DigitsQSL = None  # type: ignore[assignment,misc]  # noqa: N806
-    if DigitsQSL is not None and isinstance(qsl, DigitsQSL):
+    from proctor.workloads.digits.qsl import DigitsQSL
+
+    if isinstance(qsl, DigitsQSL):
         from proctor.workloads.digits import MODEL_NAME
         from proctor.workloads.digits.accuracy import evaluate
 
@@ -172,9 +170,13 @@ def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
     passed_levels = []
     for level in levels:
         findings, results = check_level(bench, level, reported, ACCURACY_TXT)
-        missing = [f for f in findings if f.rule == "accuracy_metric_missing"]
+        missing = sorted({str(f.key) for f in findings if f.rule == "accuracy_metric_missing"})
         if missing:
-            lines.append(f"note: {missing[0].message.replace(' run the reference accuracy script', ' give')}")
+            note = (
+                f"note: the scores name no {', '.join(missing)}, the metric(s) of {bench.display}'s targets; "
+                "no target compared (--model names the benchmark)"
+            )
+            lines += [] if note in lines else [note]
             continue
         parts = []
         for r in results:
