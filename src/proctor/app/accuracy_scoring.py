@@ -122,7 +122,6 @@ def run_script(
 def _builtin_text(qsl: Any, log: Path) -> tuple[str, str] | None:
     """(accuracy.txt text, the benchmark it is scored for) from proctor's own scorers, or None."""
     from proctor.clients.llm_dataset import LLMDataset
-
     from proctor.workloads.digits.qsl import DigitsQSL
 
     if isinstance(qsl, DigitsQSL):
