@@ -113,3 +113,18 @@ def test_package_names_what_is_missing(tmp_path: Path) -> None:
     r = _proctor(tmp_path, "submission", "package", "runs", "--audits", "runs", "-o", "sub2", "--submitter", "A",
                  "--system", "s.json")
     assert r.returncode == 2 and "--audits runs: no TEST0x folders" in r.stderr, r.stderr
+
+
+def test_audit_outputs_are_found_in_either_layout(tmp_path: Path) -> None:
+    from proctor.submission.package import _scenario_dirs, audit_folders
+
+    out = tmp_path / "audit-out"  # what `proctor audit -o audit-out` writes when it runs the references too
+    for part in ("performance/run_1", "accuracy", "TEST01/accuracy", "TEST04/performance/run_1"):
+        (out / "results/sys/digits/Offline" / part).mkdir(parents=True)
+    assert _scenario_dirs(out) == [out / "results/sys/digits/Offline"]
+    found = audit_folders(out)
+    assert found == {("digits", "Offline"): [out / "results/sys/digits/Offline" / t for t in ("TEST01", "TEST04")]}
+    old = tmp_path / "old"  # `proctor audit --layout compliance` (rounds to v5.1)
+    (old / "compliance/sys/resnet50/Server/TEST04").mkdir(parents=True)
+    assert audit_folders(old) == {("resnet50", "Server"): [old / "compliance/sys/resnet50/Server/TEST04"]}
+    assert audit_folders(tmp_path / "none") == {} and _scenario_dirs(old) == []
