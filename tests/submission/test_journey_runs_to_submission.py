@@ -18,8 +18,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 DIGITS = "digits:backend=numpy"
-# 40,000 samples/s asked for 300 ms: 13,200 samples, a query longer than 300 ms on any machine doing
-# under 44,000 digits samples/s (this numpy SUT does about 7,000 on one core)
+# 13,200 samples for 300 ms; whether the query lasts 300 ms depends on the machine (this numpy SUT does
+# 5,000-130,000 samples/s by load), so the run's own verdict is not asserted: the checker's is
 USER_CONF = "digits.Offline.target_qps = 40000\n*.*.min_duration = 300\n"
 MEASUREMENTS = {
     "input_data_types": "fp32",
@@ -50,8 +50,8 @@ def test_own_runs_package_and_check(tmp_path: Path) -> None:
     common = ["-s", "Offline", "--sut", DIGITS, "--model", "digits", "--user-conf", "runs/user.conf", "--no-trace"]
 
     perf = _proctor(tmp_path, "run", *common, "--no-report", "-o", "runs/digits/Offline/performance/run_1")
-    assert perf.returncode == 0, perf.stdout + perf.stderr
-    assert "VALID for these settings; not a submission run" in perf.stdout
+    assert perf.returncode in (0, 1) and "Traceback" not in perf.stderr, perf.stdout + perf.stderr
+    assert "not a submission run: min_duration 0.3 s < 600 s" in perf.stdout
 
     acc = _proctor(tmp_path, "run", *common, "--mode", "AccuracyOnly", "-q", "-o", "runs/digits/Offline/accuracy")
     assert acc.returncode == 0, acc.stdout + acc.stderr
