@@ -6,7 +6,8 @@ import typer.main
 
 from proctor.cli.apps import app
 
-RUN_ONLY = {"--mode", "--audit-conf", "--no-report"}  # audits set their own mode and audit.config; no report
+# audits set their own mode and audit.config; no report; an accuracy run's scorer (issue 23)
+RUN_ONLY = {"--mode", "--audit-conf", "--no-report", "--accuracy-script"}
 
 
 def options(command: str) -> dict[str, tuple[str, ...]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
@@ -250,6 +251,7 @@ class RunRequest:
     trace: bool = False  # the Chrome trace; the compact samples file is always written
     report: bool = True
     engine: Engine = Engine.PROCTOR
+    accuracy_script: str | None = None  # an accuracy run's scorer (app/accuracy_scoring.py)
 
     def resolve(self) -> Resolved:
         return build_settings(
@@ -293,6 +295,7 @@ class RunSession:
     def prepare(self) -> Resolved:
         req = self.request
         self.resolved = req.resolve()
+        check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
         self._built = build_sut(sut_spec(req.sut, req.dataset))
         return self.resolved
 
@@ -316,13 +319,15 @@ class RunSession:
         )
         ok, lines = verdict(outcome, resolved.short_run)
         log_dir = outcome.log_paths["detail"].parent
+        # issue 23: an accuracy run writes accuracy.txt and says its score against the target
+        ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req.model, req.accuracy_script, req.dataset)
         if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
-            return SessionResult(outcome, ok, lines, [("logs", str(log_dir))])
+            return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored])
         lines += peak_lines(outcome)
         lines += outcome.sut_report
         if req.audit_conf.is_file():
             lines.append(f"note: {req.audit_conf} was applied (as the official LoadGen applies audit.config)")
-        paths = [("logs", str(log_dir))]
+        paths = [("logs", str(log_dir)), *scored]
         warnings: list[str] = []
         if req.report:  # issue 15: the HTML report next to the logs
             more, warning = html_report(log_dir)

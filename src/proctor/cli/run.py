@@ -77,6 +77,10 @@ def run_failed(exc: BaseException, err: Console) -> NoReturn:
         "proctor run --scenario Offline --sut digits:backend=numpy --target-qps 5000",
         "proctor run -s Server --sut synthetic:service_us=200,workers=4 --target-qps 500 --quick -o logs",
         "proctor run -s Offline --sut path/to/sut.py:make_sut --mode AccuracyOnly -o acc",
+        "proctor run -s Offline --sut digits:backend=numpy --model digits --mode AccuracyOnly "
+        "-o runs/digits/Offline/accuracy",
+        "proctor run -s Offline --sut openai:url=http://localhost:8000/v1 --model llama2-70b --dataset d.jsonl "
+        "--mode AccuracyOnly --accuracy-script 'python evaluate.py --mlperf-accuracy-file {log}' -o acc",
         "proctor run --list-suts",
     ),
 )
@@ -92,11 +96,23 @@ def run_cmd(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html next to the logs.")
     ] = False,
+    accuracy_script: Annotated[
+        str | None,
+        typer.Option(
+            "--accuracy-script",
+            metavar="CMD",
+            help="AccuracyOnly: score with this command (split like a shell, run without one; {log} = the "
+            "accuracy log, {dir} = the log folder, {dataset} = --dataset); its stdout becomes accuracy.txt. "
+            "Without it proctor scores what it can: digits, and LLM datasets with reference outputs "
+            "(ROUGE, exact match, tokens per sample).",
+        ),
+    ] = None,
 ) -> None:
     """Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it.
 
     By default the run lasts as long as mlperf.conf says (600 s); --quick or --duration-ms make a
-    shorter run, marked in its logs as not a submission run.
+    shorter run, marked in its logs as not a submission run. An AccuracyOnly run writes accuracy.txt
+    beside its logs and prints the score against the benchmark's targets (exit 1 below every one).
     """
     from proctor.app.render import outcome_table
     from proctor.app.session import RunSession
@@ -107,7 +123,9 @@ def run_cmd(
     if opts.list_suts_flag:
         list_suts(console)
         raise typer.Exit(output.EXIT_OK)
-    session = RunSession(opts.request(mode=mode, audit_conf=audit_conf, report=not no_report))
+    session = RunSession(
+        opts.request(mode=mode, audit_conf=audit_conf, report=not no_report, accuracy_script=accuracy_script)
+    )
     try:
         session.prepare()
     except ConfigError as exc:

@@ -137,6 +137,8 @@ def truncate_cmd(
     epilog=examples(
         "proctor submission package RUNS_DIR -o SUBMISSION --submitter ACME --system system.json",
         "proctor submission package RUNS_DIR -o OPEN --submitter ACME --system sys.json --division open",
+        "proctor submission package runs --audits audits -o SUBMISSION --submitter ACME --system system.json "
+        "--allow-unofficial-loadgen",
     ),
 )
 def package_cmd(
@@ -172,13 +174,23 @@ def package_cmd(
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
     ] = True,
     allow_unofficial: AllowUnofficialOpt = False,
+    audits: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--audits",
+            metavar="DIR",
+            help="A folder `proctor audit -o DIR` wrote: its TEST0x folders join the runs of the same "
+            "benchmark and scenario (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Assemble an official-layout submission tree from proctor runs, truncating the accuracy logs.
 
-    RUNS holds `<benchmark>/<scenario>/{performance,accuracy}` run folders (as `proctor run -o` writes
-    them; accuracy/ with its accuracy.txt), optionally `<benchmark>/<scenario>/TEST0x/` audit
-    folders (the TESTxx folders `proctor audit -o OUT` writes under OUT/results/<system>/...), user.conf
-    and measurements.json per scenario or at the top, and a README.md.
+    RUNS holds `<benchmark>/<scenario>/{performance/run_1,accuracy}` run folders, as `proctor run -o`
+    writes them (e.g. `-o runs/digits/Offline/performance/run_1`, and `--mode AccuracyOnly -o
+    runs/digits/Offline/accuracy`, which writes accuracy.txt), optionally `<benchmark>/<scenario>/TEST0x/`
+    audit folders, user.conf and measurements.json per scenario or at the top, and a README.md. The
+    audits `proctor audit -o DIR` wrote come in with --audits DIR (or RUNS may be that DIR itself).
     """
     from proctor.submission.package import PackageError, package
 
@@ -186,7 +198,13 @@ def package_cmd(
         fail(f"--round {unknown_round(version)}")
     try:
         result = package(
-            runs, output, submitter=submitter, system_json=system, division=division, version=version
+            runs,
+            output,
+            submitter=submitter,
+            system_json=system,
+            division=division,
+            version=version,
+            audits=audits or (),
         )
     except PackageError as exc:
         fail(str(exc))

@@ -39,6 +39,8 @@ MAX_DURATION_MS = (2**63 - 1) // 1_000_000  # durations are kept as int64 nanose
 BYTES_PER_SAMPLE = 64  # schedule + records arrays per generated sample (loadgen/records.py)
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
 _SHOWN_MODELS = 12
+# proctor's own reference workloads (rules/inference.py): not in mlperf.conf, run on its `*` lines
+PROCTOR_WORKLOADS = ("digits",)
 
 # Override name -> the CLI option that sets it (for messages); callers may pass their own labels.
 CLI_OPTIONS: dict[str, str] = {
@@ -115,7 +117,7 @@ def resolve_settings(
     except ValueError as exc:
         raise ConfigError(str(exc), key=ov.label("scenario")) from None
     known = mlperf_models(confs.mlperf_conf)
-    if check_model and conf_model not in known:
+    if check_model and conf_model not in known and conf_model not in PROCTOR_WORKLOADS:
         raise ConfigError(_unknown_model(model, known), key=ov.label("model"))
     mlperf_entries = parse_conf(confs.mlperf_conf or shipped_mlperf_conf(), ConfType.MLPERF)
     user_entries = None
