@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from proctor.app.documents import warning_messages
 from proctor.loadgen.engine import RunOutcome
 from proctor.tables import table
 
@@ -41,6 +42,8 @@ def outcome_table(outcome: RunOutcome) -> Table:
     if outcome.accuracy_samples:
         t.add_row("accuracy log entries", str(outcome.accuracy_samples))
     t.add_row("errors / warnings", f"{outcome.errors} / {outcome.warnings}")
+    for message in warning_messages(outcome):  # each warning counted, named
+        t.add_row("warning", message)
     return t
 
 

@@ -65,6 +65,7 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
         "proctor audit all --sut digits --model resnet50 --scenario Offline -o audits",
         "proctor audit TEST01 --sut digits -s Offline --quick -o audits",
         "proctor audit TEST04 -s Offline --results runs/offline --audit-logs audit-logs",
+        "proctor audit TEST01 --sut digits -s Offline --quick -o audits --json",
     ),
 )
 @run_options(output_default=Path("proctor-audit"), output_help="Folder for the trees and logs.")
@@ -155,7 +156,15 @@ def audit_cmd(
         output.fail(f"run failed: {exc}", output.EXIT_INVALID)
     except ProctorError as exc:
         output.fail(str(exc), output.EXIT_INVALID)
+    code = output.EXIT_OK if all(o.passed for o in outcomes) else output.EXIT_INVALID
+    if opts.as_json:  # one document on stdout, nothing else
+        import sys
+
+        from proctor.app.documents import audit_document, dumps
+
+        sys.stdout.write(dumps(audit_document(outcomes, short_run, code)))
+        raise typer.Exit(code)
     print_outcomes(out, outcomes, quiet=opts.quiet)
     if short_run:
         out.print(f"note: not submission runs: {short_run}", markup=False, soft_wrap=True)
-    raise typer.Exit(output.EXIT_OK if all(o.passed for o in outcomes) else output.EXIT_INVALID)
+    raise typer.Exit(code)

@@ -77,6 +77,7 @@ def run_failed(exc: BaseException, err: Console) -> NoReturn:
         "proctor run --scenario Offline --sut digits:backend=numpy --target-qps 5000",
         "proctor run -s Server --sut synthetic:service_us=200,workers=4 --target-qps 500 --quick -o logs",
         "proctor run -s Offline --sut path/to/sut.py:make_sut --mode AccuracyOnly -o acc",
+        "proctor run -s Offline --sut digits --target-qps 5000 --quick --json > outcome.json",
         "proctor run --list-suts",
     ),
 )
@@ -120,6 +121,15 @@ def run_cmd(
         run_failed(exc, err)
     for warning in result.warnings:
         err.print(warning, markup=False)
+    code = output.EXIT_OK if result.ok else output.EXIT_INVALID
+    if opts.as_json:  # one document on stdout, nothing else
+        import sys
+
+        from proctor.app.documents import dumps, run_document
+
+        short_run = session.resolved.short_run if session.resolved is not None else ""
+        sys.stdout.write(dumps(run_document(result, code, short_run)))
+        raise typer.Exit(code)
     if result.outcome.engine == "official":
         print_lines(console, result.lines)
         for name, path in result.paths:
@@ -128,4 +138,4 @@ def run_cmd(
         if not opts.quiet:
             output.print_table(console, outcome_table(result.outcome), result.paths)
         print_lines(console, result.lines)
-    raise typer.Exit(output.EXIT_OK if result.ok else output.EXIT_INVALID)
+    raise typer.Exit(code)

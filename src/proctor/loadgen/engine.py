@@ -152,6 +152,7 @@ class RunOutcome:
     find_peak: Any = None  # FindPeakPerformance: the search (probes, peak QPS), else None
     interrupted: bool = False  # Ctrl-C ended the run (run_test re-raises KeyboardInterrupt)
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
+    warning_messages: list[str] = field(default_factory=list)  # the first warnings logged, to name them
 
 
 ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error found before the test
@@ -709,6 +710,7 @@ class Run:
             find_peak=self.find_peak,
             interrupted=self.interrupted,
             sut_failures=self.faults.total,
+            warning_messages=list(logs.detail.warning_messages),
         )
         self.progress.on_end(outcome)
         return outcome
