@@ -99,7 +99,7 @@ def run_cmd(
     By default the run lasts as long as mlperf.conf says (600 s); --quick or --duration-ms make a
     shorter run, marked in its logs as not a submission run.
     """
-    from proctor.app.render import outcome_table
+    from proctor.app.render import outcome_table, warning_rows
     from proctor.app.session import RunSession
     from proctor.cli.peak_progress import PeakProgress
 
@@ -136,6 +136,7 @@ def run_cmd(
             console.print(f"{name}: {path}", markup=False, soft_wrap=True)
     else:
         if not opts.quiet:
-            output.print_table(console, outcome_table(result.outcome), result.paths)
+            rows = warning_rows(result.outcome) + result.paths
+            output.print_table(console, outcome_table(result.outcome), rows)
         print_lines(console, result.lines)
     raise typer.Exit(code)

@@ -549,6 +549,7 @@ class Run:
             issuer.extension = ExtensionWatch(self.eff, phase.records, sched.n_nominal)
         completion_mod.attach(phase.tracker)
         self.sink.target = phase.tracker
+        self.progress.on_settings(self.eff)
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
         power_begin = dt.datetime.now(dt.UTC)
         try:
