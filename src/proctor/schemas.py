@@ -187,6 +187,18 @@ TRAINING_SUMMARIZE: Schema = {
     },
 }
 
+TRAINING_CHECK_PACKAGE: Schema = {
+    "type": "object",
+    "required": ["directory", "ruleset", "valid", "checked", "rcp", "findings"],
+    "properties": {
+        "directory": {"type": "string"},
+        "ruleset": {"type": "string"},
+        "valid": {"type": "boolean"},
+        "rcp": {"type": "array", "items": {"type": "object"}},
+        "findings": _FINDINGS,
+    },
+}
+
 SCHEMAS: dict[str, Schema] = {
     "proctor.run": RUN,
     "proctor.audit": AUDIT,
@@ -195,6 +207,7 @@ SCHEMAS: dict[str, Schema] = {
     "proctor.training.check-log": TRAINING_CHECK_LOG,
     "proctor.training.check-seeds": TRAINING_CHECK_SEEDS,
     "proctor.training.summarize": TRAINING_SUMMARIZE,
+    "proctor.training.check-package": TRAINING_CHECK_PACKAGE,
 }
 
 _TYPES: dict[str, tuple[type, ...]] = {

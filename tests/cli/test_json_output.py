@@ -125,3 +125,48 @@ def test_validator_rejects_an_unexpected_key_and_a_bad_exit_code() -> None:
     errors = validate({**doc, "exit_code": 2, "extra": 1}, SCHEMAS["proctor.run"])
     assert "$: unexpected key 'extra'" in errors
     assert any(e.startswith("$.exit_code: 2 is not one of") for e in errors)
+
+
+def test_training_summarize_and_check_package_json(tmp_path: Path) -> None:
+    from tests.training.results_pkg import write_package
+    from tests.training.test_summarize import SYSTEMS
+
+    root = tmp_path / "p"
+    write_package(root, SYSTEMS)
+    res = proctor("training", "summarize", root, "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr  # a summary that could be made exits 0, invalid rows or not
+    doc = document(res, "proctor.training.summarize")
+    assert [r["system"] for r in doc["summary"]] == ["sysA", "sysB", "sysC"]
+    res = proctor("training", "check-package", root, "--json", cwd=tmp_path)
+    doc = document(res, "proctor.training.check-package")
+    assert res.returncode == (0 if doc["valid"] else 1)
+    assert doc["valid"] is False  # sysC fails its RCP
+    assert any(f["severity"] == "error" for f in doc["findings"]) or any(not r["passed"] for r in doc["rcp"])
+
+
+RAISING_SUT = """\
+import proctor
+
+
+class Boom:
+    def issue_query(self, samples):
+        raise RuntimeError("the accelerator fell off the bus")
+
+    def flush_queries(self):
+        pass
+
+
+def make():
+    return Boom(), proctor.SimpleQSL(64)
+"""
+
+
+def test_run_json_for_a_failed_run_still_prints_its_document(tmp_path: Path) -> None:
+    (tmp_path / "boom.py").write_text(RAISING_SUT)
+    res = proctor("run", *FAST_OFFLINE[:2], "--sut", "boom.py:make", "--duration-ms", "0", "--min-queries", "10",
+                  "--no-trace", "-o", tmp_path / "logs", "--json", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    doc = document(res, "proctor.run")
+    assert doc["verdict"] == "FAILED" and doc["exit_code"] == 1 and doc["numbers"] == {}
+    assert "the accelerator fell off the bus" in doc["cause"] and doc["findings"][0]["rule"] == "run"
+    assert "error: run failed:" in res.stderr  # the one-line error as without --json

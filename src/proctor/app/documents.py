@@ -145,6 +145,30 @@ def run_document(result: SessionResult, exit_code: int, short_run: str = "") -> 
     }
 
 
+def failed_run_document(scenario: str, mode: str, message: str, output_dir: str) -> dict[str, Any]:
+    """`proctor run --json` for a run that failed before it had an outcome (exit 1): verdict FAILED,
+    its cause, no numbers (schema `proctor.run`)."""
+    return {
+        "kind": "proctor.run",
+        "version": VERSION,
+        "valid": False,
+        "exit_code": 1,
+        "verdict": "FAILED",
+        "cause": message,
+        "verdict_lines": [f"run failed: {message}"],
+        "engine": "proctor",
+        "scenario": scenario,
+        "mode": mode,
+        "short_run": "",
+        "metric": None,
+        "numbers": {},
+        "errors": 1,
+        "warnings": [],
+        "findings": [_finding("run", message, "error")],
+        "paths": {"logs": output_dir},
+    }
+
+
 def audit_document(outcomes: list[AuditOutcome], short_run: str, exit_code: int) -> dict[str, Any]:
     """`proctor audit --json`: one object (schema `proctor.audit`); a failed audit's reasons are
     findings (rule: the audit's name)."""
@@ -208,4 +232,6 @@ def dumps(doc: Any) -> str:
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-__all__ = ["VERSION", "audit_document", "dumps", "run_document", "run_numbers", "verdict_of"]
+__all__ = [
+    "VERSION", "audit_document", "dumps", "failed_run_document", "run_document", "run_numbers", "verdict_of",
+]

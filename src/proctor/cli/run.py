@@ -118,6 +118,14 @@ def run_cmd(
     except KeyboardInterrupt:
         output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)")
     except ProctorError as exc:
+        if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
+            import sys
+
+            from proctor.app.documents import dumps, failed_run_document
+
+            req = session.request
+            sys.stdout.write(dumps(failed_run_document(
+                str(req.scenario), str(req.mode or ""), str(exc), str(opts.output_dir))))
         run_failed(exc, err)
     for warning in result.warnings:
         err.print(warning, markup=False)
