@@ -549,7 +549,9 @@ class Run:
             issuer.extension = ExtensionWatch(self.eff, phase.records, sched.n_nominal)
         completion_mod.attach(phase.tracker)
         self.sink.target = phase.tracker
-        self.progress.on_settings(self.eff)
+        on_settings = getattr(self.progress, "on_settings", None)  # hooks written before it may lack it
+        if on_settings is not None:
+            on_settings(self.eff)
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
         power_begin = dt.datetime.now(dt.UTC)
         try:
