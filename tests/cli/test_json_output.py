@@ -100,6 +100,10 @@ def test_training_check_log_json(tmp_path: Path) -> None:
     assert [validate(d, SCHEMAS["proctor.training.check-log"]) for d in docs] == [[], []]
     assert [d["valid"] for d in docs] == [True, False]
     assert docs[1]["findings"][0]["severity"] == "error"
+    res = proctor("training", "check-seeds", tmp_path, "--json", cwd=tmp_path)  # both log the same seed
+    doc = document(res, "proctor.training.check-seeds")
+    assert res.returncode == 1 and doc["valid"] is False
+    assert [(f["rule"], f["severity"]) for f in doc["findings"]] == [("seeds:duplicate", "error")]
 
 
 # --- the validator itself: it must be able to fail ---------------------------------------------------
