@@ -7,10 +7,12 @@ and with `--audit-logs DIR` as well nothing is run: the audit logs in DIR are on
 logs from the official LoadGen). The layout and rules: proctor.audits.run, proctor.audits.verify.
 
 Exit status: 0 every audit passed, 1 one failed (or a run failed), 2 bad input, 130 interrupted.
+With `--json` stdout holds one document (`proctor.schemas.AUDIT`) and the exit status is the same.
 """
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -158,8 +160,6 @@ def audit_cmd(
         output.fail(str(exc), output.EXIT_INVALID)
     code = output.EXIT_OK if all(o.passed for o in outcomes) else output.EXIT_INVALID
     if opts.as_json:  # one document on stdout, nothing else
-        import sys
-
         from proctor.app.documents import audit_document, dumps
 
         sys.stdout.write(dumps(audit_document(outcomes, short_run, code)))

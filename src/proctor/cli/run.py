@@ -10,11 +10,13 @@ The run itself is the app layer's (`proctor.app.session`: settings, SUT, engine,
 this command parses, calls it and prints.
 
 Exit status (README, "Exit status"): 0 valid (accuracy-only: finished without errors), 1 invalid or
-failed, 2 usage or configuration error, 130 interrupted.
+failed, 2 usage or configuration error, 130 interrupted. With `--json` stdout holds one document
+(`proctor.schemas.RUN`, built by `proctor.app.documents`) and the exit status is the same.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -119,8 +121,6 @@ def run_cmd(
         output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)")
     except ProctorError as exc:
         if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
-            import sys
-
             from proctor.app.documents import dumps, failed_run_document
 
             req = session.request
@@ -131,8 +131,6 @@ def run_cmd(
         err.print(warning, markup=False)
     code = output.EXIT_OK if result.ok else output.EXIT_INVALID
     if opts.as_json:  # one document on stdout, nothing else
-        import sys
-
         from proctor.app.documents import dumps, run_document
 
         short_run = session.resolved.short_run if session.resolved is not None else ""
