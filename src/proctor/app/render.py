@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from proctor.app.documents import warning_messages
 from proctor.loadgen.engine import RunOutcome
 from proctor.tables import table
 
@@ -40,8 +41,15 @@ def outcome_table(outcome: RunOutcome) -> Table:
         )
     if outcome.accuracy_samples:
         t.add_row("accuracy log entries", str(outcome.accuracy_samples))
-    t.add_row("errors / warnings", f"{outcome.errors} / {outcome.warnings}")
+    named = " (each named below)" if outcome.warnings else ""
+    t.add_row("errors / warnings", f"{outcome.errors} / {outcome.warnings}{named}")
     return t
 
 
-__all__ = ["outcome_table", "table"]
+def warning_rows(outcome: RunOutcome) -> list[tuple[str, str]]:
+    """Each warning the table counts, as ("warning", message) lines printed right under it (a
+    message is too long for a value cell, which never wraps)."""
+    return [("warning", message) for message in warning_messages(outcome)]
+
+
+__all__ = ["outcome_table", "table", "warning_rows"]

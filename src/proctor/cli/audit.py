@@ -8,10 +8,12 @@ logs from the official LoadGen). The layout and rules: proctor.audits.run, proct
 
 Exit status: 0 every audit passed, 1 one failed or stayed inconclusive (or a run failed), 2 bad input,
 130 interrupted.
+With `--json` stdout holds one document (`proctor.schemas.AUDIT`) and the exit status is the same.
 """
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -84,6 +86,7 @@ def token_ids_for_test06(spec: str, audits: tuple[Audit, ...]) -> str:
         "proctor audit all --sut digits --model resnet50 --scenario Offline -o audits",
         "proctor audit TEST01 --sut digits -s Offline --quick -o audits",
         "proctor audit TEST04 -s Offline --results runs/offline --audit-logs audit-logs",
+        "proctor audit TEST01 --sut digits -s Offline --quick -o audits --json",
     ),
 )
 @run_options(output_default=Path("proctor-audit"), output_help="Folder for the trees and logs.")
@@ -178,7 +181,13 @@ def audit_cmd(
         output.fail(f"run failed: {exc}", output.EXIT_INVALID)
     except ProctorError as exc:
         output.fail(str(exc), output.EXIT_INVALID)
+    code = output.EXIT_OK if all(o.passed for o in outcomes) else output.EXIT_INVALID
+    if opts.as_json:  # one document on stdout, nothing else
+        from proctor.app.documents import audit_document, dumps
+
+        sys.stdout.write(dumps(audit_document(outcomes, short_run, code)))
+        raise typer.Exit(code)
     print_outcomes(out, outcomes, quiet=opts.quiet)
     if short_run:
         out.print(f"note: not submission runs: {short_run}", markup=False, soft_wrap=True)
-    raise typer.Exit(output.EXIT_OK if all(o.passed for o in outcomes) else output.EXIT_INVALID)
+    raise typer.Exit(code)

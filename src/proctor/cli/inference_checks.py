@@ -93,7 +93,9 @@ def submission_cmd(
         ),
     ],
     version: VersionOpt = CURRENT_ROUND,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON document (verdict, findings, results; schema: proctor.schemas)."
+    )] = False,
     allow_unofficial: AllowUnofficialOpt = False,
 ) -> None:
     """Check a submission tree against the inference rules; exit 0 if valid, 1 if not."""
@@ -105,14 +107,15 @@ def submission_cmd(
     _check_version(version)
     _check_directory(directory)
     report = check_submission(directory, version, allow_unofficial_loadgen=allow_unofficial)
+    verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
     if as_json:
-        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        doc = {"kind": "proctor.check.submission", "version": 1, "verdict": verdict, **report.to_dict()}
+        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         out = console()
         print_findings(out, report.findings, indent="")
         _results_table(report.results)
         n_err = sum(f.failed for f in report.findings)
-        verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
         out.print(
             f"{verdict}: {len(report.results)} result(s), {n_err} error(s), "
             f"{len(report.findings) - n_err} other finding(s)",

@@ -10,11 +10,13 @@ The run itself is the app layer's (`proctor.app.session`: settings, SUT, engine,
 this command parses, calls it and prints.
 
 Exit status (README, "Exit status"): 0 valid (accuracy-only: finished without errors), 1 invalid or
-failed, 2 usage or configuration error, 130 interrupted.
+failed, 2 usage or configuration error, 130 interrupted. With `--json` stdout holds one document
+(`proctor.schemas.RUN`, built by `proctor.app.documents`) and the exit status is the same.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -81,6 +83,7 @@ def run_failed(exc: BaseException, err: Console) -> NoReturn:
         "-o runs/digits/Offline/accuracy",
         "proctor run -s Offline --sut openai:url=http://localhost:8000/v1 --model llama2-70b --dataset d.jsonl "
         "--mode AccuracyOnly --accuracy-script 'python evaluate.py --mlperf-accuracy-file {log}' -o acc",
+        "proctor run -s Offline --sut digits --target-qps 5000 --quick --json > outcome.json",
         "proctor run --list-suts",
     ),
 )
@@ -114,7 +117,7 @@ def run_cmd(
     shorter run, marked in its logs as not a submission run. An AccuracyOnly run writes accuracy.txt
     beside its logs and prints the score against the benchmark's targets (exit 1 below every one).
     """
-    from proctor.app.render import outcome_table
+    from proctor.app.render import outcome_table, warning_rows
     from proctor.app.session import RunSession
     from proctor.cli.peak_progress import PeakProgress
 
@@ -135,15 +138,29 @@ def run_cmd(
     except KeyboardInterrupt:
         output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)")
     except ProctorError as exc:
+        if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
+            from proctor.app.documents import dumps, failed_run_document
+
+            req = session.request
+            sys.stdout.write(dumps(failed_run_document(
+                str(req.scenario), str(req.mode or ""), str(exc), str(opts.output_dir))))
         run_failed(exc, err)
     for warning in result.warnings:
         err.print(warning, markup=False)
+    code = output.EXIT_OK if result.ok else output.EXIT_INVALID
+    if opts.as_json:  # one document on stdout, nothing else
+        from proctor.app.documents import dumps, run_document
+
+        short_run = session.resolved.short_run if session.resolved is not None else ""
+        sys.stdout.write(dumps(run_document(result, code, short_run)))
+        raise typer.Exit(code)
     if result.outcome.engine == "official":
         print_lines(console, result.lines)
         for name, path in result.paths:
             console.print(f"{name}: {path}", markup=False, soft_wrap=True)
     else:
         if not opts.quiet:
-            output.print_table(console, outcome_table(result.outcome), result.paths)
+            rows = warning_rows(result.outcome) + result.paths
+            output.print_table(console, outcome_table(result.outcome), rows)
         print_lines(console, result.lines)
-    raise typer.Exit(output.EXIT_OK if result.ok else output.EXIT_INVALID)
+    raise typer.Exit(code)

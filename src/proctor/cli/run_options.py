@@ -55,6 +55,7 @@ class RunOptions:
     no_trace: bool
     quiet: bool
     engine: Engine
+    as_json: bool
 
     def checked(self) -> Scenario:
         """Refuse contradictory or bad values (exit 2 with one line); --quick becomes --duration-ms.
@@ -166,6 +167,9 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
             "--engine",
             help="proctor, or official: the same SUT driven by the official "
             "mlperf_loadgen (pip install mlcommons-loadgen) for submission logs.")], Engine.PROCTOR),
+        ("as_json", Annotated[bool, typer.Option(
+            "--json", help="Print one JSON document on stdout (verdict, cause, numbers, findings, paths; "
+            "schema: proctor.schemas) and nothing else there; the live line stays on stderr.")], False),
     ]
 
 

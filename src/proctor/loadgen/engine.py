@@ -154,6 +154,7 @@ class RunOutcome:
     find_peak: Any = None  # FindPeakPerformance: the search (probes, peak QPS), else None
     interrupted: bool = False  # Ctrl-C ended the run (run_test re-raises KeyboardInterrupt)
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
+    warning_messages: list[str] = field(default_factory=list)  # the first warnings logged, to name them
 
 
 ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error found before the test
@@ -552,6 +553,9 @@ class Run:
             issuer.extension = ExtensionWatch(self.eff, phase.records, sched.n_nominal)
         completion_mod.attach(phase.tracker)
         self.sink.target = phase.tracker
+        on_settings = getattr(self.progress, "on_settings", None)  # hooks written before it may lack it
+        if on_settings is not None:
+            on_settings(self.eff)
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
         power_begin = dt.datetime.now(dt.UTC)
         try:
@@ -717,6 +721,7 @@ class Run:
             find_peak=self.find_peak,
             interrupted=self.interrupted,
             sut_failures=self.faults.total,
+            warning_messages=list(logs.detail.warning_messages),
         )
         self.progress.on_end(outcome)
         return outcome

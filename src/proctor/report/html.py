@@ -17,7 +17,7 @@ from pathlib import Path
 
 from proctor.report import plots
 from proctor.report.collect import Report
-from proctor.report.data import InferenceRun
+from proctor.report.data import InferenceRun, Latency
 from proctor.report.training import TrainingResult
 
 CSS = """
@@ -33,6 +33,9 @@ text-align:left;vertical-align:top} th{background:#f4f4f4} td.num{text-align:rig
 figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top} figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555} .grid{display:flex;flex-wrap:wrap} .note{color:#8a6d3b;font-size:.9em}
 details{margin:.5em 0} pre{background:#f8f8f8;padding:.5em;overflow-x:auto}
+.headline{border-left:4px solid #888;padding:.2em 1em;margin:.8em 0;background:#fafafa}
+.headline.valid-run{border-color:#2ca02c} .headline.invalid-run{border-color:#d62728}
+.cause{font-size:1.1em;margin:.3em 0} summary{cursor:pointer;font-weight:600}
 """
 SCRIPT = "document.body.setAttribute('data-loaded','1');"
 
@@ -84,16 +87,128 @@ CAPTIONS = {
 }
 
 
+TRACE_RESOLUTION_NS = 1000  # the trace's timestamps are microseconds: closer than this is the same figure
+
+
+def _at(lat: Latency | None, p: float | None) -> float | None:
+    return None if lat is None or p is None else lat.percentiles.get(p)
+
+
+def _causes(run: InferenceRun) -> list[str]:
+    """Why the run is what it is, in the logs' own words: the reasons proctor logged, else each rule
+    not met with its numbers; an incomplete run and logged errors first."""
+    out: list[str] = []
+    if run.incomplete:
+        out.append(f"the run did not finish: {run.incomplete}")
+    if run.valid is False:
+        out += run.invalid_reasons or [f"{r.name} not met: {r.detail}" for r in run.rules if not r.passed]
+    if run.errors:
+        out.append(f"{run.errors} error(s) logged in the detail log")
+    return out
+
+
+def _headline_rows(run: InferenceRun) -> list[tuple[str, str, float | int | None, str, str, bool | None]]:
+    """(label, key, value, shown, bound shown, met) of what decides the run: its metric, and the
+    latency, TTFT and TPOT at the target percentile against their bounds."""
+    rows: list[tuple[str, str, float | int | None, str, str, bool | None]] = []
+    pct = run.target_percentile
+    pname = f"p{pct * 100:g}" if pct is not None else "target percentile"
+    if run.metric:
+        name, value, unit = run.metric
+        shown = _ms(value) if unit == "ns" else f"{value:,.6g} {unit}"
+        bound, met = "", None
+        if run.scenario in ("Server", "Offline") and run.target_qps is not None:
+            bound = f"requested {_g(run.target_qps)}/s"
+        rows.append((name, "headline_metric", value, shown, bound, met))
+    if run.scenario == "Server" and run.target_latency_ns and run.ttft is None:  # token runs: TTFT/TPOT bind
+        v = _at(run.latency, pct)
+        rows.append((f"latency {pname}", "headline_latency_ns", v, _ms(v), f"≤ {_ms(run.target_latency_ns)}",
+                     None if v is None else v <= run.target_latency_ns))
+    for label, lat, bound_ns, key in (("TTFT", run.ttft, run.ttft_bound_ns, "ttft"),
+                                      ("TPOT", run.tpot, run.tpot_bound_ns, "tpot")):
+        v = _at(lat, pct)
+        if v is None:
+            continue
+        rows.append((f"{label} {pname}", f"headline_{key}_ns", v, _ms(v),
+                     f"≤ {_ms(bound_ns)}" if bound_ns else "", None if not bound_ns else v <= bound_ns))
+    if run.tokens_per_second is not None:
+        rows.append(("tokens/s", "headline_tokens_per_second", run.tokens_per_second,
+                     _g(run.tokens_per_second), "", None))
+    return rows
+
+
+def _headline(sid: str, run: InferenceRun) -> str:
+    """What a reader looks for first: the verdict and its true cause, the metric against its bound,
+    TTFT/TPOT against theirs."""
+    causes = _causes(run)
+    state = "unknown" if run.valid is None else ("valid-run" if run.valid and not run.errors else "invalid-run")
+    word = run.validity or "unknown"
+    out = [f'<div class="headline {state}" id="{sid}-headline">']
+    if run.valid and not causes:
+        metric = f": {run.metric[0]} = " + (_ms(run.metric[1]) if run.metric[2] == "ns" else
+                                            f"{run.metric[1]:,.6g} {run.metric[2]}") if run.metric else ""
+        out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {escape(metric.lstrip(": "))}</p>')
+    elif len(causes) == 1:
+        out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {escape(causes[0])}</p>')
+    else:
+        out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {len(causes)} causes:</p><ul>'
+                   + "".join(f"<li>{escape(c)}</li>" for c in causes) + "</ul>")
+    rows = _headline_rows(run)
+    if rows:
+        out.append(f'<table id="{sid}-headline-table"><tr><th>what</th><th>value</th><th>bound</th>'
+                   "<th>verdict</th></tr>")
+        for label, key, v, shown, bound, met in rows:
+            verdict = "" if met is None else (
+                f'<td class="{"pass" if met else "fail"}">{"met" if met else "NOT met"}</td>')
+            out.append(f"<tr><td>{escape(label)}</td>{_val(key, v, shown)}<td>{escape(bound)}</td>"
+                       f"{verdict or '<td></td>'}</tr>")
+        out.append("</table>")
+    if run.short_run:
+        out.append(f'<p class="note">Not a submission run: {escape(run.short_run)}</p>')
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _trace_rows(run: InferenceRun) -> tuple[list[tuple[str, str, float | int | None, str, bool]], int]:
+    """The trace's recomputed figures as (label, key, value, shown, differs), and how many equal the
+    logged one (within the trace's resolution): only those that differ are shown to a reader."""
+    rows: list[tuple[str, str, float | int | None, str, bool]] = []
+    same = 0
+    for label, lat, logged, key in (
+        ("latency from scheduled", run.trace_scheduled if run.scenario == "Server" else None, run.latency, "sched"),
+        ("TTFT", run.trace_ttft, run.ttft, "ttft"),
+        ("TPOT", run.trace_tpot, run.tpot, "tpot"),
+    ):
+        if lat is None:
+            continue
+        pairs: list[tuple[str, float | None, float | None]] = [
+            (f"p{p * 100:g}", v, _at(logged, p)) for p, v in sorted(lat.percentiles.items())
+        ]
+        pairs.append(("max", lat.max, None if logged is None else logged.max))
+        for name, v, ref in pairs:
+            differs = v is not None and (ref is None or abs(v - ref) > TRACE_RESOLUTION_NS)
+            same += not differs
+            shown = _ms(v) + ("" if ref is None or not differs else f" (logged {_ms(ref)})")
+            rows.append((f"{label} {name} (trace)", f"trace_{key}_{name}_ns", v, shown, differs))
+    return rows, same
+
+
 def _run_section(i: int, run: InferenceRun, figs: dict[str, bytes]) -> str:
     sid = f"run-{i}"
     out = [f'<section class="run" id="{sid}" data-name="{escape(run.name)}">',
            f"<h2>{escape(run.name)} {_badge(run.valid, run.validity)}</h2>",
            f'<p class="meta">{escape(run.scenario or "?")} · {escape(run.mode or "?")} · SUT '
-           f'{escape(run.sut_name or "?")} · {escape(str(run.directory))}</p>']
-    if run.short_run:
-        out.append(f'<p class="note">Not a submission run: {escape(run.short_run)}</p>')
-    if run.incomplete:
-        out.append(f'<p class="note">Run incomplete: {escape(run.incomplete)}</p>')
+           f'{escape(run.sut_name or "?")} · {escape(str(run.directory))}</p>',
+           _headline(sid, run)]
+    trace, same = _trace_rows(run)
+    differing = [r for r in trace if r[4]]
+    if differing:
+        out.append(f'<p class="note" id="{sid}-trace-differs">The trace differs from the logged figures: '
+                   + "; ".join(f"{escape(label)} {escape(shown)}" for label, _, _, shown, _ in differing) + "</p>")
+    out.append('<div class="grid">')
+    for name, png in figs.items():
+        out.append(_figure(f"{sid}-{name}", png, CAPTIONS.get(name, name)))
+    out.append("</div>")
     out.append(f'<h3>Validity</h3><table id="{sid}-rules"><tr><th>rule</th><th>verdict</th><th>numbers</th>'
                "<th>decided</th></tr>")
     for r in run.rules:
@@ -101,9 +216,6 @@ def _run_section(i: int, run: InferenceRun, figs: dict[str, bytes]) -> str:
                    f'<td class="{"pass" if r.passed else "fail"}">{"met" if r.passed else "NOT met"}</td>'
                    f"<td>{escape(r.detail)}</td><td>{escape(r.source)}</td></tr>")
     out.append("</table>")
-    if run.invalid_reasons and run.valid is False:
-        out.append("<ul>" + "".join(f"<li>{escape(x)}</li>" for x in run.invalid_reasons) + "</ul>")
-    out.append(f'<h3>Numbers</h3><table id="{sid}-numbers"><tr><th>what</th><th>value</th></tr>')
     rows: list[tuple[str, str, float | int | None, str]] = []
     if run.metric:
         name, value, unit = run.metric
@@ -141,22 +253,21 @@ def _run_section(i: int, run: InferenceRun, figs: dict[str, bytes]) -> str:
     if run.samples is not None:
         rows.append(("samples in the trace", "trace_samples", int(run.samples.latency_ns.size),
                      f"{run.samples.latency_ns.size:,}"))
-    for label, lat, key in (("latency from scheduled", run.trace_scheduled if run.scenario == "Server" else None,
-                             "sched"), ("TTFT", run.trace_ttft, "ttft"), ("TPOT", run.trace_tpot, "tpot")):
-        if lat is not None:
-            for p, v in sorted(lat.percentiles.items()):
-                rows.append((f"{label} p{p * 100:g} (trace)", f"trace_{key}_p{p * 100:g}_ns", v, _ms(v)))
-            rows.append((f"{label} max (trace)", f"trace_{key}_max_ns", lat.max, _ms(lat.max)))
     if run.accuracy_entries is not None:
         rows.append(("accuracy log entries", "accuracy_entries", run.accuracy_entries, f"{run.accuracy_entries:,}"))
     rows.append(("errors / warnings", "errors", run.errors, f"{run.errors} / {run.warnings}"))
+    out.append(f'<details id="{sid}-numbers-all"><summary>All numbers ({len(rows) + len(differing)} rows)</summary>')
+    if same:
+        out.append(f'<p class="meta" id="{sid}-trace-same" data-key="trace_same_as_logged" data-value="{same}">'
+                   f"{same} figure(s) recomputed from the trace equal the logged ones (within the trace's 1 us "
+                   "resolution) and are not repeated here.</p>")
+    out.append(f'<table id="{sid}-numbers"><tr><th>what</th><th>value</th></tr>')
     for label, key, v, shown in rows:
         out.append(f"<tr><td>{escape(label)}</td>{_val(key, v, shown)}</tr>")
-    out.append("</table>")
-    out.append('<div class="grid">')
-    for name, png in figs.items():
-        out.append(_figure(f"{sid}-{name}", png, CAPTIONS.get(name, name)))
-    out.append("</div>")
+    for label, key, v, shown, differs in trace:  # a trace figure equal to the logged one: kept for
+        hidden = "" if differs else " hidden"  # scripts (data-value), not shown to a reader
+        out.append(f"<tr{hidden}><td>{escape(label)}</td>{_val(key, v, shown)}</tr>")
+    out.append("</table></details>")
     for note in run.notes:
         out.append(f'<p class="note">{escape(note)}</p>')
     if run.early_stopping_text:
@@ -285,8 +396,19 @@ def render(rep: Report, figs: dict[str, dict[str, bytes]] | None = None, *, vers
     return "\n".join(parts)
 
 
+def _gist(run: InferenceRun) -> str:
+    """The overview's line for a run: its metric, then its first cause when it has one."""
+    metric = ""
+    if run.metric:
+        name, value, unit = run.metric
+        metric = f"{name} = " + (_ms(value) if unit == "ns" else f"{value:,.6g} {unit}")
+    causes = _causes(run)
+    more = f" (+{len(causes) - 1} more)" if len(causes) > 1 else ""
+    return " · ".join(x for x in (metric, causes[0] + more if causes else "") if x)
+
+
 def _overview(rep: Report) -> str:
-    items = [f'<li><a href="#run-{i}">{escape(r.name)}</a> {_badge(r.valid, r.validity)}</li>'
+    items = [f'<li><a href="#run-{i}">{escape(r.name)}</a> {_badge(r.valid, r.validity)} {escape(_gist(r))}</li>'
              for i, r in enumerate(rep.runs)]
     items += [f'<li><a href="#training-{i}">{escape(t.name)}</a> '
               f"{_badge(t.score.valid and t.rcp.passed, 'VALID' if t.score.valid and t.rcp.passed else 'INVALID')}</li>"

@@ -27,6 +27,8 @@ PREFIX = ":::MLLOG "
 _R = "results.cc"
 _T = "test_settings_internal.cc"
 _L = "loadgen.cc"
+MAX_KEPT_WARNINGS = 20  # warnings a run keeps in memory to name them (the log has every one)
+MAX_WARNING_CHARS = 500
 
 # Where the official 6.0.17 logs each key (file, line), for the metadata of matching keys.
 OFFICIAL_SOURCE: dict[str, tuple[str, int]] = {
@@ -266,6 +268,7 @@ class DetailLogWriter:
         self._lock = threading.Lock()
         self.n_errors = 0
         self.n_warnings = 0
+        self.warning_messages: list[str] = []  # the first MAX_KEPT_WARNINGS, for the table and --json
         self.contended = 0  # log() calls that found another thread logging (had to wait for the lock)
         self._writer = WriterThread(
             self._file, self._render, flush_interval_s=flush_interval_s, name="proctor-detail-log"
@@ -313,6 +316,8 @@ class DetailLogWriter:
         try:
             self.n_errors += int(is_error)
             self.n_warnings += int(is_warning)
+            if is_warning and len(self.warning_messages) < MAX_KEPT_WARNINGS:
+                self.warning_messages.append(str(value)[:MAX_WARNING_CHARS])
         finally:
             self._lock.release()
         self._writer.put(
