@@ -95,10 +95,11 @@ AUDIT: Schema = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["audit", "passed", "folder", "failures", "checks", "notes"],
+                "required": ["audit", "passed", "inconclusive", "folder", "failures", "checks", "notes"],
                 "properties": {
                     "audit": {"type": "string"},
                     "passed": {"type": "boolean"},
+                    "inconclusive": {"type": "string"},
                     "folder": {"type": "string"},
                     "failures": _STRINGS,
                     "checks": {"type": "array", "items": _AUDIT_CHECK},

@@ -174,3 +174,18 @@ def test_run_json_for_a_failed_run_still_prints_its_document(tmp_path: Path) -> 
     assert doc["verdict"] == "FAILED" and doc["exit_code"] == 1 and doc["numbers"] == {}
     assert "the accelerator fell off the bus" in doc["cause"] and doc["findings"][0]["rule"] == "run"
     assert "error: run failed:" in res.stderr  # the one-line error as without --json
+
+
+def test_audit_json_reports_an_inconclusive_audit_as_such() -> None:
+    from proctor.app.documents import audit_document
+    from proctor.audits.configs import Audit
+    from proctor.audits.run import AuditOutcome
+    from proctor.audits.verify import Verdict
+
+    fail = Verdict(check="performance", passed=False, lines=["TEST FAIL"])
+    o = AuditOutcome(Audit.TEST04, Path("out/TEST04"), [fail], inconclusive="3 runs inside the 12.0 % spread")
+    doc = audit_document([o], short_run="", exit_code=1)
+    assert validate(doc, SCHEMAS["proctor.audit"]) == []
+    (audit,) = doc["audits"]
+    assert audit["inconclusive"] == "3 runs inside the 12.0 % spread" and audit["passed"] is False
+    assert any(f["message"].startswith("INCONCLUSIVE: 3 runs") for f in doc["findings"])

@@ -189,6 +189,7 @@ def audit_document(outcomes: list[AuditOutcome], short_run: str, exit_code: int)
             {
                 "audit": str(o.audit),
                 "passed": bool(o.passed),
+                "inconclusive": o.inconclusive,  # non-empty: inside run-to-run noise, not a cheat
                 "folder": str(o.folder),
                 "failures": list(o.failures),
                 "checks": checks,
@@ -196,6 +197,8 @@ def audit_document(outcomes: list[AuditOutcome], short_run: str, exit_code: int)
             }
         )
         findings += [_finding(str(o.audit), why, "error") for why in o.failures]
+        if o.inconclusive:
+            findings.append(_finding(str(o.audit), f"INCONCLUSIVE: {o.inconclusive}", "error"))
         for v in o.verdicts:
             if not v.passed:
                 last = next((line for line in reversed(v.lines) if line.strip()), "failed")
