@@ -79,7 +79,7 @@ def test_plan_marks_every_departure():
     assert g.min_tokens == 20000 and "ignore_eos=1" in g.override
     g = plan(ctx, max_tokens=None, **{**kw, "min_tokens": "off"})
     assert g.min_tokens == 0 and "min_tokens not sent (the benchmark's min_new_tokens: 2" in g.override
-    # a 1-token minimum holds for every counted sample: not sending it is no departure
+    # a 1-token minimum only excludes an empty output (reported as such): not sending it is not marked
     g = plan(RunContext("llama3.1-8b"), max_tokens=None, **{**kw, "min_tokens": "off"})
     assert (g.max_tokens, g.min_tokens, g.override) == (128, 0, "")
     g = plan(RunContext("gpt-oss-120b", "SubmissionRun"), max_tokens=None, **kw)

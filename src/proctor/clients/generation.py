@@ -89,7 +89,7 @@ def plan(
         overrides.append("ignore_eos=1 (every request generates max_tokens)")
     elif rule_min and (min_tokens == "on" or (min_tokens == "auto" and accepts_min_tokens())):
         send_min = rule_min
-    elif rule_min > 1:  # a 1-token minimum holds for every counted sample; a larger one may not
+    elif rule_min > 1:  # a 1-token minimum only excludes empty outputs (counted as "empty"); 2+ may cut one
         overrides.append(f"min_tokens not sent (the benchmark's min_new_tokens: {rule_min}; min_tokens=on sends it)")
     decoding = gp.decoding
     temperature = decoding.temperature if decoding is not None else 0.0
