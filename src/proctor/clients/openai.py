@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -178,11 +179,12 @@ class OpenAISUT(Tally):
     def report(self) -> list[str]:
         """Lines for the run's summary: token count sources, faults per kind, requests per endpoint,
         send lateness (and the worker processes with procs=N)."""
-        lines = [self.generation_line] if self.generation_line else []
-        lines += [
+        lines = [
             "token counts from: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.count_sources.items())) or "no completed stream")
         ]
+        if self.generation_line:  # what every request asked (clients.generation)
+            lines.append(self.generation_line)
         if self.count_mismatches:
             lines.append(f"token ids and usage disagreed on {self.count_mismatches} streams (ids used)")
         faults = {k: self.faults[k] for k in FAULT_KINDS if self.faults[k]}
@@ -276,7 +278,11 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`
     (every key: OpenAIParams, or `proctor run --list-suts`); `context`: the run's benchmark and mode,
     whose generation parameters the requests carry (clients.generation)."""
-    base = OpenAIConfig(urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens or DEFAULT_MAX_TOKENS)
+    base = OpenAIConfig(  # every parameter checked before anything loads; the generation's come later
+        urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens or DEFAULT_MAX_TOKENS, timeout_s=p.timeout_s,
+        stall_s=p.stall_s, connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids,
+        ignore_eos=p.ignore_eos, logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+    )
     if p.dataset and p.synthetic:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
     spec: DatasetSpec
@@ -292,19 +298,16 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     else:
         raise ConfigError("the openai SUT needs dataset=FILE (JSONL) or synthetic=N", key="dataset")
     if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
-        check_endpoints(base.urls, base.api, p.connect_s)
+        check_endpoints(base.urls, base.api, base.connect_s)
 
     def accepts_min_tokens() -> bool:  # asked only for min_tokens=auto where the benchmark names one
         return p.preflight and all(
-            server_owner(u, base.api, p.connect_s) in MIN_TOKENS_SERVERS for u in base.urls
+            server_owner(u, base.api, base.connect_s) in MIN_TOKENS_SERVERS for u in base.urls
         )
 
     gen = _generation(p, context, [s.max_tokens for s in samples], accepts_min_tokens)
-    cfg = OpenAIConfig(
-        urls=p.url, model=p.model, api=p.api, max_tokens=gen.max_tokens, min_tokens=gen.min_tokens,
-        temperature=gen.temperature, top_p=gen.top_p, timeout_s=p.timeout_s, stall_s=p.stall_s,
-        connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids, ignore_eos=p.ignore_eos,
-        logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+    cfg = dataclasses.replace(
+        base, max_tokens=gen.max_tokens, min_tokens=gen.min_tokens, temperature=gen.temperature, top_p=gen.top_p
     )
     qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
     sut = OpenAISUT(cfg, qsl, spec)
