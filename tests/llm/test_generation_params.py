@@ -4,6 +4,7 @@ sent; a user's override is sent, and marked in the logs and the verdict as not t
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proctor.app.session import RunRequest, RunSession, SessionResult
 from proctor.clients.generation import plan
@@ -242,3 +245,17 @@ def test_the_journey_an_accuracy_run_with_an_override(tmp_path, dataset):
     assert "max_tokens=100 (the benchmark's max_new_tokens: 32768): not the benchmark's parameters" in r.stdout
     detail = (tmp_path / "acc" / "mlperf_log_detail.txt").read_text(encoding="utf-8")
     assert f'"key": "{GENERATION_OVERRIDE_KEY}"' in detail
+
+
+@settings(max_examples=60, deadline=None)
+@given(answer=st.binary(max_size=4096), owner=st.text(max_size=60))
+def test_server_owner_takes_any_answer(answer, owner):
+    """The model list is the server's (hostile input): any bytes give a short lower-case name or ""."""
+    body = orjson.dumps({"data": [{"id": "m", "owned_by": owner}]})
+    replies = [answer, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)]
+    for reply in replies:
+        with hostile_server(lambda request, r=reply: r) as server:
+            got = server_owner(f"http://127.0.0.1:{server.port}", "completions", 2)
+        assert got == "" or (len(got) <= 40 and got == got.lower() and got.isascii())
+    expected = owner.lower() if re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", owner) else ""
+    assert got == expected
