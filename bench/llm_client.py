@@ -47,8 +47,17 @@ transport.
 Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
 average is printed with the table.
 
+`--url URL [--model NAME]` runs against any server instead (vLLM, SGLang, `proctor serve llm`
+started apart, ...), where the truth is unknown: at each rate case (default 4 and 50 req/s) a bare
+blocking-socket client and proctor send the same request bodies, one after the other, `--repeat`
+times (their order alternating); the line per rate is proctor's TTFT p50 (the rules' TTFT, from the
+schedule) minus the bare client's (from its send), the median over repeats, against the goal of
+0.2 ms. Only completions endpoints over http:// with chunked streams (what vLLM, SGLang and
+llama.cpp's server send).
+
     python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
         [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--http raw,aiohttp] [--json]
+    python bench/llm_client.py --url http://127.0.0.1:8000 [--model NAME] [--cases 4,50] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -67,11 +76,16 @@ import urllib.request
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import orjson
 
+from proctor.clients.llm_dataset import load_dataset
 from proctor.clients.openai import from_params
+from proctor.clients.openai_config import OpenAIConfig, endpoint_url
+from proctor.clients.preflight import models_url
+from proctor.clients.stream import request_headers
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.records import NOT_SET
@@ -205,11 +219,14 @@ class CpuWindow:
 
 
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
-                 keep: bool = False, http: str = "raw") -> Any:
-    """One proctor row; keep: (row, run output, each request's RequestTimes by response id)."""
+                 keep: bool = False, http: str = "raw", url: str = "") -> Any:
+    """One proctor row; keep: (row, run output, each request's RequestTimes by response id). `url`: any
+    server (the `--url` mode: no server CPU window, the truth unknown)."""
     n_samples = 1024
-    params = {"url": f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
+    params = {"url": url or f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
               "out": f"const:{args.tokens}", "http": http}
+    if url:
+        params["model"] = args.model
     if streams:
         params["concurrency"] = str(streams)
     sut, qsl = from_params(**params)
@@ -227,7 +244,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
                                 min_duration_ms=int(args.seconds * 1000), min_query_count=1)
         requested = rate
     t0, c0 = time.monotonic(), os.times()
-    with tempfile.TemporaryDirectory() as out_dir, CpuWindow(os.getpid(), port, tree=False) as cpu:
+    window = contextlib.nullcontext(None) if url else CpuWindow(os.getpid(), port, tree=False)
+    with tempfile.TemporaryDirectory() as out_dir, window as cpu:
         out = run_test(sut, qsl, settings, LogSettings(LogOutputSettings(outdir=out_dir)), audit_config=None)
     c1 = os.times()
     run_cpu_pct = 100 * (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0)
@@ -259,7 +277,8 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
         "ttft_send_ms": ttft_send, "ttft_send_err_pct": 100 * (ttft_send - args.ttft_ms) / args.ttft_ms,
         "tpot_ms": tpot, "tpot_err_pct": 100 * (tpot - args.tpot_ms) / args.tpot_ms,
         # long streams: the whole run (streams go on long after the last request arrived)
-        "cpu_pct": run_cpu_pct if label.endswith("long") else cpu.percent(), "server_cpu_pct": cpu.percent(3),
+        "cpu_pct": run_cpu_pct if label.endswith("long") or cpu is None else cpu.percent(),
+        "server_cpu_pct": cpu.percent(3) if cpu is not None else float("nan"),
         "requested": requested, "achieved": achieved,
         "late_p99_ms": late, "tokens_exact": bool(np.all(ntok == args.tokens)),
         "faults": sum(sut.faults.values()), "errors": out.errors, "inflight": inflight,
@@ -267,43 +286,70 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     return (row, out, times) if keep else row
 
 
-def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> dict[str, Any]:
-    """A bare client: blocking sockets, one thread each, TTFT from the send to the recv that holds the
-    first content event. What a client with no overhead sees; the server's own lateness is in it."""
-    n_req = max(1, int(rate * args.seconds))
-    per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
+def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_req_s: float) -> np.ndarray:
+    """A bare client on any http:// completions endpoint: blocking sockets, one thread each,
+    keep-alive, requests at `rate` (Poisson) for `seconds`, each body in turn; each request's TTFT (ms)
+    from the send to the recv that holds the first `data: {` event (NaN: failed). No client overhead
+    beyond a syscall; the server's own lateness is in it."""
+    parts = urlsplit(endpoint_url(url, "completions"))
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    extra = "".join(f"{k}: {v}\r\n" for k, v in request_headers().items() if k != "Content-Type")
+    heads = [(f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n{extra}"
+              f"Content-Length: {len(b)}\r\n\r\n").encode() + b for b in bodies]
+    n_req = max(1, int(rate * seconds))
     n_threads = max(1, int(rate * per_req_s * 3) + 1)
-    body = orjson.dumps({"model": "proctor-tiny", "prompt": "ba " * 32, "max_tokens": args.tokens, "stream": True,
-                         "stream_options": {"include_usage": True}})
-    head = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode()
     ttft = np.full(n_req, np.nan)
+    # Poisson arrivals, as proctor's Server scenario issues them (a burst meets the server's queue alike)
+    at = np.cumsum(np.random.default_rng(0).exponential(1 / rate, n_req))
     t0 = time.perf_counter() + 0.05
 
+    def connect() -> socket.socket:
+        s = socket.create_connection((host, port), timeout=60)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return s
+
     def worker(j: int) -> None:
-        with socket.create_connection(("127.0.0.1", port)) as s:
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s = connect()
+        try:
             for k in range(j, n_req, n_threads):
-                delay = t0 + k / rate - time.perf_counter()
+                delay = t0 + at[k] - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
                 buf, first = b"", 0.0
+                request = heads[k % len(heads)]
                 sent = time.perf_counter()
-                s.sendall(head + body)
-                while not buf.endswith(b"0\r\n\r\n"):
+                s.sendall(request)
+                while not buf.endswith(b"0\r\n\r\n"):  # the chunked stream's end
                     got = s.recv(65536)
-                    if not got:
-                        return
+                    if not got:  # the server closed: this request ends here, the next one reconnects
+                        s.close()
+                        s = connect()
+                        break
                     if not first and b"data: {" in buf[-8:] + got:
                         first = time.perf_counter()
                     buf += got
-                ttft[k] = (first - sent) * 1e3
+                if first and buf.startswith(b"HTTP/1.1 200"):
+                    ttft[k] = (first - sent) * 1e3
+        except OSError:
+            pass
+        finally:
+            s.close()
 
     threads = [threading.Thread(target=worker, args=(j,), daemon=True) for j in range(n_threads)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=args.seconds + 60)
+        t.join(timeout=seconds + 120)
+    return ttft
+
+
+def raw_case(port: int, args: argparse.Namespace, label: str, rate: float) -> dict[str, Any]:
+    """The bare client's row against the bench's own server (`bare_ttfts`)."""
+    n_req = max(1, int(rate * args.seconds))
+    per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
+    body = orjson.dumps({"model": "proctor-tiny", "prompt": "ba " * 32, "max_tokens": args.tokens, "stream": True,
+                         "stream_options": {"include_usage": True}})
+    ttft = bare_ttfts(f"http://127.0.0.1:{port}", [body], rate, args.seconds, per_req_s)
     ok = ttft[~np.isnan(ttft)]
     med = float(np.median(ok)) if ok.size else float("nan")
     return {"client": "raw", "case": label, "requests": int(ok.size), "ttft_ms": med,
@@ -508,6 +554,67 @@ def make_tokenizer(args: argparse.Namespace, work: Path) -> str:
     return str(tok.resolve())
 
 
+# --- any server: proctor against a bare socket where the truth is unknown ---------------------------
+
+
+def served_model(url: str) -> str:
+    """The first model the server's `GET /v1/models` lists (bounded read)."""
+    with urllib.request.urlopen(models_url(url, "completions"), timeout=10) as r:
+        data = orjson.loads(r.read(1 << 20))
+    return str(data["data"][0]["id"])
+
+
+def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str, Any]]:
+    """Per rate and repeat: the bare client's TTFT p50 and proctor's (from the schedule, the rules'
+    TTFT, and from the send), on the same request bodies (synthetic prompts, `--tokens` each), the
+    two clients one after the other, their order alternating between repeats."""
+    url = args.url
+    cfg = OpenAIConfig(urls=(url,), model=args.model, max_tokens=args.tokens)
+    bodies = [cfg.body(x) for x in load_dataset(("synthetic", 1024, "const:32", f"const:{args.tokens}", 0))]
+    per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3  # only sizes the bare client's threads
+    rows = []
+    for rate in rates:
+        label = f"{rate:g} req/s"
+        for k in range(args.repeat):
+            got: dict[str, Any] = {"case": label, "rate": rate, "repeat": k + 1}
+            for who in (("bare", "proctor") if k % 2 == 0 else ("proctor", "bare")):
+                if who == "bare":
+                    t = bare_ttfts(url, bodies, rate, args.seconds, per_req_s)
+                    ok = t[~np.isnan(t)]
+                    got["bare_n"], got["bare_fail"] = int(ok.size), int(t.size - ok.size)
+                    got["bare_ttft_ms"] = float(np.median(ok)) if ok.size else float("nan")
+                else:
+                    r = proctor_case(0, args, label, rate, 0, url=url)
+                    got.update(proctor_n=r["requests"], proctor_fail=r["faults"] + r["errors"],
+                               proctor_ttft_ms=r["ttft_ms"], proctor_send_ms=r["ttft_send_ms"],
+                               proctor_tpot_ms=r["tpot_ms"], proctor_cpu_pct=r["cpu_pct"])
+            got["overhead_ms"] = got["proctor_ttft_ms"] - got["bare_ttft_ms"]
+            got["overhead_send_ms"] = got["proctor_send_ms"] - got["bare_ttft_ms"]
+            rows.append(got)
+            print(f"done: {label} repeat {k + 1}", file=sys.stderr)
+    return rows
+
+
+def print_overhead(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
+    print(f"server: {args.url} (model {args.model}); truth unknown: proctor against a bare blocking-socket client "
+          f"on the same bodies ({args.tokens} tokens, 32-word prompts), {args.seconds:g} s per client and case, "
+          f"{args.repeat} repeats; load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
+          f"on {os.cpu_count()} cores")
+    print(f"{'case':10} {'rep':>3} {'bare n':>6} {'bare TTFT':>9} {'proctor n':>9} {'TTFT':>8} {'send':>8} "
+          f"{'TPOT':>7} {'CPU%':>5} {'over ms':>8} {'send over':>9} {'fail':>4}")
+    for r in rows:
+        print(f"{r['case']:10} {r['repeat']:3d} {r['bare_n']:6d} {r['bare_ttft_ms']:9.3f} {r['proctor_n']:9d} "
+              f"{r['proctor_ttft_ms']:8.3f} {r['proctor_send_ms']:8.3f} {r['proctor_tpot_ms']:7.3f} "
+              f"{r['proctor_cpu_pct']:5.1f} {r['overhead_ms']:+8.3f} {r['overhead_send_ms']:+9.3f} "
+              f"{r['bare_fail'] + r['proctor_fail']:4d}")
+    for case in dict.fromkeys(r["case"] for r in rows):
+        over = [r["overhead_ms"] for r in rows if r["case"] == case]
+        send = [r["overhead_send_ms"] for r in rows if r["case"] == case]
+        med = float(np.median(over))
+        print(f"{case}: proctor TTFT p50 - bare TTFT p50 = {med:+.3f} ms (median of {len(over)}; from the send "
+              f"{float(np.median(send)):+.3f} ms); goal <= 0.2 ms: {'met' if med <= 0.2 else 'NOT met'}")
+
+
 # --- the table ------------------------------------------------------------------------------------
 
 
@@ -570,11 +677,25 @@ def main(argv: list[str] | None = None) -> None:
                     help="instead of the table: where proctor's first-token microseconds go at this rate")
     ap.add_argument("--http", default="raw",
                     help="proctor's transport(s), comma list: raw, aiohttp (a row each; --breakdown: the first)")
+    ap.add_argument("--url", default="",
+                    help="any server (http://HOST:PORT[/v1]): proctor's TTFT p50 against a bare socket client's at "
+                         "the rate cases, no injected truth (the bench's own server is not started)")
+    ap.add_argument("--model", default="", help="--url: the model name to ask (default: the first in /v1/models)")
+    ap.add_argument("--repeat", type=int, default=3, help="--url: runs of each client per rate (median reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
     peers = bool(args.peers_python and os.path.exists(args.peers_python))
     load = os.getloadavg()
+    if args.url:
+        args.model = args.model or served_model(args.url)
+        rates = [float(c) for c in cases if c[0].isdigit()]
+        over = overhead_rows(args, rates)
+        if args.json:
+            print(orjson.dumps(over, option=orjson.OPT_INDENT_2).decode())
+        else:
+            print_overhead(args, over, load)
+        return
     rows: list[dict[str, Any]] = []
     if any(c.startswith("s") for c in cases):
         rows.extend(scale_rows(args, [int(c[1:]) for c in cases if c.startswith("s")]))

@@ -99,7 +99,7 @@ def test_list_suts_shows_openai_and_network_parameters(cli):
     r = cli("run", "--list-suts")
     assert r.rc == 0
     openai = r.out[r.out.index("openai  ("):]
-    for line in ("api=completions", "concurrency=0", "stall_s=60.0", "tokenizer=none", "max_tokens=128"):
+    for line in ("api=completions", "concurrency=0", "stall_s=60.0", "tokenizer=none", "max_tokens=benchmark's", "min_tokens=auto"):
         assert line in openai, openai
     network = r.out[r.out.index("network  ("):r.out.index("openai  (")]
     for line in ("qsl=digits", "binary=1", "chunk=64", "timeout_s=30.0"):

@@ -28,6 +28,7 @@ from proctor.loadgen.types import (
     TestMode,
     check_sut_qsl,
 )
+from proctor.suts.context import RunContext
 
 if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
@@ -74,17 +75,35 @@ def sut_spec(spec: str, dataset: Path | None) -> str:
     return registry.with_param(spec, "dataset", str(dataset))
 
 
-def build_sut(spec: str) -> tuple[SystemUnderTest, QuerySampleLibrary]:
-    """The SUT and QSL a `--sut` spec names (registered, module:factory or file.py:factory)."""
+def build_sut(spec: str, context: RunContext | None = None) -> tuple[SystemUnderTest, QuerySampleLibrary]:
+    """The SUT and QSL a `--sut` spec names (registered, module:factory or file.py:factory); a factory
+    that takes `context=` is told the run's benchmark and mode (suts/context.py)."""
     from proctor.suts import registry
 
-    sut, qsl = registry.build(spec)
+    sut, qsl = registry.build(spec, context)
     try:
         check_sut_qsl(sut, qsl, f"--sut {spec}")
     except ConfigError:
         close_sut(sut)
         raise
     return sut, qsl
+
+
+def generation_override(sut: object) -> str:
+    """What the SUT sends instead of the benchmark's generation parameters (`generation_override`, e.g.
+    the openai SUT's `max_tokens=64`), "" when it sends the benchmark's or says nothing."""
+    text = getattr(sut, "generation_override", "")
+    return text if isinstance(text, str) else ""
+
+
+def with_generation_override(short_run: str, sut: object) -> str:
+    """The run's short-run mark with the SUT's generation override added: such a run is valid for
+    what it measured, not as the benchmark (rules §Additional inference parameters)."""
+    override = generation_override(sut)
+    if not override:
+        return short_run
+    note = f"generation parameters: {override}: not the benchmark's parameters"
+    return f"{short_run}; {note}" if short_run else note
 
 
 def close_sut(sut: object) -> None:
@@ -112,15 +131,16 @@ def run(
     `close` is False (the caller then owns its end)."""
     try:
         check_sut_qsl(sut, qsl)
+        override = generation_override(sut)
         if engine == Engine.OFFICIAL:
             from proctor.compat.official_engine import run_official
 
-            return export_requests(
-                sut, run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
-            )
+            outcome = run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
+            _mark_override(outcome, override)
+            return export_requests(sut, outcome)
         from proctor.loadgen.engine import run_test
 
-        return export_requests(sut, run_test(
+        outcome = run_test(
             sut,
             qsl,
             settings,
@@ -130,7 +150,9 @@ def run(
             timeout_s=timeout_s,
             drain_s=drain_s,
             short_run=short_run,
-        ))
+        )
+        _mark_override(outcome, override)
+        return export_requests(sut, outcome)
     finally:
         if close:
             close_sut(sut)
@@ -145,6 +167,15 @@ def export_requests(sut: object, outcome: RunOutcome) -> RunOutcome:
         if line:
             outcome.sut_report.append(f"sut: {line}")
     return outcome
+
+
+def _mark_override(outcome: RunOutcome, override: str) -> None:
+    """The detail log's `proctor_generation_override` record (after its close, as the official
+    engine's annotations are): what the SUT sent instead of the benchmark's generation parameters."""
+    if override:
+        from proctor.loadgen.logs.detail import GENERATION_OVERRIDE_KEY, append_record
+
+        append_record(outcome.log_paths["detail"], GENERATION_OVERRIDE_KEY, override)
 
 
 # --- the verdict ------------------------------------------------------------------------------------
@@ -296,7 +327,8 @@ class RunSession:
         req = self.request
         self.resolved = req.resolve()
         check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
-        self._built = build_sut(sut_spec(req.sut, req.dataset))
+        context = RunContext(req.model, str(self.resolved.settings.mode))
+        self._built = build_sut(sut_spec(req.sut, req.dataset), context)
         return self.resolved
 
     def execute(self, progress: ProgressHooks | None = None) -> SessionResult:
@@ -305,6 +337,7 @@ class RunSession:
         assert self.resolved is not None and self._built is not None
         req, resolved = self.request, self.resolved
         sut, qsl = self._built
+        short_run = with_generation_override(resolved.short_run, sut)
         outcome = run(
             sut,
             qsl,
@@ -315,9 +348,9 @@ class RunSession:
             progress=progress if req.engine == Engine.PROCTOR else None,
             timeout_s=req.timeout_s,
             drain_s=req.drain_s,
-            short_run=resolved.short_run,
+            short_run=short_run,
         )
-        ok, lines = verdict(outcome, resolved.short_run)
+        ok, lines = verdict(outcome, short_run)
         log_dir = outcome.log_paths["detail"].parent
         # issue 23: an accuracy run writes accuracy.txt and says its score against the target
         ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req.model, req.accuracy_script, req.dataset)
@@ -348,14 +381,17 @@ def session_runner(
     drain_s: float,
     trace: bool,
     build: Callable[[], tuple[Any, Any]] | None = None,
+    benchmark: str = "",
 ) -> Callable[[TestSettings, Path, Path | None], RunLogs]:
     """An audits `Runner`: each call builds the SUT of `spec` (or calls `build`), runs it through
-    `run` into the given folder and says where its logs are and what went wrong."""
+    `run` into the given folder and says where its logs are and what went wrong. `benchmark` (the
+    `--model`) and each run's mode are the SUT's `RunContext`."""
 
     def runner(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=trace)
-        sut, qsl = build() if build is not None else build_sut(spec)
+        context = RunContext(benchmark, str(settings.mode)) if benchmark else None
+        sut, qsl = build() if build is not None else build_sut(spec, context)
         outcome = run(
             sut,
             qsl,
@@ -365,7 +401,7 @@ def session_runner(
             audit_config=conf,
             timeout_s=timeout_s,
             drain_s=drain_s,
-            short_run=short_run,
+            short_run=with_generation_override(short_run, sut),
         )
         return run_logs(outcome)
 
@@ -396,6 +432,7 @@ __all__ = [
     "build_settings",
     "build_sut",
     "close_sut",
+    "generation_override",
     "html_report",
     "peak_lines",
     "run",
@@ -403,4 +440,5 @@ __all__ = [
     "session_runner",
     "sut_spec",
     "verdict",
+    "with_generation_override",
 ]

@@ -171,6 +171,7 @@ def audit_cmd(
                 timeout_s=request.timeout_s,
                 drain_s=request.drain_s,
                 trace=request.trace,
+                benchmark=model,
             )
             outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
     except KeyboardInterrupt:

@@ -49,19 +49,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from proctor.clients.generation import DEFAULT_MAX_TOKENS, MIN_TOKENS_CHOICES, Generation, plan
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset
 from proctor.clients.llm_formats import FORMATS, Columns, load_dataset, load_file
 from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
-from proctor.clients.preflight import check_endpoints
+from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, server_owner
 from proctor.clients.request_export import RequestLog, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
@@ -69,6 +72,7 @@ from proctor.clients.transport import Transport, make_transport
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
+from proctor.suts.context import RunContext
 from proctor.suts.params import param, takes
 
 log = logging.getLogger("proctor.clients.openai")
@@ -113,6 +117,9 @@ class OpenAISUT(Tally):
     def __init__(self, config: OpenAIConfig, qsl: LLMDataset, dataset: DatasetSpec | None = None) -> None:
         super().__init__()
         self.config = config
+        # what the requests carry against the benchmark's parameters (clients.generation; set by from_params)
+        self.generation_override = ""  # "" = the benchmark's; read by the run session (logs and verdict)
+        self.generation_line = ""
         self.qsl = qsl
         self._closed = False
         self.pool: Any = None
@@ -202,6 +209,8 @@ class OpenAISUT(Tally):
             "token counts from: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.count_sources.items())) or "no completed stream")
         ]
+        if self.generation_line:  # what every request asked (clients.generation)
+            lines.append(self.generation_line)
         if self.count_mismatches:
             lines.append(f"token ids and usage disagreed on {self.count_mismatches} streams (ids used)")
         faults = {k: self.faults[k] for k in FAULT_KINDS if self.faults[k]}
@@ -276,8 +285,13 @@ class OpenAIParams:
     output_len: str | None = param(None, "synthetic output length, as in=", key="out", shown="const:MAX_TOKENS")
     seed: int = param(0, "seed of the synthetic dataset", low=0)
     perf_count: int = param(0, "QSL performance sample count (0: all samples)", low=0)
-    max_tokens: int = param(_D.max_tokens, "output tokens per request unless the sample sets max_tokens",
-                            low=1, high=1_000_000)
+    max_tokens: int | None = param(None, "output tokens per request unless the sample sets max_tokens (default: "
+                                   "the benchmark's max_new_tokens for --model and the mode, rules §Additional "
+                                   f"inference parameters; {DEFAULT_MAX_TOKENS} where none; another value is "
+                                   "marked 'not the benchmark's parameters')", low=1, high=1_000_000,
+                                   shown="benchmark's")
+    min_tokens: str = param("auto", "send the benchmark's min_new_tokens as min_tokens (a vLLM/SGLang field): "
+                            "auto = when each endpoint's /v1/models names vllm or sglang", choices=MIN_TOKENS_CHOICES)
     concurrency: int = param(_D.concurrency, "streams in flight at most (0: no limit)", low=0)
     timeout_s: float = param(_D.timeout_s, "per-request limit, send to end of stream", low=0, high=86_400,
                              low_open=True)
@@ -302,13 +316,14 @@ class OpenAIParams:
 
 
 @takes(OpenAIParams, "openai")
-def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
+def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[OpenAISUT, LLMDataset]:
     """`openai:url=URL[,url=URL2],model=NAME,api=completions|chat,dataset=FILE | synthetic=N,in=..,out=..`
-    (every key: OpenAIParams, or `proctor run --list-suts`)."""
-    cfg = OpenAIConfig(
-        urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens, timeout_s=p.timeout_s, stall_s=p.stall_s,
-        connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids, ignore_eos=p.ignore_eos,
-        logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+    (every key: OpenAIParams, or `proctor run --list-suts`); `context`: the run's benchmark and mode,
+    whose generation parameters the requests carry (clients.generation)."""
+    base = OpenAIConfig(  # every parameter checked before anything loads; the generation's come later
+        urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens or DEFAULT_MAX_TOKENS, timeout_s=p.timeout_s,
+        stall_s=p.stall_s, connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids,
+        ignore_eos=p.ignore_eos, logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
         output=p.output,
     )
     if p.export and not Path(p.export).resolve().parent.is_dir():  # said before the run, not after it
@@ -325,18 +340,40 @@ def from_params(p: OpenAIParams) -> tuple[OpenAISUT, LLMDataset]:
             log.warning("%s: %d conversation(s) skipped (first: %s)", p.dataset, loaded.skipped, loaded.first_skip)
         name = Path(p.dataset).name
     elif p.synthetic:
-        spec = ("synthetic", p.synthetic, p.input_len, p.output_len or f"const:{cfg.max_tokens}", p.seed)
+        gen_max = _generation(p, context, [], lambda: False).max_tokens  # out= defaults to the requests' max
+        spec = ("synthetic", p.synthetic, p.input_len, p.output_len or f"const:{gen_max}", p.seed)
         samples = load_dataset(spec)
         name = f"synthetic-{len(samples)}"
     else:
         raise ConfigError("the openai SUT needs dataset=FILE or synthetic=N", key="dataset")
-    qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
     if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
-        check_endpoints(cfg.urls, cfg.api, cfg.connect_s)
+        check_endpoints(base.urls, base.api, base.connect_s)
+
+    def accepts_min_tokens() -> bool:  # asked only for min_tokens=auto where the benchmark names one
+        return p.preflight and all(
+            server_owner(u, base.api, base.connect_s) in MIN_TOKENS_SERVERS for u in base.urls
+        )
+
+    gen = _generation(p, context, [s.max_tokens for s in samples], accepts_min_tokens)
+    cfg = dataclasses.replace(
+        base, max_tokens=gen.max_tokens, min_tokens=gen.min_tokens, temperature=gen.temperature, top_p=gen.top_p
+    )
+    qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
     sut = OpenAISUT(cfg, qsl, spec)
+    sut.generation_override = gen.override
+    sut.generation_line = gen.line
     if p.export:
         sut.export_to(p.export)
     return sut, qsl
+
+
+def _generation(
+    p: OpenAIParams, context: RunContext | None, sample_max: list[int | None], accepts_min: Callable[[], bool]
+) -> Generation:
+    return plan(
+        context, max_tokens=p.max_tokens, min_tokens=p.min_tokens, ignore_eos=p.ignore_eos,
+        sample_max_tokens=sample_max, accepts_min_tokens=accepts_min,
+    )
 
 
 __all__ = [

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from proctor.clients.generation import DEFAULT_MAX_TOKENS
 from proctor.clients.llm_dataset import LLMSample
 from proctor.errors import ConfigError
 from proctor.wire.urls import check_http_url
@@ -39,7 +40,10 @@ class OpenAIConfig:
     urls: tuple[str, ...]
     model: str
     api: str = "completions"
-    max_tokens: int = 128
+    max_tokens: int = DEFAULT_MAX_TOKENS  # the benchmark's, from clients.generation, in a run
+    min_tokens: int = 0  # sent as `min_tokens` (vLLM/SGLang) when > 0: the benchmark's min_new_tokens
+    temperature: float = 0.0  # 0: greedy search (the rules' decoding for most LLM benchmarks)
+    top_p: float | None = None  # sent when set (gpt-oss-120b: 1.0)
     timeout_s: float = 600.0  # per request, from send to the end of its stream
     stall_s: float = 60.0  # no byte for this long: the stream is given up
     connect_s: float = 10.0
@@ -62,6 +66,8 @@ class OpenAIConfig:
             raise ConfigError(f"api={self.api!r}: expected one of {', '.join(APIS)}", key="api")
         if not 1 <= self.max_tokens <= 1_000_000:
             raise ConfigError(f"max_tokens={self.max_tokens}: expected 1..1000000", key="max_tokens")
+        if not 0 <= self.min_tokens <= 1_000_000:
+            raise ConfigError(f"min_tokens={self.min_tokens}: expected 0..1000000", key="min_tokens")
         for key in ("timeout_s", "stall_s", "connect_s"):
             v = getattr(self, key)
             if not 0 < v <= 86_400:
@@ -84,7 +90,11 @@ class OpenAIConfig:
     def body(self, s: LLMSample) -> bytes:
         """The JSON request body of one sample (built at load time, outside the timed part)."""
         n = s.max_tokens or self.max_tokens
-        req: dict[str, Any] = {"model": self.model, "max_tokens": n, "temperature": 0.0}
+        req: dict[str, Any] = {"model": self.model, "max_tokens": n, "temperature": self.temperature}
+        if self.top_p is not None:
+            req["top_p"] = self.top_p
+        if self.min_tokens:
+            req["min_tokens"] = min(self.min_tokens, n)
         if self.api == "chat":
             if s.prompt is None:
                 raise ConfigError("api=chat needs text prompts; this sample has only input_ids", key="api")

@@ -9,9 +9,11 @@ server without `/v1/models` still answers 404): the requests of the run say the 
 
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from proctor.clients.openai_config import APIS, endpoint_url
@@ -19,6 +21,10 @@ from proctor.clients.stream import request_headers
 from proctor.errors import ConfigError
 
 MAX_STATUS_LINE = 1024  # bytes read for the answer's status line, at most
+MAX_MODELS_ANSWER = 64 << 10  # bytes read of a model list, at most (`server_owner`)
+# The servers known to take `min_tokens` in a completion request (their model lists' `owned_by`).
+MIN_TOKENS_SERVERS = ("vllm", "sglang")
+_OWNED_BY = re.compile(rb'"owned_by"\s*:\s*"([A-Za-z0-9_.-]{1,40})"')
 
 
 def models_url(url: str, api: str) -> str:
@@ -36,6 +42,25 @@ def models_url(url: str, api: str) -> str:
 def status_line(url: str, timeout_s: float) -> str:
     """The status line of `GET url` (HTTP/1.1, no body read; the run's headers: identity encoding,
     the API key when OPENAI_API_KEY is set), or OSError / ValueError saying why not."""
+    return parse_status_line(_get(url, timeout_s, MAX_STATUS_LINE, lambda got: b"\n" in got))
+
+
+def server_owner(url: str, api: str, timeout_s: float) -> str:
+    """Who the endpoint's model list says owns its first model (`owned_by`: "vllm", "sglang", ...),
+    lower case; "" when it does not say, does not answer or answers something else. Bounded: at most
+    MAX_MODELS_ANSWER bytes, within timeout_s."""
+    try:
+        got = _get(models_url(url, api), timeout_s, MAX_MODELS_ANSWER, lambda got: _OWNED_BY.search(got) is not None)
+        parse_status_line(got)
+    except (OSError, ValueError):
+        return ""
+    m = _OWNED_BY.search(got)
+    return m.group(1).decode("ascii").lower() if m else ""
+
+
+def _get(url: str, timeout_s: float, limit: int, enough: Callable[[bytes], bool]) -> bytes:
+    """The first bytes of the answer to `GET url`: up to `limit`, until `enough(got)` or the server
+    closes."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -52,18 +77,18 @@ def status_line(url: str, timeout_s: float) -> str:
             "Connection: close\r\n\r\n".encode("latin-1", "replace")
         )
         got = b""
-        while b"\n" not in got and len(got) < MAX_STATUS_LINE:
+        while not enough(got) and len(got) < limit:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("timed out")
             sock.settimeout(left)
-            chunk = sock.recv(MAX_STATUS_LINE - len(got))
+            chunk = sock.recv(limit - len(got))
             if not chunk:
                 break
             got += chunk
     finally:
         sock.close()
-    return parse_status_line(got)
+    return got
 
 
 def parse_status_line(got: bytes) -> str:
@@ -102,4 +127,13 @@ def check_endpoints(urls: tuple[str, ...], api: str, connect_s: float) -> None:
         )
 
 
-__all__ = ["MAX_STATUS_LINE", "check_endpoints", "models_url", "parse_status_line", "status_line"]
+__all__ = [
+    "MAX_MODELS_ANSWER",
+    "MAX_STATUS_LINE",
+    "MIN_TOKENS_SERVERS",
+    "check_endpoints",
+    "models_url",
+    "parse_status_line",
+    "server_owner",
+    "status_line",
+]

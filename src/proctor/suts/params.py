@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from proctor.errors import ConfigError
+from proctor.suts.context import RunContext, takes_context
 
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
@@ -275,17 +276,22 @@ def describe(cls: type) -> list[Param]:
     return out
 
 
-def takes(cls: type[T], sut: str) -> Callable[[Callable[[T], R]], Callable[..., R]]:
+def takes(cls: type[T], sut: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Make `factory(p: cls)` a registry factory: it takes `k=v` strings, parses them into `cls` and
     calls the factory; `factory.PARAMS` is `cls`, so `--list-suts` shows the fields. `sut` names the
-    SUT in error messages."""
+    SUT in error messages. A factory `f(p, context=None)` also gets the run's `RunContext`
+    (suts/context.py: the benchmark and mode) when the registry has one."""
 
-    def wrap(factory: Callable[[T], R]) -> Callable[..., R]:
+    def wrap(factory: Callable[..., R]) -> Callable[..., R]:
+        wants_context = takes_context(factory)
+
         @functools.wraps(factory)
-        def from_strings(**params: str | Sequence[str]) -> R:
-            return factory(parse(cls, params, sut))
+        def from_strings(*, context: RunContext | None = None, **params: str | Sequence[str]) -> R:
+            parsed = parse(cls, params, sut)
+            return factory(parsed, context=context) if wants_context else factory(parsed)
 
         from_strings.PARAMS = cls  # type: ignore[attr-defined]
+        from_strings.TAKES_CONTEXT = wants_context  # type: ignore[attr-defined]
         return from_strings
 
     return wrap

@@ -18,6 +18,10 @@ which `proctor.suts.params.takes` sets) gets its parameters parsed, checked and 
 fields (suts/params.py); any other factory gets the strings, checked against its signature, and
 `--list-suts` reads that signature. Either way an unknown key is refused with a did-you-mean and a
 repeated key is refused, except a list parameter's (`url=A,url=B` is `url=A|B`).
+
+A factory that takes a `context` keyword is also given the run's `RunContext` (suts/context.py: the
+benchmark `--model` names and the test mode), e.g. for the generation parameters the rules fix per
+benchmark; `context` is never a `k=v` key.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 from proctor import entry_points
 from proctor.errors import ConfigError
 from proctor.suts import params as typed
+from proctor.suts.context import CONTEXT_PARAM, RunContext, takes_context
 from proctor.suts.params import Param
 
 GROUP = "proctor.suts"
@@ -179,15 +184,19 @@ def _check_signature(name: str, factory: Factory, params: dict[str, str]) -> Non
         raise ConfigError(f"SUT '{name}': {exc} (known: {', '.join(known) or 'none'})", key="--sut") from None
 
 
-def build(spec: str) -> tuple[Any, Any]:
-    """(sut, qsl) from a --sut SPEC: factory(**params), the params checked against its fields or signature."""
+def build(spec: str, context: RunContext | None = None) -> tuple[Any, Any]:
+    """(sut, qsl) from a --sut SPEC: factory(**params), the params checked against its fields or signature;
+    a factory that takes `context=` also gets the run's (the benchmark and mode) when one is given."""
     name, factory, params = factory_of(spec)
     cls = params_class(factory)
     if cls is not None:
         typed.parse(cls, params, name)  # refuse a wrong value before the factory loads anything
     else:
         _check_signature(name, factory, params)
-    result = factory(**params)
+    if context is not None and takes_context(factory):
+        result = factory(**params, context=context)
+    else:
+        result = factory(**params)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise ConfigError(
             f"the factory of '{name}' must return (sut, qsl), got {type(result).__name__}", key="--sut"
@@ -202,8 +211,8 @@ def params_of(factory: Factory) -> list[Param]:
         return typed.describe(cls)
     params = []
     for p in inspect.signature(factory).parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name == CONTEXT_PARAM:
+            continue  # `context` is the run's (suts/context.py), not a k=v parameter
         default = "" if p.default is p.empty else str(p.default)
         params.append(Param(p.name, default))
     return params

@@ -232,6 +232,8 @@ CONFIG_OPEN_SOURCE = ("test_settings_internal.cc", 620)
 
 SUT_REPORT_KEY = "proctor_sut_report"  # value: the SUT's report lines (sink.ReportingSUT), "sut: ..."
 SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
+# value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
+GENERATION_OVERRIDE_KEY = "proctor_generation_override"
 
 
 def append_record(path: str | Path, key: str, value: Any) -> None:
