@@ -49,13 +49,18 @@ CLOSED_LOOP = "closed loop"  # the scenario column of a concurrency point
 # --- what the user asks for ------------------------------------------------------------------------
 
 
+def _bad(option: str, message: str) -> ConfigError:
+    """A refused option value: one line that starts with the option as the user typed it."""
+    return ConfigError(f"{option}: {message}")
+
+
 def _number(text: str, option: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ConfigError(f"'{text}' is not a number", key=option) from None
+        raise _bad(option, f"'{text}' is not a number") from None
     if not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"'{text}' must be a finite number > 0", key=option)
+        raise _bad(option, f"'{text}' must be a finite number > 0")
     return value
 
 
@@ -64,20 +69,20 @@ def parse_values(text: str, option: str) -> list[float]:
     included when the steps reach it; at most MAX_POINTS values, increasing, no repeats."""
     text = text.strip()
     if not text:
-        raise ConfigError("give a list (4,8,16) or a range (4:64:x2 or 10:50:+10)", key=option)
+        raise _bad(option, "give a list (4,8,16) or a range (4:64:x2 or 10:50:+10)")
     if ":" in text:
         parts = text.split(":")
         if len(parts) != 3:
-            raise ConfigError(f"'{text}': a range is START:STOP:xFACTOR or START:STOP:+STEP", key=option)
+            raise _bad(option, f"'{text}': a range is START:STOP:xFACTOR or START:STOP:+STEP")
         start, stop = _number(parts[0], option), _number(parts[1], option)
         step = parts[2].strip()
         if stop < start:
-            raise ConfigError(f"'{text}': STOP ({stop:g}) is below START ({start:g})", key=option)
+            raise _bad(option, f"'{text}': STOP ({stop:g}) is below START ({start:g})")
         if not re.fullmatch(r"[x+][0-9.eE+-]+", step):
-            raise ConfigError(f"'{text}': the step is xFACTOR (x2) or +STEP (+10), not '{step}'", key=option)
+            raise _bad(option, f"'{text}': the step is xFACTOR (x2) or +STEP (+10), not '{step}'")
         amount = _number(step[1:], option)
         if step[0] == "x" and amount <= 1:
-            raise ConfigError(f"'{text}': a factor must be > 1", key=option)
+            raise _bad(option, f"'{text}': a factor must be > 1")
         values: list[float] = []
         v = start
         while v <= stop * (1 + 1e-9):
@@ -88,9 +93,9 @@ def parse_values(text: str, option: str) -> list[float]:
     else:
         values = [_number(part, option) for part in text.split(",")]
     if len(values) > MAX_POINTS:
-        raise ConfigError(f"'{text}' gives more than {MAX_POINTS} points; each is a full run", key=option)
+        raise _bad(option, f"'{text}' gives more than {MAX_POINTS} points; each is a full run")
     if any(b <= a for a, b in zip(values, values[1:], strict=False)):
-        raise ConfigError(f"'{text}': give the values increasing, each once", key=option)
+        raise _bad(option, f"'{text}': give the values increasing, each once")
     return [round(v, 6) for v in values]
 
 
@@ -98,7 +103,7 @@ def parse_concurrencies(text: str, option: str = "--concurrency") -> list[int]:
     values = parse_values(text, option)
     bad = [v for v in values if v != int(v)]
     if bad:
-        raise ConfigError(f"'{text}': a concurrency is a whole number of requests, not {bad[0]:g}", key=option)
+        raise _bad(option, f"'{text}': a concurrency is a whole number of requests, not {bad[0]:g}")
     return [int(v) for v in values]
 
 
@@ -328,9 +333,9 @@ def goodput_search(
     [lo (passes), hi (fails)] until hi / lo - 1 <= tolerance. `probe(rate, stage)` runs one full
     run and says (passed, why). Each bound is a rate actually run; nothing is interpolated."""
     if not (math.isfinite(start) and start > 0):
-        raise ConfigError(f"must be a finite number > 0 to search from, got {start}", key="--target-qps")
+        raise _bad("--target-qps", f"must be a finite number > 0 to search from, got {start}")
     if not (math.isfinite(tolerance) and 0 < tolerance < 1):
-        raise ConfigError(f"must be between 0 and 1 (0.02 = 2 %), got {tolerance}", key="--tolerance")
+        raise _bad("--tolerance", f"must be between 0 and 1 (0.02 = 2 %), got {tolerance}")
     t0 = time.perf_counter()
     probes: list[GoodputProbe] = []
 

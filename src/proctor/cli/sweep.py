@@ -146,7 +146,7 @@ def sweep_cmd(
         else:
             kind, values = "rate", []
             if not (0 < tolerance < 1):
-                raise ConfigError(f"must be between 0 and 1 (0.02 = 2 %), got {tolerance}", key="--tolerance")
+                raise ConfigError(f"--tolerance: must be between 0 and 1 (0.02 = 2 %), got {tolerance:g}")
         request.resolve()  # refuse bad settings before the first point runs
     except ConfigError as exc:
         output.fail(str(exc))
