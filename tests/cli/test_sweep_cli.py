@@ -36,7 +36,7 @@ POINT: dict[str, Any] = {
     "meets_limits": (bool, type(None)), "verdict": str, "requests_per_s": NUMBER,
     "tokens_per_s": (*NUMBER, type(None)), "latency_ms": dict, "ttft_ms": (dict, type(None)),
     "tpot_ms": (dict, type(None)), "samples": int, "errors": int, "duration_s": NUMBER, "wall_s": NUMBER,
-    "logs": str, "reasons": list,
+    "logs": str, "reasons": list, "limits_ms": (dict, type(None)),
 }
 DOC: dict[str, Any] = {
     "schema": str, "proctor": str, "kind": str, "scenario": str, "mlperf": bool, "note": str, "sut": str,
@@ -91,6 +91,7 @@ def test_a_rate_sweep_writes_one_table_one_json_and_each_points_logs(tmp_path):
         # a point's validity is its own run's: the summary in its folder says the same
         assert ("VALID" if point["valid"] else "INVALID") == summary_says(folder)
         assert point["samples"] > 0 and point["errors"] == 0
+        assert point["limits_ms"] == {"latency": 15.0}  # resnet50 Server, mlperf.conf
     # 3000 QPS is far past what 4 x 5 ms workers serve: the bound is missed
     last = doc["points"][-1]
     assert last["valid"] is False and last["meets_limits"] is False
@@ -111,6 +112,7 @@ def test_a_concurrency_sweep_is_marked_not_mlperf_in_the_json_and_in_each_log(tm
     assert [p["value"] for p in doc["points"]] == [1, 4]
     for point in doc["points"]:
         assert point["valid"] is None and point["mlperf"] is False and point["meets_limits"] is None
+        assert point["limits_ms"] is None
         assert point["verdict"].startswith(f"not an MLPerf scenario (closed loop, {point['value']:g} in flight)")
         folder = tmp_path / "cc" / point["logs"]
         assert summary_says(folder) == "INVALID"

@@ -134,6 +134,8 @@ class Point:
     wall_s: float  # the whole run, logs included
     logs: str  # the point's folder, relative to the sweep's
     reasons: list[str] = field(default_factory=list)  # why INVALID (Server points)
+    # Server: the bounds its run was held to, in ms ({"latency": ..} or {"ttft": .., "tpot": ..})
+    limits_ms: dict[str, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -182,7 +184,18 @@ def point_of(outcome: RunOutcome, kind: str, value: float, ok: bool, verdict_lin
         wall_s=round(outcome.wall_s, 3),
         logs=logs,
         reasons=[] if closed or ok else list(outcome.invalid_reasons),
+        limits_ms=None if closed else limits_of(outcome),
     )
+
+
+def limits_of(outcome: RunOutcome) -> dict[str, float] | None:
+    """The Server bounds the run was judged against (its effective settings), in ms."""
+    eff = outcome.effective
+    if eff is None:
+        return None
+    if eff.use_token_latencies:
+        return {"ttft": eff.server_ttft_latency / 1e6, "tpot": eff.server_tpot_latency / 1e6}
+    return {"latency": eff.target_latency_ns / 1e6}
 
 
 def meets_limits(outcome: RunOutcome) -> bool:

@@ -31,7 +31,8 @@ def _series(points: Sequence[dict[str, Any]], key: str, pct: str = "p99") -> lis
 
 def sweep_figure(doc: dict[str, Any]) -> bytes | None:
     """Two panels: p99 latencies (TTFT, TPOT when the benchmark has token latencies) and requests/s
-    and tokens/s against the swept value; x marks an INVALID Server point. None for < 2 points."""
+    and tokens/s against the swept value, the Server bounds as dotted lines; x marks an INVALID
+    Server point. None for < 2 points."""
     points = sorted(doc.get("points") or [], key=lambda p: float(p.get("value", 0)))
     if len(points) < 2:
         return None
@@ -48,6 +49,15 @@ def sweep_figure(doc: dict[str, Any]) -> bytes | None:
     bad = [(x, y) for x, y, p in zip(xs, _series(points, "latency_ms"), points, strict=True) if p.get("valid") is False]
     if bad:
         left.plot([b[0] for b in bad], [b[1] for b in bad], "x", color=FAIL, markersize=10, label="INVALID")
+    limits: dict[str, float] = {}
+    for p in points:
+        limits.update(p.get("limits_ms") or {})
+    for name, bound in sorted(limits.items()):
+        left.axhline(float(bound), color=BOUND, linestyle=":", label=f"{name} bound {float(bound):g} ms")
+    if limits and max(limits.values()) > 20 * max(
+        (y for y in _series(points, "latency_ms") if y == y), default=1.0
+    ):
+        left.set_yscale("log")  # a bound far above the data would flatten it
     left.set_xlabel(_x_label(doc))
     left.set_ylabel("ms")
     left.set_title("p99 latencies", fontsize=10)
