@@ -102,6 +102,24 @@ def test_a_rate_sweep_writes_one_table_one_json_and_each_points_logs(tmp_path):
     assert "target QPS" in res.stdout and "requests/s" in res.stdout and "sweep.json:" in res.stdout
 
 
+def test_an_llm_sweep_reports_ttft_tpot_and_tokens_per_second(tmp_path):
+    # 10 tokens per 20 ms sample: first token after 2 ms, then 2 ms per token
+    res = proctor("sweep", "--rates", "20,40", "--model", "llama2-70b", "--sut",
+                  "synthetic:service_us=20000,workers=8,tokens=10", "--duration-ms", "500", "--no-trace",
+                  "--no-report", "-o", "llm", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((tmp_path / "llm" / "sweep.json").read_text())
+    check_document(doc)
+    for point in doc["points"]:
+        assert set(point["ttft_ms"]) == PCTS and set(point["tpot_ms"]) == PCTS
+        assert 1.5 <= point["tpot_ms"]["p50"] <= point["tpot_ms"]["p99"]
+        assert point["ttft_ms"]["p50"] >= 1.5
+        assert point["tokens_per_s"] == pytest.approx(10 * point["requests_per_s"], rel=0.01)
+        assert point["limits_ms"] == {"ttft": 2000.0, "tpot": 200.0}  # llama2-70b Server, mlperf.conf
+        assert point["meets_limits"] is True
+    assert "TTFT p50/p90/p99 ms" in res.stdout and "tokens/s" in res.stdout
+
+
 def test_a_concurrency_sweep_is_marked_not_mlperf_in_the_json_and_in_each_log(tmp_path):
     res = proctor("sweep", "--concurrency", "1,4", "--sut", "synthetic:service_us=10000,workers=8",
                   "--duration-ms", "400", "--no-trace", "--no-report", "-o", "cc", cwd=tmp_path)

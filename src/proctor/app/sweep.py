@@ -282,8 +282,11 @@ def point_folder(kind: str, value: float, index: int | None = None) -> str:
 def run_sweep(
     kind: str, values: Sequence[float], outdir: Path, run_point: PointRunner,
     on_point: Callable[[Point], None] = lambda p: None,
+    points: list[Point] | None = None,
 ) -> list[Point]:
-    points = []
+    """Each value's point in turn, appended to `points` (a new list by default) as it ends, so a
+    caller interrupted midway still holds the points that ended."""
+    points = [] if points is None else points
     for value in values:
         point = run_point(kind, value, outdir / point_folder(kind, value))
         points.append(point)

@@ -183,9 +183,10 @@ def sweep_cmd(
                 max_rate=max_qps, on_probe=probe_line,
             )
         else:
-            points = sw.run_sweep(kind, values, outdir, run_point, said)
+            sw.run_sweep(kind, values, outdir, run_point, said, points)
     except KeyboardInterrupt:
-        output.interrupted(f"interrupted: the points so far are in {outdir}")
+        path = sw.write_document(sw.sweep_document(kind, points, request, None), outdir)
+        output.interrupted(f"interrupted: the {len(points)} point(s) that ended are in {path}")
     except ConfigError as exc:
         output.fail(str(exc))
     except ProctorError as exc:
