@@ -131,7 +131,7 @@ def test_goodput_stops_at_the_highest_rate_allowed():
     assert found.stopped == "passed up to the highest rate allowed (100)"
 
 
-@pytest.mark.parametrize(("start", "tolerance"), [(0.0, 0.02), (-1.0, 0.02), (math.nan, 0.02), (1.0, 0.0), (1.0, 1.0)])
+@pytest.mark.parametrize(("start", "tolerance"), [(0.0, 0.02), (-1.0, 0.02), (math.nan, 0.02), (1.0, 0.0), (1.0, 1e-4), (1.0, 1.0)])
 def test_goodput_refuses_a_bad_start_or_tolerance(start, tolerance):
     with pytest.raises(ConfigError):
         sw.goodput_search(capacity_probe(1.0, []), start, tolerance)

@@ -42,6 +42,7 @@ SCHEMA = "proctor.sweep/1"
 MAX_POINTS = 64  # a list or range longer than this is refused (each point is a full run)
 MAX_PROBES = 40  # goodput: a guard; a 2 % search from a sane start needs about 10
 DEFAULT_TOLERANCE = 0.02
+MIN_TOLERANCE = 0.001  # 0.1 %: finer than run-to-run noise already; rates are run to 6 digits
 PERCENTILES = (0.5, 0.9, 0.99)
 CLOSED_LOOP = "closed loop"  # the scenario column of a concurrency point
 
@@ -94,9 +95,10 @@ def parse_values(text: str, option: str) -> list[float]:
         values = [_number(part, option) for part in text.split(",")]
     if len(values) > MAX_POINTS:
         raise _bad(option, f"'{text}' gives more than {MAX_POINTS} points; each is a full run")
+    values = [float(f"{v:.6g}") for v in values]  # 6 significant digits: a range's sums do not drift
     if any(b <= a for a, b in zip(values, values[1:], strict=False)):
         raise _bad(option, f"'{text}': give the values increasing, each once")
-    return [round(v, 6) for v in values]
+    return values
 
 
 def parse_concurrencies(text: str, option: str = "--concurrency") -> list[int]:
@@ -350,12 +352,13 @@ def goodput_search(
     run and says (passed, why). Each bound is a rate actually run; nothing is interpolated."""
     if not (math.isfinite(start) and start > 0):
         raise _bad("--target-qps", f"must be a finite number > 0 to search from, got {start}")
-    if not (math.isfinite(tolerance) and 0 < tolerance < 1):
-        raise _bad("--tolerance", f"must be between 0 and 1 (0.02 = 2 %), got {tolerance}")
+    if not (math.isfinite(tolerance) and MIN_TOLERANCE <= tolerance < 1):
+        raise _bad("--tolerance", f"must be at least {MIN_TOLERANCE} and below 1 (0.02 = 2 %), got {tolerance:g}")
     t0 = time.perf_counter()
     probes: list[GoodputProbe] = []
 
     def run(rate: float, stage: str) -> bool:
+        rate = float(f"{rate:.6g}")  # the rate run, logged and reported: 6 significant digits
         t = time.perf_counter()
         passed, why = probe(rate, stage)
         p = GoodputProbe(len(probes), stage, rate, passed, why, round(time.perf_counter() - t, 3))
@@ -368,35 +371,32 @@ def goodput_search(
 
     lo, hi = 0.0, 0.0
     if run(start, "double"):
-        lo = start
+        lo = probes[-1].rate
         while True:
             if len(probes) >= max_probes:
                 return result(True, lo, 0.0, f"{max_probes} probes, every one passed")
-            rate = lo * 2
-            if rate > max_rate:
+            if lo * 2 > max_rate:
                 return result(True, lo, 0.0, f"passed up to the highest rate allowed ({max_rate:g})")
-            if not run(rate, "double"):
-                hi = rate
+            if not run(lo * 2, "double"):
+                hi = probes[-1].rate
                 break
-            lo = rate
+            lo = probes[-1].rate
     else:
-        hi = start
+        hi = probes[-1].rate
         while True:
-            rate = hi / 2
-            if rate < min_rate or len(probes) >= max_probes:
+            if hi / 2 < min_rate or len(probes) >= max_probes:
                 return result(False, 0.0, hi, f"no rate down to {hi:g} passed")
-            if run(rate, "halve"):
-                lo = rate
+            if run(hi / 2, "halve"):
+                lo = probes[-1].rate
                 break
-            hi = rate
+            hi = probes[-1].rate
     while hi / lo - 1 > tolerance:
         if len(probes) >= max_probes:
             return result(True, lo, hi, f"stopped after {max_probes} probes")
-        mid = math.sqrt(lo * hi)
-        if run(mid, "narrow"):
-            lo = mid
+        if run(math.sqrt(lo * hi), "narrow"):
+            lo = probes[-1].rate
         else:
-            hi = mid
+            hi = probes[-1].rate
     return result(True, lo, hi)
 
 
@@ -407,7 +407,6 @@ def goodput_runner(
     run meets the benchmark's limits (`meets_limits`); its full verdict goes with it."""
 
     def probe(rate: float, stage: str) -> tuple[bool, str]:
-        rate = round(rate, 4)
         point = run_point("rate", rate, outdir / point_folder("rate", rate, len(points)))
         points.append(point)
         return bool(point.meets_limits), point.verdict

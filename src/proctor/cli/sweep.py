@@ -145,8 +145,10 @@ def sweep_cmd(
             kind, values = "concurrency", [float(n) for n in sw.parse_concurrencies(concurrency)]
         else:
             kind, values = "rate", []
-            if not (0 < tolerance < 1):
-                raise ConfigError(f"--tolerance: must be between 0 and 1 (0.02 = 2 %), got {tolerance:g}")
+            if not (sw.MIN_TOLERANCE <= tolerance < 1):
+                raise ConfigError(
+                    f"--tolerance: must be at least {sw.MIN_TOLERANCE} and below 1 (0.02 = 2 %), got {tolerance:g}"
+                )
         request.resolve()  # refuse bad settings before the first point runs
     except ConfigError as exc:
         output.fail(str(exc))
@@ -206,7 +208,7 @@ def sweep_cmd(
     if found is not None:
         if found.found:
             hi = f"{found.upper:,.4g}" if found.upper > 0 else "none failed"
-            best = next((p for p in points if p.meets_limits and p.value == round(found.lower, 4)), None)
+            best = next((p for p in points if p.meets_limits and p.value == found.lower), None)
             run_verdict = "" if best is None else f"; its run: {best.verdict}"
             console.print(
                 f"goodput: {found.lower:,.4g} QPS meets the limits, bracket [{found.lower:,.4g}, {hi}) "
