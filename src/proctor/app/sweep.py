@@ -225,7 +225,7 @@ def point_runner(
 ) -> PointRunner:
     """Runs one point on proctor's engine with `request`'s settings: a Server run at a rate, or a
     closed loop (SingleStream settings, expected latency divided by N so enough queries are
-    generated) at a concurrency. Each point builds its SUT afresh and closes it after.
+    generated, min_query_count N unless --min-queries says otherwise) at a concurrency. Each point builds its SUT afresh and closes it after.
     `early_stopping_extension` False: a Server run stops where the official LoadGen stops (goodput
     probes: the queries early stopping would add decide the run's length, not the rate)."""
     from proctor.app.session import build_settings, build_sut, close_sut, sut_spec, verdict
@@ -242,13 +242,19 @@ def point_runner(
             duration_ms=request.duration_ms,
             target_qps=None if closed else value,
             expected_latency_ms=request.expected_latency_ms,
-            min_queries=request.min_queries,
+            # a closed loop ends at --duration-ms: SingleStream's 1024 queries at one in flight
+            # would keep a 0.5 s LLM request busy for 9 minutes (--min-queries still wins)
+            min_queries=int(value) if closed and request.min_queries is None else request.min_queries,
             max_duration_ms=request.max_duration_ms,
         )
         settings = resolved.settings
         if closed:
+            # equal issue (LLM benchmarks) pads the query count to whole passes over the loaded set,
+            # which would outlast --duration-ms by minutes; a closed loop is not an MLPerf run anyway
             settings = dataclasses.replace(
-                settings, single_stream_expected_latency_ns=settings.single_stream_expected_latency_ns / value
+                settings,
+                single_stream_expected_latency_ns=settings.single_stream_expected_latency_ns / value,
+                sample_concatenate_permutation=False,
             )
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=request.trace)
