@@ -202,3 +202,19 @@ def test_a_closed_loop_needs_singlestream_settings(tmp_path):
     with pytest.raises(ConfigError, match="SingleStream settings only"):
         run_test(sut, InMemoryQSL(8, 8), s, LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))),
                  concurrency=4)
+
+
+def test_a_closed_loop_point_ends_at_its_duration_on_an_equal_issue_benchmark(tmp_path):
+    """llama2-70b issues equally (queries padded to whole passes over the loaded set): a closed-loop
+    point still ends at --duration-ms, not after hundreds of 50 ms requests."""
+    from proctor.app.session import RunRequest
+
+    request = RunRequest(scenario=Scenario.SINGLE_STREAM, sut="synthetic:service_us=50000,workers=1,tokens=10",
+                         model="llama2-70b", duration_ms=300, trace=False, output_dir=tmp_path)
+    point = sw.point_runner(request)("concurrency", 1.0, tmp_path / "c1")
+    assert point.valid is None and point.mlperf is False and point.errors == 0
+    assert 3 <= point.samples <= 12  # 300 ms of 50 ms requests, one at a time
+    assert point.ttft_ms is not None and point.tpot_ms is not None and point.tokens_per_s is not None
+    detail = read_detail(tmp_path / "c1" / "mlperf_log_detail.txt")
+    assert detail.require("effective_min_query_count") == 1
+    assert detail.require("effective_sample_concatenate_permutation") is False
