@@ -20,6 +20,7 @@ from proctor.cli.main import _register
 WRITES_OUTPUT = {
     "run",
     "audit",
+    "sweep",
     "demo",
     "report",
     "submission package",

@@ -262,6 +262,7 @@ class CompletionTracker:
         self.completed_queries = 0
         self.error_count = 0
         self._awaited = -1  # query the closed-loop issuer waits for (-1: none)
+        self._await_count = -1  # completed queries the N-in-flight loop waits for (-1: none)
         self.gate = threading.Lock()  # held; released when the awaited query completes
         self.gate.acquire()
         # Closed loop with a SUT that allows it: the thread completing the awaited query calls
@@ -281,6 +282,15 @@ class CompletionTracker:
     def await_query(self, q: int) -> None:
         """Arm the gate for query `q` (called before issuing it) so its completion releases the issuer."""
         self._awaited = q
+
+    def await_completed(self, n: int) -> bool:
+        """The N-in-flight closed loop (`proctor sweep --concurrency`): True when at least `n`
+        queries have completed; else arm the gate to be released once they have (and return False)."""
+        with self._lock:
+            if self.completed_queries >= n:
+                return True
+            self._await_count = n
+            return False
 
     def finish_issuing(self, n_samples_issued: int) -> None:
         with self._lock:
@@ -421,6 +431,9 @@ class CompletionTracker:
             t = max(t, int(self._sample_done[a:b].max()))
         self._query_done_mv[q] = t
         self.completed_queries += 1
+        if 0 <= self._await_count <= self.completed_queries:
+            self._await_count = -1
+            self.gate.release()
         if q == self._awaited:
             self._awaited = -1
             if self._chain is not None and threading.get_ident() != self._issuer_thread:

@@ -157,6 +157,15 @@ class RunOutcome:
     warning_messages: list[str] = field(default_factory=list)  # the first warnings logged, to name them
 
 
+def closed_loop_reason(n: int) -> str:
+    """Why a closed loop with `n` queries in flight is never VALID (rules section 3, scenarios: none
+    keeps N queries in flight)."""
+    return (
+        f"closed loop with {n} queries in flight (proctor sweep --concurrency): not an MLPerf scenario, "
+        "so no MLPerf verdict; for one run --scenario Server or SingleStream without --concurrency"
+    )
+
+
 ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error found before the test
 MAX_ERROR_MESSAGES = 10  # RunOutcome.error_messages keeps this many
 
@@ -221,8 +230,10 @@ class Run:
         short_run: str = "",
         config_errors: Sequence[ConfigNote] = (),
         early_stopping_extension: bool = True,
+        concurrency: int = 0,
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.concurrency = concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
         self.early_stopping_extension = early_stopping_extension
         self.short_run = short_run
         self.config_errors = list(config_errors)
@@ -549,6 +560,7 @@ class Run:
             error=self.error,
             info=self.info,
         )
+        issuer.concurrency = self.concurrency
         if sched.n_nominal >= 0 and not accuracy:
             issuer.extension = ExtensionWatch(self.eff, phase.records, sched.n_nominal)
         completion_mod.attach(phase.tracker)
@@ -669,6 +681,10 @@ class Run:
                 self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
                 self.result = None
         incomplete = bool(self.incomplete_reason)
+        if self.result is not None and self.concurrency:
+            self.result.closed_loop_in_flight = self.concurrency
+            self.result.valid = False
+            self.result.reasons.insert(0, closed_loop_reason(self.concurrency))
         if self.result is not None and phase is not None:
             self._warn_if_late(phase)
         if self.result is not None:
@@ -918,6 +934,7 @@ def run_test(
     short_run: str = "",
     config_errors: Sequence[ConfigNote] = (),
     early_stopping_extension: bool = True,
+    concurrency: int = 0,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -932,7 +949,9 @@ def run_test(
     official FromConfig's `error_invalid_config`), logged first in the detail log and counted in
     the summary, as the official does. `early_stopping_extension`: a Server performance run follows
     the rules' early-stopping procedure past the official queries (loadgen.early_stopping_extension;
-    False: stop where the official LoadGen stops).
+    False: stop where the official LoadGen stops). `concurrency` N > 0 (SingleStream settings only):
+    a closed loop keeping N queries in flight, the peers' everyday mode; not an MLPerf scenario, so
+    the run is INVALID whatever its numbers (its logs say why: detail key proctor_closed_loop_in_flight).
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -945,6 +964,12 @@ def run_test(
     for key, cap in (("max_response_bytes", max_response_bytes), ("max_accuracy_log_bytes", max_accuracy_log_bytes)):
         if cap < 0:
             raise ConfigError(f"must be >= 0, not {cap}", key=key)
+    if concurrency < 0 or (concurrency > 0 and settings.scenario != Scenario.SINGLE_STREAM):
+        raise ConfigError(
+            f"a closed loop with {concurrency} queries in flight runs on SingleStream settings only "
+            f"(got {settings.scenario})",
+            key="concurrency",
+        )
     if not _run_lock.acquire(blocking=False):
         raise RunError("another run is already in progress in this process")
     try:
@@ -963,6 +988,7 @@ def run_test(
             short_run=short_run,
             config_errors=config_errors,
             early_stopping_extension=early_stopping_extension,
+            concurrency=concurrency,
         ).execute()
     finally:
         _run_lock.release()

@@ -205,6 +205,9 @@ class Issuer:
         self._issue = _issue_fn(sut, schedule, id_base)
         # Server: the rules' early-stopping procedure past the official queries (None: stop there)
         self.extension: ExtensionWatch | None = None
+        # > 0: a closed loop keeping this many queries in flight (`proctor sweep --concurrency`, the
+        # peers' everyday mode); not an MLPerf scenario: the engine marks such a run INVALID
+        self.concurrency = 0
 
     def run(self) -> IssueOutcome:
         if self.eff.scenario == Scenario.OFFLINE:  # one query, due at once: no lateness to save
@@ -212,6 +215,8 @@ class Issuer:
                 return self._open_loop()
         if self.eff.scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
             with fine_timer_slack(), short_switch_interval():
+                if self.concurrency > 0:
+                    return self._concurrent_loop(self.concurrency)
                 if isinstance(self.sut, CompletionIssuingSUT) and self.sut.issue_from_completion is True:
                     return self._closed_loop_chained()
                 return self._closed_loop()
@@ -291,6 +296,55 @@ class Issuer:
                     reason = "timeout" if stop in (None, "done") else stop
                     break
             # the checks of _stop_check, which can only fire past these thresholds
+            if (
+                checks
+                and ((q >= mqc and t - start >= target_ns) or max_checks)
+                and (stop := self._stop_check(q, t, start)) is not None
+            ):
+                reason = stop
+                break
+        else:
+            reason = self._exhausted()
+        return IssueOutcome(reason, start, now(), wall_start)
+
+    def _concurrent_loop(self, n: int) -> IssueOutcome:
+        """A closed loop with `n` queries in flight: query q is issued once q - n + 1 queries have
+        completed (any of them), so a completion frees its slot at once. Each query's scheduled time
+        is its issue time, as in `_closed_loop`; the same after-issue checks and stall limit apply."""
+        rec, tracker, issue = self.records, self.tracker, self._issue
+        offs = self.schedule.query_offsets.tolist()
+        qsched, qissued = rec.query_scheduled_ns.data, rec.query_issued_ns.data
+        now = self.clock.now_ns
+        gate_acquire = tracker.gate.acquire
+        nq = self.schedule.n_queries
+        wall = time.monotonic_ns
+        start = now()
+        wall_start = wall()
+        rec.start_ns = start
+        deadline = None if self.limit_ns is None else wall_start + self.limit_ns
+        stall_s = self.stall_ns * 1e-9
+        checks = not self.accuracy
+        mqc = self.eff.min_query_count
+        target_ns = self.eff.target_duration_ms * 1_000_000
+        max_checks = bool(self.eff.max_query_count or self.eff.max_duration_ms)
+        reason = ""
+        q = 0
+        while q < nq:
+            if q >= n and not tracker.await_completed(q - n + 1):
+                wait_s = stall_s if deadline is None else min(stall_s, (deadline - wall()) * 1e-9)
+                if wait_s <= 0 or not gate_acquire(True, wait_s):
+                    stop = self._stop_check(q, now(), start)
+                    reason = "timeout" if stop in (None, "done") else stop
+                    break
+            b = offs[q + 1]
+            tracker.issued_end = b
+            t = now()
+            qsched[q] = t
+            qissued[q] = t
+            issue(offs[q], b)
+            q += 1
+            rec.n_queries_issued = q
+            rec.n_samples_issued = b
             if (
                 checks
                 and ((q >= mqc and t - start >= target_ns) or max_checks)

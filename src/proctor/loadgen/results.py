@@ -220,6 +220,9 @@ class PerformanceResult:
     recommendations: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     failed_samples: int = 0  # samples the SUT failed (completion.fail_samples): not results
+    # > 0: a closed loop with this many queries in flight (`proctor sweep --concurrency`): not an
+    # MLPerf scenario, so never VALID whatever its numbers (engine.CLOSED_LOOP_REASON)
+    closed_loop_in_flight: int = 0
     # issue lateness (actual issue - scheduled), ns
     issue_lateness_p50_ns: int = 0
     issue_lateness_p99_ns: int = 0

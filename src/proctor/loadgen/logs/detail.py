@@ -231,6 +231,7 @@ CONFIG_MULTIPLE_SOURCE = ("test_settings_internal.cc", 562)
 CONFIG_OPEN_SOURCE = ("test_settings_internal.cc", 620)
 
 SUT_REPORT_KEY = "proctor_sut_report"  # value: the SUT's report lines (sink.ReportingSUT), "sut: ..."
+CLOSED_LOOP_KEY = "proctor_closed_loop_in_flight"  # value: N of a closed loop with N in flight (not MLPerf)
 SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
 GENERATION_OVERRIDE_KEY = "proctor_generation_override"
@@ -417,7 +418,10 @@ def result_entries(result: PerformanceResult) -> list[tuple[str, Any]]:
     """The results block (official results.cc LogDetail order), then proctor_* extras."""
     r, sc = result, result.scenario
     valid = r.min_duration_met and r.min_queries_met and r.perf_constraints_met and r.early_stopping_met
+    valid = valid and not r.closed_loop_in_flight  # proctor sweep --concurrency: not an MLPerf scenario
     out: list[tuple[str, Any]] = [("result_validity", "VALID" if valid else "INVALID")]
+    if r.closed_loop_in_flight:
+        out.append((CLOSED_LOOP_KEY, r.closed_loop_in_flight))
     if r.has_perf_constraints:
         out.append(("result_perf_constraints_met", r.perf_constraints_met))
     out += [

@@ -118,7 +118,10 @@ def summary_lines(result: PerformanceResult, eff: EffectiveSettings, sut_name: s
             yield f"Tokens per second (inferred): {ostream(r.inferred_tokens_per_second)}"
     valid = r.min_duration_met and r.min_queries_met and r.perf_constraints_met and r.early_stopping_met
     valid = valid and r.failed_samples == 0  # proctor: a failed sample is no result (not in the official)
+    valid = valid and not r.closed_loop_in_flight  # proctor sweep --concurrency: not an MLPerf scenario
     yield f"Result is : {'VALID' if valid else 'INVALID'}"
+    if r.closed_loop_in_flight:
+        yield f"  MLPerf scenario : NO (closed loop, {r.closed_loop_in_flight} queries in flight)"
     if r.has_perf_constraints:
         yield f"  Performance constraints satisfied : {'Yes' if r.perf_constraints_met else 'NO'}"
     yield f"  Min duration satisfied : {'Yes' if r.min_duration_met else 'NO'}"

@@ -1,0 +1,154 @@
+"""A sweep's curves: p99 latency (or TTFT and TPOT) and throughput against rate or concurrency.
+
+One self-contained sweep.html beside sweep.json: the goodput result first when there is one, the
+figure (matplotlib, imported on first use, PNG inline), then one row per point. It reads the sweep
+document only (app/sweep.py `sweep_document`), so it can be redrawn from a saved sweep.json.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+BOUND, PASS, FAIL = "#d62728", "#2ca02c", "#d62728"
+
+
+def _x_label(doc: dict[str, Any]) -> str:
+    return "requests in flight (closed loop)" if doc.get("kind") == "concurrency" else "offered rate (target QPS)"
+
+
+def _series(points: Sequence[dict[str, Any]], key: str, pct: str = "p99") -> list[float]:
+    out = []
+    for p in points:
+        block = p.get(key) or {}
+        out.append(float(block.get(pct, float("nan"))) if isinstance(block, dict) else float("nan"))
+    return out
+
+
+def sweep_figure(doc: dict[str, Any]) -> bytes | None:
+    """Two panels: p99 latencies (TTFT, TPOT when the benchmark has token latencies) and requests/s
+    and tokens/s against the swept value, the Server bounds as dotted lines; x marks an INVALID
+    Server point. None for < 2 points."""
+    points = sorted(doc.get("points") or [], key=lambda p: float(p.get("value", 0)))
+    if len(points) < 2:
+        return None
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9.0, 3.6), dpi=100, layout="constrained")
+    left, right = fig.subplots(1, 2)
+    xs = [float(p["value"]) for p in points]
+    tokens = any(p.get("ttft_ms") for p in points)
+    if tokens:
+        left.plot(xs, _series(points, "ttft_ms"), "o-", label="TTFT p99")
+        left.plot(xs, _series(points, "tpot_ms"), "s-", label="TPOT p99")
+    left.plot(xs, _series(points, "latency_ms"), "^-", label="latency p99")
+    bad = [(x, y) for x, y, p in zip(xs, _series(points, "latency_ms"), points, strict=True) if p.get("valid") is False]
+    if bad:
+        left.plot([b[0] for b in bad], [b[1] for b in bad], "x", color=FAIL, markersize=10, label="INVALID")
+    limits: dict[str, float] = {}
+    for p in points:
+        limits.update(p.get("limits_ms") or {})
+    for name, bound in sorted(limits.items()):
+        left.axhline(float(bound), color=BOUND, linestyle=":", label=f"{name} bound {float(bound):g} ms")
+    if limits and max(limits.values()) > 20 * max(
+        (y for y in _series(points, "latency_ms") if y == y), default=1.0
+    ):
+        left.set_yscale("log")  # a bound far above the data would flatten it
+    left.set_xlabel(_x_label(doc))
+    left.set_ylabel("ms")
+    left.set_title("p99 latencies", fontsize=10)
+    left.legend(fontsize=8)
+    right.plot(xs, [float(p.get("requests_per_s") or 0) for p in points], "o-", label="requests/s")
+    if tokens:
+        twin = right.twinx()
+        twin.plot(xs, [float(p.get("tokens_per_s") or 0) for p in points], "s--", color="#ff7f0e", label="tokens/s")
+        twin.set_ylabel("tokens/s")
+        twin.legend(fontsize=8, loc="lower right")
+    right.set_xlabel(_x_label(doc))
+    right.set_ylabel("requests/s")
+    right.set_title("throughput", fontsize=10)
+    right.legend(fontsize=8, loc="upper left")
+    good = doc.get("goodput") or {}
+    if good.get("found"):
+        for ax in (left, right):
+            ax.axvline(float(good["goodput_qps"]), color=PASS, linestyle="--")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    return escape(str(value))
+
+
+def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
+    rows = []
+    for p in doc.get("points") or []:
+        valid = p.get("valid")
+        word = "not MLPerf" if valid is None else ("VALID" if valid else "INVALID")
+        rows.append(
+            "<tr>"
+            + "".join(
+                f"<td>{_cell(v)}</td>"
+                for v in (
+                    p.get("value"),
+                    word,
+                    (p.get("ttft_ms") or {}).get("p99"),
+                    (p.get("tpot_ms") or {}).get("p99"),
+                    (p.get("latency_ms") or {}).get("p99"),
+                    p.get("requests_per_s"),
+                    p.get("tokens_per_s"),
+                    p.get("logs"),
+                )
+            )
+            + "</tr>"
+        )
+    good = doc.get("goodput")
+    head = ""
+    if good:
+        if good.get("found"):
+            lo, hi = good["bracket"]
+            head = (
+                f"<p class='goodput'>Goodput: <b>{lo:,.4g} QPS</b> meets the limits; bracket [{lo:,.4g}, "
+                f"{'-' if hi is None else f'{hi:,.4g}'}) after {len(good['probes'])} probes "
+                f"({good['wall_s']:.1f} s), tolerance {good['tolerance'] * 100:g} %"
+                + (f"; {escape(good['stopped'])}" if good.get("stopped") else "")
+                + "</p>"
+            )
+        else:
+            head = f"<p class='goodput'>No probed rate met the limits: {escape(good.get('stopped') or '')}</p>"
+    fig = ""
+    if png is not None:
+        fig = (
+            f'<figure><img alt="sweep curves" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+            "<figcaption>p99 latencies and throughput across the sweep's points</figcaption></figure>"
+        )
+    title = f"proctor sweep: {escape(str(doc.get('sut')))} ({escape(str(doc.get('scenario')))})"
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{title}</title>"
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}img{max-width:100%}</style>"
+        f"</head><body><h1>{title}</h1>{head}<p>{escape(str(doc.get('note') or ''))}</p>{fig}"
+        "<table><tr><th>value</th><th>verdict</th><th>TTFT p99 ms</th><th>TPOT p99 ms</th>"
+        "<th>latency p99 ms</th><th>requests/s</th><th>tokens/s</th><th>logs</th></tr>"
+        + "".join(rows)
+        + "</table></body></html>\n"
+    )
+
+
+def write_sweep_html(doc: dict[str, Any], outdir: Path) -> Path:
+    path = outdir / "sweep.html"
+    path.write_text(sweep_html(doc, sweep_figure(doc)), encoding="utf-8")
+    return path
+
+
+__all__ = ["sweep_figure", "sweep_html", "write_sweep_html"]
