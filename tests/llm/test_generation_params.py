@@ -259,3 +259,23 @@ def test_server_owner_takes_any_answer(answer, owner):
         assert got == "" or (len(got) <= 40 and got == got.lower() and got.isascii())
     expected = owner.lower() if re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", owner) else ""
     assert got == expected
+
+
+def test_a_sweep_point_sends_the_benchmarks_parameters_and_marks_an_override(tmp_path, dataset):
+    """`proctor sweep` builds each point's SUT as `proctor run` does: told the benchmark, its requests
+    carry the benchmark's max_tokens; a user's override is marked in that point's logs."""
+    from proctor.app.sweep import point_runner
+
+    with stub("vllm") as server:
+        for extra, want in (("", 1024), (",max_tokens=7", 7)):
+            request = RunRequest(
+                scenario=Scenario.SERVER, sut=f"openai:url=http://127.0.0.1:{server.port},model=m{extra}",
+                model="llama2-70b", output_dir=tmp_path, dataset=dataset, duration_ms=50, min_queries=4,
+                trace=False, report=False, audit_conf=tmp_path / "no-audit.config",
+            )
+            before = len(sent(server))
+            point = point_runner(request)("rate", 50.0, tmp_path / f"point{want}")
+            bodies = sent(server)[before:]
+            assert bodies and {b["max_tokens"] for b in bodies} == {want}
+            detail = (tmp_path / f"point{want}" / "mlperf_log_detail.txt").read_text(encoding="utf-8")
+            assert (GENERATION_OVERRIDE_KEY in detail) == (want == 7), point

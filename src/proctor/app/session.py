@@ -131,13 +131,11 @@ def run(
     `close` is False (the caller then owns its end)."""
     try:
         check_sut_qsl(sut, qsl)
-        override = generation_override(sut)
         if engine == Engine.OFFICIAL:
             from proctor.compat.official_engine import run_official
 
             outcome = run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
-            _mark_override(outcome, override)
-            return export_requests(sut, outcome)
+            return after_run(sut, outcome)
         from proctor.loadgen.engine import run_test
 
         outcome = run_test(
@@ -151,11 +149,17 @@ def run(
             drain_s=drain_s,
             short_run=short_run,
         )
-        _mark_override(outcome, override)
-        return export_requests(sut, outcome)
+        return after_run(sut, outcome)
     finally:
         if close:
             close_sut(sut)
+
+
+def after_run(sut: object, outcome: RunOutcome) -> RunOutcome:
+    """What every run adds to its logs once it ended, on either engine: the generation override's
+    detail record and the SUT's request export."""
+    _mark_override(outcome, generation_override(sut))
+    return export_requests(sut, outcome)
 
 
 def export_requests(sut: object, outcome: RunOutcome) -> RunOutcome:

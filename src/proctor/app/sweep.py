@@ -228,9 +228,18 @@ def point_runner(
     generated, min_query_count N unless --min-queries says otherwise) at a concurrency. Each point builds its SUT afresh and closes it after.
     `early_stopping_extension` False: a Server run stops where the official LoadGen stops (goodput
     probes: the queries early stopping would add decide the run's length, not the rate)."""
-    from proctor.app.session import build_settings, build_sut, close_sut, sut_spec, verdict
+    from proctor.app.session import (
+        after_run,
+        build_settings,
+        build_sut,
+        close_sut,
+        sut_spec,
+        verdict,
+        with_generation_override,
+    )
     from proctor.loadgen.engine import run_test
     from proctor.loadgen.settings import LogOutputSettings, LogSettings
+    from proctor.suts.context import RunContext
 
     def run_point(kind: str, value: float, outdir: Path) -> Point:
         closed = kind == "concurrency"
@@ -258,7 +267,9 @@ def point_runner(
             )
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=request.trace)
-        sut, qsl = build_sut(sut_spec(request.sut, request.dataset))
+        # told the benchmark, an LLM SUT sends its generation parameters (a user override is marked)
+        sut, qsl = build_sut(sut_spec(request.sut, request.dataset), RunContext(request.model, str(settings.mode)))
+        short_run = with_generation_override(resolved.short_run, sut)
         try:
             outcome = run_test(
                 sut,
@@ -269,13 +280,14 @@ def point_runner(
                 progress=progress(),
                 timeout_s=request.timeout_s,
                 drain_s=request.drain_s,
-                short_run=resolved.short_run,
+                short_run=short_run,
                 concurrency=int(value) if closed else 0,
                 early_stopping_extension=early_stopping_extension,
             )
+            outcome = after_run(sut, outcome)
         finally:
             close_sut(sut)
-        ok, lines = verdict(outcome, resolved.short_run)
+        ok, lines = verdict(outcome, short_run)
         return point_of(outcome, kind, value, ok, lines, outdir.name)
 
     return run_point
