@@ -162,7 +162,7 @@ class Raising(Interrupting):
 def test_interrupt_exits_130_and_sut_failure_exits_1(tmp_path, monkeypatch, sut, code, text):
     from proctor.suts.synthetic import InMemoryQSL
 
-    monkeypatch.setattr(registry, "build", lambda spec: (sut(), InMemoryQSL(16, 16)))
+    monkeypatch.setattr(registry, "build", lambda spec, context=None: (sut(), InMemoryQSL(16, 16)))
     result = invoke("--scenario", "Offline", "--output", str(tmp_path), "--quiet", "--duration-ms", "0")
     assert result.exit_code == code
     assert text in result.output

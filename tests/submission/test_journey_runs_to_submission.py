@@ -31,7 +31,7 @@ MEASUREMENTS = {
 
 
 def _proctor(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run(
         [sys.executable, "-m", "proctor", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
     )
