@@ -128,3 +128,47 @@ def test_audit_outputs_are_found_in_either_layout(tmp_path: Path) -> None:
     (old / "compliance/sys/resnet50/Server/TEST04").mkdir(parents=True)
     assert audit_folders(old) == {("resnet50", "Server"): [old / "compliance/sys/resnet50/Server/TEST04"]}
     assert audit_folders(tmp_path / "none") == {} and _scenario_dirs(old) == []
+
+
+def test_init_writes_this_machines_side_files_and_package_reads_them(tmp_path: Path) -> None:
+    """`proctor submission init` starts the side files a new user does not have; what only the user
+    knows stays empty and the checker names it; filled in, `package` needs no --system."""
+    runs = tmp_path / "runs"
+    init = _proctor(tmp_path, "submission", "init", "runs", "--submitter", "ACME", "--system-name", "box")
+    assert init.returncode == 0, init.stdout + init.stderr
+    desc = json.loads((runs / "system.json").read_text())
+    assert (desc["submitter"], desc["system_name"], desc["division"], desc["framework"]) == ("ACME", "box", "closed", "")
+    assert desc["host_processor_core_count"] == (os.cpu_count() or 1)
+    assert json.loads((runs / "measurements.json").read_text()) == dict.fromkeys(MEASUREMENTS, "")
+    assert "fill in: framework" in init.stdout and "fill in: input_data_types" in init.stdout
+    again = _proctor(tmp_path, "submission", "init", "runs", "--submitter", "ACME")  # never overwrites
+    assert again.returncode == 0 and "nothing to write" in again.stdout
+    assert json.loads((runs / "system.json").read_text())["system_name"] == "box"
+
+    # one accuracy run is enough to package; the unfilled fields are the checker's errors, by name
+    (runs / "user.conf").write_text(USER_CONF)
+    (runs / "README.md").write_text("proctor's digits workload, numpy backend.\n")
+    common = ["-s", "Offline", "--sut", DIGITS, "--model", "digits", "--user-conf", "runs/user.conf", "-q"]
+    acc = _proctor(tmp_path, "run", *common, "--mode", "AccuracyOnly", "-o", "runs/digits/Offline/accuracy")
+    assert acc.returncode == 0, acc.stdout + acc.stderr
+    pkg = ("submission", "package", "runs", "--submitter", "ACME", "--allow-unofficial-loadgen", "--no-check")
+    packaged = _proctor(tmp_path, *pkg, "-o", "sub")
+    assert packaged.returncode == 0, packaged.stdout + packaged.stderr
+    # the system is named by its description's system_name, under systems/ and results/
+    assert (tmp_path / "sub/closed/ACME/systems/box.json").is_file()
+    assert (tmp_path / "sub/closed/ACME/results/box/digits/Offline/accuracy/accuracy.txt").is_file()
+    check = _proctor(tmp_path, "check", "submission", "sub", "--allow-unofficial-loadgen", "--json")
+    messages = [f["message"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"]
+    assert check.returncode == 1
+    assert any("must not be empty: framework" in m for m in messages), messages
+    assert any("meaningful value: input_data_types, retraining" in m for m in messages), messages
+
+    (runs / "system.json").unlink()
+    missing = _proctor(tmp_path, *pkg, "-o", "sub2")
+    assert missing.returncode == 2 and "proctor submission init runs --submitter NAME" in missing.stderr
+    (runs / "system.json").write_text(json.dumps({**desc, "system_name": "../up"}))
+    bad = _proctor(tmp_path, *pkg, "-o", "sub3")
+    assert bad.returncode == 2 and "system_name '../up' must be a folder name" in bad.stderr
+    assert not (tmp_path / "sub3").exists()
+    bad_name = _proctor(tmp_path, "submission", "init", "r2", "--submitter", "A", "--system-name", "a/b")
+    assert bad_name.returncode == 2 and "--system-name 'a/b'" in bad_name.stderr

@@ -29,7 +29,6 @@ incomplete, and `DemoInterrupted` carries where the partial output is.
 from __future__ import annotations
 
 import os
-import platform
 import shlex
 import shutil
 import signal
@@ -262,65 +261,13 @@ def _check_stop(stop: StopFlag) -> None:
 
 
 # --- system description ------------------------------------------------------------------------
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def _memory_gb() -> str:
-    try:
-        return f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GB"
-    except (ValueError, OSError, AttributeError):
-        return "unknown"
-
-
 def system_description(*, division: str, status: str, framework: str) -> dict[str, Any]:
-    """One description with the fields both the inference and the training checkers require."""
-    cores = os.cpu_count() or 1
-    desc: dict[str, Any] = {
-        "submitter": SUBMITTER,
-        "division": division,
-        "status": status,
-        "system_name": SYSTEM,
-        "system_type": "edge",
-        "system_type_detail": "this machine, as the demo found it",
-        "number_of_nodes": 1,
-        "host_processor_model_name": _cpu_model(),
-        "host_processors_per_node": 1,
-        "host_processor_core_count": cores,
-        "host_processor_vcpu_count": cores,
-        "host_processor_frequency": "",
-        "host_processor_caches": "",
-        "host_processor_interconnect": "",
-        "host_memory_capacity": _memory_gb(),
-        "host_memory_configuration": "",
-        "host_storage_type": "local",
-        "host_storage_capacity": "",
-        "host_networking": "",
-        "host_networking_topology": "",
-        "host_network_card_count": 0,
-        "accelerators_per_node": 0,
-        "accelerator_model_name": "N/A",
-        "accelerator_frequency": "",
-        "accelerator_host_interconnect": "",
-        "accelerator_interconnect": "",
-        "accelerator_interconnect_topology": "",
-        "accelerator_memory_capacity": "N/A",
-        "accelerator_memory_configuration": "",
-        "accelerator_on-chip_memories": "",
-        "cooling": "air",
-        "hw_notes": "",
-        "framework": framework,
-        "operating_system": f"{platform.system()} {platform.release()}",
-        "other_software_stack": f"Python {platform.python_version()}",
-        "sw_notes": "proctor demo",
-    }
-    return desc
+    """This machine's description (submission.describe) under the demo's submitter and system name."""
+    from proctor.submission.describe import this_machine
+
+    return this_machine(submitter=SUBMITTER, system_name=SYSTEM, division=division, status=status,
+                        framework=framework, notes="proctor demo") | {
+        "system_type_detail": "this machine, as the demo found it"}
 
 
 def _write_json(path: Path, obj: Any) -> None:

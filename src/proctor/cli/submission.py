@@ -30,11 +30,65 @@ submission_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     epilog=examples(
+        "proctor submission init runs --submitter ACME --framework 'onnxruntime 1.20'",
         "proctor submission package RUNS_DIR -o SUBMISSION --submitter ACME --system system.json",
         "proctor submission truncate-accuracy --input SUBMISSION --submitter ACME -o TRUNCATED",
     ),
 )
 app.add_typer(submission_app, name="submission")
+
+
+@submission_app.command(
+    "init",
+    epilog=examples(
+        "proctor submission init runs --submitter ACME --framework 'onnxruntime 1.20'",
+        "proctor submission init runs --submitter ACME --system-name my-server --system-type datacenter",
+    ),
+)
+def init_cmd(
+    runs: Annotated[
+        Path, typer.Argument(metavar="RUNS_DIR", help="The folder of runs `package` will read (created if missing).")
+    ],
+    submitter: Annotated[str, typer.Option("--submitter", metavar="NAME", help="The submitter's name.")],
+    system_name: Annotated[
+        str, typer.Option("--system-name", metavar="NAME", help="The system's name in the results tree.")
+    ] = "my-system",
+    framework: Annotated[
+        str, typer.Option("--framework", metavar="TEXT", help="The inference framework and its version (left "
+                          "empty if not given: the checker then asks for it).")
+    ] = "",
+    division: Annotated[
+        str, typer.Option("--division", metavar="DIVISION", help="closed, network or open.")
+    ] = "closed",
+    status: Annotated[
+        str, typer.Option("--status", metavar="STATUS", help="available, preview or rdi.")
+    ] = "available",
+    system_type: Annotated[
+        str, typer.Option("--system-type", metavar="TYPE", help="edge or datacenter (which suite applies).")
+    ] = "edge",
+) -> None:
+    """Write RUNS_DIR/system.json (this machine's description) and RUNS_DIR/measurements.json (to fill
+    in) where they do not exist yet; `package` reads both. What only you know is left empty, and
+    the checker names each empty field, so a template never passes as a finished description."""
+    from proctor.submission.describe import write_templates
+    from proctor.submission.package import DIVISIONS, SAFE_NAME
+
+    if not SAFE_NAME.fullmatch(system_name):
+        fail(f"--system-name {system_name!r}: use a folder name (letters, digits, '.', '_', '-')")
+    if division not in DIVISIONS:
+        fail(f"--division {division!r}: use one of {', '.join(DIVISIONS)}")
+    if system_type not in ("edge", "datacenter"):
+        fail(f"--system-type {system_type!r}: use edge or datacenter")
+    if runs.exists() and not runs.is_dir():
+        fail(f"{runs}: is a file; give the folder of runs")
+    written = write_templates(runs, submitter=submitter, system_name=system_name, division=division,
+                              status=status, framework=framework, system_type=system_type)
+    out = console()
+    if not written:
+        out.print(f"nothing to write: {runs} already has system.json and measurements.json", markup=False)
+    for path, todo in written:
+        out.print(f"wrote {path}" + (f"; fill in: {todo}" if todo else ""), markup=False, soft_wrap=True)
+    out.print("then: README.md (how to reproduce) and user.conf beside them", markup=False)
 
 
 @submission_app.command(
@@ -137,8 +191,7 @@ def truncate_cmd(
     epilog=examples(
         "proctor submission package RUNS_DIR -o SUBMISSION --submitter ACME --system system.json",
         "proctor submission package RUNS_DIR -o OPEN --submitter ACME --system sys.json --division open",
-        "proctor submission package runs --audits audits -o SUBMISSION --submitter ACME --system system.json "
-        "--allow-unofficial-loadgen",
+        "proctor submission package runs --audits audits -o SUBMISSION --submitter ACME --allow-unofficial-loadgen",
     ),
 )
 def package_cmd(
@@ -158,10 +211,11 @@ def package_cmd(
         )
     ],
     system: Annotated[
-        Path, typer.Option(
-            "--system", metavar="FILE", help="The system description JSON (systems/<name>.json)."
+        Path | None, typer.Option(
+            "--system", metavar="FILE", help="The system description JSON (systems/<name>.json); default "
+            "RUNS_DIR/system.json, as `proctor submission init` writes it."
         )
-    ],
+    ] = None,
     division: Annotated[
         str, typer.Option("--division", metavar="DIVISION", help="closed, network or open.")
     ] = "closed",

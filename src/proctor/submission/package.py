@@ -14,12 +14,16 @@ hashes (`truncate.py`), so the tree is ready for the official checker.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from proctor.errors import PackageError
+from proctor.submission.describe import SYSTEM_FILE
 from proctor.submission.truncate import truncate_tree
 
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
@@ -27,6 +31,7 @@ ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt"
 SIDE_FILES = ("measurements.json", "README.md", "user.conf", "mlperf.conf")
 DIVISIONS = ("closed", "network", "open")
 
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 PROCTOR_ONLY = shutil.ignore_patterns("mlperf_log_samples.bin", "report.html")  # proctor's own files
 
 
@@ -100,12 +105,27 @@ def _side(runs: Path, scen: Path, name: str) -> Path | None:
     return None
 
 
+def system_name_of(path: Path) -> str:
+    """RUNS/system.json (as `submission init` writes it) names its system in `system_name`: the
+    folder name under systems/ and results/, checked to be one safe path component."""
+    try:
+        data = path.read_bytes()[: 1 << 20]
+        name = orjson.loads(data).get("system_name") if data else None
+    except (OSError, orjson.JSONDecodeError, AttributeError) as exc:
+        raise PackageError(f"{path}: not a system description JSON ({exc}); fix it or give --system FILE") from exc
+    if not isinstance(name, str) or not SAFE_NAME.fullmatch(name):
+        raise PackageError(
+            f"{path}: system_name {name!r} must be a folder name (letters, digits, '.', '_', '-'); fix it"
+        )
+    return name
+
+
 def package(
     runs: Path,
     output: Path,
     *,
     submitter: str,
-    system_json: Path,
+    system_json: Path | None,
     division: str,
     version: str,
     audits: Sequence[Path] = (),
@@ -114,8 +134,14 @@ def package(
         raise PackageError(f"--division {division!r}: use one of {', '.join(DIVISIONS)}")
     if not runs.is_dir():
         raise PackageError(f"{runs}: not a folder of runs")
+    init = f"or `proctor submission init {runs} --submitter NAME` writes one for this machine"
+    named = system_json  # --system FILE names the system by its file name (systems/<name>.json)
+    if system_json is None:
+        system_json = runs / SYSTEM_FILE
+        if not system_json.is_file():
+            raise PackageError(f"--system not given and no {system_json}: give --system FILE, {init}")
     if not system_json.is_file():
-        raise PackageError(f"--system {system_json}: not a file; give the system description JSON")
+        raise PackageError(f"--system {system_json}: not a file; give the system description JSON, {init}")
     if output.exists():
         raise PackageError(f"{output}: already exists; give a new folder")
     extra: dict[tuple[str, str], list[Path]] = {}
@@ -129,7 +155,7 @@ def package(
         for key, tests in got.items():
             extra.setdefault(key, []).extend(tests)
     v5 = version.startswith(("v4", "v5"))
-    system = system_json.stem
+    system = system_json.stem if named is not None else system_name_of(system_json)
     sub = output / division / submitter
     result = PackageResult(output)
     scen_dirs = _scenario_dirs(runs)
