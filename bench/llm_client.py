@@ -69,6 +69,8 @@ import argparse
 import contextlib
 import os
 import re
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -312,10 +314,9 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
         return s
 
     def stale(s: socket.socket) -> bool:
+        """EOF waiting on an idle connection (select first: a socket with a timeout would wait in recv)."""
         try:
-            return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""  # EOF (bytes nobody asked for: kept)
-        except BlockingIOError:
-            return False
+            return bool(select.select([s], [], [], 0)[0]) and s.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             return True
 
@@ -750,6 +751,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.serve:
         if args.serve != "transformers" or not args.serve_python:
             raise SystemExit("--serve: only 'transformers', with --serve-python PATH (a venv with transformers[serving])")
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # killed: still stop the server it started
         with tempfile.TemporaryDirectory(prefix="llm-bench-serve-") as tmp, \
                 transformers_serve(args.serve_python, Path(tmp)) as (url, model):
             args.url, args.model = url, model
