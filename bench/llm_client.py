@@ -55,18 +55,22 @@ schedule) minus the bare client's (from its send), the median over repeats, agai
 0.2 ms. Only completions endpoints over http:// with chunked streams (what vLLM, SGLang and
 llama.cpp's server send). `--serve transformers --serve-python PY` starts `transformers serve` itself
 (PY: an interpreter with transformers[serving] and CPU torch) with a tiny random-weight model written
-locally (tests.support.hf_tiny, HF_HUB_OFFLINE=1) and runs the same table against it.
+locally (tests.support.hf_tiny, HF_HUB_OFFLINE=1) and runs the same table against it. `--together`
+runs the two clients at the same time, each at half the rate, the bare one in a forked process: a
+server whose speed drifts between runs (a CPU model on a shared machine) then serves both alike.
 
     python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
         [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--http raw,aiohttp] [--json]
     python bench/llm_client.py --url http://127.0.0.1:8000 [--model NAME] [--cases 4,50] [--repeat 3]
     python bench/llm_client.py --serve transformers --serve-python VENV/bin/python [--cases 1,4] [--repeat 3]
+        [--together]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import os
 import re
 import select
@@ -634,17 +638,31 @@ def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str
         label = f"{rate:g} req/s"
         for k in range(args.repeat):
             got: dict[str, Any] = {"case": label, "rate": rate, "repeat": k + 1}
-            for who in (("bare", "proctor") if k % 2 == 0 else ("proctor", "bare")):
-                if who == "bare":
-                    t = bare_ttfts(url, bodies, rate, args.seconds, per_req_s)
-                    ok = t[~np.isnan(t)]
-                    got["bare_n"], got["bare_fail"] = int(ok.size), int(t.size - ok.size)
-                    got["bare_ttft_ms"] = float(np.median(ok)) if ok.size else float("nan")
-                else:
-                    r = proctor_case(0, args, label, rate, 0, url=url)
-                    got.update(proctor_n=r["requests"], proctor_fail=r["faults"] + r["errors"],
-                               proctor_ttft_ms=r["ttft_ms"], proctor_send_ms=r["ttft_send_ms"],
-                               proctor_tpot_ms=r["tpot_ms"], proctor_cpu_pct=r["cpu_pct"])
+
+            def bare(t: np.ndarray, got: dict[str, Any] = got) -> None:
+                ok = t[~np.isnan(t)]
+                got["bare_n"], got["bare_fail"] = int(ok.size), int(t.size - ok.size)
+                got["bare_ttft_ms"] = float(np.median(ok)) if ok.size else float("nan")
+
+            def proctor(rate: float, got: dict[str, Any] = got, label: str = label) -> None:
+                r = proctor_case(0, args, label, rate, 0, url=url)
+                got.update(proctor_n=r["requests"], proctor_fail=r["faults"] + r["errors"],
+                           proctor_ttft_ms=r["ttft_ms"], proctor_send_ms=r["ttft_send_ms"],
+                           proctor_tpot_ms=r["tpot_ms"], proctor_cpu_pct=r["cpu_pct"])
+
+            if args.together:  # both at half the rate over the same window, the bare one in its own process
+                ctx = multiprocessing.get_context("fork")  # forked before proctor's threads exist
+                with ctx.Pool(1) as pool:
+                    # proctor's Server run lasts 2 x --seconds (min_query_count: 2 x duration x rate)
+                    pending = pool.apply_async(bare_ttfts, (url, bodies, rate / 2, 2 * args.seconds, per_req_s))
+                    proctor(rate / 2)
+                    bare(pending.get(timeout=4 * args.seconds + 300))
+            else:
+                for who in (("bare", "proctor") if k % 2 == 0 else ("proctor", "bare")):
+                    if who == "bare":
+                        bare(bare_ttfts(url, bodies, rate, args.seconds, per_req_s))
+                    else:
+                        proctor(rate)
             got["overhead_ms"] = got["proctor_ttft_ms"] - got["bare_ttft_ms"]
             got["overhead_send_ms"] = got["proctor_send_ms"] - got["bare_ttft_ms"]
             rows.append(got)
@@ -654,8 +672,9 @@ def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str
 
 def print_overhead(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
     print(f"server: {args.url} (model {args.model}); truth unknown: proctor against a bare blocking-socket client "
-          f"on the same bodies ({args.tokens} tokens, 32-word prompts), {args.seconds:g} s per client and case, "
-          f"{args.repeat} repeats; load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
+          f"on the same bodies ({args.tokens} tokens, 32-word prompts), "
+          + ("both at once at half the rate each, " if args.together else f"{args.seconds:g} s per client and case, ")
+          + f"{args.repeat} repeats; load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
           f"on {os.cpu_count()} cores")
     print(f"{'case':10} {'rep':>3} {'bare n':>6} {'bare TTFT':>9} {'proctor n':>9} {'TTFT':>8} {'send':>8} "
           f"{'TPOT':>7} {'CPU%':>5} {'over ms':>8} {'send over':>9} {'fail b/p':>8}")
@@ -742,6 +761,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="the --url mode against a server the bench starts: 'transformers' (transformers serve, a tiny "
                          "random-weight model written here, offline)")
     ap.add_argument("--serve-python", default="", help="--serve: an interpreter with transformers[serving] and torch")
+    ap.add_argument("--together", action="store_true",
+                    help="--url/--serve: run both clients at once, each at half the rate (a server whose speed drifts "
+                         "is the same for both), instead of one after the other")
     ap.add_argument("--repeat", type=int, default=3, help="--url: runs of each client per rate (median reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
