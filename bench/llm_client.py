@@ -53,19 +53,28 @@ blocking-socket client and proctor send the same request bodies, one after the o
 times (their order alternating); the line per rate is proctor's TTFT p50 (the rules' TTFT, from the
 schedule) minus the bare client's (from its send), the median over repeats, against the goal of
 0.2 ms. Only completions endpoints over http:// with chunked streams (what vLLM, SGLang and
-llama.cpp's server send).
+llama.cpp's server send). `--serve transformers --serve-python PY` starts `transformers serve` itself
+(PY: an interpreter with transformers[serving] and CPU torch) with a tiny random-weight model written
+locally (tests.support.hf_tiny, HF_HUB_OFFLINE=1) and runs the same table against it. `--together`
+runs the two clients at the same time, each at half the rate, the bare one in a forked process: a
+server whose speed drifts between runs (a CPU model on a shared machine) then serves both alike.
 
     python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
         [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--http raw,aiohttp] [--json]
     python bench/llm_client.py --url http://127.0.0.1:8000 [--model NAME] [--cases 4,50] [--repeat 3]
+    python bench/llm_client.py --serve transformers --serve-python VENV/bin/python [--cases 1,4] [--repeat 3]
+        [--together]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import os
 import re
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -81,7 +90,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import orjson
 
-from proctor.clients.llm_dataset import load_dataset
+from proctor.clients.llm_formats import load_dataset
 from proctor.clients.openai import from_params
 from proctor.clients.openai_config import OpenAIConfig, endpoint_url
 from proctor.clients.preflight import models_url
@@ -308,6 +317,13 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return s
 
+    def stale(s: socket.socket) -> bool:
+        """EOF waiting on an idle connection (select first: a socket with a timeout would wait in recv)."""
+        try:
+            return bool(select.select([s], [], [], 0)[0]) and s.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def worker(j: int) -> None:
         s = connect()
         try:
@@ -317,6 +333,9 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
                     time.sleep(delay)
                 buf, first = b"", 0.0
                 request = heads[k % len(heads)]
+                if stale(s):  # the server closed it while idle (uvicorn: after 5 s): a new one, before the stamp
+                    s.close()
+                    s = connect()
                 sent = time.perf_counter()
                 s.sendall(request)
                 while not buf.endswith(b"0\r\n\r\n"):  # the chunked stream's end
@@ -564,6 +583,46 @@ def served_model(url: str) -> str:
     return str(data["data"][0]["id"])
 
 
+TRANSFORMERS_SERVE = ("import sys; from transformers.cli.transformers import main; sys.argv[0] = 'transformers'; "
+                      "sys.exit(main())")
+
+
+@contextlib.contextmanager
+def transformers_serve(python: str, work: Path, start_s: float = 180.0) -> Any:
+    """`transformers serve` on loopback with a tiny random-weight model written here (tests.support.hf_tiny,
+    offline: HF_HUB_OFFLINE=1, nothing downloaded), run by `python` (a venv with transformers[serving]
+    and torch); yields (its base URL, the model name it serves), stops it afterwards."""
+    env = dict(peer_env(), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HOME=str(work / "hf-home"))
+    model = work / "tiny-llama"
+    subprocess.run([python, hf_tiny.__file__, str(model)], env=env, check=True, capture_output=True, timeout=start_s)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    log = (work / "serve.log").open("wb")
+    proc = subprocess.Popen([python, "-c", TRANSFORMERS_SERVE, "serve", str(model), "--host", "127.0.0.1",
+                             "--port", str(port), "--device", "cpu"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + start_s
+        while True:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"transformers serve did not start (exit {proc.poll()}): "
+                                 f"{(work / 'serve.log').read_text()[-1000:]}")
+            with contextlib.suppress(OSError), \
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}", str(model)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
+        log.close()
+
+
 def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str, Any]]:
     """Per rate and repeat: the bare client's TTFT p50 and proctor's (from the schedule, the rules'
     TTFT, and from the send), on the same request bodies (synthetic prompts, `--tokens` each), the
@@ -571,23 +630,39 @@ def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str
     url = args.url
     cfg = OpenAIConfig(urls=(url,), model=args.model, max_tokens=args.tokens)
     bodies = [cfg.body(x) for x in load_dataset(("synthetic", 1024, "const:32", f"const:{args.tokens}", 0))]
-    per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3  # only sizes the bare client's threads
+    # only sizes the bare client's threads: the server's request time is unknown here, so room for 2 s each
+    # (too few threads would make the bare client wait for its own free thread, a load below the rate)
+    per_req_s = max((args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3, 2.0)
     rows = []
     for rate in rates:
         label = f"{rate:g} req/s"
         for k in range(args.repeat):
             got: dict[str, Any] = {"case": label, "rate": rate, "repeat": k + 1}
-            for who in (("bare", "proctor") if k % 2 == 0 else ("proctor", "bare")):
-                if who == "bare":
-                    t = bare_ttfts(url, bodies, rate, args.seconds, per_req_s)
-                    ok = t[~np.isnan(t)]
-                    got["bare_n"], got["bare_fail"] = int(ok.size), int(t.size - ok.size)
-                    got["bare_ttft_ms"] = float(np.median(ok)) if ok.size else float("nan")
-                else:
-                    r = proctor_case(0, args, label, rate, 0, url=url)
-                    got.update(proctor_n=r["requests"], proctor_fail=r["faults"] + r["errors"],
-                               proctor_ttft_ms=r["ttft_ms"], proctor_send_ms=r["ttft_send_ms"],
-                               proctor_tpot_ms=r["tpot_ms"], proctor_cpu_pct=r["cpu_pct"])
+
+            def bare(t: np.ndarray, got: dict[str, Any] = got) -> None:
+                ok = t[~np.isnan(t)]
+                got["bare_n"], got["bare_fail"] = int(ok.size), int(t.size - ok.size)
+                got["bare_ttft_ms"] = float(np.median(ok)) if ok.size else float("nan")
+
+            def proctor(rate: float, got: dict[str, Any] = got, label: str = label) -> None:
+                r = proctor_case(0, args, label, rate, 0, url=url)
+                got.update(proctor_n=r["requests"], proctor_fail=r["faults"] + r["errors"],
+                           proctor_ttft_ms=r["ttft_ms"], proctor_send_ms=r["ttft_send_ms"],
+                           proctor_tpot_ms=r["tpot_ms"], proctor_cpu_pct=r["cpu_pct"])
+
+            if args.together:  # both at half the rate over the same window, the bare one in its own process
+                ctx = multiprocessing.get_context("fork")  # forked before proctor's threads exist
+                with ctx.Pool(1) as pool:
+                    # proctor's Server run lasts 2 x --seconds (min_query_count: 2 x duration x rate)
+                    pending = pool.apply_async(bare_ttfts, (url, bodies, rate / 2, 2 * args.seconds, per_req_s))
+                    proctor(rate / 2)
+                    bare(pending.get(timeout=4 * args.seconds + 300))
+            else:
+                for who in (("bare", "proctor") if k % 2 == 0 else ("proctor", "bare")):
+                    if who == "bare":
+                        bare(bare_ttfts(url, bodies, rate, args.seconds, per_req_s))
+                    else:
+                        proctor(rate)
             got["overhead_ms"] = got["proctor_ttft_ms"] - got["bare_ttft_ms"]
             got["overhead_send_ms"] = got["proctor_send_ms"] - got["bare_ttft_ms"]
             rows.append(got)
@@ -597,16 +672,17 @@ def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str
 
 def print_overhead(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
     print(f"server: {args.url} (model {args.model}); truth unknown: proctor against a bare blocking-socket client "
-          f"on the same bodies ({args.tokens} tokens, 32-word prompts), {args.seconds:g} s per client and case, "
-          f"{args.repeat} repeats; load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
+          f"on the same bodies ({args.tokens} tokens, 32-word prompts), "
+          + ("both at once at half the rate each, " if args.together else f"{args.seconds:g} s per client and case, ")
+          + f"{args.repeat} repeats; load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
           f"on {os.cpu_count()} cores")
     print(f"{'case':10} {'rep':>3} {'bare n':>6} {'bare TTFT':>9} {'proctor n':>9} {'TTFT':>8} {'send':>8} "
-          f"{'TPOT':>7} {'CPU%':>5} {'over ms':>8} {'send over':>9} {'fail':>4}")
+          f"{'TPOT':>7} {'CPU%':>5} {'over ms':>8} {'send over':>9} {'fail b/p':>8}")
     for r in rows:
         print(f"{r['case']:10} {r['repeat']:3d} {r['bare_n']:6d} {r['bare_ttft_ms']:9.3f} {r['proctor_n']:9d} "
               f"{r['proctor_ttft_ms']:8.3f} {r['proctor_send_ms']:8.3f} {r['proctor_tpot_ms']:7.3f} "
               f"{r['proctor_cpu_pct']:5.1f} {r['overhead_ms']:+8.3f} {r['overhead_send_ms']:+9.3f} "
-              f"{r['bare_fail'] + r['proctor_fail']:4d}")
+              f"{str(r['bare_fail']) + '/' + str(r['proctor_fail']):>8}")
     for case in dict.fromkeys(r["case"] for r in rows):
         over = [r["overhead_ms"] for r in rows if r["case"] == case]
         send = [r["overhead_send_ms"] for r in rows if r["case"] == case]
@@ -681,12 +757,33 @@ def main(argv: list[str] | None = None) -> None:
                     help="any server (http://HOST:PORT[/v1]): proctor's TTFT p50 against a bare socket client's at "
                          "the rate cases, no injected truth (the bench's own server is not started)")
     ap.add_argument("--model", default="", help="--url: the model name to ask (default: the first in /v1/models)")
+    ap.add_argument("--serve", default="",
+                    help="the --url mode against a server the bench starts: 'transformers' (transformers serve, a tiny "
+                         "random-weight model written here, offline)")
+    ap.add_argument("--serve-python", default="", help="--serve: an interpreter with transformers[serving] and torch")
+    ap.add_argument("--together", action="store_true",
+                    help="--url/--serve: run both clients at once, each at half the rate (a server whose speed drifts "
+                         "is the same for both), instead of one after the other")
     ap.add_argument("--repeat", type=int, default=3, help="--url: runs of each client per rate (median reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
     peers = bool(args.peers_python and os.path.exists(args.peers_python))
     load = os.getloadavg()
+    if args.serve:
+        if args.serve != "transformers" or not args.serve_python:
+            raise SystemExit("--serve: only 'transformers', with --serve-python PATH (a venv with transformers[serving])")
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # killed: still stop the server it started
+        with tempfile.TemporaryDirectory(prefix="llm-bench-serve-") as tmp, \
+                transformers_serve(args.serve_python, Path(tmp)) as (url, model):
+            args.url, args.model = url, model
+            rates = [float(c) for c in cases if c[0].isdigit()]
+            over = overhead_rows(args, rates)
+        if args.json:
+            print(orjson.dumps(over, option=orjson.OPT_INDENT_2).decode())
+        else:
+            print_overhead(args, over, load)
+        return
     if args.url:
         args.model = args.model or served_model(args.url)
         rates = [float(c) for c in cases if c[0].isdigit()]

@@ -10,9 +10,16 @@ import orjson
 import pytest
 
 from proctor.loadgen import completion
-from proctor.loadgen.clock import ManualClock
+from proctor.loadgen.clock import ManualClock, MonotonicClock
 from proctor.loadgen.engine import RunOutcome, log_paths, run_test
-from proctor.loadgen.issuer import ISSUE_SWITCH_INTERVAL_S, short_switch_interval
+from proctor.loadgen.issuer import (
+    FINE_SLACK_MAX_QPS,
+    ISSUE_SWITCH_INTERVAL_S,
+    ISSUE_TIMER_SLACK_NS,
+    PR_GET_TIMERSLACK,
+    _prctl,
+    short_switch_interval,
+)
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.progress import ProgressHooks, format_snapshot, snapshot
 from proctor.loadgen.records import NOT_SET
@@ -625,6 +632,38 @@ def test_switch_interval_while_issuing(tmp_path, scenario: Scenario, short: bool
     run(tmp_path, sut, InMemoryQSL(64, 64), settings(scenario), clock=sut.clock)
     assert sut.intervals == {ISSUE_SWITCH_INTERVAL_S if short else before}
     assert sys.getswitchinterval() == before
+
+
+# --- the issuing thread's timer slack in the Server scenario ----------------------------------------
+# Above FINE_SLACK_MAX_QPS the slack follows the adaptive clock's spin (it starts sleeping: the thread's
+# own slack); at or below it the fine slack holds from the first arrival (it costs next to nothing there).
+
+
+class SlackSUT(RecordingSUT):
+    def __init__(self) -> None:
+        super().__init__()
+        self.slacks: list[int] = []
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        self.slacks.append(int(_prctl()(PR_GET_TIMERSLACK, 0, 0, 0, 0)))
+        super().issue_query(samples)
+
+
+@pytest.mark.parametrize(("qps", "fine"), [(FINE_SLACK_MAX_QPS / 20, True), (FINE_SLACK_MAX_QPS * 4, False)])
+def test_server_timer_slack_is_fine_at_low_rates(tmp_path, qps: float, fine: bool) -> None:
+    if _prctl() is None:
+        pytest.skip("prctl timer slack is Linux only")
+    before = int(_prctl()(PR_GET_TIMERSLACK, 0, 0, 0, 0))
+    assert before != ISSUE_TIMER_SLACK_NS
+    sut = SlackSUT()
+    run(tmp_path, sut, InMemoryQSL(64, 64), settings(Scenario.SERVER, server_target_qps=qps, min_query_count=4),
+        clock=MonotonicClock(30_000))
+    assert sut.slacks
+    if fine:
+        assert set(sut.slacks) == {ISSUE_TIMER_SLACK_NS}
+    else:
+        assert sut.slacks[0] == before  # the adaptive clock starts sleeping, with the thread's own slack
+    assert int(_prctl()(PR_GET_TIMERSLACK, 0, 0, 0, 0)) == before
 
 
 def test_a_shorter_interval_already_set_is_kept() -> None:
