@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from proctor.checks.compliance import (
-    MEASUREMENT_FIELDS,
     TEST06_LINES,
     _verify_file,
     check_accuracy_hash,
     check_measurements_json,
     parse_verify,
 )
+from proctor.rules.inference import MEASUREMENT_FIELDS
 
 pytestmark = pytest.mark.fuzz
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]

@@ -38,7 +38,7 @@ from proctor.checks.loadgen_origin import check_loadgen_origin
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import MIN_DURATION_MS, Variant
+from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
 
 CHECKER = "official submission checker (round v6.1)"
@@ -55,9 +55,6 @@ TEST01_ACC_FILES = (
     "baseline_accuracy.txt",
     "compliance_accuracy.txt",
 )
-MEASUREMENT_FIELDS = (
-    "input_data_types", "retraining", "starting_weights_filename", "weight_data_types", "weight_transformations",
-)  # fmt: skip
 MEASUREMENT_FILES = ("README.md", "user.conf")
 MAX_TEXT = 1 << 20  # verification outputs and accuracy.txt are a few lines; read no more
 AUDIT_KEYS = {  # the detail-log setting that shows the run was the audit and not a plain performance run

@@ -67,6 +67,13 @@ INFERRED_OFFLINE_FROM_SS_NUMERATOR = 1000.0
 ACCURACY_SIGNIFICANT_FIGURES = 5
 
 
+# The fields every measurements JSON must fill: the official checker's SYSTEM_IMP_REQUIRED_FILES
+# (tools/submission/submission_checker.py, v5.1); read by proctor's checker and `submission init`.
+MEASUREMENT_FIELDS = (
+    "input_data_types", "retraining", "starting_weights_filename", "weight_data_types", "weight_transformations",
+)  # fmt: skip
+
+
 # §Network Division, General Constraints: "Currently permitted fabric interconnects are Ethernet,
 # IEEE802.11, Infiniband, and 3GPP" and "Examples of forbidden bus interconnect include:
 # PCIe/CXL/CCIX, Hypertransport, NVLink, QPI, UPI, and ICI (interchip interconnect)".

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from proctor.checks.compliance import MEASUREMENT_FIELDS
+from proctor.rules.inference import MEASUREMENT_FIELDS
 
 SYSTEM_FILE = "system.json"  # where `package` looks in RUNS when --system is not given
 MEASUREMENTS_FILE = "measurements.json"
