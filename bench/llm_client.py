@@ -733,6 +733,16 @@ def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tupl
               + ", ".join(f"{c} {v:g} req/s" if v else f"{c} none" for c, v in best.items()))
 
 
+def report_overhead(args: argparse.Namespace, cases: list[str], load: Any) -> None:
+    """The any-URL table (or its JSON) for the rate cases, against args.url."""
+    rates = [float(c) for c in cases if c[0].isdigit()]
+    over = overhead_rows(args, rates)
+    if args.json:
+        print(orjson.dumps(over, option=orjson.OPT_INDENT_2).decode())
+    else:
+        print_overhead(args, over, load)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="length of each case")
@@ -777,21 +787,11 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="llm-bench-serve-") as tmp, \
                 transformers_serve(args.serve_python, Path(tmp)) as (url, model):
             args.url, args.model = url, model
-            rates = [float(c) for c in cases if c[0].isdigit()]
-            over = overhead_rows(args, rates)
-        if args.json:
-            print(orjson.dumps(over, option=orjson.OPT_INDENT_2).decode())
-        else:
-            print_overhead(args, over, load)
+            report_overhead(args, cases, load)
         return
     if args.url:
         args.model = args.model or served_model(args.url)
-        rates = [float(c) for c in cases if c[0].isdigit()]
-        over = overhead_rows(args, rates)
-        if args.json:
-            print(orjson.dumps(over, option=orjson.OPT_INDENT_2).decode())
-        else:
-            print_overhead(args, over, load)
+        report_overhead(args, cases, load)
         return
     rows: list[dict[str, Any]] = []
     if any(c.startswith("s") for c in cases):
