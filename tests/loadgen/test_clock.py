@@ -8,9 +8,12 @@ from hypothesis import strategies as st
 
 from proctor.loadgen.clock import (
     PREEMPTED_NS,
+    SPARSE_SPIN_SHARE,
     SPIN_BACKOFF_MAX,
     SPIN_MAX_LATE,
+    SPIN_MAX_NS,
     SPIN_MIN_WAITS,
+    SPIN_PAD_NS,
     SPIN_WINDOW,
     SPIN_WINDOW_NS,
     ManualClock,
@@ -240,12 +243,61 @@ def test_at_low_rates_a_window_closes_on_time_with_enough_waits() -> None:
         clock.sleep_until(host.t + gap)
     assert clock.margin_ns == 0  # over a second, but too few waits to judge
     clock.sleep_until(host.t + gap)
+    assert clock.margin_ns == MARGIN  # 10 us wake-ups + the pad: the clock's own margin
+
+
+def sparse_waits(clock: MonotonicClock, host: FakeHost, n: int, gap: int) -> list[int]:
+    late = []
+    for _ in range(n):
+        due = host.t + gap
+        clock.sleep_until(due)
+        late.append(host.t - due)
+    return late
+
+
+def test_sparse_waits_learn_a_spin_that_covers_the_wake_up() -> None:
+    """At 4 queries/s the wake-up from a long sleep is the slow one (150 us here): after one window
+    the spin starts that much (its p90, plus the pad) early, and the arrivals leave on time."""
+    clock, host = make(overshoot_ns=150 * US)
+    gap = SPIN_WINDOW_NS // 4
+    late = sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    assert set(late) == {150 * US}
+    assert clock.margin_ns == 150 * US + SPIN_PAD_NS
+    assert sparse_waits(clock, host, 3 * SPIN_MIN_WAITS, gap) == [0] * (3 * SPIN_MIN_WAITS)
+    assert clock.margin_ns == 150 * US + SPIN_PAD_NS  # learned from the sleeps to the margin, the same cost
+
+
+def test_sparse_waits_late_beyond_a_slice_keep_the_spin_on_its_cap() -> None:
+    """Preempted wake-ups at a low rate do not turn the spin off (it is a small share of the thread's
+    time): they lengthen it, up to SPARSE_SPIN_SHARE of the mean wait."""
+    clock, host = make(overshoot_ns=2 * PREEMPTED_NS)
+    gap = 20_000 * US  # 50 queries/s: the cap is 1 % of 20 ms
+    sparse_waits(clock, host, SPIN_MIN_WAITS + 50, gap)
+    assert clock.precise and clock.margin_ns == int(gap * SPARSE_SPIN_SHARE)
+    host.overshoot_ns = 10 * SPIN_MAX_NS
+    sparse_waits(clock, host, 2 * SPIN_MIN_WAITS + 100, SPIN_WINDOW_NS)
+    assert clock.precise and clock.margin_ns == SPIN_MAX_NS
+
+
+def test_sparse_waits_on_a_crowded_host_sleep() -> None:
+    load: list[bool | None] = [True]
+    clock, host = make(overshoot_ns=150 * US, crowded=load)
+    gap = SPIN_WINDOW_NS // 4
+    sparse_waits(clock, host, 4 * SPIN_MIN_WAITS, gap)
+    assert (clock.precise, host.spins) == (False, 0)
+    load[0] = False
+    sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    assert clock.precise
+    load[0] = True
+    sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    assert not clock.precise and clock.margin_ns == 0
+
+
+def test_dense_waits_keep_the_fixed_margin_and_the_strict_windows() -> None:
+    """Above 100 queries/s a long wake-up does not lengthen the spin: preempted waits turn it off."""
+    clock, host = make(overshoot_ns=150 * US)
+    waits(clock, host, SPIN_WINDOW)
     assert clock.margin_ns == MARGIN
-    # a preempted window at that rate turns it off again
-    host.overshoot_ns = 2 * PREEMPTED_NS
-    for _ in range(SPIN_MIN_WAITS):
-        clock.sleep_until(host.t + gap)
-    assert clock.margin_ns == 0
 
 
 def test_a_crowded_host_never_turns_the_spin_on() -> None:

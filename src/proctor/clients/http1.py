@@ -42,7 +42,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import platform
 import socket
+import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -274,6 +277,33 @@ class _Req:
         self.retried = False
 
 
+# The kernel's software receive timestamp of a read's bytes (Linux SO_TIMESTAMPNS; SCM_TIMESTAMPNS is the
+# same number; 35 on every Linux architecture but sparc/parisc/alpha, whose values differ: there, none).
+# A read after a wake-up returns ~100 us after its bytes arrived on this machine (an idle 2-core VM,
+# loopback, p50: 105 us to a blocking recv, 125 us to the asyncio loop): that wait is the client's,
+# not the server's, and it grows with the client's own load. With the arrival time a first token is
+# timed as a packet capture would time it. The stamp is CLOCK_REALTIME, moved onto perf_counter_ns by
+# the two clocks' offset read at that moment; TCP gives the latest segment the read consumed (never an
+# earlier time than all of its bytes were here).
+SO_TIMESTAMPNS = 35 if sys.platform.startswith("linux") and platform.machine().startswith(
+    ("x86", "i686", "aarch64", "arm", "ppc", "riscv", "s390", "mips", "loongarch")) else 0
+_TIMESPEC = struct.Struct("@qq")
+RX_ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+
+
+def rx_time(anc: list[tuple[int, int, bytes]], low: int, high: int) -> int:
+    """The kernel's receive time of a read's bytes on perf_counter_ns, if one came and it lies in
+    [low, high] (the request's send, the read's return: outside that the wall clock was stepped in
+    between); else `high`."""
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
+            sec, nsec = _TIMESPEC.unpack_from(data)
+            t: int = sec * 1_000_000_000 + nsec - (time.time_ns() - time.perf_counter_ns())
+            if low <= t <= high:
+                return t
+    return high
+
+
 # One receive buffer per client, read into by the loop thread (asyncio.BufferedProtocol): asyncio's
 # plain `data_received` path allocates a fresh 256 KiB bytes object for every read (an mmap and page
 # faults each time). Measured here (2 shared cores), loopback wake to the protocol's stamp, p50 of 4
@@ -293,6 +323,8 @@ class _Conn(asyncio.BufferedProtocol):
         self.req: _Req | None = None
         self.alive = False
         self.t_idle = 0  # when it last went idle (perf_counter_ns)
+        self.reading = -1  # the fd this connection reads itself (recvmsg, kernel stamps); -1: the transport reads
+        self.error: OSError | None = None  # why its own read ended the connection
 
     def itself(self) -> _Conn:
         """The protocol factory of this one connection."""
@@ -314,16 +346,63 @@ class _Conn(asyncio.BufferedProtocol):
             return
         self.client._data(req, bytes(self.client._rbuf[:nbytes]), t)  # copied: the buffer is read into again
 
+    def read_own(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Read this connection with recvmsg from now on, for the kernel's receive stamps: the
+        transport stops reading (it still writes and closes), the loop watches the dup."""
+        assert self.transport is not None and self.sock is not None
+        self.transport.pause_reading()
+        self.reading = self.sock.fileno()
+        loop.add_reader(self.reading, self._readable)
+
+    def _readable(self) -> None:
+        sock = self.sock
+        if sock is None:
+            return
+        rbuf = self.client._rbuf
+        try:
+            n, anc, _, _ = sock.recvmsg_into((rbuf,), RX_ANC)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self.error = exc
+            self._end_reading()
+            return
+        t = time.perf_counter_ns()
+        if not n:  # EOF: the transport closes, connection_lost follows
+            self._end_reading()
+            return
+        req = self.req
+        if req is None:  # bytes nobody asked for
+            self.close()
+            return
+        if anc:
+            t = rx_time(anc, req.t_start, t)
+        self.client._data(req, bytes(rbuf[:n]), t)
+
+    def _end_reading(self) -> None:
+        self._stop_reading()
+        self.alive = False
+        if self.transport is not None:
+            self.transport.close()
+
+    def _stop_reading(self) -> None:
+        """Unwatch the dup before it closes (the loop thread's, as every reader change)."""
+        if self.reading >= 0:
+            self.client._loop.remove_reader(self.reading)  # type: ignore[union-attr]
+            self.reading = -1
+
     def eof_received(self) -> bool | None:
         return None  # close the transport: connection_lost follows
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.alive = False
-        self.client._lost(self, exc)
+        self._stop_reading()
+        self.client._lost(self, exc or self.error)
 
     def close(self) -> None:
         """Close the connection: the dup under the lock (never under a send), then the transport."""
         self.alive = False
+        self._stop_reading()
         with self.client._lock:
             if self.sock is not None:
                 self.sock.close()
@@ -343,6 +422,8 @@ class RawClient(StreamClient):
     ) -> None:
         super().__init__(config, body, sink)
         self.warm = warm
+        # reading each connection itself with recvmsg for the kernel's stamps (see SO_TIMESTAMPNS)
+        self._kernel_stamps = config.rx_stamp == "kernel" and SO_TIMESTAMPNS > 0 and RX_ANC > 0
         self._lock = threading.Lock()
         self._idle: list[list[_Conn]] = [[] for _ in self.endpoints]
         self._active: set[_Req] = set()
@@ -415,6 +496,9 @@ class RawClient(StreamClient):
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if self._kernel_stamps:
+                    with contextlib.suppress(OSError):  # refused: no stamps come, the reads' times are used
+                        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 await asyncio.wait_for(loop.sock_connect(sock, addr), self.config.connect_s)
                 dup = sock.dup()  # before the transport takes the socket (uvloop detaches it)
                 await loop.create_connection(conn.itself, sock=sock)
@@ -428,6 +512,8 @@ class RawClient(StreamClient):
                 continue
             dup.setblocking(False)
             conn.sock = dup
+            if self._kernel_stamps:
+                conn.read_own(loop)
             self._conns.add(conn)
             return conn
         raise err

@@ -63,7 +63,14 @@ import numpy as np
 from proctor.clients.generation import DEFAULT_MAX_TOKENS, MIN_TOKENS_CHOICES, Generation, plan
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset
 from proctor.clients.llm_formats import FORMATS, Columns, load_dataset, load_file
-from proctor.clients.openai_config import APIS, HTTP_TRANSPORTS, MAX_PROCS, OpenAIConfig, endpoint_url
+from proctor.clients.openai_config import (
+    APIS,
+    HTTP_TRANSPORTS,
+    MAX_PROCS,
+    RX_STAMPS,
+    OpenAIConfig,
+    endpoint_url,
+)
 from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, server_owner
 from proctor.clients.request_export import RequestLog, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
@@ -309,6 +316,9 @@ class OpenAIParams:
     http: str = param(_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; "
                       "https: aiohttp) or aiohttp", choices=HTTP_TRANSPORTS)
     warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
+    rx_stamp: str = param(_D.rx_stamp, "http=raw: when a token arrived, from the kernel's receive timestamp of "
+                          "its bytes (kernel; Linux) or from the read that returned them (user: adds the client's "
+                          "wake-up)", choices=RX_STAMPS)
     preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
                             "one that does not answer HTTP is refused at once")
     output: str = param(_D.output, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
@@ -324,7 +334,7 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
         urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens or DEFAULT_MAX_TOKENS, timeout_s=p.timeout_s,
         stall_s=p.stall_s, connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids,
         ignore_eos=p.ignore_eos, logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
-        output=p.output,
+        rx_stamp=p.rx_stamp, output=p.output,
     )
     if p.export and not Path(p.export).resolve().parent.is_dir():  # said before the run, not after it
         raise ConfigError(f"export={p.export}: no folder {Path(p.export).parent} to write it in", key="export")

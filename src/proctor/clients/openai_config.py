@@ -18,6 +18,8 @@ from proctor.wire.urls import check_http_url
 
 APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 HTTP_TRANSPORTS = ("raw", "aiohttp")
+# when a response's bytes arrived: the kernel's receive timestamp, or the read that returned them
+RX_STAMPS = ("kernel", "user")
 # What a sample's response logs: its text (UTF-8), or its token ids as int32 (little-endian), as the
 # MLPerf LLM reference implementations log them and compliance/TEST06 reads them.
 OUTPUTS = ("text", "ids")
@@ -56,6 +58,7 @@ class OpenAIConfig:
     procs: int = 0  # worker processes carrying the streams (0: one loop thread in this process)
     http: str = "raw"  # transport: "raw" (proctor.clients.http1) or "aiohttp"
     warm: int = 4  # connections opened per endpoint at start (http=raw)
+    rx_stamp: str = "kernel"  # http=raw: "kernel" (SO_TIMESTAMPNS where the OS gives it) or "user"
     extra: dict[str, Any] = field(default_factory=dict)
     output: str = "text"  # OUTPUTS: "ids" logs int32 token ids (and asks for them: return_token_ids)
 
@@ -74,6 +77,8 @@ class OpenAIConfig:
                 raise ConfigError(f"{key}={v}: expected seconds in (0, 86400]", key=key)
         if self.http not in HTTP_TRANSPORTS:
             raise ConfigError(f"http={self.http!r}: expected one of {', '.join(HTTP_TRANSPORTS)}", key="http")
+        if self.rx_stamp not in RX_STAMPS:
+            raise ConfigError(f"rx_stamp={self.rx_stamp!r}: expected one of {', '.join(RX_STAMPS)}", key="rx_stamp")
         if self.output not in OUTPUTS:
             raise ConfigError(f"output={self.output!r}: expected one of {', '.join(OUTPUTS)}", key="output")
         if not 0 <= self.warm <= 1024:
