@@ -235,18 +235,32 @@ class CpuWindow:
         return 100 * (b[col] - a[col]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
 
 
+def openai_params(args: argparse.Namespace, url: str) -> dict[str, str]:
+    """proctor's openai SUT params for the bench's requests: 1024 synthetic 32-word prompts asking
+    --tokens each, plus --sut-param and what a --serve server needs for exact counts (logprobs=1)."""
+    return {"url": url, "synthetic": "1024", "in": "const:32", "out": f"const:{args.tokens}", **args.sut_params}
+
+
+def request_bodies(args: argparse.Namespace) -> list[bytes]:
+    """The bodies proctor's SUT sends to args.url, built by its own config (no request made): the bare
+    client sends the same bytes, `logprobs` included where proctor asks for them (llama.cpp: the
+    server's first token comes later with them, so a body without them would favour the bare client)."""
+    sut, _ = from_params(**openai_params(args, args.url), model=args.model, preflight="0")
+    try:
+        return [sut.config.body(s) for s in sut.qsl.samples]
+    finally:
+        sut.close()
+
+
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
                  keep: bool = False, http: str = "raw", url: str = "") -> Any:
     """One proctor row; keep: (row, run output, each request's RequestTimes by response id). `url`: any
     server (the `--url` mode: no server CPU window, the truth unknown)."""
-    n_samples = 1024
-    params = {"url": url or f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
-              "out": f"const:{args.tokens}", "http": http}
+    params = {**openai_params(args, url or f"http://127.0.0.1:{port}"), "http": http}
     if url:
         params["model"] = args.model
     if streams:
         params["concurrency"] = str(streams)
-    params.update(args.sut_params)  # --sut-param, and what a --serve server needs for exact counts
     sut, qsl = from_params(**params)
     per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
     times = sut.record_times()  # each request's send time: TTFT from the send, as the peers measure it

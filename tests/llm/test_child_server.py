@@ -8,6 +8,7 @@ the "model" file; run with `-m MODULE ...` it records its argv and answers GET /
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -15,9 +16,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import orjson
 import pytest
-
 from bench import llm_client
+
+from proctor.clients.llm_formats import load_dataset
+from proctor.clients.openai_config import OpenAIConfig
 from tests.support.child_server import ServerStartError, answers, child_server, free_port
 
 FAKE = textwrap.dedent('''\
@@ -148,3 +152,15 @@ def test_sut_params_are_passed_on_and_bench_keys_refused():
     assert llm_client.sut_params(["logprobs=1", "tokenizer=/x=y"]) == {"logprobs": "1", "tokenizer": "/x=y"}
     with pytest.raises(ValueError, match="the bench sets it"):
         llm_client.sut_params(["url=http://x"])
+
+
+def test_request_bodies_are_what_proctor_sends_logprobs_included():
+    """The bare client's bodies come from proctor's own config: today's bodies without --sut-param,
+    and `logprobs` in each where proctor asks for them (a llama.cpp run), nothing else changed."""
+    args = argparse.Namespace(url="http://127.0.0.1:9", model="tiny", tokens=16, sut_params={})
+    plain = llm_client.request_bodies(args)  # no request is made (preflight=0)
+    cfg = OpenAIConfig(urls=(args.url,), model="tiny", max_tokens=16)
+    assert plain == [cfg.body(x) for x in load_dataset(("synthetic", 1024, "const:32", "const:16", 0))]
+    args.sut_params = {"logprobs": "1"}
+    asked = [orjson.loads(b) for b in llm_client.request_bodies(args)]
+    assert asked == [{**orjson.loads(b), "logprobs": 1} for b in plain]
