@@ -53,17 +53,24 @@ blocking-socket client and proctor send the same request bodies, one after the o
 times (their order alternating); the line per rate is proctor's TTFT p50 (the rules' TTFT, from the
 schedule) minus the bare client's (from its send), the median over repeats, against the goal of
 0.2 ms. Only completions endpoints over http:// with chunked streams (what vLLM, SGLang and
-llama.cpp's server send). `--serve transformers --serve-python PY` starts `transformers serve` itself
-(PY: an interpreter with transformers[serving] and CPU torch) with a tiny random-weight model written
-locally (tests.support.hf_tiny, HF_HUB_OFFLINE=1) and runs the same table against it. `--together`
+llama.cpp's server send). `--serve NAME --serve-python PY` starts a server itself on loopback, with a
+tiny random-weight model written locally (nothing downloaded), runs the same table against it and
+stops it (also on SIGTERM): `transformers` is `transformers serve` (PY: an interpreter with
+transformers[serving] and CPU torch; model: tests.support.hf_tiny, HF_HUB_OFFLINE=1); `llamacpp` is
+llama.cpp's server from llama-cpp-python (PY: one with llama-cpp-python[server] and gguf; model: a
+GGUF from tests.support.gguf_tiny). llama.cpp's server sends no usage record, so it is started with
+`--logits_all true` and proctor asks for per-token logprobs (`logprobs=1`): exact counts (give
+`--sut-param logprobs=1` too against one started apart with `--url`). On CPU the tiny GGUF serves one
+request at a time; pick rates it sustains with `--cases`. `--together`
 runs the two clients at the same time, each at half the rate, the bare one in a forked process: a
 server whose speed drifts between runs (a CPU model on a shared machine) then serves both alike.
 
     python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
         [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--http raw,aiohttp] [--json]
     python bench/llm_client.py --url http://127.0.0.1:8000 [--model NAME] [--cases 4,50] [--repeat 3]
-    python bench/llm_client.py --serve transformers --serve-python VENV/bin/python [--cases 1,4] [--repeat 3]
-        [--together]
+    python bench/llm_client.py --serve transformers|llamacpp --serve-python VENV/bin/python [--cases 1,4]
+        [--repeat 3] [--together]
+    python bench/llm_client.py --url http://127.0.0.1:8080 --sut-param logprobs=1   # llama.cpp started apart
 """
 
 from __future__ import annotations
@@ -103,7 +110,8 @@ from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSetting
 from proctor.loadgen.types import Scenario, TestMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.support
-from tests.support import hf_tiny  # noqa: E402
+from tests.support import gguf_tiny, hf_tiny  # noqa: E402
+from tests.support.child_server import ServerStartError, child_server, free_port  # noqa: E402
 
 
 def scale_truth(args: argparse.Namespace) -> argparse.Namespace:
@@ -228,13 +236,28 @@ class CpuWindow:
         return 100 * (b[col] - a[col]) / (b[0] - a[0]) if b[0] > a[0] else float("nan")
 
 
+def openai_params(args: argparse.Namespace, url: str) -> dict[str, str]:
+    """proctor's openai SUT params for the bench's requests: 1024 synthetic 32-word prompts asking
+    --tokens each, plus --sut-param and what a --serve server needs for exact counts (logprobs=1)."""
+    return {"url": url, "synthetic": "1024", "in": "const:32", "out": f"const:{args.tokens}", **args.sut_params}
+
+
+def request_bodies(args: argparse.Namespace) -> list[bytes]:
+    """The bodies proctor's SUT sends to args.url, built by its own config (no request made): the bare
+    client sends the same bytes, `logprobs` included where proctor asks for them (llama.cpp: the
+    server's first token comes later with them, so a body without them would favour the bare client)."""
+    sut, _ = from_params(**openai_params(args, args.url), model=args.model, preflight="0")
+    try:
+        return [sut.config.body(s) for s in sut.qsl.samples]
+    finally:
+        sut.close()
+
+
 def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, streams: int,
                  keep: bool = False, http: str = "raw", url: str = "") -> Any:
     """One proctor row; keep: (row, run output, each request's RequestTimes by response id). `url`: any
     server (the `--url` mode: no server CPU window, the truth unknown)."""
-    n_samples = 1024
-    params = {"url": url or f"http://127.0.0.1:{port}", "synthetic": str(n_samples), "in": "const:32",
-              "out": f"const:{args.tokens}", "http": http}
+    params = {**openai_params(args, url or f"http://127.0.0.1:{port}"), "http": http}
     if url:
         params["model"] = args.model
     if streams:
@@ -591,42 +614,67 @@ def served_model(url: str) -> str:
 
 TRANSFORMERS_SERVE = ("import sys; from transformers.cli.transformers import main; sys.argv[0] = 'transformers'; "
                       "sys.exit(main())")
+SERVE_START_S = 180.0  # a bound on writing the tiny model and loading it (seconds, on a busy 2-core machine)
+
+
+def write_tiny(name: str, python: str, script: str, out: Path, env: dict[str, str]) -> None:
+    """Write a tiny model with a tests.support script, run by the server's interpreter (bounded)."""
+    made = subprocess.run([python, script, str(out)], env=env, capture_output=True, text=True, timeout=SERVE_START_S)
+    if made.returncode:
+        raise SystemExit(f"--serve {name}: {Path(script).name} exited {made.returncode}: {made.stderr[-1000:]}")
 
 
 @contextlib.contextmanager
-def transformers_serve(python: str, work: Path, start_s: float = 180.0) -> Any:
+def started(name: str, cmd: list[str], port: int, ready: str, work: Path, env: dict[str, str]) -> Any:
+    """A server the bench started (tests.support.child_server: poll `ready` until 200, stop it afterwards,
+    also on SIGTERM, which main turns into SystemExit); yields its base URL."""
+    url = f"http://127.0.0.1:{port}"
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(child_server(name, cmd, url + ready, work / "serve.log", SERVE_START_S, env))
+        except ServerStartError as e:
+            raise SystemExit(f"--serve: {e}") from None
+        yield url
+
+
+@contextlib.contextmanager
+def transformers_serve(python: str, work: Path) -> Any:
     """`transformers serve` on loopback with a tiny random-weight model written here (tests.support.hf_tiny,
     offline: HF_HUB_OFFLINE=1, nothing downloaded), run by `python` (a venv with transformers[serving]
-    and torch); yields (its base URL, the model name it serves), stops it afterwards."""
+    and torch); yields (its base URL, the model name it serves, the openai SUT's extra params): its
+    usage record gives exact counts, so none."""
     env = dict(peer_env(), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HOME=str(work / "hf-home"))
     model = work / "tiny-llama"
-    subprocess.run([python, hf_tiny.__file__, str(model)], env=env, check=True, capture_output=True, timeout=start_s)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    log = (work / "serve.log").open("wb")
-    proc = subprocess.Popen([python, "-c", TRANSFORMERS_SERVE, "serve", str(model), "--host", "127.0.0.1",
-                             "--port", str(port), "--device", "cpu"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + start_s
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"transformers serve did not start (exit {proc.poll()}): "
-                                 f"{(work / 'serve.log').read_text()[-1000:]}")
-            with contextlib.suppress(OSError), \
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-            time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}", str(model)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
-        log.close()
+    write_tiny("transformers", python, hf_tiny.__file__, model, env)
+    port = free_port()
+    cmd = [python, "-c", TRANSFORMERS_SERVE, "serve", str(model), "--host", "127.0.0.1", "--port", str(port),
+           "--device", "cpu"]
+    with started("transformers serve", cmd, port, "/health", work, env) as url:
+        yield url, str(model), {}
+
+
+LLAMACPP_MODEL = "tiny"  # the alias the server lists in /v1/models (else the GGUF's path)
+
+
+@contextlib.contextmanager
+def llamacpp_serve(python: str, work: Path) -> Any:
+    """llama.cpp's server (`python -m llama_cpp.server`, llama-cpp-python[server]) on loopback with a tiny
+    random-weight GGUF written here (tests.support.gguf_tiny, nothing downloaded), run by `python`;
+    yields (its base URL, the model name, the openai SUT's extra params). It sends no usage record, so
+    proctor's counts are exact only from per-token logprobs: served with `--logits_all true` and asked
+    for with the SUT's `logprobs=1` (without them every sample fails `no_count`)."""
+    env = peer_env()
+    model = work / "tiny.gguf"
+    write_tiny("llamacpp", python, gguf_tiny.__file__, model, env)
+    port = free_port()
+    cmd = [python, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", LLAMACPP_MODEL,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all", "true"]
+    with started("llama.cpp server", cmd, port, "/v1/models", work, env) as url:
+        yield url, LLAMACPP_MODEL, {"logprobs": "1"}
+
+
+SERVERS = {"transformers": transformers_serve, "llamacpp": llamacpp_serve}
+SERVE_PYTHON = {"transformers": "transformers[serving] and CPU torch", "llamacpp": "llama-cpp-python[server] and gguf"}
 
 
 def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str, Any]]:
@@ -756,6 +804,22 @@ def report_overhead(args: argparse.Namespace, cases: list[str], load: Any) -> No
         print_overhead(args, over, load)
 
 
+BENCH_SETS = ("url", "model", "synthetic", "in", "out", "http", "concurrency")  # proctor_case's own params
+
+
+def sut_params(given: list[str]) -> dict[str, str]:
+    """--sut-param KEY=VALUE pairs as the openai SUT's params (those the bench sets itself refused)."""
+    out: dict[str, str] = {}
+    for kv in given:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--sut-param {kv!r}: expected KEY=VALUE")
+        if key in BENCH_SETS:
+            raise ValueError(f"--sut-param {key}: the bench sets it (use the bench's own option)")
+        out[key] = value
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="length of each case")
@@ -780,10 +844,16 @@ def main(argv: list[str] | None = None) -> None:
                     help="any server (http://HOST:PORT[/v1]): proctor's TTFT p50 against a bare socket client's at "
                          "the rate cases, no injected truth (the bench's own server is not started)")
     ap.add_argument("--model", default="", help="--url: the model name to ask (default: the first in /v1/models)")
-    ap.add_argument("--serve", default="",
-                    help="the --url mode against a server the bench starts: 'transformers' (transformers serve, a tiny "
-                         "random-weight model written here, offline)")
-    ap.add_argument("--serve-python", default="", help="--serve: an interpreter with transformers[serving] and torch")
+    ap.add_argument("--serve", default="", choices=["", *SERVERS], metavar="NAME",
+                    help="the --url mode against a server the bench starts on loopback with a tiny random-weight "
+                         "model written here, offline: 'transformers' (transformers serve) or 'llamacpp' "
+                         "(llama.cpp's server from llama-cpp-python, exact counts from logprobs=1)")
+    ap.add_argument("--serve-python", default="",
+                    help="--serve: the server's interpreter (transformers: " + SERVE_PYTHON["transformers"]
+                         + "; llamacpp: " + SERVE_PYTHON["llamacpp"] + ")")
+    ap.add_argument("--sut-param", action="append", default=[], metavar="KEY=VALUE",
+                    help="an extra openai SUT parameter for proctor's requests, repeatable (e.g. logprobs=1 for a "
+                         "llama.cpp server started apart: it sends no usage record)")
     ap.add_argument("--together", action="store_true",
                     help="--url/--serve: run both clients at once, each at half the rate (a server whose speed drifts "
                          "is the same for both), instead of one after the other")
@@ -793,13 +863,18 @@ def main(argv: list[str] | None = None) -> None:
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
     peers = bool(args.peers_python and os.path.exists(args.peers_python))
     load = os.getloadavg()
+    try:
+        args.sut_params = sut_params(args.sut_param)
+    except ValueError as e:
+        ap.error(str(e))
     if args.serve:
-        if args.serve != "transformers" or not args.serve_python:
-            raise SystemExit("--serve: only 'transformers', with --serve-python PATH (a venv with transformers[serving])")
+        if not args.serve_python:
+            ap.error(f"--serve {args.serve}: give --serve-python PATH (an interpreter with {SERVE_PYTHON[args.serve]})")
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # killed: still stop the server it started
         with tempfile.TemporaryDirectory(prefix="llm-bench-serve-") as tmp, \
-                transformers_serve(args.serve_python, Path(tmp)) as (url, model):
+                SERVERS[args.serve](args.serve_python, Path(tmp)) as (url, model, needs):
             args.url, args.model = url, model
+            args.sut_params = {**needs, **args.sut_params}
             report_overhead(args, cases, load)
         return
     if args.url:

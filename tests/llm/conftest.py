@@ -6,14 +6,10 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-import socket
-import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import orjson
@@ -24,6 +20,7 @@ from proctor.loadgen.engine import run_test
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
 from proctor.serving.llm_server import LLMServer, ServerOptions
+from tests.support.child_server import ServerStartError, child_server, free_port
 
 
 @contextmanager
@@ -70,42 +67,20 @@ def serving_python(env_var: str, modules: tuple[str, ...], what: str) -> str:
     pytest.skip(f"{what}: set {env_var}=PYTHON (an interpreter with {', '.join(modules)})")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def server_process(
     name: str, cmd: list[str], ready_path: str, port: int, log: Path, start_s: float,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
     """Run a third-party server (bound by `cmd` to 127.0.0.1:port); yield its base URL once
-    `ready_path` answers 200 within `start_s`; terminate it (then kill) afterwards."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=None if env is None else dict(env), stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + start_s
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"{name} exited {proc.returncode}: {log.read_text()[-2000:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"{name} did not answer {ready_path} in {start_s} s: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready_path}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
+    `ready_path` answers 200 within `start_s` (else the test fails with its log); stop it afterwards."""
+    url = f"http://127.0.0.1:{port}"
+    with ExitStack() as stack:
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+            stack.enter_context(child_server(name, cmd, url + ready_path, log, start_s, env))
+        except ServerStartError as e:
+            pytest.fail(str(e))
+        yield url
 
 
 @pytest.fixture(scope="session")
