@@ -98,9 +98,8 @@ import numpy as np
 import orjson
 
 from proctor.clients.http1 import RX_ANC, SO_TIMESTAMPNS, rx_time
-from proctor.clients.llm_formats import load_dataset
 from proctor.clients.openai import from_params
-from proctor.clients.openai_config import OpenAIConfig, endpoint_url
+from proctor.clients.openai_config import endpoint_url
 from proctor.clients.preflight import models_url
 from proctor.clients.stream import request_headers
 from proctor.loadgen.completion import ID_GENERATION_BITS
@@ -682,8 +681,7 @@ def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str
     TTFT, and from the send), on the same request bodies (synthetic prompts, `--tokens` each), the
     two clients one after the other, their order alternating between repeats."""
     url = args.url
-    cfg = OpenAIConfig(urls=(url,), model=args.model, max_tokens=args.tokens)
-    bodies = [cfg.body(x) for x in load_dataset(("synthetic", 1024, "const:32", f"const:{args.tokens}", 0))]
+    bodies = request_bodies(args)
     # only sizes the bare client's threads: the server's request time is unknown here, so room for 2 s each
     # (too few threads would make the bare client wait for its own free thread, a load below the rate)
     per_req_s = max((args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3, 2.0)
