@@ -139,3 +139,69 @@ def test_an_idle_connection_the_server_closed_is_not_quiet():
         assert not _quiet(a) and a.recv(1) == b"x" and _quiet(a)
         b.close()  # the FIN
         assert not _quiet(a)
+
+
+BLOCK_S = 0.6  # the client's loop is kept busy this long after each send
+
+
+def _busy_loop_ttfts(tmp_path, monkeypatch, rx_stamp: str):
+    """Each sample's TTFT (s) when the client's loop is busy as the answer arrives: the stub answers
+    at once, the loop reads it only after BLOCK_S."""
+    import time
+
+    submit = RawClient.submit
+
+    def busy_then_submit(self, requests):
+        self._loop.call_soon_threadsafe(time.sleep, BLOCK_S)  # the loop is busy when the bytes come
+        submit(self, requests)
+
+    monkeypatch.setattr(RawClient, "submit", busy_then_submit)
+    stub = Stub(["chunked"])
+    try:
+        sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", synthetic="4", warm="1", out="const:2",
+                               preflight="0", rx_stamp=rx_stamp)
+        out = run(tmp_path, sut, qsl, Scenario.SINGLE_STREAM, min_query_count=3, min_duration_ms=0)
+    finally:
+        stub.close()
+    rec = out.records
+    n = rec.n_samples_issued
+    assert n >= 3 and out.errors == 0 and sut.count_sources == {"usage": n}
+    return (rec.sample_first_token_ns[:n] - rec.query_issued_ns[:n]) / 1e9
+
+
+def test_kernel_stamps_time_the_arrival_not_the_clients_read(tmp_path, monkeypatch):
+    """rx_stamp=kernel: the bytes' arrival (SO_TIMESTAMPNS), whatever the client's loop was doing;
+    rx_stamp=user: the read, after the loop was free. Linux only (elsewhere kernel = user)."""
+    import sys
+
+    from proctor.clients.http1 import SO_TIMESTAMPNS
+
+    user = _busy_loop_ttfts(tmp_path / "user", monkeypatch, "user")
+    assert user.min() >= BLOCK_S * 0.9
+    if not (sys.platform.startswith("linux") and SO_TIMESTAMPNS):
+        return
+    kernel = _busy_loop_ttfts(tmp_path / "kernel", monkeypatch, "kernel")
+    assert (kernel > 0).all() and kernel.max() < BLOCK_S / 2
+
+
+def test_rx_time_takes_the_kernel_stamp_only_inside_the_request_window():
+    import struct
+    import time
+
+    from proctor.clients.http1 import SO_TIMESTAMPNS, rx_time
+
+    offset = time.time_ns() - time.perf_counter_ns()
+    now = time.perf_counter_ns()
+
+    def anc(t_mono: int, level: int = socket.SOL_SOCKET, kind: int = SO_TIMESTAMPNS or 35):
+        real = t_mono + offset
+        return [(level, kind, struct.pack("@qq", real // 1_000_000_000, real % 1_000_000_000))]
+
+    got = rx_time(anc(now - 5_000_000), now - 10_000_000, now)
+    if SO_TIMESTAMPNS:
+        assert abs(got - (now - 5_000_000)) < 1_000_000  # the clocks' offset re-read: within a millisecond
+    assert rx_time(anc(now - 20_000_000), now - 10_000_000, now) == now  # before the send: a stepped clock
+    assert rx_time(anc(now + 20_000_000), now - 10_000_000, now) == now  # after the read
+    assert rx_time([], now - 10, now) == now
+    assert rx_time(anc(now - 5, level=socket.IPPROTO_TCP), now - 10, now) == now
+    assert rx_time([(socket.SOL_SOCKET, SO_TIMESTAMPNS or 35, b"\x01\x02")], now - 10, now) == now  # short

@@ -3,8 +3,9 @@
 Why: with aiohttp, a first token crossed ~0.6 ms of client hops (a cross-thread wake, a task, the
 request writer, the stream reader hand-off) that counted against TTFT. Here the request is written
 by the engine's issuing thread itself with one non-blocking `sendmsg` on an idle keep-alive
-connection, and the first-token time is read as soon as a read returns (`buffer_updated`: the
-connections read into one preallocated buffer), before any parsing.
+connection, and a token's time is when its bytes arrived: the kernel's receive stamp of the read
+(SO_TIMESTAMPNS, `rx_stamp=kernel`: each connection read with `recvmsg` into one preallocated
+buffer), else the read's return (`rx_stamp=user`: asyncio's `buffer_updated`), before any parsing.
 
 Pieces: `ResponseParser` (pure, fuzzed: status line, headers bounded by `MAX_HEAD`, Content-Length,
 chunked transfer-encoding with extensions and trailers, or read-until-close), `_Conn` (an
@@ -12,7 +13,7 @@ chunked transfer-encoding with extensions and trailers, or read-until-close), `_
 a `transport.Transport` as the aiohttp client is: the same endpoint choice, `concurrency` limit,
 sink calls, fault kinds and messages; the stream interpretation is StreamClient's `events`/`finish`).
 While the SUT records `RequestTimes`, it stamps `written` (the send returned), `head` and
-`first_byte` (at the top of `buffer_updated`, the same stamp the first token gets).
+`first_byte` (the same stamp the first token gets).
 
 Thread-safety, the invariants:
 - `RawClient._lock` guards the idle lists, each endpoint's `outstanding`/`sent`, the in-flight
