@@ -6,6 +6,7 @@ same one-sided bounds as the in-process tests; a killed worker loses only its ou
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -20,7 +21,9 @@ from hypothesis import strategies as st
 from test_openai_sut import MS, SLACK_NS, Scenario, TestMode, run, synth, url  # tests/llm is on sys.path
 
 from proctor.clients.openai import from_params
-from proctor.clients.openai_procs import WorkerPool, _Worker
+from proctor.clients.openai_procs import COUNT_CHUNKS, LOGGED, REQUEST, PipeSink, WorkerPool, _Worker
+from proctor.clients.request_export import SOURCES, RequestLog
+from proctor.clients.stream import FAULT_KINDS, Endpoint
 from proctor.clients.tally import Tally
 from proctor.errors import ConfigError
 from proctor.serving.llm_server import TinyLM
@@ -132,7 +135,9 @@ _event = st.one_of(
     st.tuples(st.sampled_from(["T", "D", "F", "J"]), *[_atom] * 3),
     st.lists(_atom, max_size=9).map(tuple),
     st.tuples(st.just("D"), st.integers(), st.integers(), st.integers(), st.text(max_size=4), st.booleans(),
-              st.one_of(st.none(), st.binary(max_size=4)), st.integers()),
+              st.one_of(st.none(), st.binary(max_size=4)), st.integers(), st.integers(), st.integers()),
+    st.tuples(st.just("F"), st.integers(), st.text(max_size=4), st.text(max_size=4), st.integers(), st.integers(),
+              st.integers()),
     _atom,
 )
 
@@ -149,7 +154,70 @@ def test_any_event_batch_is_applied_or_counted_never_raised(batch):
 
 def test_known_events_update_the_tally_without_a_run():
     pool, w = _bare_pool()
-    pool.apply(w, [("J", 3), ("D", 7, 1, 5, "usage", True, None, 0), ("F", 8, "http_429", "HTTP 429", 0), ("X",)])
+    pool.apply(w, [("J", 3), ("D", 7, 1, 5, "usage", True, None, 0, 0, 0), ("F", 8, "http_429", "HTTP 429", 0, 0, 0),
+                   ("X",)])
     t = pool.tally
     assert t.junk_events == 3 and t.count_sources == {"usage": 1} and t.count_mismatches == 1
     assert t.faults == {"http_429": 1} and pool.bad_events == 1
+
+
+class _Pipe:
+    """A Connection's sending side that keeps what is sent."""
+
+    def __init__(self) -> None:
+        self.sent: list = []
+
+    def send(self, obj) -> None:
+        self.sent.append(obj)
+
+    def send_bytes(self, buf) -> None:
+        self.sent.append(bytes(buf))
+
+
+def test_a_worker_sends_each_outcomes_chunk_count_and_last_chunk_time():
+    loop = asyncio.new_event_loop()
+    try:
+        conn = _Pipe()
+        sink = PipeSink(conn, loop)
+        for i in (5, 6):
+            sink.expect(i, 10, False)
+        sink.sent(5, 10, 20)
+        sink.note_chunks(5, 1, 100)
+        sink.note_chunks(5, 3, 130)  # the latest note is what travels
+        sink.note_chunks(9, 2, 140)  # not in flight: not kept
+        sink.complete(5, b"abc", 4, "usage", False, t_ns=150)
+        sink.note_chunks(5, 4, 160)  # after its outcome: not kept
+        sink.fail(6, 0, "dropped", "no [DONE]")  # no content chunk: 0 and 0
+        sink.flush()
+    finally:
+        loop.close()
+    assert conn.sent == [[("D", 5, 150, 4, "usage", False, None, 20, 3, 130),
+                          ("F", 6, "dropped", "no [DONE]", 0, 0, 0)]]
+    assert sink._chunks == sink._last_chunk == sink._sent == {}  # nothing kept past an outcome
+
+
+def test_the_parent_notes_the_workers_chunk_counts_in_the_export():
+    pool, w = _bare_pool()
+    pool.tally.export = log = RequestLog(4)
+    pool.apply(w, [("D", 1, 500, 4, "usage", False, None, 0, 3, 480), ("D", 2, 600, 1, "usage", False, None, 0, 0, 0),
+                   ("F", 3, "dropped", "no [DONE]", 0, 2, 700)])
+    assert pool.bad_events == 0
+    assert log.column("chunks", 4).tolist() == [-1, 3, -1, 2]  # 0 chunks: not noted (null), as in-process
+    assert log.column("last_chunk_ns", 4).tolist() == [0, 480, 0, 700]
+    assert log.column("source", 4).tolist()[1:3] == [1 + SOURCES.index("usage")] * 2
+    assert log.column("fault", 4).tolist()[3] == 1 + FAULT_KINDS.index("dropped")
+
+
+@pytest.mark.parametrize("export", [False, True])
+def test_the_request_record_asks_for_chunk_counts_only_while_exporting(export):
+    pool, w = _bare_pool()
+    pool.endpoints = [Endpoint("http://127.0.0.1:9/v1/completions")]
+    w.requests, w.pid = _Pipe(), 1
+    pool.workers = [w]
+    if export:
+        pool.tally.export = RequestLog(4)
+    pool.issue([(1, 7), (2, 8)], 1000)
+    (buf,) = w.requests.sent
+    flags = [r[4] for r in REQUEST.iter_unpack(buf)]
+    assert [r[:4] for r in REQUEST.iter_unpack(buf)] == [(1, 7, 0, 1000), (2, 8, 0, 1000)]
+    assert flags == [COUNT_CHUNKS if export else 0] * 2 and not flags[0] & LOGGED

@@ -54,10 +54,13 @@ def summary_values(path: Path) -> dict[str, float]:
     return out
 
 
-def test_server_figures_recomputed_from_the_export_equal_the_summary(tmp_path, llm_server):
+@pytest.mark.parametrize("procs", ["0", "2"])
+def test_server_figures_recomputed_from_the_export_equal_the_summary(tmp_path, llm_server, procs):
+    # procs=2: the workers send each request's send stamp, chunk count and last chunk's time back
+    # with its completion; the export is as complete as with one process
     export = tmp_path / "requests.jsonl"
     with llm_server(ttft_ms=3, tpot_ms=1, chunk=(1, 3)) as server:
-        sut, qsl = from_params(url=f"http://127.0.0.1:{server.port}", synthetic="40",
+        sut, qsl = from_params(url=f"http://127.0.0.1:{server.port}", synthetic="40", procs=procs,
                                **{"in": "uniform:12:4", "out": "uniform:8:4"}, seed="5", export=str(export))
         out, line = run(tmp_path, sut, qsl, Scenario.SERVER)
     n = out.records.n_samples_issued
@@ -120,7 +123,7 @@ def test_faults_are_exported_per_request_and_left_out_of_the_figures(tmp_path, l
 
 def test_worker_processes_feed_the_export_too(tmp_path, llm_server):
     # procs=2: the workers read the CSV themselves (the dataset spec travels), their events carry the
-    # send stamps, count sources and faults back; the chunk count stays in the worker (null)
+    # send stamps, count sources, faults and chunk counts back
     export = tmp_path / "procs.jsonl"
     data = tmp_path / "d.csv"
     data.write_text("q\n" + "".join(f"ba de {i}\n" for i in range(16)))
@@ -130,7 +133,9 @@ def test_worker_processes_feed_the_export_too(tmp_path, llm_server):
         out, _ = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=16)
     _, rows = read_export(export)
     assert len(rows) == 16 and all(r["source"] == "usage" and r["sent_ns"] is not None for r in rows)
-    assert all(r["chunks"] is None and r["last_chunk_ns"] is None and r["tokens"] == 4 for r in rows)
+    # 4 tokens in chunks of 1-2 tokens: 2 to 4 chunks, the last one after the first token
+    assert all(2 <= r["chunks"] <= 4 and r["tokens"] == 4 for r in rows), rows[:2]
+    assert all(r["sent_ns"] <= r["first_token_ns"] <= r["last_chunk_ns"] <= r["done_ns"] for r in rows)
     assert figures(export)["token_count"] == out.result.token_count == 64
 
 

@@ -2,8 +2,9 @@
 
 Beyond what one core can parse, the engine's process keeps issuing by the schedule and each
 `issue_query` only picks, under one lock, the worker and the endpoint with the fewest requests in
-flight (one global choice each) and writes a 34-byte record per sample to that worker's pipe:
-response id, QSL index, endpoint index, engine issue time, whether the output is logged. Each
+flight (one global choice each) and writes a 27-byte record per sample to that worker's pipe:
+response id, QSL index, endpoint index, engine issue time, flags (the output is logged; the
+per-request export is on: the worker counts the content chunks). Each
 worker (started with the "spawn" context: a threaded process is never forked) loads the dataset
 itself from its spec, builds each request body once, and runs the same `transport.Transport` as the
 in-process path on its own asyncio loop. Its `PipeSink` stamps every event with
@@ -14,10 +15,13 @@ thread in the engine's process applies them to the SUT's completion sink (`Tally
 
 Events (tuples, pickled in a list per batch; `apply` checks each one's shape):
   ("T", id, t_ns, first_text | None)                       first token
-  ("D", id, t_ns, n_tokens, source, mismatch, output | None, t_sent)   stream complete
-  ("F", id, kind, message, t_sent)                          the sample failed (a fault kind)
+  ("D", id, t_ns, n_tokens, source, mismatch, output | None, t_sent, chunks, t_last)   stream complete
+  ("F", id, kind, message, t_sent, chunks, t_last)          the sample failed (a fault kind)
   ("J", n)                                                  n stream events were not JSON chunks
-Output text travels only for samples whose output the accuracy log keeps.
+Output text travels only for samples whose output the accuracy log keeps. `t_sent` is the send
+stamp (0: not sent); `chunks` and `t_last` the content chunks received and the last one's arrival
+for the per-request export (`request_export`; 0 and 0 when none were counted): two integers per
+outcome, kept in the worker per request in flight, never per chunk.
 
 A worker that dies fails its outstanding samples with one clear error (fault kind `worker`) and
 the run goes on with the others. Workers ignore SIGINT (the engine drains, then closes them),
@@ -51,7 +55,9 @@ from proctor.loadgen.types import QuerySampleResponse
 
 log = logging.getLogger("proctor.clients.openai")
 
-REQUEST = struct.Struct("<qqhqB")  # id, QSL index, endpoint index, engine issue time, output logged
+REQUEST = struct.Struct("<qqhqB")  # id, QSL index, endpoint index, engine issue time, flags
+LOGGED = 1  # a flag: the accuracy log keeps this sample's output (its text travels back)
+COUNT_CHUNKS = 2  # a flag: the export is on (the worker counts the sample's content chunks)
 START_TIMEOUT_S = 120.0  # a spawned worker imports aiohttp and loads the dataset: slow on a busy box
 STOP_WAIT_S = 1.0  # close(): workers that have not left by then are terminated
 
@@ -68,6 +74,9 @@ class PipeSink:
         self._batch: list[tuple[Any, ...]] = []
         self._issue: dict[int, tuple[int, bool]] = {}  # id -> (engine issue time, output logged)
         self._sent: dict[int, int] = {}
+        # the export's chunk notes of the requests in flight (the transport's `export` calls note_chunks)
+        self._chunks: dict[int, int] = {}
+        self._last_chunk: dict[int, int] = {}
         self.broken = False
 
     def expect(self, i: int, t_issue: int, logged: bool) -> None:
@@ -90,6 +99,13 @@ class PipeSink:
     def sent(self, i: int, t_issue: int, t_sent: int) -> None:
         self._sent[i] = t_sent
 
+    def note_chunks(self, i: int, n: int, t_ns: int) -> None:
+        """n content chunks so far, the last one arrived at t_ns (the `RequestLog` call the transport
+        makes while it exports); only for a request in flight, so the notes stay bounded."""
+        if i in self._issue:
+            self._chunks[i] = n
+            self._last_chunk[i] = t_ns
+
     def first_token(self, i: int, text: bytes, t_ns: int | None = None) -> None:
         t = time.perf_counter_ns() if t_ns is None else t_ns
         logged = self._issue.get(i, (0, False))[1]
@@ -100,11 +116,12 @@ class PipeSink:
     ) -> None:
         t = time.perf_counter_ns() if t_ns is None else t_ns
         logged = self._issue.pop(i, (0, False))[1]
-        self._put(("D", i, t, n, source, mismatch, output if logged else None, self._sent.pop(i, 0)))
+        self._put(("D", i, t, n, source, mismatch, output if logged else None, self._sent.pop(i, 0),
+                   self._chunks.pop(i, 0), self._last_chunk.pop(i, 0)))
 
     def fail(self, i: int, idx: int, kind: str, message: str) -> None:
         self._issue.pop(i, None)
-        self._put(("F", i, kind, message, self._sent.pop(i, 0)))
+        self._put(("F", i, kind, message, self._sent.pop(i, 0), self._chunks.pop(i, 0), self._last_chunk.pop(i, 0)))
 
     def junk(self, n: int) -> None:
         self._put(("J", n))
@@ -144,8 +161,10 @@ def worker_main(requests: Connection, events: Connection, config: OpenAIConfig, 
                     loop.stop()
                     return
                 batch = []
-                for i, idx, e, t_issue, logged in REQUEST.iter_unpack(buf):
-                    sink.expect(i, t_issue, bool(logged))
+                for i, idx, e, t_issue, flags in REQUEST.iter_unpack(buf):
+                    sink.expect(i, t_issue, bool(flags & LOGGED))
+                    if flags & COUNT_CHUNKS and client.export is None:  # the export is on: count chunks
+                        client.export = sink
                     batch.append((i, idx, e, t_issue))
                 client.start(batch)
         except (EOFError, OSError):  # the engine's process is gone
@@ -237,6 +256,7 @@ class WorkerPool:
         lost: list[tuple[int, int]] = []
         pack = REQUEST.pack
         logged = self.tally.sink.output_logged
+        count = COUNT_CHUNKS if self.tally.export is not None else 0
         eps = self.endpoints
         with self._lock:
             live = [w for w in self.workers if w.alive]
@@ -254,7 +274,7 @@ class WorkerPool:
                 buf = out.get(w)
                 if buf is None:
                     buf = out[w] = bytearray()
-                buf += pack(i, idx, e, t_issue, logged(i))
+                buf += pack(i, idx, e, t_issue, (LOGGED if logged(i) else 0) | count)
         for w, buf in out.items():
             with contextlib.suppress(OSError):  # died under us: the reader fails its outstanding samples
                 w.requests.send_bytes(buf)
@@ -341,22 +361,26 @@ class WorkerPool:
                         times_of(times, ev[1]).first_token = ev[2]
                     sink.first_token([QuerySampleResponse(ev[1], ev[3] or b"")], t_ns=ev[2])
                 elif (
-                    kind == "D" and len(ev) == 8 and _ints(ev[1], ev[2], ev[3], ev[7])
+                    kind == "D" and len(ev) == 10 and _ints(ev[1], ev[2], ev[3], ev[7], ev[8], ev[9])
                     and isinstance(ev[4], str) and isinstance(ev[6], bytes | None)
                 ):
                     i = ev[1]
                     known = self._done(i)
                     if known is not None and ev[7]:
                         tally.note_sent(i, known[1], ev[7])
+                    if ev[8] > 0 and tally.export is not None:  # before the completion: the run may end with it
+                        tally.export.note_chunks(i, ev[8], ev[9])
                     tally.note_done(i, ev[4], bool(ev[5]))
                     if times is not None:
                         times_of(times, i).done = ev[2]
                     sink.complete([QuerySampleResponse(i, ev[6] or b"", ev[3])], t_ns=ev[2])
-                elif kind == "F" and len(ev) == 5 and _ints(ev[1], ev[4]) and isinstance(ev[2], str):
+                elif kind == "F" and len(ev) == 7 and _ints(ev[1], ev[4], ev[5], ev[6]) and isinstance(ev[2], str):
                     i = ev[1]
                     known = self._done(i)
                     if known is not None and ev[4]:
                         tally.note_sent(i, known[1], ev[4])
+                    if ev[5] > 0 and tally.export is not None:
+                        tally.export.note_chunks(i, ev[5], ev[6])
                     tally.fail(i, -1 if known is None else known[0], ev[2], str(ev[3]))
                 elif kind == "J" and len(ev) == 2 and _ints(ev[1]):
                     tally.junk_events += ev[1]
@@ -418,4 +442,4 @@ def _ints(*xs: Any) -> bool:
     return all(type(x) is int for x in xs)
 
 
-__all__ = ["REQUEST", "PipeSink", "WorkerPool", "worker_main"]
+__all__ = ["COUNT_CHUNKS", "LOGGED", "REQUEST", "PipeSink", "WorkerPool", "worker_main"]

@@ -15,8 +15,9 @@ per issued sample: `id`, `qsl` (its QSL index), `query`, `scheduled_ns`, `issued
 `source` (token_ids, logprobs, usage, tokenizer, empty; null when it failed), `fault` (a
 `stream.FAULT_KINDS` kind, null when it completed; `failed` when the engine counted it failed for
 another reason), `chunks` (content chunks received: text or token ids) and `last_chunk_ns` (when the
-last of them arrived; the first one's time is `first_token_ns`), both null with procs=N (the
-workers keep them). `figures` recomputes the summary's figures from a file
+last of them arrived; the first one's time is `first_token_ns`), both null when no content chunk
+came. With procs=N the workers count the chunks and send the count and the last one's time back
+with each outcome (`openai_procs`). `figures` recomputes the summary's figures from a file
 by the official definitions (`loadgen.results`), the round trip its test checks.
 """
 
@@ -44,7 +45,7 @@ MAX_EXPORT_LINES = 100_000_000
 
 class RequestLog:
     """What the SUT knows per request, in arrays indexed by response id (grown by doubling, under a
-    lock: the issuing thread and the loop thread both write)."""
+    lock: the issuing thread and the loop thread, or with procs=N the workers' reader thread, write)."""
 
     def __init__(self, capacity: int = 1024) -> None:
         self._lock = threading.Lock()
