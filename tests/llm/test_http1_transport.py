@@ -205,3 +205,35 @@ def test_rx_time_takes_the_kernel_stamp_only_inside_the_request_window():
     assert rx_time([], now - 10, now) == now
     assert rx_time(anc(now - 5, level=socket.IPPROTO_TCP), now - 10, now) == now
     assert rx_time([(socket.SOL_SOCKET, SO_TIMESTAMPNS or 35, b"\x01\x02")], now - 10, now) == now  # short
+
+
+def test_a_dry_submit_sends_and_counts_nothing(tmp_path):
+    """The issuer's warm-up (WarmableSUT.warm_issue) between real requests leaves no trace."""
+    from proctor.loadgen.types import WarmableSUT
+
+    stub = Stub(["chunked"])
+    try:
+        sut, qsl = from_params(url=f"http://127.0.0.1:{stub.port}", synthetic="8", warm="1", out="const:2",
+                               preflight="0")
+        assert isinstance(sut, WarmableSUT)
+        submit = RawClient.dry_submit
+        calls = []
+
+        def counted(self):
+            calls.append(1)
+            submit(self)
+
+        RawClient.dry_submit = counted
+        try:
+            out = run(tmp_path, sut, qsl, Scenario.SERVER, min_query_count=8, min_duration_ms=0,
+                      server_target_qps=20.0)  # sparse waits: the spin (and its warm-up) may run
+            for _ in range(5):  # and more of them, by hand, after the run
+                sut.warm_issue()
+        finally:
+            RawClient.dry_submit = submit
+    finally:
+        stub.close()
+    n = out.records.n_samples_issued
+    assert out.errors == 0 and sut.count_sources == {"usage": n}
+    assert stub.requests == n  # each request reached the server once; no dry one did
+    assert sum(e.sent for e in sut.endpoints) == n and all(e.outstanding == 0 for e in sut.endpoints)

@@ -357,3 +357,52 @@ def test_host_crowded_on_any_bytes_gives_a_verdict_or_none(tmp_path, text: bytes
     f = tmp_path / "loadavg"
     f.write_bytes(text)
     assert host_crowded(cpus, str(f)) in (True, False, None)
+
+
+def test_a_sparse_spin_runs_the_warm_up_once_first_and_starts_earlier_for_it() -> None:
+    from proctor.loadgen.clock import WARM_LEAD_NS
+
+    clock, host = make(overshoot_ns=150 * US)
+    calls: list[int] = []
+    clock.on_spin = lambda: calls.append(host.t)
+    gap = SPIN_WINDOW_NS // 4
+    sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    assert calls == []  # the first window sleeps to each arrival: no spin, no warm-up
+    assert clock.margin_ns == 150 * US + SPIN_PAD_NS + WARM_LEAD_NS
+    late = sparse_waits(clock, host, 5, gap)
+    assert late == [0] * 5 and len(calls) == 5  # once per arrival, inside the spin, which still ends on time
+
+
+def test_dense_waits_never_run_the_warm_up() -> None:
+    clock, host = make()
+    calls: list[int] = []
+    clock.on_spin = lambda: calls.append(host.t)
+    waits(clock, host, 3 * SPIN_WINDOW)
+    assert clock.precise and calls == []
+
+
+def test_warm_spins_hooks_a_warmable_sut_for_the_run_only() -> None:
+    from proctor.loadgen.issuer import warm_spins
+
+    class Warmable:
+        def __init__(self) -> None:
+            self.n = 0
+
+        def issue_query(self, samples: list) -> None: ...
+
+        def warm_issue(self) -> None:
+            self.n += 1
+
+    class Plain:
+        def issue_query(self, samples: list) -> None: ...
+
+    clock = MonotonicClock(MARGIN)
+    sut = Warmable()
+    with warm_spins(clock, sut):  # type: ignore[arg-type]
+        assert clock.on_spin is not None
+        clock.on_spin()
+    assert clock.on_spin is None and sut.n == 1
+    with warm_spins(clock, Plain()):  # type: ignore[arg-type]
+        assert clock.on_spin is None
+    with warm_spins(ManualClock(), sut):  # type: ignore[arg-type]
+        pass

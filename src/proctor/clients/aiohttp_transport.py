@@ -59,6 +59,9 @@ class AiohttpClient(StreamClient):
         if self._session is not None:
             await self._session.close()
 
+    def dry_submit(self) -> None:
+        """Nothing to warm: its requests leave from the loop thread (`start`), not the issuing one."""
+
     def submit(self, requests: list[Request]) -> None:
         """From any thread: the loop starts the requests' tasks."""
         loop = self._loop

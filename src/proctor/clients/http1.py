@@ -437,6 +437,7 @@ class RawClient(StreamClient):
         self._addr: list[tuple[str, int]] = []
         self._prefix: list[bytes] = []
         self._heads: dict[tuple[int, int], bytes] = {}
+        self._last_idx = -1  # the last request's sample: `warm` builds its body's head again
         extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items() if k.lower() != "content-type")
         for ep in self.endpoints:
             u = urlsplit(ep.url)
@@ -525,6 +526,19 @@ class RawClient(StreamClient):
         """The loop's entry (worker processes): the same as `submit` from the loop thread."""
         self.submit(requests)
 
+    def dry_submit(self) -> None:
+        """`submit`'s pure parts, dry: the endpoint choice, the idle list, a request's state, the
+        last body and its head (at low rates this code is cold when a request is due)."""
+        with self._lock:
+            e = least_busy(self.endpoints)
+            idle = self._idle[e]
+            c = idle[-1] if idle else None
+            if c is not None:
+                _ = c.alive and c.sock is not None and time.perf_counter_ns() - c.t_idle < PEEK_AFTER_NS
+        _Req(-1, -1, e, 0)
+        if self._last_idx >= 0:
+            self._head(e, len(self.body(self._last_idx)))
+
     def submit(self, requests: list[Request]) -> None:
         """Send each request now on an idle connection (from this thread), else have the loop open
         one; beyond `concurrency` in flight, queue it for the loop to start when one ends."""
@@ -561,6 +575,7 @@ class RawClient(StreamClient):
                         loop.call_soon_threadsafe(c.close)
                 body = self.body(idx)
                 head = self._head(e, len(body))
+                self._last_idx = idx
                 req.t_start = req.t_last = time.perf_counter_ns()
                 self.sink.sent(i, t, req.t_start)
                 if conn is not None:

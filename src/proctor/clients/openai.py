@@ -83,6 +83,7 @@ from proctor.suts.context import RunContext
 from proctor.suts.params import param, takes
 
 log = logging.getLogger("proctor.clients.openai")
+_WARM_IDS = np.zeros(1, np.int64)  # what warm_issue converts, as issue_query_arrays converts a query
 
 
 class LocalSink:
@@ -203,6 +204,12 @@ class OpenAISUT(Tally):
             return
         assert self.client is not None
         self.client.submit([(i, idx, -1, t) for i, idx in pairs])
+
+    def warm_issue(self) -> None:
+        """loadgen.types.WarmableSUT: the issue path's pure parts, run dry before a due request."""
+        if self.pool is None and self.client is not None and not self.down:
+            list(zip(_WARM_IDS.tolist(), _WARM_IDS.tolist(), strict=True))
+            self.client.dry_submit()
 
     def flush_queries(self) -> None:
         pass

@@ -39,6 +39,10 @@ class Transport(Protocol):
     def submit(self, requests: list[Request]) -> None:
         """Send requests, called from any thread (the engine's issuing thread)."""
 
+    def dry_submit(self) -> None:
+        """Run `submit`'s pure parts dry on the issuing thread (loadgen.types.WarmableSUT): nothing
+        is sent, counted or recorded."""
+
 
 def make_transport(config: OpenAIConfig, body: Callable[[int], bytes], sink: StreamSink) -> Transport:
     """The config's transport: the raw HTTP/1.1 client for http=raw and http:// endpoints, else aiohttp."""

@@ -39,11 +39,16 @@ SPIN_BACKOFF_MAX = 64
 # learned: the p90 of the last window's wake-up overshoots plus SPIN_PAD_NS, at least the clock's own
 # margin and at most SPARSE_SPIN_SHARE of the mean wait (and SPIN_MAX_NS); it is on whenever the host is
 # not crowded (late waits do not turn it off: a longer spin is what absorbs them). Measured against
-# `proctor serve llm` at 4 req/s: schedule -> issue p50 135-188 us sleeping, see docs/performance.md.
+# `proctor serve llm` at 4 req/s (bench/llm_client.py --breakdown 4): schedule -> issue_query p50
+# 135-188 us with the fixed margin, 77 us with the learned one, 51-56 us adding the warm-up below.
 SPARSE_WAIT_NS = 10_000_000
 SPARSE_SPIN_SHARE = 0.01
 SPIN_PAD_NS = 20_000
 SPIN_MAX_NS = 1_000_000
+# With `on_spin` set (the issuer's dry run of its issue path, see loadgen.types.WarmableSUT), a sparse
+# spin starts this much earlier still and runs it once, first, if at least WARM_MIN_NS remain.
+WARM_LEAD_NS = 100_000
+WARM_MIN_NS = 50_000
 # Where the kernel tells how many tasks are runnable right now (the 4th field: runnable/total).
 LOADAVG_PATH = "/proc/loadavg"
 
@@ -112,6 +117,8 @@ class MonotonicClock:
         "margin_ns",
         "now_ns",
         "on_precise",
+        "on_spin",
+        "sparse",
         "spin_margin_ns",
     )
 
@@ -129,6 +136,10 @@ class MonotonicClock:
         self.spin_margin_ns = spin_margin_ns  # the spin when it is on
         self.margin_ns = 0  # the spin now: 0 (sleep to the deadline) until a window was precise
         self.on_precise: Callable[[bool], None] | None = None
+        # called once at the start of a sparse spin (the issuer's warm-up); sparse: the last window's
+        # waits were sparse (SPARSE_WAIT_NS)
+        self.on_spin: Callable[[], None] | None = None
+        self.sparse = False
         self._waits = 0
         self._late = 0
         self._clean = 0  # precise windows in a row while the spin is off
@@ -149,6 +160,9 @@ class MonotonicClock:
             if len(self._overshoots) < SPIN_WINDOW:
                 self._overshoots.append(end - (t_ns - margin))
         else:
+            end = now()
+        if margin and self.sparse and self.on_spin is not None and t_ns - end >= WARM_MIN_NS:
+            self.on_spin()
             end = now()
         while end < t_ns:
             sleep(0)  # releases the GIL so completion threads are not starved while we spin
@@ -180,7 +194,8 @@ class MonotonicClock:
         self._window_start = -1
         if self.spin_margin_ns <= 0:  # no spin asked for: always sleeping
             return
-        if waits and waited >= SPARSE_WAIT_NS * waits:
+        self.sparse = bool(waits and waited >= SPARSE_WAIT_NS * waits)
+        if self.sparse:
             self._decide_sparse(waited // waits, overshoots)
             return
         if clean and self._crowded() is True:  # once per window: one small file read (~2 us)
@@ -205,7 +220,7 @@ class MonotonicClock:
                 self._set(False)
             return
         cap = max(self.spin_margin_ns, min(SPIN_MAX_NS, int(mean_wait * SPARSE_SPIN_SHARE)))
-        learned = SPIN_PAD_NS
+        learned = SPIN_PAD_NS + (WARM_LEAD_NS if self.on_spin is not None else 0)
         if overshoots:
             overshoots.sort()
             learned += max(0, overshoots[-(-9 * len(overshoots) // 10) - 1])  # the p90 (nearest rank)

@@ -112,6 +112,16 @@ class ArraySUT(Protocol):
 
 
 @runtime_checkable
+class WarmableSUT(Protocol):
+    """A SUT whose issue path can be run dry: at low Server rates its code is cold when a query is due
+    (its caches went to other work over the idle gap: ~100 us on a 2-core VM, against ~10 us warm), so
+    the issuer calls `warm_issue` in the spin before each arrival. It must send, record and change
+    nothing observable; it is told nothing of the coming query."""
+
+    def warm_issue(self) -> None: ...
+
+
+@runtime_checkable
 class ClosableSUT(Protocol):
     """A SUT holding threads or devices; `close` (the run session calls it after the run) must return within about a second (it drops what
     is still queued) so Ctrl-C and timeouts end promptly."""
@@ -233,6 +243,7 @@ __all__ = [
     "QuerySampleLibrary",
     "QuerySampleResponse",
     "ResponseCallback",
+    "WarmableSUT",
     "Scenario",
     "SystemUnderTest",
     "TestMode",
