@@ -661,13 +661,15 @@ def llamacpp_serve(python: str, work: Path) -> Any:
     random-weight GGUF written here (tests.support.gguf_tiny, nothing downloaded), run by `python`;
     yields (its base URL, the model name, the openai SUT's extra params). It sends no usage record, so
     proctor's counts are exact only from per-token logprobs: served with `--logits_all true` and asked
-    for with the SUT's `logprobs=1` (without them every sample fails `no_count`)."""
+    for with the SUT's `logprobs=1` (without them every sample fails `no_count`). `--interrupt_requests
+    false`: by default a request that arrives stops the stream in progress (llama-cpp-python 0.3.x), and
+    proctor fails each such cut-off sample (1 token) where the bare client times its first token alike."""
     env = peer_env()
     model = work / "tiny.gguf"
     write_tiny("llamacpp", python, gguf_tiny.__file__, model, env)
     port = free_port()
     cmd = [python, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", LLAMACPP_MODEL,
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all", "true"]
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all", "true", "--interrupt_requests", "false"]
     with started("llama.cpp server", cmd, port, "/v1/models", work, env) as url:
         yield url, LLAMACPP_MODEL, {"logprobs": "1"}
 

@@ -121,6 +121,7 @@ def test_bench_serve_llamacpp_asks_for_exact_counts(tmp_path, fake_python):
     assert argv[:2] == ["-m", "llama_cpp.server"]
     opts = dict(zip(argv[2::2], argv[3::2], strict=True))
     assert opts["--logits_all"] == "true" and opts["--host"] == "127.0.0.1" and opts["--model_alias"] == "tiny"
+    assert opts["--interrupt_requests"] == "false"  # a new request must not cut the stream in progress
     assert Path(opts["--model"]) == tmp_path / "tiny.gguf" and (tmp_path / "tiny.gguf").read_bytes() == b"GGUF"
     assert url == f"http://127.0.0.1:{opts['--port']}"
     assert not answers(url + "/v1/models", 0.5)  # stopped on the way out
