@@ -40,3 +40,13 @@ def test_a_search_without_a_passing_rate_says_so():
     good = {"found": False, "bracket": [0.0, 8.0], "probes": [], "wall_s": 1.0, "tolerance": 0.02,
             "stopped": "no rate down to 1 passed"}
     assert "No probed rate met the limits: no rate down to 1 passed" in sweep_html(doc(goodput=good), None)
+
+
+def test_each_row_says_whether_the_limits_were_met_and_quotes_the_runs_verdict():
+    a, b = point(10, True, 5.0), point(20, False, 40.0)
+    a.update(meets_limits=True, verdict="VALID for these settings; not a submission run: <short>")
+    b.update(meets_limits=False, verdict="INVALID: latency p99 40 ms > 15 ms")
+    html = sweep_html(doc(a, b), None)
+    assert "<td>met</td>" in html and "<td>not met</td>" in html
+    assert "not a submission run: &lt;short&gt;" in html  # a verdict is text, escaped
+    assert "INVALID: latency p99 40 ms &gt; 15 ms" in html

@@ -42,10 +42,14 @@ def sweep_figure(doc: dict[str, Any]) -> bytes | None:
     left, right = fig.subplots(1, 2)
     xs = [float(p["value"]) for p in points]
     tokens = any(p.get("ttft_ms") for p in points)
-    if tokens:
-        left.plot(xs, _series(points, "ttft_ms"), "o-", label="TTFT p99")
-        left.plot(xs, _series(points, "tpot_ms"), "s-", label="TPOT p99")
-    left.plot(xs, _series(points, "latency_ms"), "^-", label="latency p99")
+    colors: dict[str, str] = {}  # each bound drawn in its series' colour
+    plotted: list[float] = []
+    series = [("ttft", "TTFT", "o-"), ("tpot", "TPOT", "s-")] if tokens else []
+    for key, name, style in [*series, ("latency", "latency", "^-")]:
+        ys = _series(points, f"{key}_ms")
+        (line,) = left.plot(xs, ys, style, label=f"{name} p99")
+        colors[key] = line.get_color()
+        plotted += [y for y in ys if y == y and y > 0]
     bad = [(x, y) for x, y, p in zip(xs, _series(points, "latency_ms"), points, strict=True) if p.get("valid") is False]
     if bad:
         left.plot([b[0] for b in bad], [b[1] for b in bad], "x", color=FAIL, markersize=10, label="INVALID")
@@ -53,11 +57,11 @@ def sweep_figure(doc: dict[str, Any]) -> bytes | None:
     for p in points:
         limits.update(p.get("limits_ms") or {})
     for name, bound in sorted(limits.items()):
-        left.axhline(float(bound), color=BOUND, linestyle=":", label=f"{name} bound {float(bound):g} ms")
-    if limits and max(limits.values()) > 20 * max(
-        (y for y in _series(points, "latency_ms") if y == y), default=1.0
-    ):
-        left.set_yscale("log")  # a bound far above the data would flatten it
+        left.axhline(float(bound), color=colors.get(name, BOUND), linestyle=":",
+                     label=f"{name} bound {float(bound):g} ms")
+    everything = plotted + [float(b) for b in limits.values() if float(b) > 0]
+    if everything and max(everything) > 20 * min(everything):
+        left.set_yscale("log")  # TPOT in ms beside a TTFT bound in seconds: one linear axis flattens both
     left.set_xlabel(_x_label(doc))
     left.set_ylabel("ms")
     left.set_title("p99 latencies", fontsize=10)
@@ -94,6 +98,7 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
     for p in doc.get("points") or []:
         valid = p.get("valid")
         word = "not MLPerf" if valid is None else ("VALID" if valid else "INVALID")
+        limits = {True: "met", False: "not met"}.get(p.get("meets_limits"), "-")
         rows.append(
             "<tr>"
             + "".join(
@@ -101,6 +106,7 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
                 for v in (
                     p.get("value"),
                     word,
+                    limits,
                     (p.get("ttft_ms") or {}).get("p99"),
                     (p.get("tpot_ms") or {}).get("p99"),
                     (p.get("latency_ms") or {}).get("p99"),
@@ -109,7 +115,7 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
                     p.get("logs"),
                 )
             )
-            + "</tr>"
+            + f"<td class='why'>{escape(str(p.get('verdict') or ''))}</td></tr>"
         )
     good = doc.get("goodput")
     head = ""
@@ -136,10 +142,11 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{title}</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}img{max-width:100%}</style>"
+        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td.why{text-align:left;font-size:smaller}"
+        "img{max-width:100%}</style>"
         f"</head><body><h1>{title}</h1>{head}<p>{escape(str(doc.get('note') or ''))}</p>{fig}"
-        "<table><tr><th>value</th><th>verdict</th><th>TTFT p99 ms</th><th>TPOT p99 ms</th>"
-        "<th>latency p99 ms</th><th>requests/s</th><th>tokens/s</th><th>logs</th></tr>"
+        "<table><tr><th>value</th><th>verdict</th><th>limits</th><th>TTFT p99 ms</th><th>TPOT p99 ms</th>"
+        "<th>latency p99 ms</th><th>requests/s</th><th>tokens/s</th><th>logs</th><th>the run's verdict</th></tr>"
         + "".join(rows)
         + "</table></body></html>\n"
     )
