@@ -8,6 +8,7 @@ import builtins
 import importlib.util
 import json
 import pickle
+import sys
 
 import numpy as np
 import orjson
@@ -249,8 +250,9 @@ def test_json_and_jsonl_are_told_apart_by_their_content(tmp_path):
 # --- Parquet ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(HAS_PYARROW, reason="pyarrow is installed: the install hint is not shown")
-def test_parquet_without_pyarrow_is_one_line_with_the_install_hint(tmp_path):
+def test_parquet_without_pyarrow_is_one_line_with_the_install_hint(tmp_path, monkeypatch):
+    for name in ("pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, name, None)  # as where it is not installed: the import fails
     path = tmp_path / "d.parquet"
     path.write_bytes(b"PAR1")
     with pytest.raises(ConfigError) as exc:
