@@ -47,11 +47,11 @@ class FakeHost:
         self.t += round(seconds * 1e9) + self.overshoot_ns
 
 
-def waits(clock: MonotonicClock, host: FakeHost, n: int) -> list[int]:
-    """n waits GAP apart; how late each ended."""
+def waits(clock: MonotonicClock, host: FakeHost, n: int, gap: int = GAP) -> list[int]:
+    """n waits `gap` apart; how late each ended."""
     late = []
     for _ in range(n):
-        due = host.t + GAP
+        due = host.t + gap
         clock.sleep_until(due)
         late.append(host.t - due)
     return late
@@ -246,24 +246,15 @@ def test_at_low_rates_a_window_closes_on_time_with_enough_waits() -> None:
     assert clock.margin_ns == MARGIN  # 10 us wake-ups + the pad: the clock's own margin
 
 
-def sparse_waits(clock: MonotonicClock, host: FakeHost, n: int, gap: int) -> list[int]:
-    late = []
-    for _ in range(n):
-        due = host.t + gap
-        clock.sleep_until(due)
-        late.append(host.t - due)
-    return late
-
-
 def test_sparse_waits_learn_a_spin_that_covers_the_wake_up() -> None:
     """At 4 queries/s the wake-up from a long sleep is the slow one (150 us here): after one window
     the spin starts that much (its p90, plus the pad) early, and the arrivals leave on time."""
     clock, host = make(overshoot_ns=150 * US)
     gap = SPIN_WINDOW_NS // 4
-    late = sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    late = waits(clock, host, SPIN_MIN_WAITS, gap)
     assert set(late) == {150 * US}
     assert clock.margin_ns == 150 * US + SPIN_PAD_NS
-    assert sparse_waits(clock, host, 3 * SPIN_MIN_WAITS, gap) == [0] * (3 * SPIN_MIN_WAITS)
+    assert waits(clock, host, 3 * SPIN_MIN_WAITS, gap) == [0] * (3 * SPIN_MIN_WAITS)
     assert clock.margin_ns == 150 * US + SPIN_PAD_NS  # learned from the sleeps to the margin, the same cost
 
 
@@ -272,10 +263,10 @@ def test_sparse_waits_late_beyond_a_slice_keep_the_spin_on_its_cap() -> None:
     time): they lengthen it, up to SPARSE_SPIN_SHARE of the mean wait."""
     clock, host = make(overshoot_ns=2 * PREEMPTED_NS)
     gap = 20_000 * US  # 50 queries/s: the cap is 1 % of 20 ms
-    sparse_waits(clock, host, SPIN_MIN_WAITS + 50, gap)
+    waits(clock, host, SPIN_MIN_WAITS + 50, gap)
     assert clock.precise and clock.margin_ns == int(gap * SPARSE_SPIN_SHARE)
     host.overshoot_ns = 10 * SPIN_MAX_NS
-    sparse_waits(clock, host, 2 * SPIN_MIN_WAITS + 100, SPIN_WINDOW_NS)
+    waits(clock, host, 2 * SPIN_MIN_WAITS + 100, SPIN_WINDOW_NS)
     assert clock.precise and clock.margin_ns == SPIN_MAX_NS
 
 
@@ -283,13 +274,13 @@ def test_sparse_waits_on_a_crowded_host_sleep() -> None:
     load: list[bool | None] = [True]
     clock, host = make(overshoot_ns=150 * US, crowded=load)
     gap = SPIN_WINDOW_NS // 4
-    sparse_waits(clock, host, 4 * SPIN_MIN_WAITS, gap)
+    waits(clock, host, 4 * SPIN_MIN_WAITS, gap)
     assert (clock.precise, host.spins) == (False, 0)
     load[0] = False
-    sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    waits(clock, host, SPIN_MIN_WAITS, gap)
     assert clock.precise
     load[0] = True
-    sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    waits(clock, host, SPIN_MIN_WAITS, gap)
     assert not clock.precise and clock.margin_ns == 0
 
 
@@ -366,10 +357,10 @@ def test_a_sparse_spin_runs_the_warm_up_once_first_and_starts_earlier_for_it() -
     calls: list[int] = []
     clock.on_spin = lambda: calls.append(host.t)
     gap = SPIN_WINDOW_NS // 4
-    sparse_waits(clock, host, SPIN_MIN_WAITS, gap)
+    waits(clock, host, SPIN_MIN_WAITS, gap)
     assert calls == []  # the first window sleeps to each arrival: no spin, no warm-up
     assert clock.margin_ns == 150 * US + SPIN_PAD_NS + WARM_LEAD_NS
-    late = sparse_waits(clock, host, 5, gap)
+    late = waits(clock, host, 5, gap)
     assert late == [0] * 5 and len(calls) == 5  # once per arrival, inside the spin, which still ends on time
 
 
