@@ -23,7 +23,9 @@ Thread-safety, the invariants:
   `buffer_updated` never sees a response without its request) and sends, all under the lock.
 - Each connection keeps a dup of its socket for those sends; the loop closes that dup only under
   the lock, so a send never meets a closed (or reused) file descriptor. The transport owns the
-  original socket; the TCP connection ends once both are closed (`_Conn.close` closes both).
+  original socket; the TCP connection ends once both are closed (`_Conn.close` closes both). With
+  kernel stamps the loop reads the dup (`recvmsg`, `_Conn.read_own`) and the transport, its reading
+  paused, only writes and closes; the loop unwatches the dup before anything closes it.
 - The loop thread owns reading, parsing, timers and finishing. It gives a connection back to the
   idle list (under the lock) only once its response was read to the end and it may be reused
   (HTTP/1.1 keep-alive, no `Connection: close`, not read-until-close).
@@ -437,7 +439,7 @@ class RawClient(StreamClient):
         self._addr: list[tuple[str, int]] = []
         self._prefix: list[bytes] = []
         self._heads: dict[tuple[int, int], bytes] = {}
-        self._last_idx = -1  # the last request's sample: `warm` builds its body's head again
+        self._last_idx = -1  # the last request's sample: `dry_submit` builds its body's head again
         extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items() if k.lower() != "content-type")
         for ep in self.endpoints:
             u = urlsplit(ep.url)
@@ -528,7 +530,8 @@ class RawClient(StreamClient):
 
     def dry_submit(self) -> None:
         """`submit`'s pure parts, dry: the endpoint choice, the idle list, a request's state, the
-        last body and its head (at low rates this code is cold when a request is due)."""
+        last body and its head (at low rates this code is cold when a request is due); the issuing
+        thread's, through OpenAISUT.warm_issue."""
         with self._lock:
             e = least_busy(self.endpoints)
             idle = self._idle[e]
