@@ -120,6 +120,30 @@ def test_ctrl_c_writes_a_partial_summary_then_reraises(tmp_path):
     assert completion.active() is None
 
 
+def test_a_ctrl_c_while_the_logs_are_written_is_held_until_they_are_whole(tmp_path, monkeypatch):
+    """The run had ended: its logs are written whole (the summary's verdict included), then the
+    Ctrl-C counts and the caller stops."""
+    import os
+    import signal
+
+    from proctor.loadgen import engine
+
+    close = engine._close_logs
+
+    def ctrl_c_then_close(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # lands in the middle of writing the logs
+        close(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_close_logs", ctrl_c_then_close)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        go(tmp_path, FaultySUT(fail_at=10**9, exc=None))
+    assert signal.getsignal(signal.SIGINT) is before
+    summary = (tmp_path / "mlperf_log_summary.txt").read_text()
+    assert "Result is" in summary and INCOMPLETE_MARK not in summary  # the whole run, as measured
+    assert read_detail(tmp_path / "mlperf_log_detail.txt").require("result_query_count") >= 50
+
+
 def test_late_completion_after_a_timeout_does_not_touch_the_finished_run(tmp_path):
     class Late(FaultySUT):
         def __init__(self):

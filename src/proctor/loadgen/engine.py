@@ -23,10 +23,11 @@ import importlib.metadata
 import io
 import math
 import os
+import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -86,6 +87,31 @@ DRAIN_S = 0.5  # after Ctrl-C: how long the SUT may still complete what it was g
 # must not fill the disk. Settable per run (run_test's max_response_bytes / max_accuracy_log_bytes).
 MAX_RESPONSE_BYTES = 1 << 30
 MAX_ACCURACY_LOG_BYTES = 16 << 30
+
+
+class _Held(list[bool]):
+    """Truthy once a Ctrl-C came while it was held."""
+
+
+@contextlib.contextmanager
+def ctrl_c_held() -> Iterator[_Held]:
+    """Hold Ctrl-C (SIGINT) while the logs are written: one raised in the middle of writing them left
+    a summary empty (seen once in CI, a Ctrl-C landing as a short run ended). Only the main thread
+    can hold it; elsewhere nothing changes."""
+    held = _Held()
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    try:
+        old = signal.signal(signal.SIGINT, lambda _sig, _frame: held.append(True))
+    except (ValueError, OSError):  # no signals here (an embedded interpreter)
+        yield held
+        return
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, old)
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,12 +352,16 @@ class Run:
             failure = exc
         finally:
             epilogue_failure: BaseException | None = None
-            try:
-                outcome = self._epilogue()
-            except BaseException as exc:  # never mask the first failure with one from closing
-                if failure is None:
-                    raise
-                epilogue_failure = exc
+            with ctrl_c_held() as held:  # the logs are written whole, then a Ctrl-C that came meanwhile counts
+                try:
+                    outcome = self._epilogue()
+                except BaseException as exc:  # never mask the first failure with one from closing
+                    if failure is None:
+                        raise
+                    epilogue_failure = exc
+        if held and failure is None:  # the run had ended: its logs stand as written, the caller stops
+            self.interrupted = True
+            failure = KeyboardInterrupt()
         if failure is not None:
             if self._sut_failed and not isinstance(failure, ProctorError | KeyboardInterrupt):
                 raise RunError(
