@@ -89,16 +89,12 @@ MAX_RESPONSE_BYTES = 1 << 30
 MAX_ACCURACY_LOG_BYTES = 16 << 30
 
 
-class _Held(list[bool]):
-    """Truthy once a Ctrl-C came while it was held."""
-
-
 @contextlib.contextmanager
-def ctrl_c_held() -> Iterator[_Held]:
+def ctrl_c_held() -> Iterator[list[bool]]:
     """Hold Ctrl-C (SIGINT) while the logs are written: one raised in the middle of writing them left
-    a summary empty (seen once in CI, a Ctrl-C landing as a short run ended). Only the main thread
-    can hold it; elsewhere nothing changes."""
-    held = _Held()
+    a summary empty (seen once in CI, a Ctrl-C landing as a short run ended). Yields a list that is
+    non-empty once a Ctrl-C came. Only the main thread can hold it; elsewhere nothing changes."""
+    held: list[bool] = []
     if threading.current_thread() is not threading.main_thread():
         yield held
         return
@@ -111,7 +107,6 @@ def ctrl_c_held() -> Iterator[_Held]:
         yield held
     finally:
         signal.signal(signal.SIGINT, old)
-
 
 
 @dataclass(frozen=True, slots=True)
