@@ -314,11 +314,17 @@ def _load_report(path: Path) -> DemoReport:
 
 
 @contextmanager
-def cpu_hog(seconds: float = 120.0):
-    """A process spinning on one core beside the test (bounded in time, killed in the end)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"]
+def cpu_hog(seconds: float = 1200.0):
+    """A process spinning on one core beside the test, killed in the end. It outlives any demo this test
+    runs (a busy CI host once took over 120 s for the quick demo), and stops by itself at its bound or when
+    the test process is gone, so a killed run leaves no spinner behind."""
+    code = (
+        "import os, time\n"
+        f"end, parent = time.time() + {seconds}, {os.getpid()}\n"
+        "while time.time() < end and os.getppid() == parent:\n"
+        "    for _ in range(100000): pass\n"
     )
+    proc = subprocess.Popen([sys.executable, "-c", code])
     try:
         yield proc
     finally:
