@@ -51,6 +51,22 @@ def test_without_a_terminal_progress_is_plain_lines(tmp_path: Path) -> None:
     assert done == sorted(done) and done[-1] == totals[-1]
 
 
+def test_a_closed_loop_ends_saying_what_it_issued_not_its_estimate(tmp_path: Path) -> None:
+    # a closed loop's total is estimated from the rate while it runs; once it ended at its bounds the
+    # final line's total is what was issued (it once read "5 issued / 5 done of 4")
+    res = proctor("sweep", "--concurrency", "1,2", "--sut", "synthetic:service_us=300000", "--duration-ms", "1000",
+                  "-o", tmp_path / "sweep", cwd=tmp_path, interval="0.2")
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in (res.stdout + res.stderr).splitlines() if line.startswith("PerformanceOnly")]
+    finals = [line for line in lines if "ETA" not in line]  # a point's last line has no time left
+    assert len(finals) == 2, lines
+    for line in finals:
+        m = re.search(r"samples (\d+) issued / (\d+) done of ([\d,]+)", line)
+        assert m is not None, line
+        issued, done, total = int(m.group(1)), int(m.group(2)), int(m.group(3).replace(",", ""))
+        assert issued == done == total >= 4, line
+
+
 def test_token_run_line_shows_ttft_tpot_and_tokens_per_second(tmp_path: Path) -> None:
     res = proctor("run", "-s", "Server", "--model", "llama2-70b", "--sut", "synthetic:service_us=1000,workers=4,tokens=16",
                   "--target-qps", "100", "--duration-ms", "600", "--no-trace", "--no-report", "-o", tmp_path / "logs",

@@ -26,6 +26,7 @@ WINDOW = 20_000  # recent samples the running percentiles are computed over
 TOKEN_TAIL = 1 << 20  # samples past the all-done frontier whose tokens are summed per look (bounded)
 PLAIN_INTERVAL_S = 10.0  # without a terminal: one progress line this often
 PLAIN_INTERVAL_ENV = "PROCTOR_PROGRESS_INTERVAL_S"  # overrides it (tests, CI logs that want more or fewer)
+CLOSED_LOOP_SCENARIOS = ("SingleStream", "MultiStream")  # a query waits for the last: they end at their bounds
 
 
 def default_plain_interval_s() -> float:
@@ -120,7 +121,7 @@ def _total_and_eta(
     min_duration and min_query_count (the schedule is only their upper bound); a Server run at its
     last scheduled query (past the official queries, an early-stopping extension's last); anything
     else when its schedule's samples are done."""
-    if plan.performance and plan.scenario in ("SingleStream", "MultiStream"):
+    if plan.performance and plan.scenario in CLOSED_LOOP_SCENARIOS:
         qrate = queries_issued / elapsed if elapsed > 0 else 0.0  # each query issued when the last is done
         if qrate <= 0:
             return None, None
@@ -264,9 +265,11 @@ class LiveProgress(ProgressHooks):
             schedule, records, tracker.completed_samples, now_ns, plan=self._plan, tally=self._tally
         )
         if final:  # the phase ended: no time left to estimate; past the official queries (an
-            # early-stopping extension, which stops when it can), the total is what was issued
+            # early-stopping extension, which stops when it can), or where the total was only an
+            # estimate from the rate (a closed loop ends at its bounds), the total is what was issued
             nominal = schedule.nominal_queries
             past = 0 < nominal < schedule.n_queries and records.n_queries_issued > nominal
+            past = past or (self._plan.performance and self._plan.scenario in CLOSED_LOOP_SCENARIOS)
             snap = dataclasses.replace(
                 snap, eta_s=None, total_samples=snap.samples_issued if past else snap.total_samples
             )
