@@ -174,16 +174,20 @@ def test_engine_find_peak_refuses_other_scenarios(tmp_path):
     assert b"error_invalid_config" in (tmp_path / "mlperf_log_detail.txt").read_bytes()
 
 
-@pytest.mark.parametrize(("qps", "late"), [(200.0, False), (2000.0, True)])
-def test_server_run_that_falls_behind_says_what_it_offered(tmp_path, qps, late):
-    """Each probe's verdict rests on the rate really offered: an issuer held up by a slow SUT warns."""
+@pytest.mark.parametrize(("qps", "late", "tokens"), [(200.0, False, False), (2000.0, True, False),
+                                                     (200.0, False, True), (2000.0, True, True)])
+def test_server_run_that_falls_behind_says_what_it_offered(tmp_path, qps, late, tokens):
+    """Each probe's verdict rests on the rate really offered: an issuer held up by a slow SUT warns.
+    A token run's bound is its TTFT (its target_latency is 0, and a punctual issuer once warned)."""
     clock = ManualClock()
+    bound = {"server_ttft_latency": 10_000_000, "use_token_latencies": True, "server_target_latency_ns": 0} if tokens \
+        else {"server_target_latency_ns": 10_000_000}  # mlperf.conf sets an LLM's target_latency to 0
     ts = TestSettings(
         scenario=Scenario.SERVER,
         server_target_qps=qps,
-        server_target_latency_ns=10_000_000,
         min_duration_ms=300,
         min_query_count=1,
+        **bound,
     )
     out = run_test(
         QueueSUT(clock, 1_000_000),
@@ -199,6 +203,7 @@ def test_server_run_that_falls_behind_says_what_it_offered(tmp_path, qps, late):
     ]
     assert bool(warnings) == late
     assert (out.result.issue_lateness_p99_ns > 1_000_000) == late
+    assert late or 0 < out.result.issue_lateness_p99_ns < 1_000_000  # a little late, within 10 %: no warning
     if late:  # the inline SUT serves 1000 queries/s, so that is what the issuer could offer
         offered = float(re.search(r"it offered ([\d.]+) queries/s", warnings[0]).group(1))
         assert 950 <= offered <= 1050

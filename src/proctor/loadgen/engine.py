@@ -769,11 +769,13 @@ class Run:
 
     def _warn_if_late(self, phase: _Phase) -> None:
         """A Server run whose issuer fell behind its schedule offered less than target_qps: say so
-        (issue lateness p99 over LATE_WARN_FRACTION of the latency bound), with the rate it did offer."""
+        (issue lateness p99 over LATE_WARN_FRACTION of the latency or TTFT bound), with the rate it did offer."""
         r, eff = self.result, self.eff
         if r is None or eff is None or eff.scenario != Scenario.SERVER:
             return
-        if r.issue_lateness_p99_ns <= LATE_WARN_FRACTION * eff.target_latency_ns:
+        # a token run's bound is its TTFT (its target_latency is 0: every late issue warned)
+        bound = eff.server_ttft_latency if eff.use_token_latencies else eff.target_latency_ns
+        if bound <= 0 or r.issue_lateness_p99_ns <= LATE_WARN_FRACTION * bound:
             return
         issued = phase.records.query_issued_ns[: phase.records.n_queries_issued]
         span = int(issued.max() - issued.min()) if issued.size > 1 else 0
