@@ -105,9 +105,30 @@ def test_an_llm_dataset_with_outputs_is_scored(tmp_path: Path) -> None:
     got = parse_accuracy_text(text)
     assert got["rouge1"] == got["rougel"] == got["exact_match"] == 100.0 and got["tokens_per_sample"] == 3.5
     assert scored.paths == [("accuracy", str(tmp_path / "acc" / "accuracy.txt"))]
-    # exact outputs meet the ROUGE targets; 3.5 tokens per sample is far below the reference's
+    # exact outputs meet the ROUGE targets; two samples are not the official 13,368, so the gen_len
+    # bound (90 % of the reference's total) is applied to these two references' 25 characters
     assert any("rouge1 100.00 meets" in line for line in scored.lines)
-    assert not scored.ok and scored.lines[-1].startswith("INVALID: the generation length")
+    assert any(line.startswith("note: 2 sample(s) scored, not Llama3.1-8B's official dataset") for line in scored.lines)
+    assert "gen_len 25 within > 22.5: 90% of this dataset's 2 references' 25" in "\n".join(scored.lines)
+    assert scored.ok
+
+
+def test_truncated_outputs_of_an_own_dataset_miss_its_references_length(tmp_path: Path) -> None:
+    samples = [LLMSample(prompt="q", output="the cat sat down on the mat"), LLMSample(prompt="r", output="a dog ran")]
+    qsl = LLMDataset(samples, lambda s: b"")
+    log = _accuracy_log(tmp_path / "acc", {0: ("the cat sat down", 4), 1: ("a dog ran", 3)})  # one cut short
+    scored = acc.score_run(qsl, log, model="llama3.1-8b")
+    assert "gen_len 25 OUTSIDE > 32.4: 90% of this dataset's 2 references' 36" in "\n".join(scored.lines)
+    assert not scored.ok and scored.lines[-1] == "INVALID: the generation length is outside the bounds of Llama3.1-8B"
+
+
+def test_the_official_dataset_size_keeps_the_rules_reference(tmp_path: Path) -> None:
+    text = "\nResults\n\n{'rouge1': 43.0, 'rouge2': 20.2, 'rougeL': 30.0, 'gen_len': 8000000}\n"
+    ok, lines = acc.target_lines("llama3.1-8b", text, acc.Scope(13368, 100.0))
+    assert ok and "gen_len 8e+06 within > 7.35088e+06: 90% of the reference dataset's 8.16764e+06" in "\n".join(lines)
+    assert not any(line.startswith("note:") for line in lines)
+    ok, lines = acc.target_lines("llama3.1-8b", text.replace("8000000", "7000000"), acc.Scope(13368, 100.0))
+    assert not ok
 
 
 def test_nothing_to_score_says_how(tmp_path: Path) -> None:

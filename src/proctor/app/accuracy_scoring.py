@@ -119,8 +119,9 @@ def run_script(
     return target, ""
 
 
-def _builtin_text(qsl: Any, log: Path) -> tuple[str, str] | None:
-    """(accuracy.txt text, the benchmark it is scored for) from proctor's own scorers, or None."""
+def _builtin_text(qsl: Any, log: Path) -> tuple[str, str, Scope | None] | None:
+    """(accuracy.txt text, the benchmark it is scored for, what was scored where it may not be the
+    official dataset) from proctor's own scorers, or None."""
     from proctor.clients.llm_dataset import LLMDataset
     from proctor.workloads.digits.qsl import DigitsQSL
 
@@ -128,14 +129,15 @@ def _builtin_text(qsl: Any, log: Path) -> tuple[str, str] | None:
         from proctor.workloads.digits import MODEL_NAME
         from proctor.workloads.digits.accuracy import evaluate
 
-        return evaluate(log).line() + "\n", MODEL_NAME
+        return evaluate(log).line() + "\n", MODEL_NAME, None
     if isinstance(qsl, LLMDataset) and any(s.output is not None for s in qsl.samples):
         from proctor.clients import llm_accuracy
 
         scores = llm_accuracy.score_log(log, qsl.samples)
         if scores["scored"] == 0:
             return None
-        return llm_accuracy.accuracy_text(scores), ""
+        scope = Scope(int(scores["scored"]), float(scores["ref_gen_len"]))
+        return llm_accuracy.accuracy_text(scores), "", scope
     return None
 
 
@@ -144,7 +146,18 @@ def _read_text(path: Path) -> str:
         return f.read(MAX_TEXT_BYTES).decode("utf-8", "replace")
 
 
-def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What proctor's scorer scored: the samples with a reference output, and those references' total
+    length (gen_len's measure). On a dataset that is not the official one, the rules' gen_len bound
+    (a fraction of the reference implementation's total over the official dataset) applies to these
+    references instead: the same fraction, of the outputs the dataset says are right."""
+
+    samples: int
+    reference_gen_len: float
+
+
+def target_lines(model: str, text: str, scope: Scope | None = None) -> tuple[bool, list[str]]:
     """The scores of `text` against `model`'s targets: (passed, one line per level and bound)."""
     from proctor.checks.accuracy import (
         check_level,
@@ -166,6 +179,16 @@ def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
     explicit = variant.name.rstrip().endswith(("-99", "-99.9"))
     levels = [variant.level] if explicit and variant.level is not None else list(bench.quality)
     lines: list[str] = []
+    official = {n for n in (bench.accuracy_dataset_size, *bench.accuracy_dataset_by_suite.values()) if n}
+    own_dataset = bool(scope is not None and official and scope.samples not in official)
+    if own_dataset:
+        assert scope is not None
+        own_len = any(gb.metric == "gen_len" for gb in bench.generation) and scope.reference_gen_len > 0
+        lines.append(
+            f"note: {scope.samples} sample(s) scored, not {bench.display}'s official dataset "
+            f"({' or '.join(f'{n:,}' for n in sorted(official))}): its targets are the official dataset's"
+            + (", but gen_len is bounded by this dataset's own references" if own_len else "")
+        )
     passed_levels = []
     for level in levels:
         findings, results = check_level(bench, level, reported, ACCURACY_TXT)
@@ -192,14 +215,17 @@ def target_lines(model: str, text: str) -> tuple[bool, list[str]]:
         if length is None:
             lines.append(f"note: no {gb.metric} in {ACCURACY_TXT}; the rules bound it ({DC_TABLE})")
             continue
-        low, high = gb.low * gb.reference, None if gb.high is None else gb.high * gb.reference
+        reference, of_what = gb.reference, "the reference dataset's"
+        if own_dataset and scope is not None and gb.metric == "gen_len" and scope.reference_gen_len > 0:
+            reference, of_what = scope.reference_gen_len, f"this dataset's {scope.samples} references'"
+        low, high = gb.low * reference, None if gb.high is None else gb.high * reference
         inside = length > low and (high is None or length < high)
         gen_ok = gen_ok and inside
         bound = f"> {low:.6g}" if high is None else f"in ({low:.6g}, {high:.6g})"
         lines.append(
             f"{bench.display} generation length: {gb.metric} {length:g} {'within' if inside else 'OUTSIDE'} "
-            f"{bound}: {gb.low:.0%}{'' if gb.high is None else f'-{gb.high:.0%}'} of the reference "
-            f"dataset's {gb.reference:g} ({DC_TABLE})"
+            f"{bound}: {gb.low:.0%}{'' if gb.high is None else f'-{gb.high:.0%}'} of {of_what} "
+            f"{reference:g} ({DC_TABLE})"
         )
     if not passed_levels:
         return True, lines
@@ -225,6 +251,7 @@ def score_run(
     """Score one finished accuracy run whose accuracy log is `log`; accuracy.txt goes beside it."""
     folder = log.parent
     scored = Scored()
+    scope: Scope | None = None  # an accuracy script scores the dataset it knows
     if script:
         argv = script_argv(script, log=log, folder=folder, dataset=dataset)
         path, why = run_script(argv, folder, timeout_s)
@@ -247,7 +274,7 @@ def score_run(
                 f"'CMD ... {{log}}' to run the benchmark's accuracy script; its output becomes {ACCURACY_TXT}"
             )
             return scored
-        text, bench = got
+        text, bench, scope = got
         model = bench or model
         path = folder / ACCURACY_TXT
         path.write_text(text)
@@ -255,7 +282,7 @@ def score_run(
     shown = " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
     scored.lines.append(f"accuracy ({source}): {shown[:500]}")
     scored.paths.append(("accuracy", str(path)))
-    ok, lines = target_lines(model, text)
+    ok, lines = target_lines(model, text, scope)
     scored.ok = ok
     scored.lines += lines
     return scored
@@ -276,6 +303,7 @@ def score_accuracy_run(
 __all__ = [
     "ACCURACY_TXT",
     "SCRIPT_TIMEOUT_S",
+    "Scope",
     "Scored",
     "check_script",
     "run_script",

@@ -84,6 +84,7 @@ def score(
     result["exact_match"] = round(100.0 * sum(p == r for p, r in pairs) / len(pairs), 4)
     result["gen_len"] = sum(len(p) for p, _ in pairs)
     result["gen_num"] = len(pairs)
+    result["ref_gen_len"] = sum(len(r) for _, r in pairs)  # the references' own, for a dataset not the official
     counts = token_counts or {}
     if counts and all(idx in counts for idx in outputs):
         total = sum(counts[idx] for idx in outputs)
