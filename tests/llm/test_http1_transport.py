@@ -10,6 +10,7 @@ import threading
 from collections import Counter
 
 import orjson
+import pytest
 from test_openai_sut import Scenario, run  # tests/llm is on sys.path
 
 from proctor.clients.http1 import RawClient
@@ -199,12 +200,55 @@ def test_rx_time_takes_the_kernel_stamp_only_inside_the_request_window():
 
     got = rx_time(anc(now - 5_000_000), now - 10_000_000, now)
     if SO_TIMESTAMPNS:
-        assert abs(got - (now - 5_000_000)) < 1_000_000  # the clocks' offset re-read: within a millisecond
+        assert abs(got - (now - 5_000_000)) < 1_000_000  # the clocks' offset, estimated: within a millisecond
     assert rx_time(anc(now - 20_000_000), now - 10_000_000, now) == now  # before the send: a stepped clock
     assert rx_time(anc(now + 20_000_000), now - 10_000_000, now) == now  # after the read
     assert rx_time([], now - 10, now) == now
     assert rx_time(anc(now - 5, level=socket.IPPROTO_TCP), now - 10, now) == now
     assert rx_time([(socket.SOL_SOCKET, SO_TIMESTAMPNS or 35, b"\x01\x02")], now - 10, now) == now  # short
+
+
+def test_the_wall_offset_is_the_narrowest_pair_and_holds_between_refreshes():
+    """A stamp's conversion must not move with a preemption between two clock reads (a stream's last
+    bytes were once timed 8.5 us before its first, and the engine refused the completion)."""
+    from proctor.clients.http1 import WallOffset
+
+    perf_reads = iter([100, 900, 1000, 1010, 2000, 2600, 5000, 5002, 6000, 6100])  # brackets 800, 10, 600, 2, 100
+    wall_reads = iter([10_000, 11_000, 12_000, 15_001, 16_000])
+    off = WallOffset(perf=lambda: next(perf_reads), wall=lambda: next(wall_reads))
+    assert off.measure() == 15_001 - 5001  # the pair whose perf reads were 2 ns apart
+    calls = {"n": 0}
+
+    def perf() -> int:
+        calls["n"] += 1
+        return 1_000 * calls["n"] + (50_000 if calls["n"] % 3 == 0 else 0)  # a preemption now and then
+
+    off = WallOffset(perf=perf, wall=lambda: 7_000_000_000)
+    first = off.get(10)
+    measured = calls["n"]
+    assert all(off.get(10 + k * 1_000_000) == first for k in range(400))  # 0.4 s: no re-read, one value
+    assert calls["n"] == measured
+    off.get(10 + WallOffset.REFRESH_NS)  # half a second on: read again (slewing is followed)
+    assert calls["n"] == measured + 2 * WallOffset.TRIES
+    off.get(5)  # a time before the last refresh: read again, never a stale value
+    assert calls["n"] == measured + 4 * WallOffset.TRIES
+
+
+def test_a_later_read_is_never_timed_before_the_last():
+    import struct
+
+    from proctor.clients.http1 import SO_TIMESTAMPNS, WALL_OFFSET, rx_time
+
+    if not SO_TIMESTAMPNS:
+        pytest.skip("no kernel receive stamps on this platform")
+    import time
+
+    now = time.perf_counter_ns()
+    offset = WALL_OFFSET.get(now)
+    real = now - 1_000 + offset
+    anc = [(socket.SOL_SOCKET, SO_TIMESTAMPNS, struct.pack("@qq", real // 1_000_000_000, real % 1_000_000_000))]
+    assert rx_time(anc, now - 2_000, now) == now - 1_000  # after the last read: the kernel's time
+    assert rx_time(anc, now - 500, now) == now  # before the stream's last read: the read's own time
 
 
 def test_a_dry_submit_sends_and_counts_nothing(tmp_path):

@@ -286,7 +286,7 @@ class _Req:
 # loopback, p50: 105 us to a blocking recv, 125 us to the asyncio loop): that wait is the client's,
 # not the server's, and it grows with the client's own load. With the arrival time a first token is
 # timed as a packet capture would time it. The stamp is CLOCK_REALTIME, moved onto perf_counter_ns by
-# the two clocks' offset read at that moment; TCP gives the latest segment the read consumed (never an
+# the two clocks' offset (WallOffset, held steady); TCP gives the latest segment the read consumed (never an
 # earlier time than all of its bytes were here).
 SO_TIMESTAMPNS = 35 if sys.platform.startswith("linux") and platform.machine().startswith(
     ("x86", "i686", "aarch64", "arm", "ppc", "riscv", "s390", "mips", "loongarch")) else 0
@@ -294,14 +294,51 @@ _TIMESPEC = struct.Struct("@qq")
 RX_ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 
 
+class WallOffset:
+    """CLOCK_REALTIME minus perf_counter_ns, held steady between refreshes. Read afresh at each
+    stamp, a preemption between the two clock reads moved the offset by microseconds from one read
+    to the next, enough on a busy host to put a stream's last bytes before its first (the engine
+    then refused the completion and the run stalled). One estimate per REFRESH_NS follows slewing;
+    the pair with the narrowest perf bracket of a few is taken."""
+
+    REFRESH_NS = 500_000_000
+    TRIES = 5
+
+    def __init__(self, perf: Callable[[], int] = time.perf_counter_ns, wall: Callable[[], int] = time.time_ns):
+        self._perf, self._wall = perf, wall
+        self.value = 0
+        self.at: int | None = None
+
+    def measure(self) -> int:
+        best_span, best = -1, 0
+        for _ in range(self.TRIES):
+            a = self._perf()
+            w = self._wall()
+            b = self._perf()
+            if best_span < 0 or b - a < best_span:
+                best_span, best = b - a, w - (a + b) // 2
+        return best
+
+    def get(self, now: int) -> int:
+        """The offset at perf time `now` (a refresh when the last is REFRESH_NS old)."""
+        at = self.at
+        if at is None or not 0 <= now - at < self.REFRESH_NS:
+            self.value = self.measure()
+            self.at = now
+        return self.value
+
+
+WALL_OFFSET = WallOffset()  # one per process: the loop threads only read it, or refresh it alike
+
+
 def rx_time(anc: list[tuple[int, int, bytes]], low: int, high: int) -> int:
     """The kernel's receive time of a read's bytes on perf_counter_ns, if one came and it lies in
-    [low, high] (the request's send, the read's return: outside that the wall clock was stepped in
-    between); else `high`."""
+    [low, high] (the request's send or its last read, the read's return: outside that the wall clock
+    was stepped in between); else `high`. Times of one stream never go backwards."""
     for level, kind, data in anc:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
             sec, nsec = _TIMESPEC.unpack_from(data)
-            t: int = sec * 1_000_000_000 + nsec - (time.time_ns() - time.perf_counter_ns())
+            t: int = sec * 1_000_000_000 + nsec - WALL_OFFSET.get(high)
             if low <= t <= high:
                 return t
     return high
@@ -378,8 +415,8 @@ class _Conn(asyncio.BufferedProtocol):
         if req is None:  # bytes nobody asked for
             self.close()
             return
-        if anc:
-            t = rx_time(anc, req.t_start, t)
+        if anc:  # not before this stream's last bytes (t_last: the send, then each read's time)
+            t = rx_time(anc, req.t_last, t)
         self.client._data(req, bytes(rbuf[:n]), t)
 
     def _end_reading(self) -> None:
