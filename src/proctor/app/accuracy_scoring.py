@@ -180,14 +180,14 @@ def target_lines(model: str, text: str, scope: Scope | None = None) -> tuple[boo
     levels = [variant.level] if explicit and variant.level is not None else list(bench.quality)
     lines: list[str] = []
     official = {n for n in (bench.accuracy_dataset_size, *bench.accuracy_dataset_by_suite.values()) if n}
-    own_dataset = bool(scope is not None and official and scope.samples not in official)
-    if own_dataset:
-        assert scope is not None
-        own_len = any(gb.metric == "gen_len" for gb in bench.generation) and scope.reference_gen_len > 0
+    own_gen_len: tuple[float, str] | None = None  # (gen_len's reference, its name) on another dataset
+    if scope is not None and official and scope.samples not in official:
+        if scope.reference_gen_len > 0 and any(gb.metric == "gen_len" for gb in bench.generation):
+            own_gen_len = (scope.reference_gen_len, f"this dataset's {scope.samples} references'")
         lines.append(
             f"note: {scope.samples} sample(s) scored, not {bench.display}'s official dataset "
             f"({' or '.join(f'{n:,}' for n in sorted(official))}): its targets are the official dataset's"
-            + (", but gen_len is bounded by this dataset's own references" if own_len else "")
+            + (", but gen_len is bounded by this dataset's own references" if own_gen_len else "")
         )
     passed_levels = []
     for level in levels:
@@ -216,8 +216,8 @@ def target_lines(model: str, text: str, scope: Scope | None = None) -> tuple[boo
             lines.append(f"note: no {gb.metric} in {ACCURACY_TXT}; the rules bound it ({DC_TABLE})")
             continue
         reference, of_what = gb.reference, "the reference dataset's"
-        if own_dataset and scope is not None and gb.metric == "gen_len" and scope.reference_gen_len > 0:
-            reference, of_what = scope.reference_gen_len, f"this dataset's {scope.samples} references'"
+        if own_gen_len is not None and gb.metric == "gen_len":
+            reference, of_what = own_gen_len
         low, high = gb.low * reference, None if gb.high is None else gb.high * reference
         inside = length > low and (high is None or length < high)
         gen_ok = gen_ok and inside
