@@ -180,6 +180,25 @@ def check_report_file_layout_and_table(demo):
     assert "bound" in demo.sizing["SingleStream"] and "fastest of 3 probes" in demo.sizing["Offline"]
 
 
+def check_report_html_gives_the_tables_verdict(demo):
+    """report.html never shows a green VALID for a short run the table calls INVALID: each of them
+    reads as `proctor run` says it, valid for these settings and not a submission run."""
+    import re
+
+    from proctor.loadgen.logs.detail import SHORT_RUN_VERDICT
+
+    html = (demo.output / "report.html").read_text()
+    badges = dict(re.findall(r'<section class="run" id="run-\d+" data-name="([^"]*)">\s*<h2>.*?'
+                             r'<span class="badge (?:\w+)" data-verdict="([^"]*)"', html, re.S))
+    perf = {name: v for name, v in badges.items() if name.endswith("/performance/run_1")}
+    assert sorted(name.split("/")[-3] for name in perf) == sorted(SCENARIOS), badges
+    assert set(perf.values()) == {SHORT_RUN_VERDICT}, perf
+    assert 'class="badge valid"' not in "".join(
+        re.findall(r'<section class="run" id="run-\d+" data-name="[^"]*/performance/run_1">.*?</section>', html, re.S)
+    )
+    assert not any(r.valid for r in demo.rows if r.item.split()[1:2] and r.item.split()[1] in SCENARIOS)
+
+
 def check_the_training_check_commands_it_printed_pass(demo, printed: str, cli):
     """The check-log/check-rcp/check-package lines the demo prints pass as printed (their one option
     says N: the demo ran fewer runs than digits_train's N)."""
@@ -349,6 +368,7 @@ def test_quick_demo_beside_a_cpu_hog(tmp_path, cli):
     check_accuracy_is_the_fp32_reference(demo)
     check_training_rows_and_the_olympic_score(demo)
     check_report_file_layout_and_table(demo)
+    check_report_html_gives_the_tables_verdict(demo)
     check_the_training_check_commands_it_printed_pass(demo, r.out, cli)
 
 

@@ -371,6 +371,29 @@ def test_user_conf_that_differs_from_the_run_is_a_warning(tmp_path: Path) -> Non
     assert "target_qps" in found[0].message and report.valid
 
 
+@pytest.mark.parametrize(
+    ("conf_value", "logged", "differs"),
+    [
+        ("1234567", "1.23457e+06", False),  # 7 significant digits: the log holds 6
+        ("1234567.8", "1.23457e+06", False),
+        ("0.000123456789", "0.000123457", False),
+        ("1234567", "1234567", False),  # a log written with every digit still matches
+        ("1235000", "1.23457e+06", True),  # a different value, even rounded, still differs
+        ("1234500", "1.23457e+06", True),
+    ],
+)
+def test_user_conf_compares_a_double_as_the_log_holds_it(
+    tmp_path: Path, conf_value: str, logged: str, differs: bool
+) -> None:
+    root = _build(tmp_path, _bert_v41)
+    server = root / "closed" / SUB / "measurements" / SYSTEM / "bert-99" / "Server"
+    (server / "user.conf").write_text(f"bert.Server.target_qps = {conf_value}\n")
+    detail = root / "closed" / SUB / "results" / SYSTEM / "bert-99" / "Server" / "performance" / "run_1"
+    edit_detail(detail / "mlperf_log_detail.txt", "requested_server_target_qps", logged)
+    found = [f for f in check_submission(root, "v4.1").findings if f.rule == "measurements_conf"]
+    assert len(found) == int(differs), [f.message for f in found]
+
+
 def test_v41_sdxl_scores_must_lie_in_the_checkers_range() -> None:
     from proctor.checks.accuracy import check_accuracy
 

@@ -128,3 +128,23 @@ def test_llm_run_headline_has_ttft_tpot_against_their_bounds_and_hides_equal_tra
     assert all(hidden for k, (_, _, hidden) in first.keys.items() if k.startswith("trace_") and k not in
                ("trace_ttft_p50_ns", "trace_samples", "trace_same_as_logged"))
     assert "run-0-trace-differs" in parse(html).ids and "TTFT p50 (trace)" in html and "(logged " in html
+
+
+def test_short_run_report_gives_the_clis_verdict_never_a_green_valid(tmp_path: Path) -> None:
+    """A run valid only for settings shorter than the rules' reads in report.html as `proctor run`
+    printed it (issue 31: the demo's short runs were green VALID beside a table saying INVALID)."""
+    from proctor.loadgen.logs.detail import SHORT_RUN_VERDICT
+
+    # SingleStream with 200 us queries generated 50 us apart: it cannot run out, however slow the host
+    res = proctor("run", "--scenario", "SingleStream", "--sut", "synthetic:service_us=200,workers=1",
+                  "--duration-ms", "300", "--expected-latency-ms", "0.05", "--no-trace", "-o", tmp_path / "logs",
+                  cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    verdict = next(line for line in res.stdout.splitlines() if line.startswith("VALID"))
+    assert verdict.startswith(f"{SHORT_RUN_VERDICT}: min_duration 0.3 s < 600 s")
+    html = (tmp_path / "logs" / "report.html").read_text()
+    assert 'class="badge valid"' not in html
+    badges = re.findall(r'class="badge (\w+)" data-verdict="([^"]*)"', html)
+    assert badges and set(badges) == {("short", SHORT_RUN_VERDICT)}
+    text = " ".join(" ".join(first_section(html).text).split())
+    assert "not a submission run: min_duration 0.3 s < 600 s" in text

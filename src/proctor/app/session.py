@@ -189,7 +189,9 @@ def _valid_line(text: str, short_run: str) -> str:
     """`VALID: ...`, or for a short run `VALID for these settings; not a submission run: why: ...`."""
     if not short_run:
         return f"VALID: {text}" if text else "VALID"
-    return f"VALID for these settings; not a submission run: {short_run}" + (f"; {text}" if text else "")
+    from proctor.loadgen.logs.detail import SHORT_RUN_VERDICT
+
+    return f"{SHORT_RUN_VERDICT}: {short_run}" + (f"; {text}" if text else "")
 
 
 def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:

@@ -38,6 +38,7 @@ from proctor.checks.loadgen_origin import check_loadgen_origin
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ProctorError
 from proctor.findings import Finding, Severity
+from proctor.loadgen.logs.numbers import ostream
 from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
 
@@ -576,5 +577,8 @@ def _same(got: object, want: object) -> bool:
     if isinstance(want, bool) or isinstance(got, bool):
         return bool(got) == bool(want)
     if isinstance(want, int | float) and isinstance(got, int | float):
-        return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=1e-9)
+        # a double reaches the detail log as `std::ostream` prints it (6 significant digits): compare
+        # the conf's value as the log can hold it (1234567 is logged 1.23457e+06)
+        held = float(ostream(float(want))) if isinstance(want, float) or isinstance(got, float) else want
+        return any(math.isclose(float(got), float(w), rel_tol=1e-9, abs_tol=1e-9) for w in (want, held))
     return str(got) == str(want)

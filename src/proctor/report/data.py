@@ -25,6 +25,7 @@ import numpy as np
 import orjson
 
 from proctor.errors import LogFormatError
+from proctor.loadgen.logs.detail import SHORT_RUN_KEY
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
 from proctor.loadgen.logs.recompute import recompute
@@ -294,7 +295,7 @@ def _from_detail(run: InferenceRun, log: DetailLogData) -> None:
         run.invalid_reasons = [_text(r, 500) for r in reasons[:50]]
     elif g("result_invalid_reason") is not None:
         run.invalid_reasons = [_text(g("result_invalid_reason"), 500)]
-    run.short_run = None if g("proctor_short_run") is None else _text(g("proctor_short_run"), 500)
+    run.short_run = None if g(SHORT_RUN_KEY) is None else _text(g(SHORT_RUN_KEY), 500)
     run.incomplete = None if g("proctor_run_incomplete") is None else _text(g("proctor_run_incomplete"), 500)
     run.metric = _metric(run.scenario, g)
     try:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 
+from proctor.loadgen.logs.detail import SHORT_RUN_VERDICT
 from proctor.report import plots
 from proctor.report.collect import Report
 from proctor.report.data import InferenceRun, Latency
@@ -28,13 +29,14 @@ h3{margin-bottom:.3em} .meta{color:#666;font-size:.9em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.92em} th,td{border:1px solid #ddd;padding:.25em .6em;
 text-align:left;vertical-align:top} th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:.1em .6em;border-radius:.3em;color:#fff;font-weight:600;font-size:.85em}
-.valid{background:#2ca02c} .invalid{background:#d62728} .unknown{background:#888}
+.valid{background:#2ca02c} .invalid{background:#d62728} .unknown{background:#888} .short{background:#c77c02}
 .pass{color:#2ca02c;font-weight:600} .fail{color:#d62728;font-weight:600}
 figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top} figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555} .grid{display:flex;flex-wrap:wrap} .note{color:#8a6d3b;font-size:.9em}
 details{margin:.5em 0} pre{background:#f8f8f8;padding:.5em;overflow-x:auto}
 .headline{border-left:4px solid #888;padding:.2em 1em;margin:.8em 0;background:#fafafa}
 .headline.valid-run{border-color:#2ca02c} .headline.invalid-run{border-color:#d62728}
+.headline.short-run{border-color:#c77c02}
 .cause{font-size:1.1em;margin:.3em 0} summary{cursor:pointer;font-weight:600}
 """
 SCRIPT = "document.body.setAttribute('data-loaded','1');"
@@ -62,6 +64,14 @@ def _badge(valid: bool | None, text: str | None = None) -> str:
     cls = "unknown" if valid is None else ("valid" if valid else "invalid")
     word = text or ("unknown" if valid is None else ("VALID" if valid else "INVALID"))
     return f'<span class="badge {cls}" data-verdict="{escape(word)}">{escape(word)}</span>'
+
+
+def _run_badge(run: InferenceRun) -> str:
+    """A run's verdict as the CLI prints it: a run valid only for settings shorter than the rules'
+    (the short-run mark) is never a green VALID, since the submission checker rejects it."""
+    if run.valid and run.short_run:
+        return f'<span class="badge short" data-verdict="{escape(SHORT_RUN_VERDICT)}">{escape(SHORT_RUN_VERDICT)}</span>'
+    return _badge(run.valid, run.validity)
 
 
 def _figure(fid: str, png: bytes, caption: str) -> str:
@@ -142,16 +152,19 @@ def _headline(sid: str, run: InferenceRun) -> str:
     TTFT/TPOT against theirs."""
     causes = _causes(run)
     state = "unknown" if run.valid is None else ("valid-run" if run.valid and not run.errors else "invalid-run")
-    word = run.validity or "unknown"
+    if run.valid and run.short_run:
+        state = "short-run"
+        causes.insert(0, f"not a submission run: {run.short_run} (the submission checker rejects it)")
+    badge = _run_badge(run)
     out = [f'<div class="headline {state}" id="{sid}-headline">']
     if run.valid and not causes:
         metric = f": {run.metric[0]} = " + (_ms(run.metric[1]) if run.metric[2] == "ns" else
                                             f"{run.metric[1]:,.6g} {run.metric[2]}") if run.metric else ""
-        out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {escape(metric.lstrip(": "))}</p>')
+        out.append(f'<p class="cause" id="{sid}-cause">{badge} {escape(metric.lstrip(": "))}</p>')
     elif len(causes) == 1:
-        out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {escape(causes[0])}</p>')
+        out.append(f'<p class="cause" id="{sid}-cause">{badge} {escape(causes[0])}</p>')
     else:
-        out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {len(causes)} causes:</p><ul>'
+        out.append(f'<p class="cause" id="{sid}-cause">{badge} {len(causes)} causes:</p><ul>'
                    + "".join(f"<li>{escape(c)}</li>" for c in causes) + "</ul>")
     rows = _headline_rows(run)
     if rows:
@@ -163,7 +176,7 @@ def _headline(sid: str, run: InferenceRun) -> str:
             out.append(f"<tr><td>{escape(label)}</td>{_val(key, v, shown)}<td>{escape(bound)}</td>"
                        f"{verdict or '<td></td>'}</tr>")
         out.append("</table>")
-    if run.short_run:
+    if run.short_run and not run.valid:
         out.append(f'<p class="note">Not a submission run: {escape(run.short_run)}</p>')
     out.append("</div>")
     return "\n".join(out)
@@ -196,7 +209,7 @@ def _trace_rows(run: InferenceRun) -> tuple[list[tuple[str, str, float | int | N
 def _run_section(i: int, run: InferenceRun, figs: dict[str, bytes]) -> str:
     sid = f"run-{i}"
     out = [f'<section class="run" id="{sid}" data-name="{escape(run.name)}">',
-           f"<h2>{escape(run.name)} {_badge(run.valid, run.validity)}</h2>",
+           f"<h2>{escape(run.name)} {_run_badge(run)}</h2>",
            f'<p class="meta">{escape(run.scenario or "?")} · {escape(run.mode or "?")} · SUT '
            f'{escape(run.sut_name or "?")} · {escape(str(run.directory))}</p>',
            _headline(sid, run)]
@@ -292,7 +305,7 @@ def _comparison(runs: list[InferenceRun], figs: dict[str, bytes]) -> str:
         shown = "-" if metric is None else (_ms(metric[1]) if metric[2] == "ns" else f"{metric[1]:,.6g} {metric[2]}")
         out.append(
             f'<tr data-run="{i}"><td><a href="#run-{i}">{escape(r.name)}</a></td><td>{escape(r.scenario or "?")}</td>'
-            f"<td>{_badge(r.valid, r.validity)}</td>{_val('metric', None if metric is None else metric[1], shown)}"
+            f"<td>{_run_badge(r)}</td>{_val('metric', None if metric is None else metric[1], shown)}"
             + "".join(_val(f"p{p * 100:g}_ns", r.latency.percentiles.get(p), _ms(r.latency.percentiles.get(p)))
                       for p in (0.5, 0.9, 0.99))
             + _val("target_qps", r.target_qps, _g(r.target_qps))
@@ -408,7 +421,7 @@ def _gist(run: InferenceRun) -> str:
 
 
 def _overview(rep: Report) -> str:
-    items = [f'<li><a href="#run-{i}">{escape(r.name)}</a> {_badge(r.valid, r.validity)} {escape(_gist(r))}</li>'
+    items = [f'<li><a href="#run-{i}">{escape(r.name)}</a> {_run_badge(r)} {escape(_gist(r))}</li>'
              for i, r in enumerate(rep.runs)]
     items += [f'<li><a href="#training-{i}">{escape(t.name)}</a> '
               f"{_badge(t.score.valid and t.rcp.passed, 'VALID' if t.score.valid and t.rcp.passed else 'INVALID')}</li>"
