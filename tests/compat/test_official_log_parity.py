@@ -67,8 +67,25 @@ def _run(tmp_path: Path, engine: str, variant: str) -> tuple[list[dict], str, st
     return lines, (out / "mlperf_log_summary.txt").read_text(), done.stdout + done.stderr
 
 
+def _official_logging_the_early_error(tmp_path: Path, variant: str, tries: int = 3) -> tuple[list[dict], str, str]:
+    """The official LoadGen logs FromConfig's errors through its asynchronous logger before StartTest
+    opens the log files: its IO thread can consume the entry first and drop it (seen in 1 of 25 runs
+    beside three CPU hogs; docs/deviations.md). Its behaviour is what a run that kept the entry shows."""
+    for i in range(tries):
+        got = _run(tmp_path / f"try{i}", "official", variant)
+        if _errors(got[0]):
+            break
+    return got
+
+
+EARLY_ERRORS = ("second", "missing", "badline")  # variants whose FromConfig logs an error before StartTest
+
+
 def _both(tmp_path: Path, variant: str) -> dict[str, tuple[list[dict], str, str]]:
     pytest.importorskip("mlperf_loadgen")
+    if variant in EARLY_ERRORS:
+        official = _official_logging_the_early_error(tmp_path, variant)
+        return {"proctor": _run(tmp_path, "proctor", variant), "official": official}
     return {engine: _run(tmp_path, engine, variant) for engine in ENGINES}
 
 
