@@ -125,6 +125,42 @@ def test_goodput_without_a_passing_rate_says_so():
     assert found.to_json()["goodput_qps"] is None
 
 
+def test_goodput_stops_halving_when_the_latency_does_not_come_from_the_load():
+    """A SUT slower than the bound at any rate (or a busy host): each halving doubles a probe's
+    length, so the search stops once a 4x lower rate, kept up with, left the latency as far over."""
+    calls: list[float] = []
+
+    def slow(rate: float, stage: str):
+        calls.append(rate)
+        return False, "p99 over", 5.0 * (1 + 0.01 * len(calls))  # kept up, 5x the bound whatever the rate
+
+    found = sw.goodput_search(slow, 50.0, 0.02)
+    assert calls == [50.0, 25.0, 12.5] and not found.found and found.upper == 12.5
+    assert found.stopped.startswith("no rate down to 12.5 passed: at 50 and 12.5 QPS the SUT kept up")
+    assert "does not come from the load" in found.stopped
+
+
+@pytest.mark.parametrize(
+    ("strains", "probes"),
+    [
+        ((None, None, None, None), 6),  # over capacity: latency grows with the run, not the rate: go on
+        ((5.0, 3.0, 2.0, 1.4, 1.1), 6),  # each 4x lower rate at least halved the excess: load-driven
+        ((5.0, 5.0, 5.0), 3),
+        ((1.2, 1.15, 1.12), 3),  # a small excess that barely moves stops too
+    ],
+)
+def test_goodput_halving_goes_on_while_lowering_the_rate_may_pass(strains, probes):
+    def probe(rate: float, stage: str):
+        k = len(calls)
+        calls.append(rate)
+        return rate <= 1.0, "", (strains[k] if k < len(strains) else None)
+
+    calls: list[float] = []
+    found = sw.goodput_search(probe, 50.0, 0.5)
+    assert len([p for p in found.probes if p.stage != "narrow" and not p.passed]) == probes
+    assert found.found == (probes == 6)
+
+
 def test_goodput_stops_at_the_highest_rate_allowed():
     found = sw.goodput_search(capacity_probe(1e9, []), 10.0, 0.02, max_rate=100.0)
     assert found.found and found.lower == 80.0 and found.upper == 0.0 and not found.reached

@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 SCHEMA = "proctor.sweep/1"
 MAX_POINTS = 64  # a list or range longer than this is refused (each point is a full run)
 MAX_PROBES = 40  # goodput: a guard; a 2 % search from a sane start needs about 10
+# goodput's halving stops once a rate KEPT_UP_BY 4 times lower, which the SUT kept up with, left its
+# latency over the bound by more than LOAD_DRIVEN of the excess it had: the latency does not come from
+# the load, so no lower rate passes, and each halving doubles a probe's length (min queries / rate)
+KEPT_UP = 0.8  # a probe kept up when it completed at least this share of its target rate
+LOAD_DRIVEN = 0.5
 DEFAULT_TOLERANCE = 0.02
 MIN_TOLERANCE = 0.001  # 0.1 %: finer than run-to-run noise already; rates are run to 6 digits
 PERCENTILES = (0.5, 0.9, 0.99)
@@ -354,8 +359,13 @@ class Goodput:
         }
 
 
+# a probe's answer: (passed, why), or (passed, why, strain) with strain the worst ratio of a measured
+# latency percentile to its bound in a run that kept up with its rate (None: it did not, or unknown)
+ProbeAnswer = tuple[bool, str] | tuple[bool, str, float | None]
+
+
 def goodput_search(
-    probe: Callable[[float, str], tuple[bool, str]],
+    probe: Callable[[float, str], ProbeAnswer],
     start: float,
     tolerance: float = DEFAULT_TOLERANCE,
     *,
@@ -367,22 +377,39 @@ def goodput_search(
     """The highest passing rate to `tolerance`: from `start`, double while passing (or halve while
     failing) until the verdict changes, then probe the geometric middle of the bracket
     [lo (passes), hi (fails)] until hi / lo - 1 <= tolerance. `probe(rate, stage)` runs one full
-    run and says (passed, why). Each bound is a rate actually run; nothing is interpolated."""
+    run and says (passed, why[, strain]). Each bound is a rate actually run; nothing is interpolated.
+    Halving stops early where lowering the rate 4 times did not bring a kept-up run's latency down
+    (`LOAD_DRIVEN`): the SUT is slower than the bound at any rate (or its host is busy)."""
     if not (math.isfinite(start) and start > 0):
         raise _bad("--target-qps", f"must be a finite number > 0 to search from, got {start}")
     if not (math.isfinite(tolerance) and MIN_TOLERANCE <= tolerance < 1):
         raise _bad("--tolerance", f"must be at least {MIN_TOLERANCE} and below 1 (0.02 = 2 %), got {tolerance:g}")
     t0 = time.perf_counter()
     probes: list[GoodputProbe] = []
+    strains: list[float | None] = []
 
     def run(rate: float, stage: str) -> bool:
         rate = float(f"{rate:.6g}")  # the rate run, logged and reported: 6 significant digits
         t = time.perf_counter()
-        passed, why = probe(rate, stage)
+        answer = probe(rate, stage)
+        passed, why = answer[0], answer[1]
+        strains.append(answer[2] if len(answer) > 2 else None)
         p = GoodputProbe(len(probes), stage, rate, passed, why, round(time.perf_counter() - t, 3))
         probes.append(p)
         on_probe(p)
         return passed
+
+    def not_load_driven() -> str:
+        """Why halving further cannot pass ("" while it still may): the last probe and the one two
+        halvings before it both kept up and both failed, and the latency's excess barely moved."""
+        if len(probes) < 3 or probes[-3].passed:
+            return ""
+        now, before = strains[-1], strains[-3]
+        if now is None or before is None or not (now > 1 and before > 1) or now - 1 <= LOAD_DRIVEN * (before - 1):
+            return ""
+        return (f"no rate down to {probes[-1].rate:g} passed: at {probes[-3].rate:g} and {probes[-1].rate:g} QPS the "
+                f"SUT kept up and its latency stayed {before:.3g}x and {now:.3g}x its bound, so it does not come "
+                "from the load: the SUT is slower than the bound at any rate, or its host is busy")
 
     def result(found: bool, lo: float, hi: float, stopped: str = "") -> Goodput:
         return Goodput(found, lo, hi, tolerance, probes, time.perf_counter() - t0, stopped)
@@ -408,6 +435,9 @@ def goodput_search(
                 lo = probes[-1].rate
                 break
             hi = probes[-1].rate
+            why = not_load_driven()
+            if why:
+                return result(False, 0.0, hi, why)
     while hi / lo - 1 > tolerance:
         if len(probes) >= max_probes:
             return result(True, lo, hi, f"stopped after {max_probes} probes")
@@ -420,16 +450,30 @@ def goodput_search(
 
 def goodput_runner(
     run_point: PointRunner, outdir: Path, points: list[Point]
-) -> Callable[[float, str], tuple[bool, str]]:
+) -> Callable[[float, str], ProbeAnswer]:
     """A `goodput_search` probe: one Server point per call (kept in `points`); it passes when the
     run meets the benchmark's limits (`meets_limits`); its full verdict goes with it."""
 
-    def probe(rate: float, stage: str) -> tuple[bool, str]:
+    def probe(rate: float, stage: str) -> ProbeAnswer:
         point = run_point("rate", rate, outdir / point_folder("rate", rate, len(points)))
         points.append(point)
-        return bool(point.meets_limits), point.verdict
+        return bool(point.meets_limits), point.verdict, strain(point, rate)
 
     return probe
+
+
+def strain(point: Point, rate: float) -> float | None:
+    """The worst ratio of a point's p99 latency (or TTFT, TPOT) to its bound, where the run kept up
+    with its rate (`KEPT_UP`); None otherwise: over capacity, latency grows with the run's length."""
+    if not point.limits_ms or point.requests_per_s < KEPT_UP * rate:
+        return None
+    measured = {"latency": point.latency_ms, "ttft": point.ttft_ms, "tpot": point.tpot_ms}
+    ratios = [
+        pcts["p99"] / bound
+        for name, bound in point.limits_ms.items()
+        if bound > 0 and (pcts := measured.get(name)) and "p99" in pcts
+    ]
+    return max(ratios) if ratios else None
 
 
 # --- the document ----------------------------------------------------------------------------------
@@ -475,6 +519,7 @@ __all__ = [
     "Goodput",
     "GoodputProbe",
     "Point",
+    "ProbeAnswer",
     "goodput_runner",
     "goodput_search",
     "parse_concurrencies",
