@@ -13,13 +13,14 @@ from pathlib import Path
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine
 from proctor.training.logparse import iter_records
+from proctor.trees import is_file, real_root
 
 SOURCE = "§5 Basics: random numbers and seed logging (v4.1 onwards)"
 
 
 def result_files(directory: str | Path) -> list[Path]:
     """The run logs of one benchmark directory, in the official order (sorted names)."""
-    return sorted(p for p in Path(directory).glob("result_*.txt") if p.is_file())
+    return sorted(p for p in real_root(directory).glob("result_*.txt") if is_file(p))  # no link followed
 
 
 def check_seeds(directory: str | Path) -> list[Finding]:
