@@ -382,6 +382,11 @@ def _listing(folder: Path, most: int) -> list[os.DirEntry[str]]:
     return sorted(out, key=lambda e: e.name)
 
 
+def _inside(path: str, root: str) -> bool:
+    """Whether the resolved `path` is `root` or below it (both resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _link_target(link: Path, root_real: str) -> tuple[str, str | None]:
     """(what the link holds, its resolved target relative to the root, or None when it resolves
     nowhere, loops or leaves the root)."""
@@ -393,7 +398,7 @@ def _link_target(link: Path, root_real: str) -> tuple[str, str | None]:
         target = os.path.realpath(link, strict=True)
     except (OSError, RuntimeError):
         return raw, None
-    if target != root_real and not target.startswith(root_real.rstrip(os.sep) + os.sep):
+    if not _inside(target, root_real):
         return raw, ""
     return raw, os.path.relpath(target, root_real)
 
@@ -542,6 +547,8 @@ def copy_tree(
     is written, when `scan` finds a problem; an allowed link is recreated as a relative link."""
     s, d = Path(src), Path(dst)
     budget = budget or Budget()
+    if _inside(os.path.realpath(d), os.path.realpath(s)):
+        raise TreeError(f"{show(d)}: inside the folder it would copy ({show(s)}); give a folder outside it")
     found = scan(s, links_ok_under=links_ok_under, skip=skip)
     if not found.ok:
         raise TreeError(found.first())

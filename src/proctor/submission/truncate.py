@@ -250,6 +250,8 @@ def copy_submission(src: Path, dst: Path, submitter: str | None) -> Path:
     src = real_root(src)
     if os.path.lexists(dst):
         raise TruncateError(f"{show(dst)}: the output folder already exists; give a new one")
+    if os.path.realpath(dst).startswith(os.path.realpath(src).rstrip(os.sep) + os.sep):
+        raise TruncateError(f"--output {show(dst)}: inside --input {show(src)}; give a folder outside it")
     check_submitter_trees(src, submitter)
     out = new_folder(dst, "--output")
     budget = Budget()

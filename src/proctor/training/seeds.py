@@ -13,6 +13,7 @@ from pathlib import Path
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine
 from proctor.training.logparse import iter_records
+from proctor.training.runs import stray_result_files
 from proctor.trees import is_file, real_root
 
 SOURCE = "§5 Basics: random numbers and seed logging (v4.1 onwards)"
@@ -25,11 +26,14 @@ def result_files(directory: str | Path) -> list[Path]:
 
 def check_seeds(directory: str | Path) -> list[Finding]:
     """Seed findings for every `result_*.txt` in `directory` (empty list: all good)."""
-    findings: list[Finding] = []
+    findings: list[Finding] = [  # a link, FIFO or device named result_*.txt: named, never read
+        Finding(rule="seeds:not_a_file", message=f.message, path=f.path, source=SOURCE)
+        for f in stray_result_files(directory)
+    ]
     owners: dict[tuple[str, int, int], str] = {}
     files = result_files(directory)
     if not files:
-        return [
+        return findings + [
             Finding(
                 rule="seeds:no_results",
                 message=f"no result_*.txt files in {directory}",

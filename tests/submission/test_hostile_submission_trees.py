@@ -105,6 +105,13 @@ def _socket(p: Path) -> None:
         s.close()
 
 
+def _device(p: Path) -> None:
+    try:
+        os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # a /dev/null twin
+    except OSError:
+        pytest.skip("cannot make a device node here")
+
+
 def _replace_with(p: Path, make: Callable[[Path], None]) -> None:
     if p.is_dir() and not p.is_symlink():
         shutil.rmtree(p)
@@ -135,6 +142,7 @@ HOSTILE: list[tuple[str, Path, Callable[[Path, Path], None]]] = [
     ("FIFO as the accuracy log", OFF / "accuracy/mlperf_log_accuracy.json", lambda p, out: _fifo(p)),
     ("FIFO in code/", Path("closed/acme/code/pipe"), lambda p, out: _fifo(p)),
     ("socket in results", OFF / "sock", lambda p, out: _socket(p)),
+    ("device as accuracy.txt", OFF / "accuracy/accuracy.txt", lambda p, out: _device(p)),
     ("link out of code/", Path("closed/acme/code/escape"), lambda p, out: p.symlink_to(out)),
     ("code/ link to a folder above it", Path("closed/acme/code/up"), lambda p, out: p.symlink_to("..")),
     ("code/ link to a folder holding a link", Path("closed/acme/code/v1"),
@@ -220,6 +228,13 @@ def test_hard_links_to_outside_are_not_written_through(tmp_path: Path, cli) -> N
     assert (tmp_path / "bk" / OFF / "accuracy/mlperf_log_accuracy.json").read_bytes() == SECRET
 
 
+def test_truncate_output_inside_the_input_is_refused(tmp_path: Path, cli) -> None:
+    root = build_tree(tmp_path)
+    out = root / "closed/acme/results/copy"
+    r = cli("submission", "truncate-accuracy", "--input", root, "--submitter", "acme", "-o", out)
+    assert r.rc == 2 and "inside --input" in _one_line(r.err) and not out.exists()
+
+
 BAD_NAMES = ["../../escape", "", ".", "..", "a/b", "a\\b", "-x", "x" * 129, "a\nb", "a b", "é", "a\x7fb", "/abs"]
 
 
@@ -232,7 +247,7 @@ def test_truncate_submitter_is_one_safe_name(tmp_path: Path, cli, name: str) -> 
     assert not (tmp_path / "out").exists() and outside.unchanged()
 
 
-@pytest.mark.parametrize("name", BAD_NAMES, ids=repr)
+@pytest.mark.parametrize("name", [*BAD_NAMES, "a\x00b", "\x1b[31m", "..\\..", "a" * 1000], ids=repr)
 def test_safe_name_refuses_every_unsafe_component(name: str) -> None:
     with pytest.raises(TreeError, match="--x"):
         safe_name(name, "--x")
@@ -274,6 +289,8 @@ PKG_HOSTILE: list[tuple[str, str, Callable[[Path, Path], None]]] = [
     ("link: measurements.json", "resnet50/singlestream/measurements.json", lambda p, out: p.symlink_to(out / "notes.txt")),
     ("FIFO: user.conf", "resnet50/singlestream/user.conf", lambda p, out: _fifo(p)),
     ("FIFO in TEST04", "resnet50/singlestream/TEST04/pipe", lambda p, out: _fifo(p)),
+    ("device as the detail log", "resnet50/singlestream/performance/run_1/mlperf_log_detail.txt",
+     lambda p, out: _device(p)),
     ("dangling link: accuracy.txt", "resnet50/singlestream/accuracy/accuracy.txt", lambda p, out: p.symlink_to("x")),
     ("benchmark folder name with a space", "resnet 50/singlestream/accuracy",
      lambda p, out: shutil.copytree(p.parents[2] / "resnet50/singlestream/accuracy", p)),
@@ -489,3 +506,11 @@ def test_random_hostile_trees_are_refused_and_touch_nothing_outside(tmp_path_fac
             truncate_tree(root, "acme", base / "bk")
     assert {p: p.read_bytes() for p in before} == before
     assert outside.unchanged()
+
+
+@pytest.mark.parametrize(("option", "name"), [("--system", "../../x"), ("--system", ""), ("--benchmark", ".."),
+                                              ("--benchmark", "a/b"), ("--system", "-rf")])
+def test_audit_names_that_become_folders_are_one_safe_name(tmp_path: Path, cli, option: str, name: str) -> None:
+    r = cli("audit", "TEST04", "--scenario", "Offline", option, name, "-o", tmp_path / "aud")
+    assert r.rc == 2 and option in _one_line(r.err)
+    assert sorted(os.listdir(tmp_path)) == []  # nothing made, inside -o or beside it

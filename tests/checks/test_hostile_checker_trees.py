@@ -9,6 +9,7 @@ import builtins
 import io
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,7 +101,17 @@ CASES: list[tuple[str, Path, Callable[[Path, Path], None]]] = [
     ("user.conf: FIFO", MEAS / "user.conf", lambda p, out: os.mkfifo(p)),
     ("summary log: FIFO", SS / "performance/run_1/mlperf_log_summary.txt", lambda p, out: os.mkfifo(p)),
     ("accuracy log: dangling link", SS / "accuracy/mlperf_log_accuracy.json", lambda p, out: p.symlink_to("gone")),
+    ("system description: device", SUB / "systems" / f"{UT_EDGE}.json", lambda p, out: _device(p)),
+    ("verify_performance.txt: device", SUB / "compliance" / UT_EDGE / "resnet50/singlestream/TEST04/verify_performance.txt",
+     lambda p, out: _device(p)),
 ]
+
+
+def _device(p: Path) -> None:
+    try:
+        os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except OSError:
+        pytest.skip("cannot make a device node here")
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[c[0] for c in CASES])
