@@ -12,7 +12,9 @@
      ├── DecompressionError   compressed data that is corrupt or of the wrong size
      ├── CodecError           a KServe V2 message that cannot be read or written as the protocol says
      ├── TruncateError        a submission tree the accuracy-log truncation cannot process (also ValueError)
-     └── PackageError         a runs folder that cannot make a submission tree (also ValueError)
+     ├── PackageError         a runs folder that cannot make a submission tree (also ValueError)
+     └── TreeError            a tree proctor refuses to walk, read, copy or write (a link out of it, a
+                              FIFO, a name that is not one folder; trees.py) (also ValueError)
 
 Every error that comes from a file names the file, the line and the key, so the user can go
 straight to it. The modules that raise an error import it from here; the tree is drawn once.
@@ -87,6 +89,10 @@ class PackageError(ProctorError, ValueError):
     """The runs folder cannot make a tree; the message names the file or folder to add."""
 
 
+class TreeError(ProctorError, ValueError):
+    """A tree proctor will not walk, read, copy or write as asked; the message names the path."""
+
+
 __all__ = [
     "CodecError",
     "ConfigError",
@@ -99,5 +105,6 @@ __all__ = [
     "RequestError",
     "RunError",
     "SSEError",
+    "TreeError",
     "TruncateError",
 ]

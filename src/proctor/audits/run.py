@@ -38,9 +38,10 @@ from proctor.audits.verify import (
     verify_test04_performance,
     verify_test06,
 )
-from proctor.errors import ConfigError, ProctorError
+from proctor.errors import ConfigError, ProctorError, TreeError
 from proctor.loadgen.settings import TestSettings
 from proctor.loadgen.types import TestMode
+from proctor.trees import DIR, MISSING, copy_file, kind, make_dirs, not_a_file, remove_file, replace, show
 
 AUDIT_RUNS = "audit_runs"
 DETAIL, SUMMARY, ACCURACY = "mlperf_log_detail.txt", "mlperf_log_summary.txt", "mlperf_log_accuracy.json"
@@ -184,13 +185,15 @@ def _sized_offline(settings: TestSettings, logs: RunLogs) -> tuple[TestSettings,
 
 
 def _copy(src: Path, dst_dir: Path) -> None:
-    dst_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dst_dir / src.name)
+    """Copy a log into the output tree: no link followed on either side (proctor.trees)."""
+    make_dirs(dst_dir)
+    remove_file(dst_dir / src.name)
+    copy_file(src, dst_dir / src.name)
 
 
 def _write(folder: Path, name: str, verdict: Verdict) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text(verdict.text(), encoding="utf-8", newline="\n")
+    make_dirs(folder)
+    replace(folder / name, verdict.text().encode("utf-8"))
 
 
 def _fail_for(verdicts: list[Verdict], problems: Sequence[str]) -> None:
@@ -213,8 +216,11 @@ def verify_audit(
     """Verify one audit's logs (in `logs_dir`) against the reference runs; write the TESTxx folder.
     `problems` are why the runs it compares failed (then it fails, with them as the reason)."""
     folder = tree.audit_dir(audit)
-    if folder.exists():
-        shutil.rmtree(folder)
+    got = kind(folder)
+    if got == DIR:
+        shutil.rmtree(folder)  # removes links inside, never what they point to
+    elif got != MISSING:
+        raise TreeError(f"{show(folder)}: {not_a_file(folder, got)}; proctor writes the audit folder there")
     ref = tree.reference
     verdicts: list[Verdict] = []
     if audit is Audit.TEST01:
@@ -358,9 +364,9 @@ def run_audits(
     outcomes: list[AuditOutcome] = []
     for audit in audits:
         run_dir = tree.run_dir(audit)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(run_dir)
         conf = run_dir / "audit.config"
-        conf.write_text(audit_config(audit, model).render(), encoding="utf-8", newline="\n")
+        replace(conf, audit_config(audit, model).render().encode("utf-8"))
         # a failed run (incomplete, SUT failures, LoadGen errors) fails the audit: its logs prove nothing
         used = ("performance", "accuracy") if audit is Audit.TEST01 else ("performance",)
         reference_problems = (

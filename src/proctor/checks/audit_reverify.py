@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from proctor.audits.verify import (
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.submission.truncate import is_truncated
+from proctor.trees import is_file
 
 RULE = "compliance_reverify"
 MAX_REVERIFY_BYTES = 512 << 20  # an accuracy log this large is not re-read by the checker (a warning says so)
@@ -78,10 +78,8 @@ class Claim:
 
 
 def _is_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
+    """A regular file reached through no link (proctor.trees)."""
+    return is_file(path)
 
 
 def _err(test: str, path: Path, message: str, severity: Severity = Severity.ERROR) -> Finding:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from proctor.findings import Finding, Severity
 from proctor.loadgen.logs.numbers import ostream
 from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
+from proctor.trees import is_dir, is_file
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"
@@ -69,10 +69,8 @@ def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
 
 
 def _is_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
+    """A regular file reached through no link (proctor.trees): never a FIFO, never outside the tree."""
+    return is_file(path)
 
 
 def read_text(path: Path, limit: int = MAX_TEXT) -> str:
@@ -170,11 +168,8 @@ def audit_dir(ctx: ResultContext, test: str) -> tuple[Path | None, Path]:
     v5 = ctx.root / "compliance" / ctx.system / ctx.benchmark / ctx.scenario / test
     expected = v5 if ctx.version.startswith(("v4", "v5")) else v6
     for cand in (expected, v6 if expected is v5 else v5):
-        try:
-            if stat.S_ISDIR(os.stat(cand).st_mode):
-                return cand, expected
-        except OSError:
-            continue
+        if is_dir(cand):  # a link is not followed (the tree scan names it)
+            return cand, expected
     return None, expected
 
 

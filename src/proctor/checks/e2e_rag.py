@@ -27,6 +27,7 @@ from proctor.rules.e2e_rag import (
     MAX_ITERATIONS,
     FixedParameter,
 )
+from proctor.trees import is_file
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -47,7 +48,7 @@ def detail_jsons(scendir: Path) -> list[Path]:
     found: list[Path] = []
     for folder in (scendir, scendir / "performance" / "run_1", scendir / "accuracy"):
         try:
-            found += sorted(p for p in folder.glob(DETAIL_JSON_GLOB) if p.is_file())
+            found += sorted(p for p in folder.glob(DETAIL_JSON_GLOB) if is_file(p))
         except OSError:
             continue
     return found

@@ -22,6 +22,7 @@ from proctor.rules.inference import (
     NETWORK_SETUP,
     Benchmark,
 )
+from proctor.trees import is_dir
 
 _TAG = re.compile(r"(?:^|\s)(input|compress)=([A-Za-z0-9_.+-]{1,40})")
 NO_COMPRESSION = ("none", "off", "0")
@@ -101,7 +102,7 @@ def _walk_files(root: Path, suffixes: tuple[str, ...] | None) -> bool:
 def check_network_submitter(root: Path) -> list[Finding]:
     """A network submitter's folder: the QDL source and a system diagram (§Network Division)."""
     out: list[Finding] = []
-    if not any(_walk_files(root / d, None) for d in SOURCE_DIRS if (root / d).is_dir()):
+    if not any(_walk_files(root / d, None) for d in SOURCE_DIRS if is_dir(root / d)):  # no link followed
         out.append(
             Finding(
                 rule="network_qdl_source",
@@ -111,7 +112,7 @@ def check_network_submitter(root: Path) -> list[Finding]:
                 "source above the session layer and documentation of the session-layer API",
             )
         )
-    if not any(_walk_files(root / d, DIAGRAM_SUFFIXES) for d in DIAGRAM_DIRS if (root / d).is_dir()):
+    if not any(_walk_files(root / d, DIAGRAM_SUFFIXES) for d in DIAGRAM_DIRS if is_dir(root / d)):
         out.append(
             Finding(
                 rule="network_diagram",

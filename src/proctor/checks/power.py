@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +35,7 @@ from proctor.rules.power import (
     TESTING_DIR,
     TIME_FORMAT,
 )
+from proctor.trees import kind
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -135,11 +134,8 @@ def power_metric(
 
 
 def _kind(path: Path) -> str:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return "missing"
-    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+    """proctor.trees.kind: a link (on the path too) is never "file" or "dir", so never read."""
+    return kind(path)
 
 
 def _err(rule: str, path: Path | str, message: str, **kw: object) -> Finding:

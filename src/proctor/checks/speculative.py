@@ -35,6 +35,7 @@ from proctor.rules.speculative import (
     SpeculativeRule,
     speculative_rule,
 )
+from proctor.trees import is_file
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -67,7 +68,7 @@ def declaration(path: Path) -> tuple[Any, list[Finding]]:
 
 def _mentions(folder: Path) -> str | None:
     readme = folder / "README.md"
-    if not readme.is_file():  # a FIFO or device is not read (it could block)
+    if not is_file(readme):  # a FIFO or device is not read (it could block), nor a link
         return None
     try:
         text = read_text(readme).lower()
@@ -178,7 +179,7 @@ def _token_counts(ctx: ResultContext) -> list[Finding]:
             folder / "accuracy" / ACCURACY_LOG,
             folder / "performance" / "run_1" / ACCURACY_LOG,
         ):
-            if not log.is_file():
+            if not is_file(log):
                 continue
             checked, bad, first = token_count_mismatches(log)
             if bad:

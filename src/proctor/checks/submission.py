@@ -11,8 +11,6 @@ This module walks the tree and decides what applies; the rules live in `performa
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +43,8 @@ from proctor.rules.inference import (
 )
 from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
+from proctor.submission.truncate import CODE_FOLDERS
+from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, real_root, scan
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -137,26 +137,42 @@ class SubmissionReport:
 MAX_ACCURACY_TXT = 16 << 20  # an accuracy script prints a few lines; read no more than this
 
 
-def _dirs(path: Path, findings: list[Finding]) -> list[Path]:
-    """The visible sub-folders of `path`; an unreadable folder is a finding, not an exception."""
+def _dirs(path: Path, findings: list[Finding], *, strays: bool = False) -> list[Path]:
+    """The visible sub-folders of `path` (a link is never one); an unreadable folder is a finding,
+    not an exception. `strays`: a link, FIFO or device among them is a finding too (the levels
+    above the submitter folders, which `_tree_findings` does not walk)."""
     try:
-        return sorted(p for p in path.iterdir() if _kind(p) == "dir" and not p.name.startswith("."))
+        entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
     except OSError as exc:
         findings.append(_unreadable(path, exc))
         return []
+    out = []
+    for p in entries:
+        got = _kind(p)
+        if got == DIR:
+            out.append(p)
+        elif strays and got in (LINK, OTHER):
+            findings.append(_err("tree", p, not_a_file(p, got)))
+    return out
 
 
 def _kind(path: Path) -> str:
-    """'dir', 'file' (regular), 'other' (FIFO, socket, device), 'missing', or 'error: <why>'."""
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return "missing"
-    except OSError as exc:
-        return f"error: {exc.strerror or exc}"
-    if stat.S_ISDIR(mode):
-        return "dir"
-    return "file" if stat.S_ISREG(mode) else "other"
+    """'dir', 'file' (regular), 'link' (it or a folder on its path: never followed), 'other' (FIFO,
+    socket, device), 'missing', or 'error: <why>' (proctor.trees.kind)."""
+    return kind(path)
+
+
+def _tree_findings(sub: _Submitter) -> tuple[list[Finding], bool]:
+    """(a finding per link, FIFO, socket or device in the submitter's folder, whether the walk saw
+    it all). Links inside the folder are allowed under code/ and src/ only (published submissions
+    link model variants there); nothing is read through any link."""
+    found = scan(sub.root, links_ok_under=CODE_FOLDERS)
+    out = [_err("tree", path, why) for path, why in found.problems]
+    if found.more:
+        out.append(_err("tree", sub.root, f"{found.more} more links, FIFOs or devices in this folder"))
+    if found.stopped:
+        out.append(_err("tree", sub.root, f"{found.stopped}; the folder was not checked"))
+    return out, not found.stopped
 
 
 def _unreadable(path: Path | str, exc: BaseException) -> Finding:
@@ -167,13 +183,15 @@ def _unreadable(path: Path | str, exc: BaseException) -> Finding:
 
 def _file_problem(path: Path, rule: str, missing: str, **kw: Any) -> list[Finding]:
     """No finding when `path` is a regular file; else one saying it is missing, unreadable or not a file."""
-    kind = _kind(path)
-    if kind == "file":
+    got = _kind(path)
+    if got == FILE:
         return []
-    if kind == "missing":
+    if got == MISSING:
         return [_err(rule, path, missing, **kw)]
-    if kind.startswith("error"):
-        return [_err("unreadable", path, f"cannot read it ({kind[7:]}); fix its permissions", **kw)]
+    if got.startswith("error"):
+        return [_err("unreadable", path, f"cannot read it ({got[7:]}); fix its permissions", **kw)]
+    if got == LINK:
+        return [_err(rule, path, f"not read: {not_a_file(path, got)}", **kw)]
     return [_err(rule, path, "not a regular file (a folder, FIFO or device); put the file itself here", **kw)]
 
 
@@ -201,7 +219,7 @@ def check_submission(
     """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder.
     `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
     release as warnings; the report is then still not `submittable`."""
-    root = Path(root)
+    root = real_root(root)  # the user's links above the root are theirs; below it none is followed
     rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()
     if _kind(root) != "dir":
@@ -213,13 +231,13 @@ def check_submission(
         )
         return report
     found = False
-    for div in _dirs(root, report.findings):
+    for div in _dirs(root, report.findings, strays=True):
         if div.name.lower() not in DIVISIONS:
             report.findings.append(
                 _err("layout", div, f"'{div.name}' is not a division; use one of {', '.join(DIVISIONS)}")
             )
             continue
-        for sub in _dirs(div, report.findings):
+        for sub in _dirs(div, report.findings, strays=True):
             found = True
             _check_submitter(
                 _Submitter(sub, div.name.lower(), sub.name, version, rnd, allow_unofficial_loadgen), report
@@ -237,6 +255,10 @@ def check_submission(
 
 def _check_submitter(sub: _Submitter, report: SubmissionReport) -> None:
     n_results = len(report.results)
+    tree, complete = _tree_findings(sub)
+    report.findings.extend(tree)
+    if not complete:  # past proctor's bounds: walking its layout would be unbounded too
+        return
     try:
         _check_submitter_tree(sub, report)
     except (OSError, ProctorError) as exc:  # anything the walk did not expect still names its file
@@ -254,10 +276,10 @@ def _check_submitter(sub: _Submitter, report: SubmissionReport) -> None:
 def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
     f = report.findings
     for name in ("systems", "results"):
-        kind = _kind(sub.root / name)
-        if kind.startswith("error"):
-            f.append(_err("unreadable", sub.root / name, f"cannot read '{name}' ({kind[7:]}); fix its permissions"))
-        elif kind != "dir":
+        got = _kind(sub.root / name)
+        if got.startswith("error"):
+            f.append(_err("unreadable", sub.root / name, f"cannot read '{name}' ({got[7:]}); fix its permissions"))
+        elif got != "dir":
             f.append(_err("layout", sub.root / name, f"missing '{name}' folder"))
     code = "code" if sub.version.startswith(("v4", "v5")) else "src"
     if "dir" not in (_kind(sub.root / "src"), _kind(sub.root / "code")):

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from proctor.rules.inference import (
     PERMITTED_FABRICS,
     Suite,
 )
+from proctor.trees import FILE, LINK, MISSING, kind, not_a_file
 
 STATUSES = ("available", "preview", "rdi")
 SYSTEM_TYPES: dict[str, tuple[Suite, ...]] = {
@@ -159,13 +158,14 @@ def check_system_description(
     def err(message: str, key: str | None = None, severity: Severity = Severity.ERROR) -> Finding:
         return Finding(rule="system_description", path=str(path), message=message, key=key, severity=severity)
 
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
+    got = kind(path)  # a link is never followed, a FIFO never opened (it would block the read)
+    if got == MISSING:
         return None, [err(f"missing system description; write systems/{path.name} with the required fields")]
-    except OSError as exc:
-        return None, [err(f"cannot read it ({exc.strerror or exc}); fix its permissions")]
-    if not stat.S_ISREG(mode):  # a FIFO would block the read forever
+    if got.startswith("error"):
+        return None, [err(f"cannot read it ({got[7:]}); fix its permissions")]
+    if got == LINK:
+        return None, [err(f"not read: {not_a_file(path, got)}")]
+    if got != FILE:
         return None, [err("not a regular file (a folder, FIFO or device); put the JSON file itself here")]
     try:
         with open(path, "rb") as fh:

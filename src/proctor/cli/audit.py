@@ -25,7 +25,7 @@ from proctor.cli import output
 from proctor.cli.apps import app, examples
 from proctor.cli.run import list_suts
 from proctor.cli.run_options import RunOptions, run_options
-from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
+from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError, TreeError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -137,6 +137,7 @@ def audit_cmd(
     from proctor.app.session import session_runner, sut_spec
     from proctor.audits.configs import TEST06_DTYPES, Audit, required_audits
     from proctor.audits.run import Test06Options, Tree, run_audits, verify_audit
+    from proctor.trees import real_root, safe_name
 
     out = output.console()
     if opts.list_suts_flag:
@@ -151,7 +152,12 @@ def audit_cmd(
     audits = required_audits(model) if which == Which.ALL else (Audit(which.value),)
     if audit_logs is not None and len(audits) != 1:
         output.fail("--audit-logs verifies one audit: name TEST01, TEST04 or TEST06, not all")
-    tree = Tree(opts.output_dir, system, benchmark or model, str(request.scenario), layout, results)
+    try:  # each becomes a folder under -o: one safe name each
+        safe_name(system, "--system")
+        safe_name(benchmark or model, "--benchmark" if benchmark else "--model")
+    except TreeError as exc:
+        output.fail(str(exc))
+    tree = Tree(real_root(opts.output_dir), system, benchmark or model, str(request.scenario), layout, results)
     t06 = Test06Options(dtype, eos_token_id)
     short_run = ""
     try:
@@ -176,7 +182,7 @@ def audit_cmd(
             outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
     except KeyboardInterrupt:
         output.interrupted(f"interrupted: partial logs in {opts.output_dir}")
-    except (ConfigError, LogFormatError) as exc:
+    except (ConfigError, LogFormatError, TreeError) as exc:
         output.fail(str(exc))
     except RunError as exc:
         output.fail(f"run failed: {exc}", output.EXIT_INVALID)

@@ -71,6 +71,8 @@ def report_cmd(
         output.interrupted("interrupted: the report may be incomplete")
     except OSError as exc:
         output.fail(f"cannot write the report: {exc.filename or out}: {exc.strerror or exc}")
+    except ProctorError as exc:  # a link where the report goes: nothing is written through it
+        output.fail(f"cannot write the report: {exc}")
     con = output.console()
     con.print(f"report: {written[0]}", markup=False, soft_wrap=True)
     if png is not None:

@@ -70,19 +70,29 @@ def init_cmd(
     """Write RUNS_DIR/system.json (this machine's description) and RUNS_DIR/measurements.json (to fill
     in) where they do not exist yet; `package` reads both. What only you know is left empty, and
     the checker names each empty field, so a template never passes as a finished description."""
+    from proctor.errors import TreeError
     from proctor.submission.describe import write_templates
-    from proctor.submission.package import DIVISIONS, SAFE_NAME
+    from proctor.submission.package import DIVISIONS
+    from proctor.trees import safe_name
 
-    if not SAFE_NAME.fullmatch(system_name):
-        fail(f"--system-name {system_name!r}: use a folder name (letters, digits, '.', '_', '-')")
+    try:
+        safe_name(system_name, "--system-name")
+        safe_name(submitter, "--submitter")  # the submitter's folder under the division, later
+    except TreeError as exc:
+        fail(str(exc))
     if division not in DIVISIONS:
         fail(f"--division {division!r}: use one of {', '.join(DIVISIONS)}")
     if system_type not in ("edge", "datacenter"):
         fail(f"--system-type {system_type!r}: use edge or datacenter")
     if runs.exists() and not runs.is_dir():
         fail(f"{runs}: is a file; give the folder of runs")
-    written = write_templates(runs, submitter=submitter, system_name=system_name, division=division,
-                              status=status, framework=framework, system_type=system_type)
+    try:
+        written = write_templates(runs, submitter=submitter, system_name=system_name, division=division,
+                                  status=status, framework=framework, system_type=system_type)
+    except TreeError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{exc.filename or runs}: cannot write it ({exc.strerror or exc}); give a folder you can write")
     out = console()
     if not written:
         out.print(f"nothing to write: {runs} already has system.json and measurements.json", markup=False)
@@ -138,29 +148,38 @@ def truncate_cmd(
     Exit 0 when every log is done, nothing needing truncation included (it says so); 1 when a log
     could not be processed; 2 when the input is wrong (no folder of that submitter, among others).
     """
+    from proctor.errors import TreeError
     from proctor.submission.truncate import TruncateError, copy_submission, submitter_folders, truncate_tree
+    from proctor.trees import real_root, safe_name, show
 
     if output is None and backup is None:
         fail(
             "give --output NEW_FOLDER (truncate a copy) or --backup FOLDER (truncate in place, originals saved)"
         )
+    try:
+        safe_name(submitter, "--submitter")
+    except TreeError as exc:
+        fail(str(exc))
     if not input_dir.is_dir():
         fail(f"--input {input_dir}: not a folder; give the submission root holding closed/open/network")
+    input_dir = real_root(input_dir)
     mine, seen = submitter_folders(input_dir, submitter)
     if not mine:  # the official script does nothing and exits 0: a misspelt name would pass unnoticed
         fail(
             f"--submitter {submitter}: no closed/, open/ or network/ folder of {input_dir} holds it"
-            + (f" (submitters there: {', '.join(seen[:10])})" if seen else "")
+            + (f" (submitters there: {', '.join(show(n) for n in seen[:10])})" if seen else "")
         )
     root = input_dir
     if output is not None:
         try:
-            copy_submission(input_dir, output, submitter)
-        except TruncateError as exc:
+            root = copy_submission(input_dir, output, submitter)
+        except (TruncateError, TreeError) as exc:
             fail(str(exc))
-        root = output
     skip = [s for s in (scenarios_to_skip or "").split(",") if s]
-    report = truncate_tree(root, submitter, backup, skip)
+    try:
+        report = truncate_tree(root, submitter, backup, skip)
+    except TreeError as exc:  # refused before anything was written
+        fail(str(exc))
     out = console()
     tbl = table("accuracy log", "what happened", labels=(0, 1))
     for path in report.truncated:
@@ -246,6 +265,7 @@ def package_cmd(
     audit folders, user.conf and measurements.json per scenario or at the top, and a README.md. The
     audits `proctor audit -o DIR` wrote come in with --audits DIR (or RUNS may be that DIR itself).
     """
+    from proctor.errors import TreeError
     from proctor.submission.package import PackageError, package
 
     if version not in ROUNDS:
@@ -260,7 +280,7 @@ def package_cmd(
             version=version,
             audits=audits or (),
         )
-    except PackageError as exc:
+    except (PackageError, TreeError) as exc:
         fail(str(exc))
     out = console()
     tbl = table("benchmark", "scenario", "parts", labels=(0, 1, 2))

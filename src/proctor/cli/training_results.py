@@ -454,7 +454,13 @@ def summarize_cmd(
     except ProctorError as exc:
         output.fail(str(exc))
     if output_file is not None:
-        for p in write_outputs(s, output_file):
+        try:
+            written = write_outputs(s, output_file)
+        except ProctorError as exc:  # a link where an output goes: nothing written through it
+            output.fail(str(exc))
+        except OSError as exc:
+            output.fail(f"cannot write {exc.filename or output_file}: {exc.strerror or exc}")
+        for p in written:
             typer.echo(f"wrote {p}", err=True)
     if json:
         _dump(s.to_dict())

@@ -14,6 +14,7 @@ from pathlib import Path
 from proctor.errors import LogFormatError, ProctorError
 from proctor.report.data import InferenceRun, is_run_dir, read_run
 from proctor.report.training import TrainingResult, is_training_dir, read_training
+from proctor.trees import real_root
 
 MAX_DEPTH = 8
 MAX_RUNS = 500  # a report of more runs than this is not one a person reads
@@ -56,7 +57,8 @@ def build_report(paths: list[Path], *, ruleset: str | None = None, read_trace: b
     """
     rep = Report()
     names: set[str] = set()
-    for root in paths:
+    for given in paths:
+        root = real_root(given)  # links at and above the root are the user's; below it none is followed
         if not root.exists():
             raise LogFormatError("no such file or folder", file=str(root))
         if not root.is_dir():

@@ -31,6 +31,7 @@ from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular,
 from proctor.loadgen.logs.recompute import recompute
 from proctor.loadgen.logs.samples import read_samples
 from proctor.loadgen.results import LatencyStats
+from proctor.trees import is_file, read_bytes
 
 DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
     "mlperf_log_detail.txt",
@@ -177,7 +178,7 @@ def _text(v: Any, limit: int = 2000) -> str:
 
 
 def is_run_dir(d: Path) -> bool:
-    return (d / DETAIL).is_file() or (d / SUMMARY).is_file()
+    return is_file(d / DETAIL) or is_file(d / SUMMARY)  # a link is never followed (proctor.trees)
 
 
 def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool = True) -> InferenceRun:
@@ -186,7 +187,7 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
     run = InferenceRun(name=name or d.name or str(d), directory=d)
     for key, fname in (("detail", DETAIL), ("summary", SUMMARY), ("trace", TRACE), ("accuracy", ACCURACY),
                        ("samples", SAMPLES)):
-        if (d / fname).is_file():
+        if is_file(d / fname):
             run.files[key] = d / fname
     if "detail" not in run.files and "summary" not in run.files:
         raise LogFormatError(f"no {DETAIL} or {SUMMARY}: not a LoadGen run folder", file=str(d))
@@ -203,8 +204,8 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
     if "accuracy" in run.files:
         run.accuracy_entries = _count_accuracy(run.files["accuracy"])
     acc_txt = d / "accuracy.txt"
-    if acc_txt.is_file() and acc_txt.stat().st_size < 64 << 10:
-        run.accuracy_text = acc_txt.read_bytes().decode("utf-8", "replace")
+    if is_file(acc_txt) and acc_txt.stat().st_size < 64 << 10:
+        run.accuracy_text = read_bytes(acc_txt, 64 << 10).decode("utf-8", "replace")
     return run
 
 

@@ -20,6 +20,7 @@ from proctor.report import plots
 from proctor.report.collect import Report
 from proctor.report.data import InferenceRun, Latency
 from proctor.report.training import TrainingResult
+from proctor.trees import real_root, replace
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1200px;
@@ -447,12 +448,14 @@ def write(rep: Report, out: Path, png_dir: Path | None = None, *, version: str =
     figs = figures(rep)
     written: list[Path] = []
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(rep, figs, version=version), encoding="utf-8")
+    out = real_root(out.parent) / out.name
+    replace(out, render(rep, figs, version=version).encode("utf-8"))  # never through a link (TreeError)
     written.append(out)
     if png_dir is not None:
         png_dir.mkdir(parents=True, exist_ok=True)
+        png_dir = real_root(png_dir)
         for name, png in png_names(rep, figs):
-            (png_dir / name).write_bytes(png)
+            replace(png_dir / name, png)
             written.append(png_dir / name)
     return written
 

@@ -16,7 +16,9 @@ from typing import Any
 
 import orjson
 
+from proctor.errors import TreeError
 from proctor.rules.inference import MEASUREMENT_FIELDS
+from proctor.trees import FILE, MISSING, kind, not_a_file, real_root, show, write_new
 
 SYSTEM_FILE = "system.json"  # where `package` looks in RUNS when --system is not given
 MEASUREMENTS_FILE = "measurements.json"
@@ -86,24 +88,36 @@ def this_machine(
 
 
 def write_json(path: Path, obj: Any) -> None:
+    """A new JSON file (never over an existing file or link); its folder is made as named."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    write_new(real_root(path.parent) / path.name, orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _absent(path: Path) -> bool:
+    """True when nothing is at `path`; a regular file is kept; a link, FIFO or device is refused."""
+    got = kind(path)
+    if got in (MISSING, FILE):
+        return got == MISSING
+    raise TreeError(f"{show(path)}: {not_a_file(path, got)}; remove it and run init again")
 
 
 def write_templates(
     runs: Path, *, submitter: str, system_name: str, division: str, status: str, framework: str, system_type: str
 ) -> list[tuple[Path, str]]:
-    """RUNS/system.json and RUNS/measurements.json where they do not exist yet (never overwritten):
-    each written path with what is left to fill in ("" when nothing)."""
+    """RUNS/system.json and RUNS/measurements.json where they do not exist yet (never overwritten, nor
+    written through a link: TreeError): each written path with what is left to fill in ("" when nothing)."""
     written: list[tuple[Path, str]] = []
+    runs.mkdir(parents=True, exist_ok=True)
+    runs = real_root(runs)
     system = runs / SYSTEM_FILE
-    if not system.exists():
+    meas = runs / MEASUREMENTS_FILE
+    need_system, need_meas = _absent(system), _absent(meas)
+    if need_system:
         desc = this_machine(submitter=submitter, system_name=system_name, division=division, status=status,
                             framework=framework, system_type=system_type)
         write_json(system, desc)
         written.append((system, "" if framework else "framework (and any accelerator you used)"))
-    meas = runs / MEASUREMENTS_FILE
-    if not meas.exists():
+    if need_meas:
         write_json(meas, dict.fromkeys(MEASUREMENT_FIELDS, ""))
         written.append((meas, ", ".join(MEASUREMENT_FIELDS)))
     return written

@@ -14,25 +14,44 @@ hashes (`truncate.py`), so the tree is ready for the official checker.
 
 from __future__ import annotations
 
-import re
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import orjson
 
-from proctor.errors import PackageError
+from proctor.errors import PackageError, TreeError
 from proctor.submission.describe import SYSTEM_FILE
 from proctor.submission.truncate import truncate_tree
+from proctor.trees import (
+    DIR,
+    FILE,
+    MISSING,
+    SAFE_NAME,
+    Budget,
+    copy_file,
+    copy_tree,
+    kind,
+    make_dirs,
+    new_folder,
+    not_a_file,
+    read_bytes,
+    real_root,
+    safe_name,
+    show,
+    write_new,
+)
 
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt")
 SIDE_FILES = ("measurements.json", "README.md", "user.conf", "mlperf.conf")
 DIVISIONS = ("closed", "network", "open")
+PROCTOR_FILES = ("mlperf_log_samples.bin", "report.html")  # proctor's own files: left out of audit copies
+MAX_SIDE_FILE = 1 << 20  # a README or system description; read no more
 
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-PROCTOR_ONLY = shutil.ignore_patterns("mlperf_log_samples.bin", "report.html")  # proctor's own files
+__all__ = ["DIVISIONS", "SAFE_NAME", "PackageResult", "PackagedRow", "audit_folders", "package", "system_name_of"]
 
 
 @dataclass(slots=True)
@@ -49,17 +68,44 @@ class PackageResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _copy(src: Path, dst: Path, names: tuple[str, ...], what: str) -> None:
-    dst.mkdir(parents=True, exist_ok=True)
+def _proctor_only(rel: PurePath) -> bool:
+    return rel.name in PROCTOR_FILES
+
+
+class _Writer:
+    """Every file `package` writes, under its new output folder and within one copy budget."""
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self.budget = Budget()
+
+    def folder(self, path: Path) -> Path:
+        make_dirs(path, self.top)
+        return path
+
+    def copy(self, src: Path, dst: Path) -> None:
+        self.folder(dst.parent)
+        copy_file(src, dst, self.budget)
+
+    def tree(self, src: Path, dst: Path) -> None:
+        self.folder(dst.parent)
+        copy_tree(src, dst, skip=_proctor_only, budget=self.budget)
+
+
+def _copy(w: _Writer, src: Path, dst: Path, names: tuple[str, ...], what: str) -> None:
+    w.folder(dst)
     for name in names:
-        if not (src / name).is_file():
-            if name == "accuracy.txt":
+        got = kind(src / name)
+        if got != FILE:
+            if got == MISSING and name == "accuracy.txt":
                 raise PackageError(
-                    f"{src / name}: missing; `proctor run --mode AccuracyOnly` writes it where proctor can "
+                    f"{show(src / name)}: missing; `proctor run --mode AccuracyOnly` writes it where proctor can "
                     "score the run, else add --accuracy-script CMD (the benchmark's accuracy script)"
                 )
-            raise PackageError(f"{src / name}: missing; the {what} run must be a complete LoadGen output")
-        shutil.copy(src / name, dst / name)
+            if got == MISSING:
+                raise PackageError(f"{show(src / name)}: missing; the {what} run must be a complete LoadGen output")
+            raise PackageError(f"{show(src / name)}: {not_a_file(src / name, got)}")
+        w.copy(src / name, dst / name)
 
 
 PROCTOR_SCORED = ("digits",)  # benchmarks whose accuracy logs proctor scores itself
@@ -68,11 +114,11 @@ PROCTOR_SCORED = ("digits",)  # benchmarks whose accuracy logs proctor scores it
 def _score_missing(acc: Path, bench: str) -> str | None:
     """Write accuracy.txt for an accuracy folder of proctor's own workload that lacks one."""
     log, txt = acc / "mlperf_log_accuracy.json", acc / "accuracy.txt"
-    if bench not in PROCTOR_SCORED or txt.exists() or not log.is_file():
+    if bench not in PROCTOR_SCORED or kind(txt) != MISSING or kind(log) != FILE:
         return None
     from proctor.workloads.digits.accuracy import evaluate
 
-    txt.write_text(evaluate(log).line() + "\n")
+    write_new(txt, (evaluate(log).line() + "\n").encode())
     return f"{acc}: accuracy.txt written by proctor's {bench} accuracy script"
 
 
@@ -99,9 +145,15 @@ def audit_folders(folder: Path) -> dict[tuple[str, str], list[Path]]:
 
 
 def _side(runs: Path, scen: Path, name: str) -> Path | None:
-    for cand in (scen / name, scen.parent / name, runs / name):
-        if cand.is_file():
+    """The nearest `name` (scenario, benchmark, RUNS: never above RUNS); a link or FIFO there is
+    refused, not skipped."""
+    cands = (scen / name, scen.parent / name, runs / name) if scen != runs else (runs / name,)
+    for cand in cands:
+        got = kind(cand)
+        if got == FILE:
             return cand
+        if got != MISSING:
+            raise PackageError(f"{show(cand)}: {not_a_file(cand, got)}")
     return None
 
 
@@ -109,15 +161,25 @@ def system_name_of(path: Path) -> str:
     """RUNS/system.json (as `submission init` writes it) names its system in `system_name`: the
     folder name under systems/ and results/, checked to be one safe path component."""
     try:
-        data = path.read_bytes()[: 1 << 20]
+        data = read_bytes(path, MAX_SIDE_FILE)
         name = orjson.loads(data).get("system_name") if data else None
-    except (OSError, orjson.JSONDecodeError, AttributeError) as exc:
-        raise PackageError(f"{path}: not a system description JSON ({exc}); fix it or give --system FILE") from exc
+    except (OSError, TreeError, orjson.JSONDecodeError, AttributeError) as exc:
+        raise PackageError(f"{show(path)}: not a system description JSON ({exc}); fix it or give --system FILE") from exc
     if not isinstance(name, str) or not SAFE_NAME.fullmatch(name):
         raise PackageError(
-            f"{path}: system_name {name!r} must be a folder name (letters, digits, '.', '_', '-'); fix it"
+            f"{show(path)}: system_name {show(repr(name))} must be a folder name (letters, digits, '.', '_', '-', "
+            "starting with a letter or digit); fix it"
         )
     return name
+
+
+def _names(bench: str, scenario: str, where: Path) -> None:
+    """A benchmark or scenario folder name of RUNS becomes a folder of the tree: one safe name."""
+    for name in (bench, scenario):
+        try:
+            safe_name(name, f"{show(where)}: the folder name")
+        except TreeError as exc:
+            raise PackageError(str(exc)) from None
 
 
 def package(
@@ -130,98 +192,152 @@ def package(
     version: str,
     audits: Sequence[Path] = (),
 ) -> PackageResult:
+    """The tree at `output` (a new folder; removed again when packaging stops with an error)."""
     if division not in DIVISIONS:
         raise PackageError(f"--division {division!r}: use one of {', '.join(DIVISIONS)}")
+    try:
+        safe_name(submitter, "--submitter")
+    except TreeError as exc:
+        raise PackageError(str(exc)) from None
     if not runs.is_dir():
-        raise PackageError(f"{runs}: not a folder of runs")
+        raise PackageError(f"{show(runs)}: not a folder of runs")
+    runs = real_root(runs)
     init = f"or `proctor submission init {runs} --submitter NAME` writes one for this machine"
     named = system_json  # --system FILE names the system by its file name (systems/<name>.json)
     if system_json is None:
         system_json = runs / SYSTEM_FILE
-        if not system_json.is_file():
-            raise PackageError(f"--system not given and no {system_json}: give --system FILE, {init}")
-    if not system_json.is_file():
-        raise PackageError(f"--system {system_json}: not a file; give the system description JSON, {init}")
-    if output.exists():
-        raise PackageError(f"{output}: already exists; give a new folder")
+        got = kind(system_json)
+        if got == MISSING:
+            raise PackageError(f"--system not given and no {show(system_json)}: give --system FILE, {init}")
+        if got != FILE:
+            raise PackageError(f"{show(system_json)}: {not_a_file(system_json, got)}")
+    elif not system_json.is_file():
+        raise PackageError(f"--system {show(system_json)}: not a file; give the system description JSON, {init}")
+    else:
+        system_json = real_root(system_json)
+    if os.path.lexists(output):
+        raise PackageError(f"{show(output)}: already exists; give a new folder")
     extra: dict[tuple[str, str], list[Path]] = {}
     for folder in audits:
-        got = audit_folders(folder) if folder.is_dir() else {}
-        if not got:
+        got_audits = audit_folders(real_root(folder)) if folder.is_dir() else {}
+        if not got_audits:
             raise PackageError(
-                f"--audits {folder}: no TEST0x folders under results/<system>/<benchmark>/<scenario>/ "
+                f"--audits {show(folder)}: no TEST0x folders under results/<system>/<benchmark>/<scenario>/ "
                 "(give the folder `proctor audit -o` wrote)"
             )
-        for key, tests in got.items():
+        for key, tests in got_audits.items():
             extra.setdefault(key, []).extend(tests)
     v5 = version.startswith(("v4", "v5"))
-    system = system_json.stem if named is not None else system_name_of(system_json)
-    sub = output / division / submitter
-    result = PackageResult(output)
+    if named is not None:
+        try:
+            system = safe_name(
+                named.stem,
+                f"--system {show(named)}: the file's name (systems/<name>.json, results/<name>/)",
+            )
+        except TreeError as exc:
+            raise PackageError(str(exc)) from None
+    else:
+        system = system_name_of(system_json)
     scen_dirs = _scenario_dirs(runs)
     if not scen_dirs:
         raise PackageError(
-            f"{runs}: no <benchmark>/<scenario>/accuracy run folders found (e.g. `proctor run --mode "
+            f"{show(runs)}: no <benchmark>/<scenario>/accuracy run folders found (e.g. `proctor run --mode "
             f"AccuracyOnly -o {runs}/digits/Offline/accuracy`)"
         )
+    for scen in scen_dirs:
+        _names(scen.parent.name, scen.name, scen)
+    for (bench, name), tests in extra.items():
+        _names(bench, name, tests[0])
+    try:
+        top = new_folder(output, "-o")
+    except TreeError as exc:
+        raise PackageError(str(exc)) from None
+    try:
+        return _package(runs, top, submitter, system, system_json, division, v5, scen_dirs, extra)
+    except BaseException:
+        shutil.rmtree(top, ignore_errors=True)  # proctor's own new folder: no half-made tree stays
+        raise
+
+
+def _package(
+    runs: Path,
+    top: Path,
+    submitter: str,
+    system: str,
+    system_json: Path,
+    division: str,
+    v5: bool,
+    scen_dirs: list[Path],
+    extra: dict[tuple[str, str], list[Path]],
+) -> PackageResult:
+    w = _Writer(top)
+    sub = top / division / submitter
+    result = PackageResult(top)
     rows = {(p.parent.name, p.name) for p in scen_dirs}
     for bench, name in sorted(set(extra) - rows):
         result.notes.append(f"--audits: {bench}/{name} has audit folders but no runs in {runs}; left out")
-    (sub / "systems").mkdir(parents=True)
-    shutil.copy(system_json, sub / "systems" / f"{system}.json")
-    code = sub / ("code" if v5 else "src")
-    code.mkdir()
-    readme = _side(runs, runs, "README.md")
-    (code / "README.md").write_text(readme.read_text() if readme else "Produced with proctor.\n")
-    for scen in scen_dirs:
-        bench, name = scen.parent.name, scen.name
-        row = PackagedRow(bench, name)
-        res = sub / "results" / system / bench / name
-        perf = (
-            scen / "performance" / "run_1"
-            if (scen / "performance" / "run_1").is_dir()
-            else scen / "performance"
-        )
-        if perf.is_dir():
-            _copy(perf, res / "performance" / "run_1", PERF_FILES, "performance")
-            row.parts.append("performance")
-        acc_files: tuple[str, ...] = ACC_FILES
-        if bench in PROCTOR_SCORED and not (scen / "accuracy" / "accuracy.txt").exists():
-            acc_files = tuple(n for n in ACC_FILES if n != "accuracy.txt")  # scored in the copy below
-        _copy(scen / "accuracy", res / "accuracy", acc_files, "accuracy")
-        note = _score_missing(res / "accuracy", bench)
-        result.notes += [note] if note else []
-        if (scen / "accuracy" / "mlperf_log_summary.txt").is_file():
-            shutil.copy(
-                scen / "accuracy" / "mlperf_log_summary.txt", res / "accuracy" / "mlperf_log_summary.txt"
-            )
-        row.parts.append("accuracy")
-        audit_dirs = {p.name: p for p in sorted(scen.glob("TEST0*")) if p.is_dir()}
-        for test in extra.get((bench, name), []):
-            if test.name in audit_dirs:
-                raise PackageError(
-                    f"--audits {test}: {bench}/{name} already has a {test.name} in {audit_dirs[test.name]}"
-                )
-            audit_dirs[test.name] = test
-        for tname, test in sorted(audit_dirs.items()):
-            dst = (sub / "compliance" / system / bench / name / tname) if v5 else res / tname
-            shutil.copytree(test, dst, ignore=PROCTOR_ONLY)  # the checker flags unknown files
-            if (dst / "accuracy").is_dir():  # TEST01: the accuracy script's output on its log
-                note = _score_missing(dst / "accuracy", bench)
-                result.notes += [note] if note else []
-            row.parts.append(tname)
-        meas = sub / "measurements" / system / bench / name if v5 else res
-        meas.mkdir(parents=True, exist_ok=True)
-        for side in SIDE_FILES:
-            src = _side(runs, scen, side)
-            if src is None:
-                if side != "mlperf.conf":
-                    result.notes.append(f"{bench}/{name}: no {side} in the runs; the checker will ask for it")
-                continue
-            target = meas / (f"{system}.json" if v5 and side == "measurements.json" else side)
-            shutil.copy(src, target)
-            row.parts.append(side)
-        result.rows.append(row)
-    rep = truncate_tree(output, submitter)
+    try:
+        w.copy(system_json, sub / "systems" / f"{system}.json")
+        code = w.folder(sub / ("code" if v5 else "src"))
+        readme = _side(runs, runs, "README.md")
+        write_new(code / "README.md", read_bytes(readme, MAX_SIDE_FILE) if readme else b"Produced with proctor.\n")
+        for scen in scen_dirs:
+            result.rows.append(_package_row(w, runs, scen, sub, system, v5, extra, result))
+    except TreeError as exc:
+        raise PackageError(str(exc)) from None
+    rep = truncate_tree(top, submitter)
     result.notes += [f"{p}: {why}" for p, why in rep.problems]
     return result
+
+
+def _package_row(
+    w: _Writer,
+    runs: Path,
+    scen: Path,
+    sub: Path,
+    system: str,
+    v5: bool,
+    extra: dict[tuple[str, str], list[Path]],
+    result: PackageResult,
+) -> PackagedRow:
+    bench, name = scen.parent.name, scen.name
+    row = PackagedRow(bench, name)
+    res = sub / "results" / system / bench / name
+    perf = scen / "performance" / "run_1" if kind(scen / "performance" / "run_1") == DIR else scen / "performance"
+    if kind(perf) == DIR:
+        _copy(w, perf, res / "performance" / "run_1", PERF_FILES, "performance")
+        row.parts.append("performance")
+    acc_files: tuple[str, ...] = ACC_FILES
+    if bench in PROCTOR_SCORED and kind(scen / "accuracy" / "accuracy.txt") == MISSING:
+        acc_files = tuple(n for n in ACC_FILES if n != "accuracy.txt")  # scored in the copy below
+    _copy(w, scen / "accuracy", res / "accuracy", acc_files, "accuracy")
+    note = _score_missing(res / "accuracy", bench)
+    result.notes += [note] if note else []
+    if kind(scen / "accuracy" / "mlperf_log_summary.txt") == FILE:
+        w.copy(scen / "accuracy" / "mlperf_log_summary.txt", res / "accuracy" / "mlperf_log_summary.txt")
+    row.parts.append("accuracy")
+    audit_dirs = {p.name: p for p in sorted(scen.glob("TEST0*")) if p.is_dir()}
+    for test in extra.get((bench, name), []):
+        if test.name in audit_dirs:
+            raise PackageError(
+                f"--audits {show(test)}: {bench}/{name} already has a {test.name} in {show(audit_dirs[test.name])}"
+            )
+        audit_dirs[test.name] = test
+    for tname, test in sorted(audit_dirs.items()):
+        safe_name(tname, f"{show(test)}: the audit folder name")
+        dst = (sub / "compliance" / system / bench / name / tname) if v5 else res / tname
+        w.tree(test, dst)  # proctor's own files left out: the checker flags unknown files
+        if kind(dst / "accuracy") == DIR:  # TEST01: the accuracy script's output on its log
+            note = _score_missing(dst / "accuracy", bench)
+            result.notes += [note] if note else []
+        row.parts.append(tname)
+    meas = w.folder(sub / "measurements" / system / bench / name if v5 else res)
+    for side in SIDE_FILES:
+        src = _side(runs, scen, side)
+        if src is None:
+            if side != "mlperf.conf":
+                result.notes.append(f"{bench}/{name}: no {side} in the runs; the checker will ask for it")
+            continue
+        w.copy(src, meas / (f"{system}.json" if v5 and side == "measurements.json" else side))
+        row.parts.append(side)
+    return row

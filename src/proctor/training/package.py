@@ -30,6 +30,7 @@ from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
 from proctor.training.runs import RunSet, Unit, read_run_set, result_files, unreadable_dirs
 from proctor.training.scoring import median_window
+from proctor.trees import FILE, MISSING, is_dir, is_file, kind, real_root, scan
 
 SRC_RESULTS = "002 §11 Run Results / Benchmark Results"
 SRC_RCP = "002 §13 Reference Convergence Points"
@@ -102,7 +103,7 @@ def read_params(*folders: Path) -> set[str]:
     flags: set[str] = set()
     for folder in folders:
         path = folder / layout.PARAMS_FILE
-        if path.is_file():
+        if is_file(path):
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -115,7 +116,7 @@ def read_params(*folders: Path) -> set[str]:
 
 def read_system(path: Path) -> tuple[dict[str, Any] | None, list[Finding]]:
     """The system description JSON object, or findings saying why it cannot be used."""
-    if not path.is_file():  # a FIFO, a device, a folder or a symlink loop: never opened
+    if not is_file(path):  # a FIFO, a device, a folder or a link (never followed): never opened
         return None, [
             Finding(
                 "system_json",
@@ -202,9 +203,9 @@ def _brief(x: Any) -> str:
 
 
 def _subdirs(folder: Path) -> list[Path]:
-    """Sub-folders (symlinks to folders included, loops not); [] when unreadable (reported apart)."""
+    """Sub-folders (a link is not followed: the tree scan names it); [] when unreadable (reported apart)."""
     try:
-        return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        return sorted(p for p in folder.iterdir() if is_dir(p)) if is_dir(folder) else []
     except OSError:
         return []
 
@@ -216,21 +217,29 @@ def _entries(folder: Path) -> list[Path]:
         return []
 
 
-def _tree_findings(root: Path) -> list[Finding]:
-    """Unreadable folders and non-regular files named like package files, anywhere in the tree."""
+def _tree_findings(root: Path) -> tuple[list[Finding], bool]:
+    """(unreadable folders, every link, FIFO, socket and device anywhere in the package and unreadable
+    package files; whether the package is within proctor's bounds). No link is followed: a package
+    needs none (proctor.trees)."""
     out = [
         Finding("unreadable", f"folder cannot be listed: {d}", path=str(d), source=SRC_RESULTS)
         for d in unreadable_dirs(root, depth=4)
     ]
+    found = scan(root)
+    out += [
+        Finding("not_a_file", f"{p} is not read: {why}", path=str(p), source=SRC_RESULTS)
+        for p, why in found.problems
+        if not why.startswith("cannot be listed")  # unreadable_dirs named it
+    ]
+    if found.more:
+        out.append(Finding("not_a_file", f"{found.more} more links, FIFOs or devices", path=str(root)))
+    if found.stopped:
+        out.append(Finding("tree", f"{found.stopped}; the package was not checked", path=str(root)))
     for sub, pattern in (("systems", "*.json"), ("results", "*/*/result_*.txt"), ("results", "*/*/scaling.json")):
         for p in sorted((root / sub).glob(pattern)):
-            if not p.is_file():
-                out.append(
-                    Finding("not_a_file", f"{p} is not a regular file: not read", path=str(p), source=SRC_RESULTS)
-                )
-            elif not os.access(p, os.R_OK):
+            if kind(p) == FILE and not os.access(p, os.R_OK):
                 out.append(Finding("unreadable", f"file cannot be read: {p}", path=str(p), source=SRC_RESULTS))
-    return out
+    return out, not found.stopped
 
 
 def check_package(
@@ -252,7 +261,7 @@ def check_package(
     Benchmarks outside the ruleset's tables (their compliance tables, N and RCPs) are those the
     entry points declare, read once here (None), or exactly `extra_benchmarks`.
     """
-    root = Path(directory)
+    root = real_root(directory)
     rep = PackageReport(str(root), ruleset)
     extra = resolve(ruleset, extra_benchmarks)
     benches = list(extra.values())
@@ -272,10 +281,13 @@ def check_package(
 
     systems_dir, results_dir = root / "systems", root / "results"
     for d, what in ((systems_dir, "systems"), (results_dir, "results")):
-        if not d.is_dir():
+        if not is_dir(d):
             rep.findings.append(Finding("layout", f"the package has no '{what}/' folder", path=str(d)))
-    rep.findings.extend(_tree_findings(root))
-    for sys_json in sorted(p for p in systems_dir.glob("*.json") if p.is_file()):
+    tree, within_bounds = _tree_findings(root)
+    rep.findings.extend(tree)
+    if not within_bounds:
+        return rep
+    for sys_json in sorted(p for p in systems_dir.glob("*.json") if is_file(p)):
         rep.findings.extend(check_system(sys_json, ruleset))
     root_flags = read_params(root)
 
@@ -283,7 +295,7 @@ def check_package(
         desc_path = systems_dir / f"{sys_dir.name}.json"
         desc, errs = (
             read_system(desc_path)
-            if desc_path.is_file()
+            if kind(desc_path) != MISSING
             else (
                 None,
                 [
@@ -296,7 +308,7 @@ def check_package(
                 ],
             )
         )
-        rep.findings.extend(errs if not desc_path.is_file() else [])
+        rep.findings.extend(errs if kind(desc_path) != FILE else [])
         division = (desc or {}).get("division", "")
         sys_flags = read_params(sys_dir)
         for bdir in _subdirs(sys_dir):
@@ -367,7 +379,7 @@ def _check_benchmark(
     others = [
         p.name
         for p in _entries(bdir)
-        if p.is_file() and p not in files and p.name not in (layout.PARAMS_FILE, "scaling.json")
+        if is_file(p) and p not in files and p.name not in (layout.PARAMS_FILE, "scaling.json")
     ]
     if others:
         rep.findings.append(

@@ -31,6 +31,7 @@ from proctor.rules.training import scoring as table
 from proctor.rules.training_rcps import RcpRecord, load_rcp_file, load_rcps
 from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.runs import RunSet, Unit, read_run_set
+from proctor.trees import real_root, remove_file, write_new
 
 Policy = Literal["rules", "official"]
 SOURCE = "002 §13 Reference Convergence Points; §22 RCP Examples"
@@ -224,12 +225,12 @@ def _bs_text(bs: float | None) -> str:
 
 
 def write_scaling(directory: str | Path, factor: float | None) -> None:
-    """Reset `scaling.json` and write it when a factor is given (the package checker's behaviour)."""
-    path = Path(directory) / "scaling.json"
-    if path.exists():
-        path.unlink()
+    """Reset `scaling.json` and write it when a factor is given (the package checker's behaviour): a
+    link there is removed itself and the new file made with O_EXCL, so nothing is written through it."""
+    path = real_root(directory) / "scaling.json"
+    remove_file(path)
     if factor is not None:
-        path.write_bytes(orjson.dumps({"scaling_factor": factor}))
+        write_new(path, orjson.dumps({"scaling_factor": factor}))
 
 
 def check_rcp(

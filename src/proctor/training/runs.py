@@ -23,6 +23,7 @@ from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine, iter_log
 from proctor.rules.training.scoring import SAMPLE_CONVERGENCE_BENCHMARKS, STABLE_DIFFUSION_TARGET
+from proctor.trees import FILE, LINK, MISSING, is_dir, is_file, kind, not_a_file, real_root
 
 Unit = Literal["auto", "samples", "epochs", "train_samples"]
 NOT_CONVERGED = math.inf
@@ -195,9 +196,20 @@ def _result_sort_key(p: Path) -> tuple[int, int | str]:
 
 
 def result_files(directory: str | Path) -> list[Path]:
-    """`result_*.txt` in a benchmark folder, in run-number order (result_2 before result_10)."""
-    d = Path(directory)
-    return sorted((f for f in d.glob("result_*.txt") if f.is_file()), key=_result_sort_key)
+    """`result_*.txt` in a benchmark folder, in run-number order (result_2 before result_10): regular
+    files reached through no link (proctor.trees); `stray_result_files` names the others."""
+    d = real_root(directory)
+    return sorted((f for f in d.glob("result_*.txt") if is_file(f)), key=_result_sort_key)
+
+
+def stray_result_files(directory: str | Path) -> list[Finding]:
+    """A finding per `result_*.txt` that is not read: a link (in or out of the tree), FIFO or device."""
+    d = real_root(directory)
+    try:
+        stray = sorted(f for f in d.glob("result_*.txt") if kind(f) not in (FILE, MISSING))
+    except OSError:
+        return []
+    return [Finding("result_files", f"{f.name}: {not_a_file(f)}", path=str(f)) for f in stray[:100]]
 
 
 def unreadable_dirs(root: str | Path, depth: int = 3) -> list[Path]:
@@ -281,8 +293,11 @@ MAX_SCALING_FACTOR = 10.0
 def read_scaling(directory: str | Path) -> tuple[float, list[Finding]]:
     """scaling.json's factor (1 when absent); a file that cannot be used is an error finding."""
     path = Path(directory) / "scaling.json"
-    if not path.is_file():  # also False for a FIFO, a symlink loop or a folder: never opened
-        if path.is_symlink() or path.exists():
+    got = kind(path)
+    if got != FILE:  # a FIFO, a link (never followed) or a folder: never opened
+        if got == LINK:
+            return 1.0, [_scaling_error(path, f"scaling.json is not read: {not_a_file(path, got)}")]
+        if got != MISSING:
             return 1.0, [_scaling_error(path, "scaling.json is not a regular file")]
         return 1.0, []
     try:
@@ -319,13 +334,15 @@ def read_run_set(
     ruleset: str | None = None,
     files: Iterable[str | Path] | None = None,
 ) -> RunSet:
-    d = Path(directory)
+    d = real_root(directory)
     try:
         paths = [Path(f) for f in files] if files is not None else result_files(d)
+        stray = stray_result_files(d) if files is None else []
     except OSError as exc:
         raise LogFormatError(f"cannot list the folder: {exc.strerror or exc}", file=str(d)) from exc
     runs = [read_run(f, unit=unit, ruleset=ruleset) for f in paths]
     factor, findings = read_scaling(d)
+    findings = stray + findings
     rs = RunSet(
         directory=d,
         runs=runs,
@@ -341,11 +358,11 @@ def read_run_set(
 
 def find_benchmark_dirs(root: str | Path) -> list[Path]:
     """Benchmark folders under a package (`results/<sys>/<b>`), a system folder, or one folder."""
-    r = Path(root)
+    r = real_root(root)
     if result_files(r):
         return [r]
-    base = r / "results" if (r / "results").is_dir() else r
+    base = r / "results" if is_dir(r / "results") else r
     found: set[Path] = set()
     for pattern in ("*/result_*.txt", "*/*/result_*.txt", "*/*/*/result_*.txt"):
-        found |= {p.parent for p in base.glob(pattern) if p.parent.name != "power"}
+        found |= {p.parent for p in base.glob(pattern) if p.parent.name != "power" and is_dir(p.parent)}
     return sorted(found)

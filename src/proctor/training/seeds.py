@@ -13,22 +13,27 @@ from pathlib import Path
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine
 from proctor.training.logparse import iter_records
+from proctor.training.runs import stray_result_files
+from proctor.trees import is_file, real_root
 
 SOURCE = "§5 Basics: random numbers and seed logging (v4.1 onwards)"
 
 
 def result_files(directory: str | Path) -> list[Path]:
     """The run logs of one benchmark directory, in the official order (sorted names)."""
-    return sorted(p for p in Path(directory).glob("result_*.txt") if p.is_file())
+    return sorted(p for p in real_root(directory).glob("result_*.txt") if is_file(p))  # no link followed
 
 
 def check_seeds(directory: str | Path) -> list[Finding]:
     """Seed findings for every `result_*.txt` in `directory` (empty list: all good)."""
-    findings: list[Finding] = []
+    findings: list[Finding] = [  # a link, FIFO or device named result_*.txt: named, never read
+        Finding(rule="seeds:not_a_file", message=f.message, path=f.path, source=SOURCE)
+        for f in stray_result_files(directory)
+    ]
     owners: dict[tuple[str, int, int], str] = {}
     files = result_files(directory)
     if not files:
-        return [
+        return findings + [
             Finding(
                 rule="seeds:no_results",
                 message=f"no result_*.txt files in {directory}",

@@ -30,6 +30,7 @@ from proctor.training.package import ComplianceFn, default_compliance, read_syst
 from proctor.training.rcp import Policy, check_rcp, olympic_mean
 from proctor.training.runs import read_run_set, result_files
 from proctor.training.scoring import Compliance, score_run_set
+from proctor.trees import MISSING, is_dir, is_file, kind, real_root, replace
 
 SPEC_COLUMNS = (
     "division",
@@ -100,7 +101,7 @@ def _system_specs(desc: dict[str, Any], private_id: str) -> dict[str, Any]:
 
 def _private_id(sys_dir: Path) -> str:
     path = sys_dir / "privateid.json"
-    if not path.is_file():
+    if not is_file(path):
         return ""
     try:
         return str(orjson.loads(path.read_bytes()).get("private_id", ""))[:200]
@@ -113,12 +114,12 @@ def system_dirs(package: str | os.PathLike[str]) -> list[Path]:
 
     Empty for any other level (a benchmark folder, an empty folder); unreadable folders are skipped.
     """
-    root = Path(package)
-    base = root / "results" if (root / "results").is_dir() else root
+    root = real_root(package)
+    base = root / "results" if is_dir(root / "results") else root
 
     def entries(d: Path) -> list[Path]:
         try:
-            return [p for p in d.iterdir() if p.is_dir()]
+            return [p for p in d.iterdir() if is_dir(p)]  # a link is not followed
         except OSError:
             return []
 
@@ -129,7 +130,7 @@ def system_dirs(package: str | os.PathLike[str]) -> list[Path]:
 
 def system_bench_dirs(sys_dir: Path) -> list[Path]:
     try:
-        return [p for p in sys_dir.iterdir() if p.is_dir() and result_files(p)]
+        return [p for p in sys_dir.iterdir() if is_dir(p) and result_files(p)]
     except OSError:
         return []
 
@@ -156,12 +157,12 @@ def summarize(
     findings: list[Finding] = []
     extra: list[str] = []
     open_quality: list[dict[str, Any]] = []
-    for pkg in map(Path, packages):
+    for pkg in map(real_root, packages):
         for sys_dir in system_dirs(pkg):
             desc_path = pkg / "systems" / f"{sys_dir.name}.json"
             desc, errs = (
                 read_system(desc_path)
-                if desc_path.is_file()
+                if kind(desc_path) != MISSING
                 else (
                     None,
                     [
@@ -193,7 +194,7 @@ def summarize(
                 rcp = None
                 if specs["division"] == "closed":
                     rcp = check_rcp(rs, ruleset, bypass=rcp_bypass, policy=policy)
-                    if not (bdir / "scaling.json").is_file() and rcp.passed and not rcp.bypassed:
+                    if kind(bdir / "scaling.json") == MISSING and rcp.passed and not rcp.bypassed:
                         rs.scaling_factor = rcp.scaling_factor
                 sc = score_run_set(rs, compliance=check)
                 findings.extend(f for f in sc.findings if f.failed)
@@ -240,13 +241,16 @@ def to_csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
 
 
 def write_outputs(summary: Summary, csv_path: str | os.PathLike[str]) -> list[Path]:
-    """`X.csv`, `X_detailed.csv`, `X.json`, `X_detailed.json`, as the official `--csv X.csv` does."""
-    p = Path(csv_path)
+    """`X.csv`, `X_detailed.csv`, `X.json`, `X_detailed.json`, as the official `--csv X.csv` does.
+    Each replaces what is there (never written through a link: TreeError)."""
+    given = Path(csv_path)
+    p = real_root(given.parent) / given.name
     stem = p.with_suffix("")
     det = Path(f"{stem}_detailed.csv")
-    p.write_text(to_csv(summary.columns, summary.rows), encoding="utf-8")
-    det.write_text(to_csv(summary.detailed_columns, summary.detailed), encoding="utf-8")
     jp, djp = p.with_suffix(".json"), det.with_suffix(".json")
-    jp.write_bytes(orjson.dumps(summary.rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
-    djp.write_bytes(orjson.dumps(summary.detailed, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    opt = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
+    replace(p, to_csv(summary.columns, summary.rows).encode("utf-8"))
+    replace(det, to_csv(summary.detailed_columns, summary.detailed).encode("utf-8"))
+    replace(jp, orjson.dumps(summary.rows, option=opt))
+    replace(djp, orjson.dumps(summary.detailed, option=opt))
     return [p, det, jp, djp]
