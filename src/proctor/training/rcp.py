@@ -30,6 +30,7 @@ from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.rules.training_rcps import RcpRecord, load_rcp_file, load_rcps
 from proctor.training.benchmarks import TrainingBenchmark, resolve
+from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet, Unit, read_run_set
 
 Policy = Literal["rules", "official"]
@@ -165,7 +166,7 @@ class RcpTable:
 class RcpCheck:
     benchmark: str | None
     batch_size: float | None
-    rcp: str  # found | interpolated | smaller_batch_size | missing | no_rcps | insufficient_convergence | no_batch_size | inconsistent_runs | unreadable_runs
+    rcp: str  # found | interpolated | smaller_batch_size | missing | no_rcps | insufficient_convergence | no_batch_size | inconsistent_runs | unreadable_runs | implausible_runs
     passed: bool
     message: str  # the official checker's wording of the case
     bypassed: bool = False
@@ -261,7 +262,11 @@ def check_rcp(
     out = RcpCheck(bench, bs, "", False, "", directory=str(rs.directory))
     out.findings.extend(rs.findings)
     for r in rs.runs:
-        out.findings.extend(f for f in r.findings if f.rule in ("global_batch_size", "convergence", "log_read"))
+        out.findings.extend(
+            f
+            for f in r.findings
+            if f.rule in ("global_batch_size", "convergence", "log_read") or is_implausible(f)
+        )
 
     def fail(kind: str, message: str, rule: str) -> RcpCheck:
         out.rcp, out.message, out.passed = kind, message, False
@@ -275,6 +280,13 @@ def check_rcp(
     unreadable = [r.name for r in rs.runs if any(f.rule == "log_read" for f in r.findings)]
     if unreadable:
         return fail("unreadable_runs", f"cannot read {', '.join(unreadable)}", "rcp_read")
+    implausible = [r.name for r in rs.runs if r.implausible]
+    if implausible:  # no convergence point is taken from a log that cannot be true
+        return fail(
+            "implausible_runs",
+            f"{', '.join(implausible)}: the log cannot be true (see its findings); no RCP test on it",
+            "rcp_implausible",
+        )
     if bs is None or any(r.batch_size is None for r in rs.runs):
         return fail("no_batch_size", "Could not detect global_batch_size", "rcp_batch_size")
     if bench is None:
