@@ -26,6 +26,7 @@ WRITES_OUTPUT = {
     "submission package",
     "submission truncate-accuracy",
     "training train",
+    "training package",
     "training reference-rcps",
     "training summarize",
 }

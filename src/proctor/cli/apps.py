@@ -29,7 +29,12 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "summarize": ("proctor.cli.inference_checks",),
     "check": ("proctor.cli.inference_checks",),
     "submission": ("proctor.cli.submission",),
-    "training": ("proctor.cli.training_checks", "proctor.cli.training_results", "proctor.cli.workloads"),
+    "training": (
+        "proctor.cli.training_package",
+        "proctor.cli.workloads",
+        "proctor.cli.training_checks",
+        "proctor.cli.training_results",
+    ),
     "serve": ("proctor.cli.serve",),
 }
 
@@ -123,9 +128,12 @@ training_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     epilog=examples(
-        "proctor training check-log result_0.txt",
+        "proctor training init runs --submitter ACME --framework 'scikit-learn 1.5'",
+        "proctor training train -o runs/digits_train",
+        "proctor training package runs -o SUBMISSION",
         "proctor training check-package SUBMISSION",
-        "proctor training summarize SUBMISSION --csv",
+        "proctor training summarize SUBMISSION",
+        "proctor training check-log result_0.txt",
     ),
 )
 check_app = typer.Typer(

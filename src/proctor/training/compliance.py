@@ -8,6 +8,10 @@ warning; the quality target must hold on at least one occurrence. The log is rea
 only what the rules need: occurrence counts, first values and the last evaluation per key. Records of
 rule-named keys are cached for a small log; a large one is streamed again for each later config, so
 memory stays bounded whatever the log's size (bench/training_log_memory.py).
+
+What no table checks, whether the log can be true at all (a clock that goes back, run_stop before
+run_start, a non-finite quality: `training/plausibility.py`), is checked on the same pass and adds
+its errors after the tables' findings (docs/deviations.md, Issue 30).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from proctor.rules.training import rules_text
 from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Ruleset, State
 from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
+from proctor.training.plausibility import LogPlausibility
 
 DEFAULT_RULESET = "6.1.0"
 _RULESET_MODULES = {
@@ -543,6 +548,7 @@ def check_file(
     if why is not None:
         return report([Finding(rule="file", message=f"{path_s} {why}", path=path_s, source=_SRC_PARSE)])
     records = _Records(p, _rule_keys(rs))
+    plausible = LogPlausibility(path_s)  # what no table checks: whether the log can be true
     first: dict[str, Any] = {}
     n_lines = 0
     n_bad = 0
@@ -566,6 +572,7 @@ def check_file(
                     )
                 continue
             n_lines += 1
+            plausible.add(rec)
             if rec.key in records.keys:
                 records.add(rec)
                 if rec.key.startswith("submission_") and rec.key not in first:
@@ -611,7 +618,7 @@ def check_file(
             engine.run_config(text_cfg, records.of(text_cfg.by_key()), rules_text=True)
     except OSError as exc:
         return report([Finding(rule="file", message=f"{path_s} cannot be read: {exc.strerror or exc}", path=path_s)])
-    findings = engine.msgs.all() + _more_parse(n_bad, path_s)
+    findings = engine.msgs.all() + _more_parse(n_bad, path_s) + plausible.findings()
     log_div, log_bench = first.get("submission_division"), first.get("submission_benchmark")
     for what, want, got in (("division", division, log_div), ("benchmark", benchmark, log_bench)):
         if want is not None and got != want:

@@ -132,6 +132,8 @@ class TrainingRun:
 
     # --- lifecycle ----------------------------------------------------------------------------
     def _now(self) -> int:
+        """The run's clock in ms, as mllog writes time_ms; every line the harness logs carries it, so a
+        run on an injected clock logs one timeline (never its clock and the wall clock mixed)."""
         return int(self._clock() * 1e3)
 
     def __enter__(self) -> TrainingRun:
@@ -150,12 +152,12 @@ class TrainingRun:
         """Cache cleared, initialization begins, the run identifies itself and logs its seed once."""
         if self._init_start_ms is not None:
             return
-        self.log.event(C.CACHE_CLEAR, True, stack_offset=2)
+        self.log.event(C.CACHE_CLEAR, True, time_ms=self._now(), stack_offset=2)
         self._init_start_ms = self._now()
         self.log.start(C.INIT_START, time_ms=self._init_start_ms, stack_offset=2)
         for key, value in self._submission.items():
-            self.log.event(key, value, stack_offset=2)
-        self.log.event(C.SEED, self.seed, stack_offset=2)
+            self.log.event(key, value, time_ms=self._now(), stack_offset=2)
+        self.log.event(C.SEED, self.seed, time_ms=self._now(), stack_offset=2)
 
     def log_hyperparameters(self, values: dict[str, Any]) -> None:
         """Log hyperparameters and disclosure keys, each once; bad disclosure values raise before the run."""
@@ -170,7 +172,7 @@ class TrainingRun:
             if key == C.SEED:
                 raise ValueError("the seed is logged once by the harness (TrainingRun(seed=...))")
             self.hyperparameters[key] = value
-            self.log.event(key, value, stack_offset=2)
+            self.log.event(key, value, time_ms=self._now(), stack_offset=2)
 
     def start(self) -> None:
         """Initialization ends and the clock starts; refused after the initialization limit."""
@@ -214,13 +216,13 @@ class TrainingRun:
 
     def _block_start(self, samples_count: int) -> None:
         md = {C.SAMPLES_COUNT: samples_count, C.FIRST_EPOCH_NUM: 0, C.EPOCH_COUNT: 1}
-        self.log.start(C.BLOCK_START, metadata=md, stack_offset=3)
+        self.log.start(C.BLOCK_START, metadata=md, time_ms=self._now(), stack_offset=3)
         self._in_block = True
 
     def _block_stop(self, samples_count: int) -> None:
         if self._in_block:
             md = {C.SAMPLES_COUNT: samples_count, C.FIRST_EPOCH_NUM: 0}
-            self.log.end(C.BLOCK_STOP, metadata=md, stack_offset=3)
+            self.log.end(C.BLOCK_STOP, metadata=md, time_ms=self._now(), stack_offset=3)
             self._in_block = False
 
     def eval(
@@ -241,10 +243,10 @@ class TrainingRun:
             raise ValueError(f"{self.benchmark} reports evaluations with {want}")
         self._last_samples = samples_count if samples_count is not None else self._last_samples
         self._block_stop(self._last_samples)
-        self.log.start(C.EVAL_START, metadata=md, stack_offset=2)
+        self.log.start(C.EVAL_START, metadata=md, time_ms=self._now(), stack_offset=2)
         key = self.spec.eval_key if self.spec else C.EVAL_ACCURACY
-        self.log.event(key, accuracy, metadata=md, stack_offset=2)
-        self.log.end(C.EVAL_STOP, metadata=md, stack_offset=2)
+        self.log.event(key, accuracy, metadata=md, time_ms=self._now(), stack_offset=2)
+        self.log.end(C.EVAL_STOP, metadata=md, time_ms=self._now(), stack_offset=2)
         hit = self._target(accuracy, md)
         self.reached = self.reached or hit
         if not hit:
@@ -268,7 +270,7 @@ class TrainingRun:
         if self.stopped:
             raise RunError("run_stop is logged once")
         self._block_stop(self._last_samples)
-        self.log.end(C.RUN_STOP, metadata={C.STATUS: status}, stack_offset=2)
+        self.log.end(C.RUN_STOP, metadata={C.STATUS: status}, time_ms=self._now(), stack_offset=2)
         self.stopped = True
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.findings import Finding
 from proctor.mllog_lines import BadLine, LogLine, iter_log
+from proctor.training.plausibility import LogPlausibility
 
 MARKERS = (b":::MLLOG ",)  # the official parser's token, with its space
 _EVENT_KEYS = frozenset(
@@ -52,12 +54,14 @@ def iter_records(path: str | Path) -> Iterator[LogLine | BadLine]:
             yield BadLine(rec.line, _text(raw), f"missing field(s) {', '.join(missing)}")
             continue
         t = rec.time_ms
-        if not isinstance(t, int | float) or isinstance(t, bool):
-            try:
-                float(t)  # type: ignore[arg-type]  # the official parser accepts what float() accepts
-            except (TypeError, ValueError):
-                yield BadLine(rec.line, _text(raw), f"time_ms {t!r} is not a number")
-                continue
+        try:
+            float(t)  # type: ignore[arg-type]  # the official parser accepts what float() accepts
+        except (TypeError, ValueError):
+            yield BadLine(rec.line, _text(raw), f"time_ms {str(t)[:40]!r} is not a number")
+            continue
+        except OverflowError:  # an integer past a double: the official parser crashes on it
+            yield BadLine(rec.line, _text(raw), f"time_ms {str(t)[:20]}... is too large for a number")
+            continue
         yield rec
 
 
@@ -97,6 +101,8 @@ class TrainingLog:
     evals: list[EvalEvent] = field(default_factory=list)
     hyperparameters: dict[str, Any] = field(default_factory=dict)  # last value of each other key
     seeds: list[LogLine] = field(default_factory=list)
+    # what makes the log impossible (training/plausibility.py); no time to train is taken from such a log
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def global_batch_size(self) -> Any:
@@ -107,7 +113,8 @@ class TrainingLog:
         return self.status == "success"
 
     def run_time_ms(self) -> float | None:
-        if self.run_start_ms is None or self.run_stop_ms is None:
+        """run_start to run_stop; None when either is missing or the log cannot be true."""
+        if self.run_start_ms is None or self.run_stop_ms is None or any(f.failed for f in self.findings):
             return None
         return self.run_stop_ms - self.run_start_ms
 
@@ -124,11 +131,13 @@ _SUBMISSION = {
 def read_log(path: str | Path) -> TrainingLog:
     """Read a whole training log (one pass, streaming); submission keys: the first value wins."""
     log = TrainingLog(str(path))
+    plausible = LogPlausibility(str(path))
     for rec in iter_records(path):
         if isinstance(rec, BadLine):
             log.bad_lines.append(rec)
             continue
         log.lines.append(rec)
+        plausible.add(rec)
         key = rec.key
         attr = _SUBMISSION.get(key)
         if attr is not None:
@@ -158,4 +167,5 @@ def read_log(path: str | Path) -> TrainingLog:
             log.seeds.append(rec)
         elif key not in _EVENT_KEYS:
             log.hyperparameters[key] = rec.value
+    log.findings = plausible.findings()
     return log

@@ -27,6 +27,7 @@ from proctor.mllog_lines import MAX_DEPTH, nested_deeper
 from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.training.benchmarks import TrainingBenchmark, resolve
+from proctor.training.plausibility import is_implausible
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
 from proctor.training.runs import RunSet, Unit, read_run_set, result_files, unreadable_dirs
 from proctor.training.scoring import median_window
@@ -400,7 +401,10 @@ def _check_benchmark(
                 ok, fnd = False, [Finding("compliance", f"compliance check failed: {exc}", path=str(f))]
             if not ok:
                 bad.append(f.name)
-                rep.findings.extend(x if not x.failed else _as(x, Severity.WARNING) for x in fnd)
+                # a run olympic scoring may drop is one that ran; a log that cannot be true stays an error
+                rep.findings.extend(
+                    x if not x.failed or is_implausible(x) else _as(x, Severity.WARNING) for x in fnd
+                )
     rs = None
     if n is not None and len(files) > n:
         # M > N (002 §12): the median window of N consecutive runs is the result, as `score` scores it

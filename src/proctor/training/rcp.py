@@ -8,7 +8,8 @@ batch sizes outside the RCPs, normalization of passing faster runs, and the bypa
 
 Two statistics policies:
 - "rules" (default): the reference stdev is taken over the trimmed runs, as 002 §22 states and its
-  numbers (Stdev 0.43, 15.21, 19.93) show; the Llama 3.1 405B one-eval allowance applies to 5.0.0 only.
+  numbers (Stdev 0.43, 15.21, 19.93) show; the Llama 3.1 405B one-eval allowance applies to the
+  rounds the rules name, v5.0 and v5.1 (rules/training/scoring.py cites the text).
 - "official": the untrimmed stdev and the 405B allowance for every ruleset >= 5.0.0, exactly as
   mlperf-logging 4.1.68's rcp_checker (for differential checks).
 """
@@ -30,6 +31,7 @@ from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.rules.training_rcps import RcpRecord, load_rcp_file, load_rcps
 from proctor.training.benchmarks import TrainingBenchmark, resolve
+from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet, Unit, read_run_set
 from proctor.trees import real_root, remove_file, write_new
 
@@ -166,7 +168,7 @@ class RcpTable:
 class RcpCheck:
     benchmark: str | None
     batch_size: float | None
-    rcp: str  # found | interpolated | smaller_batch_size | missing | no_rcps | insufficient_convergence | no_batch_size | inconsistent_runs | unreadable_runs
+    rcp: str  # found | interpolated | smaller_batch_size | missing | no_rcps | insufficient_convergence | no_batch_size | inconsistent_runs | unreadable_runs | implausible_runs
     passed: bool
     message: str  # the official checker's wording of the case
     bypassed: bool = False
@@ -262,7 +264,11 @@ def check_rcp(
     out = RcpCheck(bench, bs, "", False, "", directory=str(rs.directory))
     out.findings.extend(rs.findings)
     for r in rs.runs:
-        out.findings.extend(f for f in r.findings if f.rule in ("global_batch_size", "convergence", "log_read"))
+        out.findings.extend(
+            f
+            for f in r.findings
+            if f.rule in ("global_batch_size", "convergence", "log_read") or is_implausible(f)
+        )
 
     def fail(kind: str, message: str, rule: str) -> RcpCheck:
         out.rcp, out.message, out.passed = kind, message, False
@@ -276,6 +282,13 @@ def check_rcp(
     unreadable = [r.name for r in rs.runs if any(f.rule == "log_read" for f in r.findings)]
     if unreadable:
         return fail("unreadable_runs", f"cannot read {', '.join(unreadable)}", "rcp_read")
+    implausible = [r.name for r in rs.runs if r.implausible]
+    if implausible:  # no convergence point is taken from a log that cannot be true
+        return fail(
+            "implausible_runs",
+            f"{', '.join(implausible)}: the log cannot be true (see its findings); no RCP test on it",
+            "rcp_implausible",
+        )
     if bs is None or any(r.batch_size is None for r in rs.runs):
         return fail("no_batch_size", "Could not detect global_batch_size", "rcp_batch_size")
     if bench is None:
@@ -314,6 +327,18 @@ def check_rcp(
             ruleset in early if early is not None else _version(ruleset) >= (5, 0, 0)
         ):
             max_speedup = point.mean / (point.min_mean - table.LLAMA405B_EARLY_SAMPLES)
+            out.findings.append(
+                Finding(
+                    "rcp_llama405b_allowance",
+                    f"llama31_405b in ruleset {ruleset}: the minimum is one evaluation "
+                    f"({table.LLAMA405B_EARLY_SAMPLES} samples) below the RCP's "
+                    f"{point.min_mean:.6g}",
+                    Severity.INFO,
+                    path=str(rs.directory),
+                    value=point.min_mean - table.LLAMA405B_EARLY_SAMPLES,
+                    source=table.LLAMA405B_EARLY_SOURCE,
+                )
+            )
         min_allowed = point.mean / max_speedup
         out.rcp_mean, out.max_speedup, out.min_allowed = point.mean, max_speedup, min_allowed
         out.rcp_name = point.name

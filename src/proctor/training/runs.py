@@ -23,6 +23,7 @@ from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine, iter_log
 from proctor.rules.training.scoring import SAMPLE_CONVERGENCE_BENCHMARKS, STABLE_DIFFUSION_TARGET
+from proctor.training.plausibility import LogPlausibility, is_implausible
 from proctor.trees import FILE, LINK, MISSING, is_dir, is_file, kind, not_a_file, real_root
 
 Unit = Literal["auto", "samples", "epochs", "train_samples"]
@@ -52,8 +53,13 @@ class RunInfo:
         return self.path.name
 
     @property
+    def implausible(self) -> bool:
+        """The log cannot be true (training/plausibility.py): no time, quality or count is taken from it."""
+        return any(is_implausible(f) for f in self.findings)
+
+    @property
     def time_to_train_ms(self) -> float | None:
-        if self.run_start_ms is None or self.run_stop_ms is None:
+        if self.run_start_ms is None or self.run_stop_ms is None or self.implausible:
             return None
         return self.run_stop_ms - self.run_start_ms
 
@@ -64,9 +70,13 @@ class RunInfo:
 
 
 def _num(value: Any) -> float | None:
+    """A log value as a float (None: not a number); an int too large for a float is infinite."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = None) -> RunInfo:
@@ -78,6 +88,7 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
     train_samples: float | None = None
     sd_evals: dict[float, dict[str, float]] = {}
     sd_step = "step_num" if ruleset == "3.1.0" else "samples_count"
+    plausible = LogPlausibility(str(p))
     try:
         for rec in iter_log(p):
             if isinstance(rec, BadLine):
@@ -91,6 +102,7 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
                     )
                 )
                 continue
+            plausible.add(rec)
             key, md = rec.key, rec.metadata
             if key == "submission_benchmark":
                 info.benchmark = str(rec.value)
@@ -100,11 +112,11 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
                 info.org = str(rec.value)
             elif key == "global_batch_size":
                 bs = _num(rec.value)
-                if bs is None:
+                if bs is None or not (math.isfinite(bs) and bs > 0):
                     info.findings.append(
                         Finding(
                             "global_batch_size",
-                            "global_batch_size is not a number",
+                            f"global_batch_size at line {rec.line} is not a positive finite number",
                             path=str(p),
                             line=rec.line,
                             key=key,
@@ -141,7 +153,8 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
         )
         return info
 
-    info.converged = info.status == "success"
+    info.findings.extend(plausible.findings())
+    info.converged = info.status == "success" and not info.implausible
     if info.run_start_ms is None:
         info.findings.append(
             Finding("run_start", "no run_start: time to train is unknown", path=str(p), key="run_start")

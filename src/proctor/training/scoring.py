@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import scipy.stats
 
 from proctor.findings import Finding, Severity
 from proctor.rules.training import scoring as table
+from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet
 
 SOURCE = "002 §11 Benchmark Results"
@@ -27,6 +28,7 @@ OPEN_QUALITY_SOURCE = (
     "002 §9 Training Loop: OPEN ... the reported results must include the geometric mean of the final "
     "quality as measured by the closed quality measure"
 )
+IMPLAUSIBLE_SOURCE = "002 §11 Run Results: a wall-clock time to train from run_start to run_stop"
 Compliance = Callable[[Path], bool]
 
 
@@ -118,6 +120,19 @@ def score_run_set(
     ok = rs.converged()
     findings = list(rs.findings)
     findings.extend(f for r in rs.runs for f in r.findings if f.rule == "log_read")  # unverifiable
+    implausible = [r for r in rs.runs if r.implausible]  # logs that cannot be true: no score from them
+    findings.extend(f for r in implausible for f in r.findings if is_implausible(f))
+    if implausible:
+        findings.append(
+            Finding(
+                "implausible_runs",
+                f"no score: {len(implausible)} log(s) cannot be true ({', '.join(r.name for r in implausible)}); "
+                "fix or replace the run, a score from its times would be false",
+                path=str(rs.directory),
+                value=[r.name for r in implausible],
+                source=IMPLAUSIBLE_SOURCE,
+            )
+        )
     if compliance is not None:
         for i, r in enumerate(rs.runs):
             if ok[i] and not compliance(r.path):
@@ -198,7 +213,11 @@ def score_run_set(
                 source=OPEN_QUALITY_SOURCE,
             )
         )
-    bad = ("run_count", "log_read", "open_final_quality") + (("scaling_json",) if apply_scaling else ())
+    if implausible:
+        res = replace(res, score=None)
+    bad = ("run_count", "log_read", "open_final_quality", "implausible_runs") + (
+        ("scaling_json",) if apply_scaling else ()
+    )
     valid = res.score is not None and not any(f.failed for f in findings if f.rule in bad)
     factor = rs.scaling_factor if apply_scaling else 1.0
     score = None if res.score is None else res.score * factor

@@ -4,6 +4,8 @@ Every run logs a seed through mllog (so the record carries the source file and l
 runs log the same seed on the same line of the same file; more than one seed in a run is a
 warning. Like the official checker, a repeated (file, line, seed) even within one file is an
 error, a seed that is not an integer is an error, and a file with unreadable lines is an error.
+A log that cannot be true (training/plausibility.py: a clock that goes back, run_stop before
+run_start, a non-finite quality) is an error here too: its seeds vouch for no real run.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine
 from proctor.training.logparse import iter_records
+from proctor.training.plausibility import LogPlausibility
 from proctor.training.runs import stray_result_files
 from proctor.trees import is_file, real_root
 
@@ -85,6 +88,7 @@ def _check_file(path: Path, owners: dict[tuple[str, int, int], str], findings: l
     """Add the seed findings of one run to `findings`; the number of seeds it logs."""
     p = str(path)
     n = 0
+    plausible = LogPlausibility(p)
     for rec in iter_records(path):
         if isinstance(rec, BadLine):
             findings.append(
@@ -97,6 +101,7 @@ def _check_file(path: Path, owners: dict[tuple[str, int, int], str], findings: l
                 )
             )
             continue
+        plausible.add(rec)
         if rec.key != "seed":
             continue
         n += 1
@@ -157,4 +162,5 @@ def _check_file(path: Path, owners: dict[tuple[str, int, int], str], findings: l
             )
         else:
             owners[triple] = p
+    findings.extend(plausible.findings())
     return n

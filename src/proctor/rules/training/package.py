@@ -51,6 +51,14 @@ SYSTEM_STATUS_VALUES: tuple[str, ...] = (
     "Preview",
 )
 STATUS_MIN_MAJOR = 4
+# `proctor training init --status`: a short name for each allowed value (the values themselves work too).
+STATUS_ALIASES: dict[str, str] = {
+    "available": "Available on-premise",
+    "on-premise": "Available on-premise",
+    "cloud": "Available cloud",
+    "rdi": "Research, Development, or Internal (RDI)",
+    "preview": "Preview",
+}
 
 DIVISIONS = ("closed", "open")
 
