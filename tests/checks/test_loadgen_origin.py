@@ -64,8 +64,12 @@ def _check(tmp: Path, values: dict[str, Any], round_: str = "v6.1", allow: bool 
 def test_proctor_engine_log_is_an_error_naming_the_rule_and_the_way_out(tmp_path: Path) -> None:
     [f] = _check(tmp_path, PROCTOR)
     assert (f.rule, f.severity, f.key, f.line) == (UNOFFICIAL, Severity.ERROR, "loadgen_version", 1)
-    assert "proctor's own engine" in f.message and "`proctor run ... --engine official`" in f.message
-    assert "`proctor audit all ... --engine official`" in f.message and "same SUT, same options" in f.message
+    assert "proctor's own engine" in f.message and "run it again with `--engine official`" in f.message
+    # how is said once, under the verdict, however many logs there are: the official extra, both commands
+    said = unofficial_verdict(4, False)
+    assert "pip install 'proctor[official]'" in said and 'pip install -e ".[official]"' in said
+    assert "`proctor run ... --engine official`" in said and "`proctor audit all ... --engine official`" in said
+    assert "same SUT, same options" in said and "pip install" not in f.message
     assert f.source is not None and "§LoadGen Operation" in f.source and "tagged approved revision" in f.source
 
 

@@ -161,7 +161,7 @@ def _runs_with_the_rules_settings_are_accepted(runs: tuple[Path, Path]) -> None:
     assert not strict.valid
     assert sorted(f.path for f in strict.findings if f.failed) == logs
     for f in (f for f in strict.findings if f.failed):
-        assert f.rule == "unofficial_loadgen" and "`proctor run ... --engine official`" in f.message, f
+        assert f.rule == "unofficial_loadgen" and "run it again with `--engine official`" in f.message, f
         assert "§LoadGen Operation" in (f.source or ""), f
     rows = {r.scenario: r for r in report.results}
     assert set(rows) == set(SCENARIOS) and all(r.valid for r in rows.values())

@@ -95,3 +95,22 @@ def test_the_table_names_each_warning_it_counts(tmp_path: Path) -> None:
         "Found Audit Config file (audit.config). Overriding TestSettings from audit.config file."
     ]
     assert [f["severity"] for f in doc["findings"]] == ["warning"]
+
+
+def test_an_accuracy_runs_last_line_counts_every_sample_it_scored(tmp_path: Path) -> None:
+    # digits' 600 accuracy samples go in loaded sets of 256 (one phase each); the last line once read
+    # "88 issued / 88 done of 88" while 600 were scored
+    res = proctor("run", "-s", "Offline", "--sut", "digits:backend=numpy", "--model", "digits", "--mode",
+                  "AccuracyOnly", "--no-report", "-o", tmp_path / "acc", cwd=tmp_path, interval="0.2")
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in res.stderr.splitlines() if line.startswith("AccuracyOnly")]
+    scored = re.fullmatch(r"accuracy=[\d.]+%, good=\d+, total=(\d+)", (tmp_path / "acc/accuracy.txt").read_text().strip())
+    assert scored is not None
+    total = int(scored.group(1))
+    m = re.search(r"^AccuracyOnly set (\d+)/(\d+) .* queries (\d+)  samples (\d+) issued / (\d+) done of ([\d,]+)",
+                  lines[-1])
+    assert m is not None, lines
+    n_set, n_sets, queries, issued, done, of = (int(g.replace(",", "")) for g in m.groups())
+    assert issued == done == of == total == 600 and n_set == n_sets == queries == 3, lines[-1]
+    finals = [int(re.search(r"(\d+) done", line).group(1)) for line in lines]  # type: ignore[union-attr]
+    assert finals == sorted(finals) and finals[-1] == total  # each set's line counts the sets before it

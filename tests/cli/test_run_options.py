@@ -6,8 +6,9 @@ import typer.main
 
 from proctor.cli.apps import app
 
-# audits set their own mode and audit.config; no report; an accuracy run's scorer (issue 23)
-RUN_ONLY = {"--mode", "--audit-conf", "--no-report", "--accuracy-script"}
+# audits set their own mode and audit.config; no report; an accuracy run's scorer (issue 23); the
+# audits size their Offline reference runs always, as run --fit does (issue 31)
+RUN_ONLY = {"--mode", "--audit-conf", "--no-report", "--accuracy-script", "--fit"}
 
 
 def options(command: str) -> dict[str, tuple[str, ...]]:

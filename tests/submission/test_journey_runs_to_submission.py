@@ -100,6 +100,20 @@ def test_own_runs_package_and_check(tmp_path: Path) -> None:
     assert rest == set(), rest
     assert [(r["benchmark"], r["scenario"], r["valid"]) for r in report["results"]] == [("digits", "Offline", False)]
 
+    # packaged and checked in one command: each of the four logs proctor's engine wrote is one finding,
+    # and how to make them submittable (the official extra, --engine official) is said once
+    checked = _proctor(
+        tmp_path, "submission", "package", "runs", "--audits", "audits", "-o", "sub-checked", "--submitter",
+        "ACME", "--system", "mysys.json", "--allow-unofficial-loadgen",
+    )
+    assert checked.returncode == 1, checked.stdout + checked.stderr  # the short runs' min_duration
+    unofficial = [line for line in checked.stdout.splitlines() if "[unofficial_loadgen]" in line]
+    assert len(unofficial) == 4 and all("run it again with `--engine official`" in x for x in unofficial)
+    for said_once in ("pip install 'proctor[official]'", 'pip install -e ".[official]"', "`proctor run ... --engine "
+                      "official` for the results", "`proctor audit all ... --engine official` for the audits"):
+        assert checked.stdout.count(said_once) == 1, said_once
+    assert checked.stdout.splitlines()[-1].startswith("NOT SUBMITTABLE: 4 log(s) were not written by an official")
+
 
 def test_package_names_what_is_missing(tmp_path: Path) -> None:
     # an accuracy run of a SUT proctor cannot score has no accuracy.txt: package says how to get one

@@ -289,6 +289,7 @@ class RunRequest:
     report: bool = True
     engine: Engine = Engine.PROCTOR
     accuracy_script: str | None = None  # an accuracy run's scorer (app/accuracy_scoring.py)
+    fit: bool = False  # Offline: a run the SUT finished before min_duration is made again, sized by it
 
     def resolve(self) -> Resolved:
         return build_settings(
@@ -333,21 +334,28 @@ class RunSession:
         req = self.request
         self.resolved = req.resolve()
         check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
-        context = RunContext(req.model, str(self.resolved.settings.mode))
-        self._built = build_sut(sut_spec(req.sut, req.dataset), context)
+        if req.fit and self.resolved.settings.scenario != Scenario.OFFLINE:
+            raise ConfigError(
+                f"--fit sizes Offline runs (the one query's samples); a {self.resolved.settings.scenario} run "
+                "lasts its schedule: drop --fit", key="--fit"
+            )
+        self._built = self._build()
         return self.resolved
 
-    def execute(self, progress: ProgressHooks | None = None) -> SessionResult:
-        if self.resolved is None or self._built is None:
-            self.prepare()
-        assert self.resolved is not None and self._built is not None
-        req, resolved = self.request, self.resolved
-        sut, qsl = self._built
-        short_run = with_generation_override(resolved.short_run, sut)
-        outcome = run(
+    def _build(self) -> tuple[SystemUnderTest, QuerySampleLibrary]:
+        req = self.request
+        assert self.resolved is not None
+        context = RunContext(req.model, str(self.resolved.settings.mode))
+        return build_sut(sut_spec(req.sut, req.dataset), context)
+
+    def _run(self, built: tuple[SystemUnderTest, QuerySampleLibrary], settings: TestSettings, short_run: str,
+             progress: ProgressHooks | None) -> RunOutcome:
+        req = self.request
+        sut, qsl = built
+        return run(
             sut,
             qsl,
-            resolved.settings,
+            settings,
             req.log_settings(),
             engine=req.engine,
             audit_config=req.audit_conf,
@@ -356,7 +364,50 @@ class RunSession:
             drain_s=req.drain_s,
             short_run=short_run,
         )
+
+    def _fit(self, outcome: RunOutcome, short_run: str, progress: ProgressHooks | None,
+             say: Callable[[str], None]) -> tuple[RunOutcome, list[str]]:
+        """--fit: an Offline run the SUT finished before min_duration (it outran --target-qps) is made
+        again asking RESIZE_MARGIN x the rate the whole run measured, at most RESIZES times, as the
+        audits size their reference runs (`audits.run.sized_offline`); never from a probe. Returns
+        the last run and a note per run made again."""
+        from proctor.audits.run import RESIZES, sized_offline
+
+        assert self.resolved is not None
+        settings, notes = self.resolved.settings, []
+        for k in range(RESIZES):
+            sized = sized_offline(settings, run_logs(outcome))
+            if sized is None:
+                break
+            settings, why = sized
+            try:
+                built = self._build()
+            except ConfigError as exc:  # e.g. a node that died in the run: the run stands as it is
+                notes.append(f"note: --fit: run {k + 1} {why.partition(': made again')[0]}; not made again: {exc}")
+                break
+            notes.append(f"note: --fit: run {k + 1} {why}")
+            say(notes[-1])
+            self._built = built
+            outcome = self._run(built, settings, short_run, progress)
+        return outcome, notes
+
+    def execute(
+        self, progress: ProgressHooks | None = None, say: Callable[[str], None] | None = None
+    ) -> SessionResult:
+        """Run and judge; `say` hears each line worth telling while it runs (--fit: why a run is made
+        again), which the verdict's lines repeat."""
+        if self.resolved is None or self._built is None:
+            self.prepare()
+        assert self.resolved is not None and self._built is not None
+        req, resolved = self.request, self.resolved
+        short_run = with_generation_override(resolved.short_run, self._built[0])
+        outcome = self._run(self._built, resolved.settings, short_run, progress)
+        notes: list[str] = []
+        if req.fit:
+            outcome, notes = self._fit(outcome, short_run, progress, say or (lambda line: None))
         ok, lines = verdict(outcome, short_run)
+        lines += notes
+        qsl = self._built[1]
         log_dir = outcome.log_paths["detail"].parent
         # issue 23: an accuracy run writes accuracy.txt and says its score against the target
         ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req.model, req.accuracy_script, req.dataset)

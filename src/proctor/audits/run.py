@@ -140,11 +140,11 @@ def reference_runs(
     if wanted:
         runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
         for _ in range(RESIZES):  # a short Offline run can end before min_duration: size it by itself
-            sized = _sized_offline(settings, runs["performance"])
+            sized = sized_offline(settings, runs["performance"])
             if sized is None:
                 break
             settings, why = sized
-            notes.append(why)
+            notes.append(f"reference performance run {why}")
             runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
     if Audit.TEST01 in wanted:
         runs["accuracy"] = runner(_mode(settings, TestMode.ACCURACY_ONLY), acc_dir, None)
@@ -158,10 +158,11 @@ RESIZES = 2  # reference Offline runs re-made at most, each sized from the last 
 RESIZE_MARGIN = 1.5  # the expected rate asked: this times the rate the last run measured
 
 
-def _sized_offline(settings: TestSettings, logs: RunLogs) -> tuple[TestSettings, str] | None:
-    """An Offline reference run that ended before min_duration because the SUT was faster than
+def sized_offline(settings: TestSettings, logs: RunLogs) -> tuple[TestSettings, str] | None:
+    """An Offline run that ended before min_duration because the SUT was faster than
     offline_expected_qps said: settings asking RESIZE_MARGIN x the rate it measured (a whole run's
-    rate, not a probe's), and the note saying so; None for any other outcome."""
+    rate, read from its summary, not a probe's), and the note saying so ("ended before ..."); None
+    for any other outcome. The audits' reference and audit runs and `proctor run --fit` use it."""
     from proctor.loadgen.logs.reader import read_summary
     from proctor.loadgen.types import Scenario
 
@@ -178,8 +179,8 @@ def _sized_offline(settings: TestSettings, logs: RunLogs) -> tuple[TestSettings,
         return None
     qps = float(rate) * RESIZE_MARGIN
     why = (
-        f"reference performance run ended before min_duration at {rate:.6g} samples/s (asked "
-        f"{settings.offline_expected_qps:g}): made again with offline_expected_qps {qps:.6g}"
+        f"ended before min_duration at {rate:.6g} samples/s (asked {settings.offline_expected_qps:g}): "
+        f"made again with offline_expected_qps {qps:.6g} ({RESIZE_MARGIN:g} x that rate)"
     )
     return dataclasses.replace(settings, offline_expected_qps=qps), why
 
@@ -333,11 +334,11 @@ def _audit_run(
     notes: list[str] = []
     logs = runner(settings, run_dir, conf)
     for _ in range(RESIZES):
-        sized = _sized_offline(settings, logs)
+        sized = sized_offline(settings, logs)
         if sized is None:
             break
         settings, why = sized
-        notes.append("audit run " + why.removeprefix("reference performance run "))
+        notes.append(f"audit run {why}")
         logs = runner(settings, run_dir, conf)
     return logs, notes
 
@@ -428,6 +429,8 @@ def run_audits(
 
 
 __all__ = [
+    "RESIZES",
+    "RESIZE_MARGIN",
     "AuditOutcome",
     "Layout",
     "RunLogs",
@@ -438,5 +441,6 @@ __all__ = [
     "judge_spread",
     "reference_runs",
     "run_audits",
+    "sized_offline",
     "verify_audit",
 ]

@@ -15,6 +15,8 @@ from proctor.findings import Finding, Severity
 from proctor.rules.loadgen_releases import (
     BY_COMMIT,
     LOG_SHA,
+    OFFICIAL_EXTRA,
+    OFFICIAL_EXTRA_CHECKOUT,
     RELEASES,
     RELEASES_SOURCE,
     SOURCE,
@@ -28,11 +30,13 @@ UNOFFICIAL = "unofficial_loadgen"
 RELEASE = "loadgen_release"
 ALTERED = "loadgen_altered"
 ENDPOINTS_KEY = "endpoints_version"  # logs of mlcommons/endpoints, which the official checker maps
+# How to make a tree of proctor-engine logs submittable: said once per command, under its verdict
+# (`unofficial_verdict`); each log's finding names only its log and `--engine official`.
 RERUN = (
-    "for a submittable result, run the same command again with `--engine official` (the official "
-    "mlperf_loadgen, `pip install mlcommons-loadgen`; same SUT, same options): "
-    "`proctor run ... --engine official` for the results and `proctor audit all ... --engine official` "
-    "for the audits, then check the tree again"
+    "for a submittable result, run the same commands again with `--engine official` (the official "
+    f"mlperf_loadgen: `{OFFICIAL_EXTRA}`, or `{OFFICIAL_EXTRA_CHECKOUT}` in a checkout; same SUT, same "
+    "options): `proctor run ... --engine official` for the results and `proctor audit all ... --engine "
+    "official` for the audits, then check the tree again"
 )
 _KNOWN_SERIES = frozenset(series(r.version) for r in RELEASES)
 
@@ -107,7 +111,7 @@ def _unofficial(log: DetailLogData, value: object, allow: bool) -> Finding:
         key="loadgen_version",
         value=value if isinstance(value, str | None) else short(value),
         severity=severity,
-        message=f"this log {what}{tail}; {RERUN}",
+        message=f"this log {what}{tail}; run it again with `--engine official` (how: under the verdict)",
         source=SOURCE,
     )
 
@@ -164,4 +168,4 @@ def unofficial_verdict(n: int, allowed: bool) -> str:
     )
 
 
-__all__ = ["ALTERED", "unofficial_verdict", "RELEASE", "RERUN", "UNOFFICIAL", "check_loadgen_origin"]
+__all__ = ["ALTERED", "RELEASE", "RERUN", "UNOFFICIAL", "check_loadgen_origin", "unofficial_verdict"]

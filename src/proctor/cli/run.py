@@ -84,6 +84,7 @@ def run_failed(exc: BaseException, err: Console) -> NoReturn:
         "proctor run -s Offline --sut openai:url=http://localhost:8000/v1 --model llama2-70b --dataset d.jsonl "
         "--mode AccuracyOnly --accuracy-script 'python evaluate.py --mlperf-accuracy-file {log}' -o acc",
         "proctor run -s Offline --sut digits --target-qps 5000 --quick --json > outcome.json",
+        "proctor run -s Offline --sut digits --target-qps 5000 --quick --fit",
         "proctor run --list-suts",
     ),
 )
@@ -98,6 +99,15 @@ def run_cmd(
     ] = Path("audit.config"),
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write report.html next to the logs.")
+    ] = False,
+    fit: Annotated[
+        bool,
+        typer.Option(
+            "--fit",
+            help="Offline: when the SUT finished the run before min_duration (faster than --target-qps), "
+            "make it again asking 1.5 x the rate that run measured (at most twice); the verdict says each "
+            "time. Without it such a run is INVALID and its verdict names the --target-qps that fits.",
+        ),
     ] = False,
     accuracy_script: Annotated[
         str | None,
@@ -127,14 +137,17 @@ def run_cmd(
         list_suts(console)
         raise typer.Exit(output.EXIT_OK)
     session = RunSession(
-        opts.request(mode=mode, audit_conf=audit_conf, report=not no_report, accuracy_script=accuracy_script)
+        opts.request(mode=mode, audit_conf=audit_conf, report=not no_report, accuracy_script=accuracy_script, fit=fit)
     )
     try:
         session.prepare()
     except ConfigError as exc:
         output.fail(str(exc))
     try:
-        result = session.execute(progress=None if opts.quiet else PeakProgress(err))
+        result = session.execute(
+            progress=None if opts.quiet else PeakProgress(err),
+            say=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True),
+        )
     except KeyboardInterrupt:
         output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)")
     except ProctorError as exc:

@@ -166,7 +166,7 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("engine", Annotated[Engine, typer.Option(
             "--engine",
             help="proctor, or official: the same SUT driven by the official "
-            "mlperf_loadgen (pip install mlcommons-loadgen) for submission logs.")], Engine.PROCTOR),
+            "mlperf_loadgen (pip install 'proctor[official]') for submission logs.")], Engine.PROCTOR),
         ("as_json", Annotated[bool, typer.Option(
             "--json", help="Print one JSON document on stdout (verdict, cause, numbers, findings, paths; "
             "schema: proctor.schemas) and nothing else there; the live line stays on stderr.")], False),

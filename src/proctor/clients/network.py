@@ -34,12 +34,29 @@ waiting). At most `window` samples are in flight to one node (sent, not answered
 would pass it waits its turn here, in order, and goes when answers free room (a request larger than
 the window goes alone), so a slow node is not flooded with requests it can only queue or refuse,
 and its growing backlog steers new requests to the others. The wait is not part of the request's
-`timeout_s`, which runs from the send. A node that answers 503 (busy) gets the request again with a doubling pause (`MAX_BUSY_RETRIES`), inside the
-request's `timeout_s`; only then are its samples lost. A node that
-fails at the connection level is marked down and gets nothing more; every sample it still owed
-fails with one clear error per request in the detail log (`sink.fail`: no result, so the run ends
-instead of waiting for it and is invalid), and is counted in `lost` (per node), which `report()`
-gives for the summary. If every node is down, `issue_query` raises.
+`timeout_s`, which runs from the send. A node that answers 503 (busy) gets the request again with a
+doubling pause (`MAX_BUSY_RETRIES`), inside the request's `timeout_s`.
+
+A dead node (`DOWN_AFTER` requests in a row left unanswered: connection refused, reset or closed,
+a body cut off, no answer within `timeout_s`) is marked down once, with one log line saying when
+(seconds since the run started) and where its samples go; it gets nothing more. Policy, by what the
+node did with a request:
+- left it unanswered: its samples are re-dispatched to the live node with the fewest outstanding
+  (another node where there is one), as is every request still waiting for a down node's window.
+  The QDL holds no query or response for this: the request is built again from the QSL's rows
+  (rules §Network Division, QDL Constraints: no caching), unchanged, and each sample's latency runs
+  from its issue by LoadGen to the answer that came back, so the time lost on the dead node counts
+  against the SUT. Every node is part of the one SUT the QDL reflects to LoadGen ("The QDL should
+  reflect a single SUT to the LoadGen"; "The SUT can contain multiple Nodes"), and the fabric is
+  to be "reliable, and fault-tolerant" (§General Constraints): a sample another node answered is a
+  result.
+- answered it wrongly (an HTTP error after the busy retries, a malformed or lying response): its
+  samples fail (`sink.fail`: no result, so the run is invalid); a node that answers is not dead.
+  The first such failure of each node is one log line; the rest are counted.
+A request is sent `MAX_DISPATCHES_PER_NODE` x nodes times at most, then fails. When no node is live the
+request's samples fail, the run is aborted (`sink.abort`: it ends at once, incomplete, saying so)
+and the next `issue_query` raises `NodesDown`. `report()` gives, per node, what it served, what
+was re-dispatched from it and what failed on it, and first a line naming each node that went down.
 
 Completions go to the sink the engine hands over with `start(sink)`; until then a
 `ForwardingSink` routes them to the run in progress. The LoadGen-side data of `qsl=digits` is the
@@ -118,7 +135,27 @@ MAX_BUSY_RETRIES = 200
 # node` holds (serving.node_server.DEFAULT_CAPACITY), 32 requests of the default chunk, far more
 # than a node needs to stay busy, far fewer than an Offline query's million.
 DEFAULT_WINDOW = 2048
+# A node is down once this many of its requests in a row were left unanswered (refused, reset or
+# closed connection, a body cut off, no answer in timeout_s) with no answer between them: enough to
+# ride out one stale kept-alive connection, few enough that a killed node is found within the
+# requests it had in flight. A node that answers, even wrongly, is not down.
+DOWN_AFTER = 3
+# Sends of one request at most (the first and its re-dispatches): every node but one can go down
+# under it, and each may drop it DOWN_AFTER times before it is marked down.
+MAX_DISPATCHES_PER_NODE = DOWN_AFTER
 EMPTY = np.zeros((0,), np.uint8)
+
+
+class NodesDown(RunError):
+    """Every node is down: raised by `issue_query` once no node is live (the run was aborted)."""
+
+
+def _unanswered(exc: BaseException) -> bool:
+    """Whether a request's failure left it unanswered (the node may be dead: its samples go to
+    another node) rather than answered wrongly (its samples fail): a connection that could not be
+    made or broke, a body cut off, or no answer in time."""
+    return isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError | ConnectionError
+                      | OSError | TimeoutError | asyncio.TimeoutError)
 
 
 @dataclass(slots=True)
@@ -132,11 +169,16 @@ class NodeState:
     failed_requests: int = 0
     lost: int = 0  # samples that failed on this node
     last_error: str = ""
+    unanswered: int = 0  # requests in a row left unanswered (DOWN_AFTER of them: the node is down)
+    down_at_s: float | None = None  # when it was marked down, seconds since the run started
+    down_why: str = ""  # why it was marked down
+    redispatched: int = 0  # samples it left unanswered (or held when it went down), sent to others
     busy_ns: int = 0  # sum of request round trips (for mean latency)
     busy_retries: int = 0  # requests sent again after a 503 (node busy)
     in_flight: int = 0  # samples sent (or admitted to be sent) and not answered: at most the window
     peak_in_flight: int = 0
-    waiting: deque[tuple[asyncio.Future[None], int]] = field(default_factory=deque)  # (wake-up, samples)
+    # (wake-up, samples): the wake-up says True when room was reserved, False when the node went down
+    waiting: deque[tuple[asyncio.Future[bool], int]] = field(default_factory=deque)
 
 
 @dataclass(slots=True)
@@ -237,6 +279,9 @@ class NetworkSUT:
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._turn = 0
+        self._t0 = time.perf_counter_ns()  # the run's start (`start`), for "down at t=..."
+        self.down = ""  # why every node is down (set once: the run was aborted)
+        self.max_dispatches = MAX_DISPATCHES_PER_NODE * len(self.nodes)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="network-qdl", daemon=True)
         self._thread.start()
@@ -287,8 +332,12 @@ class NetworkSUT:
 
             return orjson.loads(body)
 
+    async def _each(self, nodes: Sequence[NodeState], path: str) -> list[Any]:
+        """`GET path` of each node at once: the answer or the exception, per node."""
+        return list(await asyncio.gather(*(self._get(n, path) for n in nodes), return_exceptions=True))
+
     async def _all(self, path: str) -> list[Any]:
-        results = await asyncio.gather(*(self._get(n, path) for n in self.nodes), return_exceptions=True)
+        results = await self._each(self.nodes, path)
         for node, r in zip(self.nodes, results, strict=True):
             if isinstance(r, BaseException):
                 msg = r if isinstance(r, RunError) else f"{type(r).__name__}: {r}"
@@ -331,17 +380,24 @@ class NetworkSUT:
 
     @property
     def name(self) -> str:
-        """A round trip to every node (`GET /v2`), each time: "Network SUT[a, b]"."""
-        metas = self._call(self._all("/v2"))
-        parts = []
-        for node, meta in zip(self.nodes, metas, strict=True):
+        """A round trip to every node (`GET /v2`), each time: "Network SUT[a, b]". A node that named
+        itself before and does not answer now (down, or gone since its last request) keeps that
+        name: the run's logs name one SUT from start to end."""
+        asked = [x for x in self.nodes if x.alive or not x.name]
+        metas = self._call(self._each(asked, "/v2"))
+        for node, meta in zip(asked, metas, strict=True):
+            if isinstance(meta, BaseException):
+                if node.name:
+                    continue
+                msg = meta if isinstance(meta, RunError) else f"{type(meta).__name__}: {meta}"
+                raise ConfigError(f"node {node.url} did not answer /v2: {msg}", key="node")
             meta = meta if isinstance(meta, dict) else {}
             base = printable(meta.get("name", "?"), NODE_NAME_LIMIT)  # self-reported: escaped, bounded
             if "version" in meta and base in ("mlserver", "triton"):
                 base += f" {printable(meta['version'], NODE_NAME_LIMIT)}"
             # the URL keeps names unique when two servers call themselves the same (e.g. "mlserver")
             node.name = base if node.url.split("//")[-1] in base else f"{base}@{node.url.split('//')[-1]}"
-            parts.append(node.name)
+        parts = [x.name for x in self.nodes]
         if len(set(parts)) != len(parts):
             raise RunError(f"the nodes' names are not unique: {parts}")
         return f"{NAME_TAG}[{', '.join(parts)}] model={self.model}" + self._name_tags()
@@ -360,11 +416,14 @@ class NetworkSUT:
     def start(self, sink: CompletionSink) -> None:
         """The engine's sink for this run's completions (the nodes were reached at construction)."""
         self.sink = sink
+        self._t0 = time.perf_counter_ns()
 
     def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
         for a in range(0, len(ids), self.chunk):
             part_ids, part_idx = ids[a : a + self.chunk], indices[a : a + self.chunk]
             node = self._pick(len(part_ids))
+            if node is None:
+                raise NodesDown(self.down or "network SUT: every node is down")
             self._loop.call_soon_threadsafe(self._start, node, part_ids, part_idx)
 
     def issue_query(self, samples: list[QuerySample]) -> None:
@@ -375,12 +434,15 @@ class NetworkSUT:
     def flush_queries(self) -> None:
         """Nothing is held back: every query was sent when it was issued."""
 
-    def _pick(self, n: int) -> NodeState:
+    def _pick(self, n: int, avoid: NodeState | None = None) -> NodeState | None:
+        """The live node with the fewest outstanding samples (other than `avoid` where another is
+        live), its count raised by n; None when no node is live."""
         with self._lock:
             live = [x for x in self.nodes if x.alive]
+            if avoid is not None and len(live) > 1:
+                live = [x for x in live if x is not avoid]
             if not live:
-                raise RunError("network SUT: every node is down: " +
-                               "; ".join(f"{x.url}: {x.last_error}" for x in self.nodes))
+                return None
             self._turn += 1  # ties (e.g. all idle) rotate, so light load spreads over the nodes
             k = self._turn % len(live)
             node = min(live[k:] + live[:k], key=lambda x: x.outstanding)
@@ -390,89 +452,192 @@ class NetworkSUT:
     def _start(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
         self._loop.create_task(self._send(node, ids, indices))
 
+    def _since_start_s(self) -> float:
+        return (time.perf_counter_ns() - self._t0) / 1e9
+
     # --- the per-node window (loop thread only) ----------------------------------------------
 
-    async def _enter(self, node: NodeState, n: int) -> None:
-        """Wait until n more samples fit in the node's window (or it has none in flight)."""
+    async def _enter(self, node: NodeState, n: int) -> bool:
+        """Wait until n more samples fit in the node's window (or it has none in flight): True; False
+        when the node is down (now, or by the time the request's turn came)."""
+        if not node.alive:
+            return False
         if not node.waiting and (node.in_flight == 0 or node.in_flight + n <= self.window):
             node.in_flight += n
         else:
-            wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            wake: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
             node.waiting.append((wake, n))
-            await wake  # _admit reserved the room
+            if not await wake:  # _admit reserved the room, or let it go because the node is down
+                return False
         node.peak_in_flight = max(node.peak_in_flight, node.in_flight)
+        return True
 
     def _leave(self, node: NodeState, n: int) -> None:
         node.in_flight -= n
         self._admit(node)
 
     def _admit(self, node: NodeState) -> None:
-        """Let waiting requests go, in order, while they fit (all of them once the node is down:
-        they fail at once instead of waiting)."""
+        """Let waiting requests go, in order, while they fit; once the node is down, all of them at
+        once, without room (they go elsewhere instead of waiting)."""
         while node.waiting:
             wake, m = node.waiting[0]
-            if not wake.done() and node.alive and node.in_flight > 0 and node.in_flight + m > self.window:
+            if node.alive and not wake.done() and node.in_flight > 0 and node.in_flight + m > self.window:
                 break
             node.waiting.popleft()
-            if not wake.done():
+            if wake.done():
+                continue
+            if node.alive:
                 node.in_flight += m
-                wake.set_result(None)
+            wake.set_result(node.alive)
+
+    # --- one request: send, and what becomes of it ------------------------------------------
 
     async def _send(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
+        """Send the request to `node`; where a node leaves it unanswered, to the next live node."""
         n = len(ids)
-        await self._enter(node, n)
-        try:
-            await self._send_admitted(node, ids, indices)
-        finally:
-            self._leave(node, n)
-
-    async def _send_admitted(self, node: NodeState, ids: np.ndarray, indices: np.ndarray) -> None:
-        n = len(ids)
-        t0 = time.perf_counter_ns()
-        try:
-            if not node.alive:
-                raise ConnectionError("the node was marked down by an earlier failure")
-            tensor, params = self.qsl.tensor(indices)
-            if self.out_codec is not None:
-                params[RESPONSE_COMPRESSION_PARAM] = self.out_codec.name
-            body, headers = v2.encode_request([tensor], binary=self.binary, parameters=params)
-            assert self._session is not None
-            deadline = t0 + int(self._timeout_s * 1e9)  # the whole request, retries included
-            retries = 0
-            while True:
-                left = (deadline - time.perf_counter_ns()) / 1e9
-                async with self._session.post(f"{node.url}/v2/models/{self.model}/infer", data=body,
-                                              headers=headers, allow_redirects=False,
-                                              timeout=aiohttp.ClientTimeout(total=max(left, 0.001))) as resp:
-                    raw = await read_capped(resp, self._body_cap(n))
-                    status, length = resp.status, resp.headers.get(v2.HEADER_LENGTH)
-                if status == 503 and retries < MAX_BUSY_RETRIES:  # busy: its slots free as it answers
-                    pause = min(BUSY_BACKOFF_S * 2**retries, BUSY_BACKOFF_MAX_S)
-                    if (deadline - time.perf_counter_ns()) / 1e9 > pause:
-                        retries += 1
-                        with self._lock:
-                            node.busy_retries += 1
-                        await asyncio.sleep(pause)
-                        continue
-                if status != 200:
-                    raise RunError(f"HTTP {status}: {v2.error_message(raw)}"
-                                   + (f" (after {retries} retries over {(time.perf_counter_ns() - t0) / 1e9:.2f} s)"
-                                      if retries else ""))
-                out = v2.decode_response(raw, length).output()
+        for k in range(self.max_dispatches):
+            if await self._enter(node, n):
+                t0 = time.perf_counter_ns()
+                data: np.ndarray | list[bytes] | None = None
+                exc: BaseException | None = None
+                try:
+                    data = await self._request(node, ids, indices, t0)
+                except Exception as e:  # every failure of a request is handled below, by its kind
+                    exc = e
+                finally:
+                    self._leave(node, n)
+                if exc is None and data is not None:
+                    self._answered(node, ids, data, t0)
+                    return
+                assert exc is not None
+                if not _unanswered(exc):
+                    self._failed(node, ids, exc)
+                    return
+                self._left_unanswered(node, exc)
+            nxt = self._pick(n, avoid=node) if k + 1 < self.max_dispatches else None
+            if nxt is None:
                 break
-            data = self._rows(out, n)
-        except Exception as exc:
-            self._failed(node, ids, exc)
-            return
+            with self._lock:
+                node.outstanding -= n
+                node.redispatched += n
+            node = nxt
+        self._unserved(node, ids)
+
+    async def _request(self, node: NodeState, ids: np.ndarray, indices: np.ndarray,
+                       t0: int) -> np.ndarray | list[bytes]:
+        """One request's round trip (503 retries included): the rows it answered, or it raises."""
+        n = len(ids)
+        tensor, params = self.qsl.tensor(indices)
+        if self.out_codec is not None:
+            params[RESPONSE_COMPRESSION_PARAM] = self.out_codec.name
+        body, headers = v2.encode_request([tensor], binary=self.binary, parameters=params)
+        assert self._session is not None
+        deadline = t0 + int(self._timeout_s * 1e9)  # the whole request, retries included
+        retries = 0
+        while True:
+            left = (deadline - time.perf_counter_ns()) / 1e9
+            async with self._session.post(f"{node.url}/v2/models/{self.model}/infer", data=body,
+                                          headers=headers, allow_redirects=False,
+                                          timeout=aiohttp.ClientTimeout(total=max(left, 0.001))) as resp:
+                raw = await read_capped(resp, self._body_cap(n))
+                status, length = resp.status, resp.headers.get(v2.HEADER_LENGTH)
+            if status == 503 and retries < MAX_BUSY_RETRIES:  # busy: its slots free as it answers
+                pause = min(BUSY_BACKOFF_S * 2**retries, BUSY_BACKOFF_MAX_S)
+                if (deadline - time.perf_counter_ns()) / 1e9 > pause:
+                    retries += 1
+                    with self._lock:
+                        node.busy_retries += 1
+                    await asyncio.sleep(pause)
+                    continue
+            if status != 200:
+                raise RunError(f"HTTP {status}: {v2.error_message(raw)}"
+                               + (f" (after {retries} retries over {(time.perf_counter_ns() - t0) / 1e9:.2f} s)"
+                                  if retries else ""))
+            out = v2.decode_response(raw, length).output()
+            return self._rows(out, n)
+
+    def _answered(self, node: NodeState, ids: np.ndarray, data: np.ndarray | list[bytes], t0: int) -> None:
+        n = len(ids)
         with self._lock:
             node.outstanding -= n
             node.requests += 1
             node.samples += n
+            node.unanswered = 0
             node.busy_ns += time.perf_counter_ns() - t0
         if isinstance(data, list):  # byte rows of any length: one response object each
             self.sink.complete([QuerySampleResponse(i, d) for i, d in zip(ids.tolist(), data, strict=True)])
         else:
             self.sink.complete_arrays(ids, None, data=data)
+
+    def _describe(self, exc: BaseException) -> str:
+        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+            return f"no answer within {self._timeout_s:g} s"
+        return printable(f"{type(exc).__name__}: {exc}", 300)  # may quote what the node sent
+
+    def _left_unanswered(self, node: NodeState, exc: BaseException) -> None:
+        """A request the node did not answer: counted; DOWN_AFTER in a row and the node is down."""
+        with self._lock:
+            node.unanswered += 1
+            node.last_error = self._describe(exc)
+            down = node.alive and node.unanswered >= DOWN_AFTER
+        if down:
+            self._mark_down(node, f"{node.unanswered} requests in a row unanswered, the last: {node.last_error}")
+
+    def _mark_down(self, node: NodeState, why: str) -> None:
+        """The node gets nothing more; one line says when and where its samples go (loop thread)."""
+        with self._lock:
+            if not node.alive:
+                return
+            node.alive = False
+            node.down_at_s = self._since_start_s()
+            node.down_why = why
+            live = [x for x in self.nodes if x.alive]
+            held = node.outstanding
+        where = (f"its {held:,} outstanding sample(s) are re-dispatched to {len(live)} live node(s)" if live
+                 else f"no node is live: its {held:,} outstanding sample(s) fail and the run stops")
+        log.warning("network SUT: node %s (%s) is down at t=%.1f s (%s); %s",
+                    node.name or node.url, node.url, node.down_at_s, why, where)
+        if not live:
+            self._all_down()
+        self._admit(node)  # what waits for this node's window goes elsewhere now, not after its turn
+
+    def _all_down(self) -> None:
+        with self._lock:
+            if self.down:
+                return
+            when = ", ".join(f"{x.name or x.url} at t={x.down_at_s or 0:.1f} s" for x in self.nodes)
+            line = self.down = (f"network SUT: every node is down ({when}): the run stopped; the samples no "
+                                "node answered failed")
+        abort = getattr(self.sink, "abort", None)  # the run's sink ends the run at once, incomplete
+        if abort is not None:
+            abort(line)
+
+    def _unserved(self, node: NodeState, ids: np.ndarray) -> None:
+        """A request no node answered, last held by `node`: its samples fail (every node is down, or
+        it was sent `max_dispatches` times)."""
+        why = self.down or f"no node answered it in {self.max_dispatches} sends (the last: {node.url})"
+        with self._lock:
+            node.outstanding -= len(ids)
+            node.failed_requests += 1
+            node.lost += len(ids)
+        self.sink.fail(ids.tolist(), f"network SUT: {why}")
+
+    def _failed(self, node: NodeState, ids: np.ndarray, exc: BaseException) -> None:
+        """A request the node answered wrongly: its samples fail (one log line per node, then counted)."""
+        what = self._describe(exc)
+        with self._lock:
+            node.outstanding -= len(ids)
+            node.unanswered = 0  # it answered: alive
+            node.failed_requests += 1
+            node.lost += len(ids)
+            node.last_error = what
+            first = node.failed_requests == 1
+        if first:
+            log.warning("network SUT: node %s (%s) failed a request of %d sample(s): %s; its samples fail "
+                        "(no result), later failures of this node are counted in the summary",
+                        node.name or node.url, node.url, len(ids), what)
+        # the first failure of each kind goes to the detail log; these samples are no results
+        self.sink.fail(ids.tolist(), f"network SUT: node {node.url}: {what}")
 
     def _rows(self, out: v2.Tensor, n: int) -> np.ndarray | list[bytes]:
         """One response row per sample, as the node sent it (decompressed if it compressed)."""
@@ -511,28 +676,6 @@ class NetworkSUT:
                 raise RunError(f"output rows of {rows.shape[1]} elements, the model's metadata says {width}")
         return rows
 
-    def _failed(self, node: NodeState, ids: np.ndarray, exc: BaseException) -> None:
-        down = isinstance(exc, aiohttp.ClientConnectionError | ConnectionError | OSError)
-        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
-            what = f"no answer within {self._timeout.total:g} s"
-        else:
-            what = printable(f"{type(exc).__name__}: {exc}", 300)  # may quote what the node sent
-        with self._lock:
-            node.outstanding -= len(ids)
-            node.failed_requests += 1
-            node.lost += len(ids)
-            node.last_error = what
-            if down:
-                node.alive = False
-        if down:
-            self._admit(node)  # what waits for this node's window fails now, not after its turn
-        message = (f"network SUT: node {node.name or node.url} ({node.url}) failed a request of "
-                   f"{len(ids)} sample(s) (ids {ids[:5].tolist()}{'...' if len(ids) > 5 else ''}): {what}"
-                   + ("; node marked down" if down else ""))
-        log.warning(message)
-        # the first failure of each kind goes to the detail log; these samples are no results
-        self.sink.fail(ids.tolist(), f"network SUT: node {node.url}: {what}")
-
     # --- results ----------------------------------------------------------------------------
 
     @property
@@ -541,10 +684,25 @@ class NetworkSUT:
         with self._lock:
             return {x.url: x.lost for x in self.nodes if x.lost}
 
+    @property
+    def redispatched(self) -> dict[str, int]:
+        """Samples a node left unanswered that were sent to other nodes, per node URL."""
+        with self._lock:
+            return {x.url: x.redispatched for x in self.nodes if x.redispatched}
+
     def report(self) -> list[str]:
-        """One line per node for the summary: requests, samples, mean round trip, losses."""
+        """For the summary and the verdict: first what became of a dead node's samples, then one
+        line per node (requests, samples, mean round trip, re-dispatched and failed samples)."""
         lines = []
         with self._lock:
+            down = [x for x in self.nodes if not x.alive]
+            for x in down:
+                moved = f"{x.redispatched:,} of its samples re-dispatched to live nodes"
+                failed = f"{x.lost:,} failed" if x.lost else "none failed"
+                lines.append(f"node {x.name or x.url} ({x.url}) went down at t={x.down_at_s or 0:.1f} s: "
+                             f"{moved}, {failed}")
+            if self.down:
+                lines.append(self.down.removeprefix("network SUT: "))
             for x in self.nodes:
                 mean = f"{x.busy_ns / x.requests / 1e3:.0f} us" if x.requests else "-"
                 line = (f"{x.name or x.url} ({x.url}): {x.requests} requests, {x.samples} samples, "
@@ -553,10 +711,12 @@ class NetworkSUT:
                     line += f"; {x.busy_retries} retries after HTTP 503 (busy)"
                 if x.peak_in_flight >= self.window:
                     line += f"; up to {x.peak_in_flight} samples in flight (window={self.window} held the rest)"
+                if x.redispatched:
+                    line += f"; {x.redispatched} samples re-dispatched to other nodes"
                 if x.lost:
                     line += f"; LOST {x.lost} samples in {x.failed_requests} requests ({x.last_error})"
                 if not x.alive:
-                    line += "; down"
+                    line += f"; down at t={x.down_at_s or 0:.1f} s ({x.down_why})"
                 lines.append(line)
         return lines
 

@@ -34,6 +34,7 @@ from proctor.loadgen.logs.summary import append_annotations
 from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import ArraySUT, sut_name
+from proctor.rules.loadgen_releases import OFFICIAL_EXTRA, OFFICIAL_EXTRA_CHECKOUT
 
 
 def official_module() -> Any:
@@ -41,7 +42,8 @@ def official_module() -> Any:
         import mlperf_loadgen
     except ImportError as exc:
         raise ConfigError(
-            "the official LoadGen is not installed: pip install mlcommons-loadgen", key="--engine"
+            f"the official LoadGen is not installed: {OFFICIAL_EXTRA} (from a checkout: "
+            f"{OFFICIAL_EXTRA_CHECKOUT})", key="--engine"
         ) from exc
     return mlperf_loadgen
 

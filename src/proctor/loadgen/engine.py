@@ -484,7 +484,11 @@ class Run:
         assert self.eff is not None
         self.log("generic_message", "Starting accuracy mode")
         total = int(self.qsl.total_sample_count)
-        for loaded in loadable_sets(self.eff, total, TestMode.ACCURACY_ONLY):
+        sets = loadable_sets(self.eff, total, TestMode.ACCURACY_ONLY)
+        on_sets = getattr(self.progress, "on_sets", None)  # hooks written before it may lack it
+        if on_sets is not None:  # the live line counts the whole run's samples, not one set's
+            on_sets(TestMode.ACCURACY_ONLY, [len(s) for s in sets])
+        for loaded in sets:
             schedule = generate_schedule(
                 self.eff, loaded, TestMode.ACCURACY_ONLY, first_sample_seq=self.seq_next
             )

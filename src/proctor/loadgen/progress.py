@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,10 @@ class ProgressHooks:
 
     def on_settings(self, effective: Any) -> None:
         """The effective settings of the phase about to start (called just before `on_phase`)."""
+
+    def on_sets(self, mode: Any, samples: Sequence[int]) -> None:
+        """A run of `mode` issues over several loaded sets, one phase each, `samples[i]` in set i (an
+        accuracy run: the whole QSL, performance_sample_count at a time); called before the first."""
 
     def on_phase(self, mode: Any, schedule: Schedule, records: Records, tracker: Any) -> None:
         """A phase (accuracy set or performance run) is about to start issuing."""
@@ -228,6 +233,43 @@ def format_snapshot(s: Snapshot, label: str) -> str:
     return line
 
 
+@dataclass(slots=True)
+class SetTally:
+    """A run issued over several loaded sets (`on_sets`): what the sets before this one did, so each
+    line counts the whole run's queries and samples of its total, not one set's."""
+
+    mode: str
+    sizes: list[int]
+    index: int = -1  # the set in progress
+    queries: int = 0
+    issued: int = 0
+    done: int = 0
+    elapsed_s: float = 0.0
+
+    def label(self) -> str:
+        return f"{self.mode} set {self.index + 1}/{len(self.sizes)}"
+
+    def whole(self, s: Snapshot) -> Snapshot:
+        """The set's snapshot as the run's: the earlier sets' counts added, of all the sets' samples."""
+        elapsed = self.elapsed_s + s.elapsed_s
+        done = self.done + s.samples_completed
+        total = sum(self.sizes)
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = None if s.eta_s is None else ((total - done) / rate if rate > 0 else None)
+        return dataclasses.replace(
+            s, elapsed_s=elapsed, queries_issued=self.queries + s.queries_issued,
+            samples_issued=self.issued + s.samples_issued, samples_completed=done, qps=rate,
+            total_samples=total, eta_s=eta,
+        )
+
+    def add(self, s: Snapshot) -> None:
+        """A set ended with snapshot `s` (its own counts)."""
+        self.queries += s.queries_issued
+        self.issued += s.samples_issued
+        self.done += s.samples_completed
+        self.elapsed_s += s.elapsed_s
+
+
 class LiveProgress(ProgressHooks):
     """A live line on a terminal: elapsed time, done of total, ETA, throughput, running latency
     percentiles (and for token runs TTFT/TPOT and tokens/s so far).
@@ -251,7 +293,14 @@ class LiveProgress(ProgressHooks):
         self._effective: Any = None
         self._plan = Plan()
         self._tally = TokenTally()
+        self._sets: SetTally | None = None  # a run over several loaded sets (accuracy)
         self.updates = 0
+
+    def on_sets(self, mode: Any, samples: Sequence[int]) -> None:
+        self._sets = SetTally(str(mode), [int(n) for n in samples]) if len(samples) > 1 else None
+
+    def on_end(self, outcome: Any) -> None:
+        self._sets = None
 
     def on_settings(self, effective: Any) -> None:
         self._effective = effective
@@ -273,6 +322,12 @@ class LiveProgress(ProgressHooks):
             snap = dataclasses.replace(
                 snap, eta_s=None, total_samples=snap.samples_issued if past else snap.total_samples
             )
+        sets = self._sets
+        if sets is not None and sets.mode == label:
+            whole = sets.whole(snap)
+            if final:
+                sets.add(snap)
+            return format_snapshot(whole, sets.label())
         return format_snapshot(snap, label)
 
     def on_phase(self, mode: Any, schedule: Schedule, records: Records, tracker: Any) -> None:
@@ -281,6 +336,8 @@ class LiveProgress(ProgressHooks):
 
         self._stop.clear()
         self._phase = (schedule, records, tracker, str(mode))
+        if self._sets is not None and self._sets.mode == str(mode):
+            self._sets.index += 1
         self._plan = Plan.of(self._effective, mode)
         self._tally = TokenTally()
         if not self.console.is_terminal:  # a pipe or a file: a plain line now and then

@@ -34,6 +34,10 @@ SOURCE = (
     "of the mlperf/inference GitHub repository without alteration')"
 )
 RELEASES_SOURCE = "mlcommons/inference: git log of loadgen/VERSION.txt and loadgen/version_generator.py"
+# What installs the official LoadGen (mlcommons-loadgen, the release pyproject.toml pins in proctor's
+# `official` extra): named wherever a log or a run needs it (--engine official, the checker's verdict)
+OFFICIAL_EXTRA = "pip install 'proctor[official]'"
+OFFICIAL_EXTRA_CHECKOUT = 'pip install -e ".[official]"'  # the same from a source checkout
 
 
 @dataclass(frozen=True, slots=True)
