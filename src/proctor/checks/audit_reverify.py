@@ -34,7 +34,7 @@ from proctor.audits.verify import (
 )
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
-from proctor.submission.truncate import is_truncated
+from proctor.submission.truncate import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
 
 RULE = "compliance_reverify"
 MAX_REVERIFY_BYTES = 512 << 20  # an accuracy log this large is not re-read by the checker (a warning says so)
@@ -88,17 +88,22 @@ def _err(test: str, path: Path, message: str, severity: Severity = Severity.ERRO
     return Finding(rule=RULE, path=str(path), message=message, severity=severity, source=SOURCES[test])
 
 
+# the truncated shape with every line end turned into CRLF is at most twice its size
+TRUNCATED_READ = 2 * (2 * VIEWABLE_SIZE + len(TRUNCATION_MARK))
+
+
 def _whole_log(path: Path) -> tuple[bool, str]:
-    """(re-verifiable, why not): the file exists, is not the truncated shape, and is not too large."""
+    """(re-verifiable, why not): the file exists, is not the truncated shape (also with its line ends
+    converted to CRLF by a copy), and is not too large."""
     try:
         size = os.stat(path).st_size
         if size > MAX_REVERIFY_BYTES:
             return False, f"larger than {MAX_REVERIFY_BYTES} bytes"
         with path.open("rb") as fh:
-            head = fh.read(2 * 4096 + 16)
+            head = fh.read(TRUNCATED_READ + 1)
     except OSError as exc:
         return False, f"cannot read it ({exc.strerror or exc})"
-    if is_truncated(head) and size == len(head):
+    if size == len(head) and is_truncated(lf_form(head)):
         return False, "truncated"
     return True, ""
 

@@ -20,7 +20,13 @@ from typing import Any
 import orjson
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
-from proctor.checks.compliance import ResultContext, check_accuracy_hash, check_audits, check_measurements
+from proctor.checks.compliance import (
+    ResultContext,
+    check_accuracy_hash,
+    check_audits,
+    check_measurements,
+    unreadable_text,
+)
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.e2e_rag import check_e2e_rag
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
@@ -32,7 +38,7 @@ from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.power import PowerResult, check_power
 from proctor.checks.speculative import check_speculative
 from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
-from proctor.errors import ProctorError
+from proctor.errors import LogFormatError, ProctorError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.rules.inference import (
     DC_REQUIRED,
@@ -45,6 +51,7 @@ from proctor.rules.inference import (
 )
 from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
+from proctor.text_files import read_text
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -606,19 +613,19 @@ def _check_accuracy_dir(
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
         out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat)
         out += check_loadgen_origin(log, sub.version, allow_unofficial=sub.allow_unofficial)
-    out += check_accuracy_hash(accdir)
     acc = accdir / "accuracy.txt"
-    if _kind(acc) == "file":
-        try:
-            with acc.open("rb") as fh:
-                text = fh.read(MAX_ACCURACY_TXT).decode("utf-8", "replace")
-        except OSError as exc:
-            return out + [_unreadable(acc, exc)]
-        values = parse_accuracy_text(text)
-        if not values:
-            out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))
-        elif sub.closed:  # open: "the submission must report the accuracy obtained"
-            out += check_accuracy(variant.benchmark, variant.level, values, str(acc))[0]
+    if _kind(acc) != "file":
+        return out + check_accuracy_hash(accdir)
+    try:
+        text = read_text(acc, MAX_ACCURACY_TXT)  # as the official reads it: UTF-8, universal newlines
+    except (OSError, LogFormatError) as exc:
+        return out + [unreadable_text(acc, exc)]
+    out += check_accuracy_hash(accdir, text)
+    values = parse_accuracy_text(text)
+    if not values:
+        out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))
+    elif sub.closed:  # open: "the submission must report the accuracy obtained"
+        out += check_accuracy(variant.benchmark, variant.level, values, str(acc))[0]
     return out
 
 
