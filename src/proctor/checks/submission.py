@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
+from proctor.checks.accuracy_artifacts import check_accuracy_artifacts
 from proctor.checks.compliance import (
     ResultContext,
     check_accuracy_hash,
@@ -196,6 +197,7 @@ class _Submitter:
     version: str
     round: InferenceRound
     allow_unofficial: bool = False  # development: logs of proctor's engine are a warning, not an error
+    skip_accuracy_artifacts: bool = False  # the official --skip-extra-accuracy-files-check
 
     @property
     def closed(self) -> bool:
@@ -203,21 +205,25 @@ class _Submitter:
 
 
 def check_submission(
-    root: str | Path, version: str = CURRENT_ROUND, *, allow_unofficial_loadgen: bool = False
+    root: str | Path,
+    version: str = CURRENT_ROUND,
+    *,
+    allow_unofficial_loadgen: bool = False,
+    skip_extra_accuracy_files: bool = False,
 ) -> SubmissionReport:
     """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder.
     `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
-    release as warnings; the report is then still not `submittable`."""
+    release as warnings; the report is then still not `submittable`. `skip_extra_accuracy_files`:
+    the official --skip-extra-accuracy-files-check (SDXL's images, WAN's videos are not looked for)."""
     root = Path(root)
+    opts = (allow_unofficial_loadgen, skip_extra_accuracy_files)
     rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()
     if _kind(root) != "dir":
         report.findings.append(_err("layout", root, "not a directory"))
         return report
     if "dir" in (_kind(root / "results"), _kind(root / "systems")):
-        _check_submitter(
-            _Submitter(root, root.parent.name.lower(), root.name, version, rnd, allow_unofficial_loadgen), report
-        )
+        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version, rnd, *opts), report)
         return report
     found = False
     for div in _dirs(root, report.findings):
@@ -228,9 +234,7 @@ def check_submission(
             continue
         for sub in _dirs(div, report.findings):
             found = True
-            _check_submitter(
-                _Submitter(sub, div.name.lower(), sub.name, version, rnd, allow_unofficial_loadgen), report
-            )
+            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version, rnd, *opts), report)
     if not found:
         report.findings.append(
             _err(
@@ -621,6 +625,8 @@ def _check_accuracy_dir(
     except (OSError, LogFormatError) as exc:
         return out + [unreadable_text(acc, exc)]
     out += check_accuracy_hash(accdir, text)
+    artifacts = sub.round.accuracy_artifacts.get(variant.benchmark.name)
+    out += check_accuracy_artifacts(accdir, artifacts, closed=sub.closed, skip=sub.skip_accuracy_artifacts)
     values = parse_accuracy_text(text)
     if not values:
         out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))

@@ -17,6 +17,7 @@ from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
     AllowUnofficialOpt,
+    SkipExtraAccuracyFilesOpt,
     console,
     fail,
     print_findings,
@@ -228,6 +229,7 @@ def package_cmd(
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
     ] = True,
     allow_unofficial: AllowUnofficialOpt = False,
+    skip_extra_accuracy_files: SkipExtraAccuracyFilesOpt = False,
     audits: Annotated[
         list[Path] | None,
         typer.Option(
@@ -274,7 +276,9 @@ def package_cmd(
     from proctor.checks.loadgen_origin import unofficial_verdict
     from proctor.checks.submission import check_submission
 
-    report = check_submission(output, version, allow_unofficial_loadgen=allow_unofficial)
+    report = check_submission(
+        output, version, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
+    )
     print_findings(out, report.findings, indent="")
     out.print("checker: " + ("VALID" if report.valid else "INVALID"), markup=False)
     if report.unofficial_logs:
