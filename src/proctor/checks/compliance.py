@@ -38,7 +38,7 @@ from proctor.checks.loadgen_origin import check_loadgen_origin
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import LogFormatError, ProctorError
 from proctor.findings import Finding, Severity
-from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant
+from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant, empty_response
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
 from proctor.text_files import MAX_TEXT, read_text, split_lines
 
@@ -531,7 +531,7 @@ def check_measurements_json(path: Path) -> list[Finding]:
     if not isinstance(obj, dict):
         return [_err("measurements", path, "must be a JSON object")]
     missing = [k for k in MEASUREMENT_FIELDS if k not in obj]
-    empty = [k for k in MEASUREMENT_FIELDS if k in obj and (obj[k] in ("", None, [], {}) or obj[k] is False)]
+    empty = [k for k in MEASUREMENT_FIELDS if k in obj and empty_response(obj[k])]  # the official's `not j[k]`
     out = []
     if repeated:  # the official reader keeps the last value: ambiguous, not invalid
         out.append(_err("measurements", path, f"duplicate key(s) {', '.join(sorted(set(repeated))[:5])}: the "

@@ -44,6 +44,7 @@ app.add_typer(submission_app, name="submission")
     epilog=examples(
         "proctor submission init runs --submitter ACME --framework 'onnxruntime 1.20'",
         "proctor submission init runs --submitter ACME --system-name my-server --system-type datacenter",
+        "proctor submission init runs --submitter ACME --framework 'onnxruntime 1.20' --accelerators 0",
     ),
 )
 def init_cmd(
@@ -67,6 +68,13 @@ def init_cmd(
     system_type: Annotated[
         str, typer.Option("--system-type", metavar="TYPE", help="edge or datacenter (which suite applies).")
     ] = "edge",
+    accelerators: Annotated[
+        int | None, typer.Option(
+            "--accelerators", metavar="N", min=0, max=1 << 20,
+            help="Accelerators per node the SUT used (0: a CPU-only run; the accelerator fields then say "
+            "N/A). Left to fill in if not given.",
+        )
+    ] = None,
 ) -> None:
     """Write RUNS_DIR/system.json (this machine's description) and RUNS_DIR/measurements.json (to fill
     in) where they do not exist yet; `package` reads both. What only you know is left empty, and
@@ -83,7 +91,7 @@ def init_cmd(
     if runs.exists() and not runs.is_dir():
         fail(f"{runs}: is a file; give the folder of runs")
     written = write_templates(runs, submitter=submitter, system_name=system_name, division=division,
-                              status=status, framework=framework, system_type=system_type)
+                              status=status, framework=framework, system_type=system_type, accelerators=accelerators)
     out = console()
     if not written:
         out.print(f"nothing to write: {runs} already has system.json and measurements.json", markup=False)
