@@ -582,8 +582,22 @@ def _metric(
 ) -> Metric:
     if log is None:
         return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
+    field = rnd.result_field(bench, cat)
+    if field is not None and inferred_from is None and field.key not in log and log.values:
+        # the round's checker reads the result from this key (float() of a missing key stops it)
+        findings.append(
+            _err(
+                "detail_log_key",
+                log.path,
+                f"key '{field.key}' is missing: the {rnd.name} checker reads {bench.display}'s {cat.value} "
+                f"result ({field.name}) from it; run with the round's mlperf.conf settings"
+                + (" (infer_token_latencies = 1)" if "inferred" in field.key else ""),
+                key=field.key,
+                source=rnd.source,
+            )
+        )
     try:
-        return result_metric(bench, cat, log.values, inferred_from, rnd.result_field(bench, cat))
+        return result_metric(bench, cat, log.values, inferred_from, field)
     except (KeyError, ValueError, TypeError) as exc:
         findings.append(
             _err(
