@@ -27,6 +27,11 @@ from pathlib import Path
 from proctor.errors import LogFormatError
 
 MAX_TEXT = 1 << 20  # verification outputs, accuracy.txt, READMEs: a few lines; read no more
+# Where a text file's reading comes from (the source a finding about it cites).
+TEXT_SOURCE = (
+    "official submission checker (tools/submission/submission_checker.py, v4.1-v5.1.1; "
+    "submission_checker/ at HEAD): open(path, encoding=\"utf-8\") and `for line in f`"
+)
 
 
 def decode_utf8(data: bytes, file: str | None = None, *, final: bool = True) -> str:
@@ -90,6 +95,7 @@ def read_text(path: Path, limit: int = MAX_TEXT, *, lenient: bool = False) -> st
 
 __all__ = [
     "MAX_TEXT",
+    "TEXT_SOURCE",
     "decode_utf8",
     "read_text",
     "split_lines",

@@ -40,7 +40,7 @@ from proctor.errors import LogFormatError, ProctorError
 from proctor.findings import Finding, Severity
 from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant, empty_response
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
-from proctor.text_files import MAX_TEXT, read_text, split_lines
+from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"
@@ -77,7 +77,7 @@ def _is_file(path: Path) -> bool:
 def unreadable_text(path: Path, exc: OSError | LogFormatError) -> Finding:
     """The finding for a text file that cannot be read, or not as the official reads it (not UTF-8)."""
     if isinstance(exc, LogFormatError):
-        return _err("text_encoding", path, exc.detail, line=exc.line)
+        return _err("text_encoding", path, exc.detail, line=exc.line, source=TEXT_SOURCE)
     return _err("unreadable", path, f"cannot read it ({exc.strerror or exc})")
 
 

@@ -38,7 +38,7 @@ from proctor.rules.power import (
     TESTING_DIR,
     TIME_FORMAT,
 )
-from proctor.text_files import universal_lines
+from proctor.text_files import TEXT_SOURCE, universal_lines
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -247,7 +247,7 @@ def _window(
     except OSError as exc:
         return None, [_err("unreadable", spl, f"cannot read it ({exc.strerror or exc})")]
     except LogFormatError as exc:
-        return None, [_err("text_encoding", spl, exc.detail, line=exc.line)]
+        return None, [_err("text_encoding", spl, exc.detail, line=exc.line, source=TEXT_SOURCE)]
     out = []
     if samples.truncated:
         out.append(

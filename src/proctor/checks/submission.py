@@ -659,9 +659,11 @@ def _check_accuracy_log(
             _err(
                 "test_mode",
                 log.path,
-                f"test mode {short(mode)} is not an accuracy run",
+                f"test mode {short(mode)} is not an accuracy run: the accuracy folder holds the run in "
+                "AccuracyOnly mode over the whole dataset (a performance run's sampled responses score a subset)",
                 key="effective_test_mode",
                 line=log.line_of("effective_test_mode"),
+                source=ACCURACY_RUN_SRC,
             )
         )
     out += _dataset_coverage(log, bench, suites, cat)
