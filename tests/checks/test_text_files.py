@@ -248,3 +248,21 @@ def test_lf_form_undoes_a_newline_conversion(data: bytes, newline: bytes) -> Non
     assert is_truncated(lf_form(truncate_bytes(clean * 3).replace(b"\n", newline))) == is_truncated(
         truncate_bytes(clean * 3)
     )
+
+
+ACCURACY_TEXT = st.lists(
+    st.sampled_from(
+        ["accuracy=76.1%, good=1, total=2", "{'rouge1': '44.1', 'gen_len': 12}", "hash=" + "c" * 64, "", "mAP=37.6%",
+         "Accuracy: mean = 0.8633", "x\x85y=1", "FID_SCORE: 23.5\u2028CLIP_SCORE: 31.7"]  # fmt: skip
+    ),
+    max_size=8,
+).map("\n".join)
+
+
+@given(ACCURACY_TEXT, st.sampled_from(["\r\n", "\r"]))
+def test_accuracy_values_and_hash_do_not_depend_on_line_ends(text: str, newline: str) -> None:
+    from proctor.checks.accuracy import parse_accuracy_text
+
+    other = text.replace("\n", newline)
+    assert parse_accuracy_text(other) == parse_accuracy_text(text)
+    assert hash_lines(other) == hash_lines(text)
