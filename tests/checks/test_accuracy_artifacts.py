@@ -146,7 +146,7 @@ def test_no_artifacts_no_findings(tmp_path: Path) -> None:
 NAMES = st.sampled_from([*V51_IMAGES, "captions", "x", "", ".", "2747.", ".2747", "2747.png.bak", "é"])
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=st.lists(st.tuples(NAMES, st.sampled_from(["", ".png", ".txt", ".jpeg"]), st.booleans()), max_size=15))
 def test_any_folder_contents_give_the_official_verdict(tmp_path_factory: pytest.TempPathFactory, files) -> None:  # type: ignore[no-untyped-def]
     art = round_table("v5.1").accuracy_artifacts[SDXL]

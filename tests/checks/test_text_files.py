@@ -211,7 +211,7 @@ def test_split_lines_is_pythons_text_mode(data: bytes) -> None:
     assert [line.decode("utf-8") for line in universal_lines(data)] == want
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=150)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(LINE_BYTES, st.integers(1, 64))
 def test_read_text_at_a_bound_never_splits_a_character(tmp_path: Path, data: bytes, limit: int) -> None:
     path = tmp_path / "t.txt"
@@ -227,7 +227,7 @@ def test_read_text_at_a_bound_never_splits_a_character(tmp_path: Path, data: byt
     assert "\r" not in read_text(path, limit, lenient=True)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=150)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(LINE_BYTES)
 def test_streaming_readers_split_as_python(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "log.txt"

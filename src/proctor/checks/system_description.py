@@ -134,7 +134,8 @@ def load_strict_json(data: bytes, duplicates: list[str] | None = None) -> Any:
 def _count(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 12:
+    # ASCII digits only: str.isdigit() is true for "¹" and "²", which int() refuses
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 12:
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
