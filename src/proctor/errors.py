@@ -41,7 +41,7 @@ class ConfigError(ProctorError):
 
 class LogFormatError(ProctorError):
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
-        self.file, self.line = file, line
+        self.file, self.line, self.detail = file, line, message  # detail: the message without the place
         where = f"{file}:{line}: " if file is not None and line is not None else (f"{file}: " if file else "")
         super().__init__(where + message)
 

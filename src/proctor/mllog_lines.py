@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from proctor.text_files import universal_lines
+
 MARKER = b":::MLLOG"
 ENDPOINTS_MARKER = b":::ENDPTS"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # no real MLLOG line comes near this
@@ -118,6 +120,9 @@ def iter_log(path: str | Path, markers: tuple[bytes, ...] = (MARKER,)) -> Iterat
                 if any(m in head for m in markers):
                     yield BadLine(lineno, _show(head), f"line longer than {MAX_LINE_BYTES} bytes")
                 continue
-            rec = parse_line(text, lineno, markers)
-            if rec is not None:
-                yield rec
+            lines = universal_lines(text)  # a lone CR ends a line, as the official tools' readers see it
+            lineno += len(lines) - 1
+            for i, line in enumerate(lines):
+                rec = parse_line(line, lineno - len(lines) + 1 + i, markers)
+                if rec is not None:
+                    yield rec

@@ -74,13 +74,58 @@ def test_whole_responses_are_compared(valid_tree: Path) -> None:
     assert (RULE, str(_audit(valid_tree, "TEST01") / "verify_accuracy.txt")) in _reverify_errors(valid_tree)
 
 
-def test_test01_numbers_that_the_logs_do_not_give_are_rejected(valid_tree: Path) -> None:
+def _reverify_warnings(report) -> list:  # type: ignore[no-untyped-def]
+    return [f for f in report.findings if f.rule == RULE and f.severity is Severity.WARNING]
+
+
+def test_test01_numbers_that_the_logs_do_not_give_are_a_warning_when_the_logs_reverify(valid_tree: Path) -> None:
     _with_test01_accuracy(valid_tree, "00")
     verify = _audit(valid_tree, "TEST01") / "verify_accuracy.txt"
     verify.write_text("num_perf_log_entries = 7\nnum_perf_log_data_mismatch = 0\nTEST PASS\n")
     report = check_submission(valid_tree, "v4.1")
-    [f] = [f for f in report.findings if f.failed]
-    assert f.rule == RULE and "num_perf_log_entries = 7, the logs in the tree give 1" in f.message
+    [f] = _reverify_warnings(report)
+    assert "num_perf_log_entries = 7, the logs in the tree give 1" in f.message and "passes" in f.message
+    assert report.valid
+
+
+# A verify_performance.txt written before the final performance run (a published v5.1 SDXL result:
+# reference 31.8603 in the file, 31.935 in the submitted result log): the logs re-verify within the
+# procedure's 10 %, so the file is stale, a warning naming both numbers; logs that do not re-verify
+# are an error whatever the file says.
+STALE = [
+    # (the result's score in its log, the audit's, what the file says: reference, test), error?
+    (140625.0, 140000.0, (139000.0, 140000.0), False),  # stale reference, logs within 10 %
+    (140625.0, 140625.0, (140625.0, 150000.0), False),  # stale test score, logs equal
+    (140625.0, 127000.0, (140625.0, 127000.0), False),  # 9.7 % slower: still within 10 %
+    (140625.0, 120000.0, (121000.0, 120000.0), True),  # 14.7 % apart in the logs: not re-verified
+    (140625.0, 160000.0, (160000.0, 160000.0), True),  # 13.8 % faster in the logs
+]
+
+
+@pytest.mark.parametrize(("result_score", "audit_score", "said", "error"), STALE)
+def test_stale_test01_verify_performance(
+    valid_tree: Path, result_score: float, audit_score: float, said: tuple[float, float], error: bool
+) -> None:
+    edit_detail(_result(valid_tree) / "performance" / "run_1" / "mlperf_log_detail.txt",
+                "result_samples_per_second", f"{result_score:g}")  # fmt: skip
+    edit_detail(_audit(valid_tree, "TEST01") / "performance" / "run_1" / "mlperf_log_detail.txt",
+                "result_samples_per_second", f"{audit_score:g}")  # fmt: skip
+    verify = _audit(valid_tree, "TEST01") / "verify_performance.txt"
+    verify.write_text(f"Verifying performance.\nReference score = {said[0]:g}\nTest score = {said[1]:g}\nTEST PASS\n")
+    report = check_submission(valid_tree, "v4.1")
+    mine = [f for f in report.findings if f.rule == RULE and f.path == str(verify)]
+    if error:
+        [f] = mine
+        assert f.failed and "fails" in f.message and "not within 10%" in f.message
+        assert not report.valid
+        return
+    stale = [(k, s) for k, s in zip(("reference score", "test score"), said, strict=True)
+             if s != (result_score, audit_score)[k == "test score"]]  # fmt: skip
+    assert len(mine) == len(stale) and all(f.severity is Severity.WARNING for f in mine)
+    for f, (key, value) in zip(mine, stale, strict=True):
+        logs = result_score if key == "reference score" else audit_score
+        assert f"{key} = {value:g}, the logs in the tree give {logs:g}" in f.message
+    assert report.valid, [f.message for f in report.findings if f.failed]
 
 
 def test_test01_performance_log_changed_after_verification_is_rejected(valid_tree: Path) -> None:
@@ -102,11 +147,13 @@ def test_test04_summary_changed_after_verification_is_rejected(valid_tree: Path)
     assert f.source is not None and "Caching" in f.source
 
 
-def test_test04_score_in_the_verify_file_must_be_the_logs(valid_tree: Path) -> None:
+def test_test04_score_in_the_verify_file_that_the_logs_do_not_give_is_a_warning(valid_tree: Path) -> None:
     verify = _audit(valid_tree, "TEST04") / "verify_performance.txt"
     verify.write_text("reference score = 140625\ntest score = 100000\nTEST PASS\n")
-    [f] = [f for f in check_submission(valid_tree, "v4.1").findings if f.failed]
-    assert f.rule == RULE and "test score = 100000, the logs in the tree give 140625" in f.message
+    report = check_submission(valid_tree, "v4.1")
+    [f] = _reverify_warnings(report)
+    assert "test score = 100000, the logs in the tree give 140625" in f.message
+    assert report.valid
 
 
 def test_a_failed_verify_file_is_its_own_finding_not_a_reverify_one(valid_tree: Path) -> None:

@@ -191,8 +191,10 @@ def test_unreadable_files_and_folders_are_findings(monkeypatch, valid_tree: Path
     locked_dir = valid_tree / "closed/UntetherAI/results" / UT_EDGE / "resnet50"
 
     def fake_os_open(path, *a, **kw):
-        if str(path) in denied:
-            raise PermissionError(13, "Permission denied", str(path))
+        # a file opened relative to a folder's fd (trees.open_file: no link followed) is named in full
+        full = os.path.join(os.readlink(f"/proc/self/fd/{kw['dir_fd']}"), path) if kw.get("dir_fd") else str(path)
+        if full in denied:
+            raise PermissionError(13, "Permission denied", full)
         return real_os_open(path, *a, **kw)
 
     def fake_open(path, *a, **kw):

@@ -17,6 +17,7 @@ import pytest
 
 from proctor.checks.submission import check_submission
 from proctor.findings import Finding
+from tests.checks import test_rounds as built
 
 ROUNDS = {"v4.1": "V41", "v5.0": "V50", "v5.1": "V51"}
 DIVISIONS = ("closed", "network", "open")
@@ -68,19 +69,10 @@ BUILT = {"v4.1": ("_bert_v41", "_gptj_v41"), "v5.0": ("_llama2_interactive_v50",
 CONF_AT = {"v4.1": "mlperf.conf", "v5.0": "loadgen/mlperf.conf", "v5.1": "loadgen/mlperf.conf"}
 
 
-@pytest.mark.parametrize("version", list(BUILT))
-def test_official_checker_of_the_round_agrees_on_built_results(version: str, tmp_path: Path) -> None:
-    import csv
+def _official_extras(root: Path, conf: Path) -> None:
+    """What only the official checker of those tags asks for besides what proctor checks."""
     import shutil
 
-    from tests.checks import test_rounds as built
-    from tests.support.official_submission import run_official_checker
-
-    repo = os.environ.get(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]}")
-    if not repo:
-        pytest.skip(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]} is not set (mlcommons/inference at {version})")
-    conf = Path(repo) / CONF_AT[version]
-    root = built._build(tmp_path, *(getattr(built, name) for name in BUILT[version]))
     sub = root / "closed" / built.SUB
     (sub / "calibration.md").write_text("calibration: none (FP32)\n")
     for scen in sub.glob("results/*/*/*"):
@@ -88,6 +80,19 @@ def test_official_checker_of_the_round_agrees_on_built_results(version: str, tmp
         (sub / "code" / scen.parent.name / "README.md").write_text("how to run\n")
         shutil.copy(conf, sub / "measurements" / scen.parents[1].name / scen.parent.name / scen.name / "mlperf.conf")
         shutil.copy(scen / "performance/run_1/mlperf_log_summary.txt", scen / "accuracy/mlperf_log_summary.txt")
+
+
+@pytest.mark.parametrize("version", list(BUILT))
+def test_official_checker_of_the_round_agrees_on_built_results(version: str, tmp_path: Path) -> None:
+    import csv
+
+    from tests.support.official_submission import run_official_checker
+
+    repo = os.environ.get(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]}")
+    if not repo:
+        pytest.skip(f"PROCTOR_INFERENCE_REPO_{ROUNDS[version]} is not set (mlcommons/inference at {version})")
+    root = built._build(tmp_path, *(getattr(built, name) for name in BUILT[version]))
+    _official_extras(root, Path(repo) / CONF_AT[version])
     report = check_submission(root, version)
     official = run_official_checker(
         Path(repo), root, version=version, submitter=built.SUB, csv=tmp_path / "official.csv"
@@ -99,3 +104,28 @@ def test_official_checker_of_the_round_agrees_on_built_results(version: str, tmp
     ours = {(r.benchmark, "Server" if r.scenario == "Interactive" and version == "v5.0" else r.scenario): r.value
             for r in report.results}  # fmt: skip
     assert ours == pytest.approx(theirs)
+
+
+@pytest.mark.parametrize(("images", "switch", "valid"), [(False, False, False), (True, False, True), (False, True, True)])
+def test_official_checker_of_v51_agrees_on_sdxl_images(tmp_path: Path, images: bool, switch: bool, valid: bool) -> None:
+    """SDXL's accuracy/images: both checkers reject a result without them, accept it with them, and
+    accept it without them under --skip-extra-accuracy-files-check."""
+    from tests.checks.test_accuracy_artifacts import _sdxl_v51, with_images
+    from tests.support.official_submission import run_official_checker
+
+    repo = os.environ.get("PROCTOR_INFERENCE_REPO_V51")
+    if not repo:
+        pytest.skip("PROCTOR_INFERENCE_REPO_V51 is not set (mlcommons/inference at v5.1.1)")
+    root = built._build(tmp_path, _sdxl_v51)
+    _official_extras(root, Path(repo) / CONF_AT["v5.1"])
+    if images:
+        with_images(root)
+    flag = ["--skip-extra-accuracy-files-check"] if switch else []
+    report = check_submission(root, "v5.1", skip_extra_accuracy_files=switch)
+    official = run_official_checker(
+        Path(repo), root, version="v5.1", submitter=built.SUB, csv=tmp_path / "o.csv", extra_args=flag
+    )
+    assert report.valid is valid, [f.message for f in report.findings if f.failed]
+    assert (official.returncode == 0 and not official.errors) is valid, official.errors[:5]
+    if not valid:
+        assert any("expected to have the following extra files" in e for e in official.errors)

@@ -359,7 +359,6 @@ def test_network_tree_needs_diagram_and_qdl_source(corpus_tree: Path) -> None:
 @pytest.mark.parametrize(
     ("fields", "key"),
     [
-        ({"host_networking": ""}, "host_networking"),
         ({"host_memory_configuration": "12x 64GB DDR5 non-ECC"}, "host_memory_configuration"),
         ({"accelerator_memory_configuration": "HBM3e, ECC disabled"}, "accelerator_memory_configuration"),
         ({"accelerator_memory_configuration": "HBM3e (ECC: off)"}, "accelerator_memory_configuration"),
@@ -381,11 +380,13 @@ def test_a_placeholder_host_networking_is_a_warning(tmp_path: Path) -> None:
     assert [(f.key, f.severity) for f in found] == [("host_networking", Severity.WARNING)]
 
 
-def test_edge_systems_may_leave_host_networking_empty(tmp_path: Path) -> None:
+@pytest.mark.parametrize("system_type", ["edge", "datacenter"])
+def test_an_empty_host_networking_is_an_error_for_every_system(tmp_path: Path, system_type: str) -> None:
+    """As the official checker: host_networking is a meaningful-response field for every system."""
     _, found = check_system_description(
-        _system(tmp_path, "closed", system_type="edge", host_networking=""), "closed", "NVIDIA"
+        _system(tmp_path, "closed", system_type=system_type, host_networking=""), "closed", "NVIDIA"
     )
-    assert [f for f in found if f.failed] == []
+    assert [(f.key, f.failed) for f in found if f.failed] == [("host_networking", True)]
 
 
 # ---- hostile input: the new readers of sut_name and system-description text ----------------------

@@ -154,7 +154,13 @@ def test_init_writes_this_machines_side_files_and_package_reads_them(tmp_path: P
     assert (desc["submitter"], desc["system_name"], desc["division"], desc["framework"]) == ("ACME", "box", "closed", "")
     assert desc["host_processor_core_count"] == (os.cpu_count() or 1)
     assert json.loads((runs / "measurements.json").read_text()) == dict.fromkeys(MEASUREMENTS, "")
-    assert "fill in: framework" in init.stdout and "fill in: input_data_types" in init.stdout
+    named = {k: line.split("fill in: ", 1)[1].split(", ") for line in init.stdout.splitlines() if "fill in: " in line
+             for k in ("system.json", "measurements.json") if k in line}  # fmt: skip
+    assert "framework" in named["system.json"] and named["measurements.json"][0] == "input_data_types"
+    # what init cannot know is left empty, never a guess; a count is a string the official accepts
+    assert {"cooling", "host_networking", "accelerators_per_node"} <= set(named["system.json"])
+    assert all(desc[k] == "" for k in named["system.json"])
+    assert isinstance(desc["host_network_card_count"], str)
     again = _proctor(tmp_path, "submission", "init", "runs", "--submitter", "ACME")  # never overwrites
     assert again.returncode == 0 and "nothing to write" in again.stdout
     assert json.loads((runs / "system.json").read_text())["system_name"] == "box"
@@ -174,7 +180,9 @@ def test_init_writes_this_machines_side_files_and_package_reads_them(tmp_path: P
     check = _proctor(tmp_path, "check", "submission", "sub", "--allow-unofficial-loadgen", "--json")
     messages = [f["message"] for f in json.loads(check.stdout)["findings"] if f["severity"] == "error"]
     assert check.returncode == 1
-    assert any("must not be empty: framework" in m for m in messages), messages
+    # the checker names exactly the fields init named (the official's emptiness, `not value`)
+    [empty] = [m for m in messages if "meaningful response, not empty" in m]
+    assert empty.rsplit("): ", 1)[1].split(", ") == named["system.json"], messages
     assert any("meaningful value: input_data_types, retraining" in m for m in messages), messages
 
     (runs / "system.json").unlink()

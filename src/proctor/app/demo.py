@@ -262,12 +262,16 @@ def _check_stop(stop: StopFlag) -> None:
 
 # --- system description ------------------------------------------------------------------------
 def system_description(*, division: str, status: str, framework: str) -> dict[str, Any]:
-    """This machine's description (submission.describe) under the demo's submitter and system name."""
-    from proctor.submission.describe import this_machine
+    """This machine's description (submission.describe) under the demo's submitter and system name:
+    the digits workloads run on the CPU in one process, and what the demo cannot read says so."""
+    from proctor.submission.describe import this_machine, unfilled
 
-    return this_machine(submitter=SUBMITTER, system_name=SYSTEM, division=division, status=status,
-                        framework=framework, notes="proctor demo") | {
-        "system_type_detail": "this machine, as the demo found it"}
+    desc = this_machine(submitter=SUBMITTER, system_name=SYSTEM, division=division, status=status,
+                        framework=framework, notes="proctor demo", accelerators=0)
+    desc |= {"system_type_detail": "this machine, as the demo found it",
+             "host_networking": "none used (the demo's SUT runs in its process)",
+             "host_networking_topology": "none used (the demo's SUT runs in its process)"}
+    return desc | dict.fromkeys(unfilled(desc), "not read by the demo")
 
 
 def _write_json(path: Path, obj: Any) -> None:

@@ -22,6 +22,7 @@ from proctor.rules.inference import (
     QualityLevel,
     QualityTarget,
 )
+from proctor.text_files import split_lines
 
 # Names an accuracy script prints for each of the table's metrics (lower-cased).
 METRIC_KEYS: dict[str, tuple[str, ...]] = {
@@ -82,7 +83,7 @@ def parse_accuracy_text(text: str) -> dict[str, float]:
     `{"exact_match": 88.1, "f1": 90.9}`, `mAP=37.6%`, `Accuracy: mean = 0.8633`.
     """
     out: dict[str, float] = {}
-    for line in text.splitlines():
+    for line in split_lines(text):  # the official's `for line in f`: universal newlines only
         if line.strip().lower().startswith("hash="):
             continue
         for key, num in _pairs(line[:MAX_LINE_CHARS]):

@@ -35,11 +35,12 @@ from proctor.checks.audit_reverify import Claim, reverify_audit
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.loadgen_origin import check_loadgen_origin
 from proctor.checks.system_description import load_strict_json
-from proctor.errors import ProctorError
+from proctor.errors import LogFormatError, ProctorError
 from proctor.findings import Finding, Severity
 from proctor.loadgen.logs.numbers import ostream
-from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant
-from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated
+from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant, empty_response
+from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
+from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file
 
 CHECKER = "official submission checker (round v6.1)"
@@ -57,7 +58,6 @@ TEST01_ACC_FILES = (
     "compliance_accuracy.txt",
 )
 MEASUREMENT_FILES = ("README.md", "user.conf")
-MAX_TEXT = 1 << 20  # verification outputs and accuracy.txt are a few lines; read no more
 AUDIT_KEYS = {  # the detail-log setting that shows the run was the audit and not a plain performance run
     "TEST01": ("effective_accuracy_log_sampling_target", "effective_accuracy_log_probability"),
     "TEST04": ("effective_performance_issue_same",),
@@ -73,10 +73,11 @@ def _is_file(path: Path) -> bool:
     return is_file(path)
 
 
-def read_text(path: Path, limit: int = MAX_TEXT) -> str:
-    """A small text file, decoded leniently (a verification output is never trusted to be UTF-8)."""
-    with path.open("rb") as fh:
-        return fh.read(limit).decode("utf-8", "replace")
+def unreadable_text(path: Path, exc: OSError | LogFormatError) -> Finding:
+    """The finding for a text file that cannot be read, or not as the official reads it (not UTF-8)."""
+    if isinstance(exc, LogFormatError):
+        return _err("text_encoding", path, exc.detail, line=exc.line, source=TEXT_SOURCE)
+    return _err("unreadable", path, f"cannot read it ({exc.strerror or exc})")
 
 
 def official_name(folder: str, variant: Variant) -> str:
@@ -111,7 +112,7 @@ class Verdict:
 
 
 def _lines(text: str) -> list[str]:
-    return [line.strip() for line in text.replace("\r\n", "\n").split("\n")]
+    return [line.strip() for line in split_lines(text)]
 
 
 def _number(text: str) -> float | None:
@@ -211,8 +212,8 @@ def _verify_file(
         return None, [_err("compliance_file", path, f"missing; {test}'s verification writes it")]
     try:
         text = read_text(path)
-    except OSError as exc:
-        return None, [_err("unreadable", path, f"cannot read it ({exc.strerror or exc})")]
+    except (OSError, LogFormatError) as exc:
+        return None, [unreadable_text(path, exc)]
     verdict = parse_verify(text, test, kind)
     if verdict.passed:
         return verdict, []
@@ -267,11 +268,13 @@ def _test01_fallback(folder: Path, ctx: ResultContext, failed: list[Finding]) ->
     missing = [n for n in TEST01_ACC_FILES if not _is_file(acc / n)]
     if missing:
         return failed
-    try:
-        base = parse_accuracy_text(read_text(acc / "baseline_accuracy.txt"))
-        comp = parse_accuracy_text(read_text(acc / "compliance_accuracy.txt"))
-    except OSError as exc:
-        return [_err("unreadable", acc, f"cannot read it ({exc.strerror or exc})")]
+    texts: list[str] = []
+    for name in ("baseline_accuracy.txt", "compliance_accuracy.txt"):
+        try:
+            texts.append(read_text(acc / name))
+        except (OSError, LogFormatError) as exc:
+            return [unreadable_text(acc / name, exc)]
+    base, comp = (parse_accuracy_text(t) for t in texts)
     delta = 0.1 if "99.9" in ctx.benchmark else 1.0
     # the metrics, not the counts: a performance-mode log holds fewer samples than the accuracy run's
     common = [k for k in base if k in comp and k.lower() not in TEST01_COUNT_KEYS]
@@ -376,8 +379,12 @@ def _audit_on(value: object) -> bool:
 
 
 # --- accuracy log size and hash ----------------------------------------------------------------
-def check_accuracy_hash(acc_dir: Path) -> list[Finding]:
-    """The submitted log is within the size limit and accuracy.txt carries the full log's hash."""
+def check_accuracy_hash(acc_dir: Path, text: str | None = None) -> list[Finding]:
+    """The submitted log is within the size limit and accuracy.txt carries the full log's hash.
+
+    `text`: accuracy.txt as already read (read here when None). A log whose line ends were converted
+    to CRLF after it was written (git's autocrlf on Windows) is judged on its LF form, with a warning:
+    the official only checks that a hash line exists, and the content is LoadGen's."""
     log, txt = acc_dir / "mlperf_log_accuracy.json", acc_dir / "accuracy.txt"
     if not (_is_file(log) and _is_file(txt)):
         return []  # missing files are reported by the caller
@@ -385,9 +392,14 @@ def check_accuracy_hash(acc_dir: Path) -> list[Finding]:
     fix = "run `proctor submission truncate-accuracy` on the tree"
     try:
         size = os.stat(log).st_size
-        hashes = hash_lines(read_text(txt))
     except OSError as exc:
-        return [_err("unreadable", acc_dir, f"cannot read it ({exc.strerror or exc})")]
+        return [_err("unreadable", log, f"cannot read it ({exc.strerror or exc})")]
+    if text is None:
+        try:
+            text = read_text(txt)
+        except (OSError, LogFormatError) as exc:
+            return [unreadable_text(txt, exc)]
+    hashes = hash_lines(text)
     if size > MAX_ACCURACY_LOG_SIZE:
         out.append(
             _err(
@@ -422,19 +434,31 @@ def check_accuracy_hash(acc_dir: Path) -> list[Finding]:
         data = log.read_bytes()
     except OSError as exc:
         return out + [_err("unreadable", log, f"cannot read it ({exc.strerror or exc})")]
-    digest = hashlib.sha256(data).hexdigest()
-    if is_truncated(data):
-        if digest == value:
+    lf = lf_form(data)
+    digest, lf_digest = hashlib.sha256(data).hexdigest(), hashlib.sha256(lf).hexdigest()
+    truncated = is_truncated(data) or is_truncated(lf)
+    if truncated:
+        if value in (digest, lf_digest):
             out.append(
                 _err("accuracy_hash", txt, "the hash is of the truncated log; it must be the full log's")
             )
-    elif digest != value:
+    elif value not in (digest, lf_digest):
         out.append(
             _err(
                 "accuracy_hash",
                 log,
                 f"the log's sha256 {digest[:16]}... differs from accuracy.txt's hash {value[:16]}...: "
                 "the log or the hash was changed after the accuracy run",
+            )
+        )
+    if lf is not data and (is_truncated(lf) or lf_digest == value) and not is_truncated(data) and digest != value:
+        out.append(
+            _err(
+                "accuracy_hash",
+                log,
+                "its line ends are CRLF (LoadGen writes LF: a copy converted them, e.g. git's autocrlf); "
+                "its hash and truncation were read on the LF form. Submit the log as LoadGen wrote it",
+                severity=Severity.WARNING,
             )
         )
     return out
@@ -503,7 +527,7 @@ def check_measurements_json(path: Path) -> list[Finding]:
     if not isinstance(obj, dict):
         return [_err("measurements", path, "must be a JSON object")]
     missing = [k for k in MEASUREMENT_FIELDS if k not in obj]
-    empty = [k for k in MEASUREMENT_FIELDS if k in obj and (obj[k] in ("", None, [], {}) or obj[k] is False)]
+    empty = [k for k in MEASUREMENT_FIELDS if k in obj and empty_response(obj[k])]  # the official's `not j[k]`
     out = []
     if repeated:  # the official reader keeps the last value: ambiguous, not invalid
         out.append(_err("measurements", path, f"duplicate key(s) {', '.join(sorted(set(repeated))[:5])}: the "

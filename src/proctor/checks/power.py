@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from proctor.errors import LogFormatError
 from proctor.findings import Finding
 from proctor.loadgen.logs.reader import DetailLogData
 from proctor.rules.inference import Category
@@ -35,6 +36,7 @@ from proctor.rules.power import (
     TESTING_DIR,
     TIME_FORMAT,
 )
+from proctor.text_files import TEXT_SOURCE, universal_lines
 from proctor.trees import kind
 
 if TYPE_CHECKING:
@@ -85,14 +87,24 @@ def parse_time(value: object) -> dt.datetime | None:
 def read_spl(path: Path, begin: dt.datetime, end: dt.datetime, limit: int = MAX_SPL_BYTES) -> SplWindow:
     """The positive watt samples of `path` strictly inside (begin, end), read from at most `limit` bytes.
 
-    Raises OSError when the file cannot be read.
+    Lines are read as the official checker's `for line in open(spl)` reads them (UTF-8, universal
+    newlines). Raises OSError when the file cannot be read, LogFormatError when a line is not UTF-8.
     """
     with path.open("rb") as fh:
         data = fh.read(limit + 1)
     truncated = len(data) > limit
     total, count, bad = 0.0, 0, 0
-    for raw in data[:limit].split(b"\n"):
-        line = raw.decode("utf-8", "replace").strip()
+    for lineno, raw in enumerate(universal_lines(data[:limit]), start=1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            if truncated:
+                break  # the cut at the size bound; the caller reports the size
+            raise LogFormatError(
+                "not UTF-8 text: the official checker stops on it with an error; save it as UTF-8",
+                file=str(path),
+                line=lineno,
+            ) from None
         if not line.startswith(SPL_PREFIX):
             continue
         parts = line.split(",", 4)
@@ -230,6 +242,8 @@ def _window(
         samples = read_spl(spl, begin, end)
     except OSError as exc:
         return None, [_err("unreadable", spl, f"cannot read it ({exc.strerror or exc})")]
+    except LogFormatError as exc:
+        return None, [_err("text_encoding", spl, exc.detail, line=exc.line, source=TEXT_SOURCE)]
     out = []
     if samples.truncated:
         out.append(

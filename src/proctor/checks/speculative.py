@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from proctor.checks.compliance import audit_dir, measurement_files, read_text
+from proctor.checks.compliance import audit_dir, measurement_files
 from proctor.checks.system_description import load_strict_json
+from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.rules.inference import SPEC_DECODING, Category
 from proctor.rules.speculative import (
@@ -35,6 +36,7 @@ from proctor.rules.speculative import (
     SpeculativeRule,
     speculative_rule,
 )
+from proctor.text_files import read_text
 from proctor.trees import is_file
 
 if TYPE_CHECKING:
@@ -71,8 +73,8 @@ def _mentions(folder: Path) -> str | None:
     if not is_file(readme):  # a FIFO or device is not read (it could block), nor a link
         return None
     try:
-        text = read_text(readme).lower()
-    except OSError:
+        text = read_text(readme, lenient=True).lower()  # the official never reads it as text
+    except (OSError, LogFormatError):
         return None
     return next((m for m in MENTIONS if m in text), None)
 

@@ -18,7 +18,14 @@ from typing import Any
 import orjson
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
-from proctor.checks.compliance import ResultContext, check_accuracy_hash, check_audits, check_measurements
+from proctor.checks.accuracy_artifacts import check_accuracy_artifacts
+from proctor.checks.compliance import (
+    ResultContext,
+    check_accuracy_hash,
+    check_audits,
+    check_measurements,
+    unreadable_text,
+)
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
 from proctor.checks.e2e_rag import check_e2e_rag
 from proctor.checks.inferred import ALLOWED as INFERRED_ALLOWED
@@ -30,7 +37,7 @@ from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.power import PowerResult, check_power
 from proctor.checks.speculative import check_speculative
 from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
-from proctor.errors import ProctorError
+from proctor.errors import LogFormatError, ProctorError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.rules.inference import (
     DC_REQUIRED,
@@ -44,6 +51,7 @@ from proctor.rules.inference import (
 from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
 from proctor.submission.truncate import CODE_FOLDERS
+from proctor.text_files import read_text
 from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, real_root, scan
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
@@ -207,6 +215,7 @@ class _Submitter:
     version: str
     round: InferenceRound
     allow_unofficial: bool = False  # development: logs of proctor's engine are a warning, not an error
+    skip_accuracy_artifacts: bool = False  # the official --skip-extra-accuracy-files-check
 
     @property
     def closed(self) -> bool:
@@ -214,21 +223,25 @@ class _Submitter:
 
 
 def check_submission(
-    root: str | Path, version: str = CURRENT_ROUND, *, allow_unofficial_loadgen: bool = False
+    root: str | Path,
+    version: str = CURRENT_ROUND,
+    *,
+    allow_unofficial_loadgen: bool = False,
+    skip_extra_accuracy_files: bool = False,
 ) -> SubmissionReport:
     """Check a whole tree: `root` holds division folders, or is one `<division>/<submitter>` folder.
     `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
-    release as warnings; the report is then still not `submittable`."""
+    release as warnings; the report is then still not `submittable`. `skip_extra_accuracy_files`:
+    the official --skip-extra-accuracy-files-check (SDXL's images, WAN's videos are not looked for)."""
     root = real_root(root)  # the user's links above the root are theirs; below it none is followed
+    opts = (allow_unofficial_loadgen, skip_extra_accuracy_files)
     rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()
     if _kind(root) != "dir":
         report.findings.append(_err("layout", root, "not a directory"))
         return report
     if "dir" in (_kind(root / "results"), _kind(root / "systems")):
-        _check_submitter(
-            _Submitter(root, root.parent.name.lower(), root.name, version, rnd, allow_unofficial_loadgen), report
-        )
+        _check_submitter(_Submitter(root, root.parent.name.lower(), root.name, version, rnd, *opts), report)
         return report
     found = False
     for div in _dirs(root, report.findings, strays=True):
@@ -239,9 +252,7 @@ def check_submission(
             continue
         for sub in _dirs(div, report.findings, strays=True):
             found = True
-            _check_submitter(
-                _Submitter(sub, div.name.lower(), sub.name, version, rnd, allow_unofficial_loadgen), report
-            )
+            _check_submitter(_Submitter(sub, div.name.lower(), sub.name, version, rnd, *opts), report)
     if not found:
         report.findings.append(
             _err(
@@ -593,8 +604,22 @@ def _metric(
 ) -> Metric:
     if log is None:
         return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
+    field = rnd.result_field(bench, cat)
+    if field is not None and inferred_from is None and field.key not in log and log.values:
+        # the round's checker reads the result from this key (float() of a missing key stops it)
+        findings.append(
+            _err(
+                "detail_log_key",
+                log.path,
+                f"key '{field.key}' is missing: the {rnd.name} checker reads {bench.display}'s {cat.value} "
+                f"result ({field.name}) from it; run with the round's mlperf.conf settings"
+                + (" (infer_token_latencies = 1)" if "inferred" in field.key else ""),
+                key=field.key,
+                source=rnd.source,
+            )
+        )
     try:
-        return result_metric(bench, cat, log.values, inferred_from, rnd.result_field(bench, cat))
+        return result_metric(bench, cat, log.values, inferred_from, field)
     except (KeyError, ValueError, TypeError) as exc:
         findings.append(
             _err(
@@ -628,19 +653,21 @@ def _check_accuracy_dir(
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
         out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat)
         out += check_loadgen_origin(log, sub.version, allow_unofficial=sub.allow_unofficial)
-    out += check_accuracy_hash(accdir)
     acc = accdir / "accuracy.txt"
-    if _kind(acc) == "file":
-        try:
-            with acc.open("rb") as fh:
-                text = fh.read(MAX_ACCURACY_TXT).decode("utf-8", "replace")
-        except OSError as exc:
-            return out + [_unreadable(acc, exc)]
-        values = parse_accuracy_text(text)
-        if not values:
-            out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))
-        elif sub.closed:  # open: "the submission must report the accuracy obtained"
-            out += check_accuracy(variant.benchmark, variant.level, values, str(acc))[0]
+    if _kind(acc) != "file":
+        return out + check_accuracy_hash(accdir)
+    try:
+        text = read_text(acc, MAX_ACCURACY_TXT)  # as the official reads it: UTF-8, universal newlines
+    except (OSError, LogFormatError) as exc:
+        return out + [unreadable_text(acc, exc)]
+    out += check_accuracy_hash(accdir, text)
+    artifacts = sub.round.accuracy_artifacts.get(variant.benchmark.name)
+    out += check_accuracy_artifacts(accdir, artifacts, closed=sub.closed, skip=sub.skip_accuracy_artifacts)
+    values = parse_accuracy_text(text)
+    if not values:
+        out.append(_err("accuracy_log", acc, "no metric values found; keep the accuracy script's output"))
+    elif sub.closed:  # open: "the submission must report the accuracy obtained"
+        out += check_accuracy(variant.benchmark, variant.level, values, str(acc))[0]
     return out
 
 
@@ -654,9 +681,11 @@ def _check_accuracy_log(
             _err(
                 "test_mode",
                 log.path,
-                f"test mode {short(mode)} is not an accuracy run",
+                f"test mode {short(mode)} is not an accuracy run: the accuracy folder holds the run in "
+                "AccuracyOnly mode over the whole dataset (a performance run's sampled responses score a subset)",
                 key="effective_test_mode",
                 line=log.line_of("effective_test_mode"),
+                source=ACCURACY_RUN_SRC,
             )
         )
     out += _dataset_coverage(log, bench, suites, cat)

@@ -2,7 +2,9 @@
 
 The field list is the official checker's SYSTEM_DESC_REQUIRED_FIELDS; the rules (§Audit Process,
 §Networking) lean on this JSON to decide system equivalence and networking, so a missing field is an
-error. `system_type` decides which suite's required scenarios apply.
+error, and one of SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS that the official calls empty
+(`not value`: "", 0, null, [] or {}; rules.inference.empty_response) is an error too. `system_type`
+decides which suite's required scenarios apply.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from proctor.rules.inference import (
     FORBIDDEN_BUS_INTERCONNECTS,
     NETWORK_GENERAL,
     PERMITTED_FABRICS,
+    SYSTEM_FIELDS,
+    SYSTEM_MEANINGFUL,
     Suite,
+    empty_response,
 )
 from proctor.trees import FILE, LINK, MISSING, kind, not_a_file
 
@@ -30,30 +35,20 @@ SYSTEM_TYPES: dict[str, tuple[Suite, ...]] = {
     "datacenter,edge": (Suite.DATACENTER, Suite.EDGE),
     "edge,datacenter": (Suite.DATACENTER, Suite.EDGE),
 }
-# fmt: off
-SYSTEM_FIELDS = (
-    "division", "submitter", "status", "system_name", "number_of_nodes", "host_processor_model_name",
-    "host_processors_per_node", "host_processor_core_count", "host_memory_capacity", "host_storage_capacity",
-    "host_storage_type", "accelerators_per_node", "accelerator_model_name", "accelerator_memory_capacity",
-    "framework", "operating_system", "system_type", "other_software_stack", "host_processor_frequency",
-    "host_processor_caches", "host_memory_configuration", "host_processor_interconnect", "host_networking",
-    "host_networking_topology", "accelerator_frequency", "accelerator_host_interconnect",
-    "accelerator_interconnect", "accelerator_interconnect_topology", "accelerator_memory_configuration",
-    "accelerator_on-chip_memories", "cooling", "hw_notes", "sw_notes", "host_network_card_count",
-    "system_type_detail",
-)
-# Of those, the ones that must say something (not "").
-SYSTEM_MEANINGFUL = (
+# The fields a value of another type makes unusable (the official checker writes them into its CSV as
+# text, or counts with them): a string or a number.
+SYSTEM_SCALARS = (
     "division", "submitter", "system_type", "status", "system_name", "number_of_nodes",
     "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
     "host_memory_capacity", "accelerators_per_node", "accelerator_model_name", "framework", "operating_system",
-)
+)  # fmt: skip
 # Counts: a whole number (or a string holding one) in a sane range.
 SYSTEM_COUNTS = ("number_of_nodes", "host_processors_per_node", "host_processor_core_count", "accelerators_per_node")
 # Network division (the official SYSTEM_DESC_REQUIRED_FIELDS_NETWORK_MODE): the fabric (type, media,
 # rate, topology), the protocol, and both ends' interfaces and stacks: what the rules (§Network
 # Division, General Constraints) ask for, "sufficient to determine OSI layers one through four".
 NETWORK_FLAG = "is_network"
+# fmt: off
 NETWORK_FIELDS = (
     "network_type", "network_media", "network_rate", "nic_loadgen", "number_nic_loadgen",
     "net_software_stack_loadgen", "network_protocol", "number_connections", "nic_sut", "number_nic_sut",
@@ -138,7 +133,8 @@ def load_strict_json(data: bytes, duplicates: list[str] | None = None) -> Any:
 def _count(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 12:
+    # ASCII digits only: str.isdigit() is true for "¹" and "²", which int() refuses
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 12:
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -181,8 +177,12 @@ def check_system_description(
     if not isinstance(desc, dict):
         return None, [err("must be a JSON object")]
     out: list[Finding] = []
-    wrong = [k for k in SYSTEM_MEANINGFUL if k in desc and not isinstance(desc[k], str | int | float)]
-    wrong += [k for k in SYSTEM_MEANINGFUL if isinstance(desc.get(k), bool)]
+    # a value the official calls empty is reported as empty below; any other non-scalar is the wrong type
+    wrong = [
+        k
+        for k in SYSTEM_SCALARS
+        if k in desc and not empty_response(desc[k]) and (isinstance(desc[k], bool) or not isinstance(desc[k], str | int | float))
+    ]
     if wrong:
         out.append(err(f"fields must be a string or a number: {', '.join(wrong)}", wrong[0]))
     bad_counts = [k for k in SYSTEM_COUNTS if k in desc and k not in wrong and _count(desc[k]) is None]
@@ -202,9 +202,25 @@ def check_system_description(
     missing = [k for k in SYSTEM_FIELDS if k not in desc]
     if missing:
         out.append(err(f"missing fields: {', '.join(missing)}", missing[0]))
-    empty = [k for k in SYSTEM_MEANINGFUL if k in desc and k not in wrong and text(k).strip() == ""]
+    # empty as the official judges it (`not value`: "", 0, null, [] and {}); a blank string passes there
+    empty = [k for k in SYSTEM_MEANINGFUL if k in desc and k not in wrong and empty_response(desc[k])]
     if empty:
-        out.append(err(f"fields must not be empty: {', '.join(empty)}", empty[0]))
+        out.append(
+            err(
+                f"fields must hold a meaningful response, not empty (the official checker counts \"\", 0, "
+                f"null, [] and {{}} as empty; write \"0\" for a count of none): {', '.join(empty)}",
+                empty[0],
+            )
+        )
+    blank = [k for k in SYSTEM_MEANINGFUL if isinstance(desc.get(k), str) and desc[k] and not desc[k].strip()]
+    if blank:
+        out.append(
+            err(
+                f"fields hold only spaces (the official checker accepts them): {', '.join(blank)}; say what they are",
+                blank[0],
+                Severity.WARNING,
+            )
+        )
     div = text("division").lower()
     if div and div != division:
         out.append(err(f"division '{div[:80]}' does not match the folder '{division}'", "division"))
@@ -226,16 +242,8 @@ def check_system_description(
 def _datacenter(desc: dict[str, Any], err: Any, text: Any) -> list[Finding]:
     """The rules' minimum for a datacenter system: networking described, ECC not turned off."""
     out: list[Finding] = []
-    said = text("host_networking").strip() if "host_networking" in desc else None
-    if said == "":
-        out.append(
-            err(
-                "host_networking is empty: a datacenter system must describe its networking in the "
-                f"system JSON ({DC_MINIMUM}, Networking)",
-                "host_networking",
-            )
-        )
-    elif said is not None and said.lower().strip(".") in PLACEHOLDERS:
+    said = text("host_networking").strip()  # empty: the meaningful-response check names it
+    if said and said.lower().strip(".") in PLACEHOLDERS:
         out.append(
             err(
                 f"host_networking is '{said}': a datacenter system should describe its networking in the "

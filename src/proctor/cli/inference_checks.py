@@ -19,6 +19,7 @@ from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
     AllowUnofficialOpt,
+    SkipExtraAccuracyFilesOpt,
     console,
     fail,
     print_findings,
@@ -82,6 +83,7 @@ def _results_table(rows: list[ResultRow]) -> None:
         "proctor check submission SUBMISSION",
         "proctor check submission closed/ACME --round v5.1 --json",
         "proctor check submission SUBMISSION --allow-unofficial-loadgen",
+        "proctor check submission SUBMISSION --round v5.1 --skip-extra-accuracy-files-check",
     ),
 )
 def submission_cmd(
@@ -97,6 +99,7 @@ def submission_cmd(
         "--json", help="Print one JSON document (verdict, findings, results; schema: proctor.schemas)."
     )] = False,
     allow_unofficial: AllowUnofficialOpt = False,
+    skip_extra_accuracy_files: SkipExtraAccuracyFilesOpt = False,
 ) -> None:
     """Check a submission tree against the inference rules; exit 0 if valid, 1 if not."""
     import orjson
@@ -106,7 +109,9 @@ def submission_cmd(
 
     _check_version(version)
     _check_directory(directory)
-    report = check_submission(directory, version, allow_unofficial_loadgen=allow_unofficial)
+    report = check_submission(
+        directory, version, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
+    )
     verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
     if as_json:
         doc = {"kind": "proctor.check.submission", "version": 1, "verdict": verdict, **report.to_dict()}

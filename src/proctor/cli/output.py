@@ -40,6 +40,16 @@ AllowUnofficialOpt = Annotated[
     ),
 ]
 
+# `check submission` and `submission package --check`: the official checker's switch of the same name
+SkipExtraAccuracyFilesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-extra-accuracy-files-check",
+        help="Do not look for the files a benchmark's accuracy folder must hold beside the logs (SDXL's "
+        "images, WAN-2.2's videos), as the official checker's switch of this name.",
+    ),
+]
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2

@@ -17,6 +17,7 @@ from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
     AllowUnofficialOpt,
+    SkipExtraAccuracyFilesOpt,
     console,
     fail,
     print_findings,
@@ -43,6 +44,7 @@ app.add_typer(submission_app, name="submission")
     epilog=examples(
         "proctor submission init runs --submitter ACME --framework 'onnxruntime 1.20'",
         "proctor submission init runs --submitter ACME --system-name my-server --system-type datacenter",
+        "proctor submission init runs --submitter ACME --framework 'onnxruntime 1.20' --accelerators 0",
     ),
 )
 def init_cmd(
@@ -66,6 +68,13 @@ def init_cmd(
     system_type: Annotated[
         str, typer.Option("--system-type", metavar="TYPE", help="edge or datacenter (which suite applies).")
     ] = "edge",
+    accelerators: Annotated[
+        int | None, typer.Option(
+            "--accelerators", metavar="N", min=0, max=1 << 20,
+            help="Accelerators per node the SUT used (0: a CPU-only run; the accelerator fields then say "
+            "N/A). Left to fill in if not given.",
+        )
+    ] = None,
 ) -> None:
     """Write RUNS_DIR/system.json (this machine's description) and RUNS_DIR/measurements.json (to fill
     in) where they do not exist yet; `package` reads both. What only you know is left empty, and
@@ -88,7 +97,8 @@ def init_cmd(
         fail(f"{runs}: is a file; give the folder of runs")
     try:
         written = write_templates(runs, submitter=submitter, system_name=system_name, division=division,
-                                  status=status, framework=framework, system_type=system_type)
+                                  status=status, framework=framework, system_type=system_type,
+                                  accelerators=accelerators)
     except TreeError as exc:
         fail(str(exc))
     except OSError as exc:
@@ -247,6 +257,7 @@ def package_cmd(
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
     ] = True,
     allow_unofficial: AllowUnofficialOpt = False,
+    skip_extra_accuracy_files: SkipExtraAccuracyFilesOpt = False,
     audits: Annotated[
         list[Path] | None,
         typer.Option(
@@ -294,7 +305,9 @@ def package_cmd(
     from proctor.checks.loadgen_origin import unofficial_verdict
     from proctor.checks.submission import check_submission
 
-    report = check_submission(output, version, allow_unofficial_loadgen=allow_unofficial)
+    report = check_submission(
+        output, version, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
+    )
     print_findings(out, report.findings, indent="")
     out.print("checker: " + ("VALID" if report.valid else "INVALID"), markup=False)
     if report.unofficial_logs:

@@ -168,6 +168,7 @@ class PerformanceResult:
     mode: str
     target_percentile: float
     use_token_latencies: bool = False
+    infer_token_latencies: bool = False  # the run's setting: the inferred token rates are logged
     complete: bool = True
     incomplete_reason: str = ""
     query_count: int = 0  # queries issued (official result_query_count)
@@ -196,7 +197,9 @@ class PerformanceResult:
     token_throughput_with_loadgen_overhead: float = 0.0  # count / final issued
     token_throughput: float = 0.0  # official quirk: count / (mean_ns * n)
     tps_without_loadgen_overhead: float = 0.0  # summary SS: count / (mean_s * n)
-    inferred_tokens_per_second: float = 0.0  # infer_token_latencies only
+    # infer_token_latencies only: factor x samples / max latency (Offline), factor x (samples - 1) /
+    # final done (Server), as results.cc computes them; proctor's extension: factor x QPS w/ overhead (SS)
+    inferred_tokens_per_second: float = 0.0
     # early stopping
     early_stopping_text: str = ""
     early_stopping_ttft_text: str = ""
@@ -259,6 +262,17 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds:.3g} s" if seconds < 100 else f"{seconds:.0f} s"
 
 
+def _infer_tokens(res: PerformanceResult, factor: int) -> None:
+    """The inferred token rate (infer_token_latencies): the integer product first, then one division,
+    as results.cc LogDetail/LogSummary compute it, so the detail log's value is the official's."""
+    if res.scenario == "Offline":
+        res.inferred_tokens_per_second = _rate(res.sample_count * factor, res.max_latency_s)
+    elif res.scenario == "Server":
+        res.inferred_tokens_per_second = _rate(max(res.sample_count - 1, 0) * factor, res.final_query_done_s)
+    elif res.scenario == "SingleStream":
+        res.inferred_tokens_per_second = factor * res.qps_with_loadgen_overhead
+
+
 def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> PerformanceResult:
     """Every metric and validity decision of the official PerformanceSummary, from raw records."""
     scenario = str(eff.scenario)
@@ -268,6 +282,7 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
         mode=str(eff.test_mode),
         target_percentile=pct,
         use_token_latencies=bool(eff.use_token_latencies),
+        infer_token_latencies=bool(eff.infer_token_latencies),
         complete=not records.incomplete,
         incomplete_reason=records.incomplete_reason,
     )
@@ -283,7 +298,7 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
         # one query, no early stopping: streamed statistics, nothing per sample allocated
         _summarize_streamed(res, records, done, failed, pct, start)
         if eff.infer_token_latencies:
-            res.inferred_tokens_per_second = float(eff.token_latency_scaling_factor) * res.samples_per_second
+            _infer_tokens(res, int(eff.token_latency_scaling_factor))
         _validity(res, eff, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
         return res
     # sample latencies from the scheduled time of each sample's query
@@ -352,13 +367,7 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
         else:
             res.tokens_per_second = _rate(res.token_count, res.max_latency_s)
     if eff.infer_token_latencies:
-        factor = float(eff.token_latency_scaling_factor)
-        if scenario == "Offline":
-            res.inferred_tokens_per_second = factor * res.samples_per_second
-        elif scenario == "Server":
-            res.inferred_tokens_per_second = factor * res.completed_samples_per_sec
-        elif scenario == "SingleStream":
-            res.inferred_tokens_per_second = factor * res.qps_with_loadgen_overhead
+        _infer_tokens(res, int(eff.token_latency_scaling_factor))
 
     # issue lateness (how late the issuer was against the schedule)
     if nq > 0:

@@ -73,6 +73,37 @@ MEASUREMENT_FIELDS = (
     "input_data_types", "retraining", "starting_weights_filename", "weight_data_types", "weight_transformations",
 )  # fmt: skip
 
+# The fields every system description holds: the official SYSTEM_DESC_REQUIRED_FIELDS, the same list at
+# tags v4.1, v5.0.1, v5.1.1 and HEAD (tools/submission/submission_checker.py; HEAD:
+# submission_checker/constants.py, where network_speed_mbit is commented out).
+SYSTEM_FIELDS = (
+    "division", "submitter", "status", "system_name", "number_of_nodes", "host_processor_model_name",
+    "host_processors_per_node", "host_processor_core_count", "host_memory_capacity", "host_storage_capacity",
+    "host_storage_type", "accelerators_per_node", "accelerator_model_name", "accelerator_memory_capacity",
+    "framework", "operating_system", "system_type", "other_software_stack", "host_processor_frequency",
+    "host_processor_caches", "host_memory_configuration", "host_processor_interconnect", "host_networking",
+    "host_networking_topology", "accelerator_frequency", "accelerator_host_interconnect",
+    "accelerator_interconnect", "accelerator_interconnect_topology", "accelerator_memory_configuration",
+    "accelerator_on-chip_memories", "cooling", "hw_notes", "sw_notes", "host_network_card_count",
+    "system_type_detail",
+)  # fmt: skip
+# Of those, the ones that must hold a meaningful response: SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS
+# (the same 26 at every tag above). Read by proctor's checker and `submission init`.
+SYSTEM_MEANINGFUL = (
+    "division", "submitter", "system_type", "status", "system_name", "number_of_nodes",
+    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count", "host_memory_capacity",
+    "host_memory_configuration", "host_storage_capacity", "host_storage_type", "host_networking",
+    "host_network_card_count", "host_networking_topology", "accelerators_per_node", "accelerator_model_name",
+    "accelerator_memory_capacity", "accelerator_host_interconnect", "accelerator_memory_configuration",
+    "accelerator_interconnect", "cooling", "framework", "operating_system", "other_software_stack",
+)  # fmt: skip
+
+
+def empty_response(value: object) -> bool:
+    """Whether the official checker calls a JSON value empty: `not value` (check_system_desc_id,
+    check_measurement_dir), so "", 0, 0.0, false, null, [] and {} are empty, and "0" or " " are not."""
+    return not value
+
 
 # §Network Division, General Constraints: "Currently permitted fabric interconnects are Ethernet,
 # IEEE802.11, Infiniband, and 3GPP" and "Examples of forbidden bus interconnect include:

@@ -58,6 +58,37 @@ INFERRED_COMPLETED_TOKENS = ResultField(
 
 
 @dataclass(frozen=True, slots=True)
+class AccuracyArtifacts:
+    """Files a benchmark's `accuracy/` folder holds beside the logs for reviewers to look at (SDXL's
+    generated images, WAN's videos): the round's official REQUIRED_ACC_BENCHMARK entry.
+
+    The official compares names up to their first "." (`f.split(".")[0]`), so `2747.png` and
+    `2747.jpeg` both count; a missing `captions` file is named in its message but does not fail the
+    check. Its switch --skip-extra-accuracy-files-check skips the whole check."""
+
+    folder: str  # under accuracy/: "images", "videos"
+    stems: tuple[str, ...]  # the required names, up to their first "."
+    suffix: str  # the extension the official names a missing file with: ".png", ".mp4"
+    # False: the round's checker keeps an open result whose accuracy check failed (v4.1-v5.1
+    # "accuracy not valid but taken for open"); the HEAD checker (v6.x) fails it in every division
+    required_in_open: bool
+    source: str
+    captions: str = "captions"  # the stem of the captions file (captions.txt)
+
+
+# The current round's (v6.1) entries; older rounds carry theirs in their own module.
+WAN_V61_VIDEOS = AccuracyArtifacts(
+    folder="videos",
+    stems=("130", "106", "84", "59", "12", "123", "43", "22", "238", "32"),
+    suffix=".mp4",
+    required_in_open=True,
+    source=official(
+        "HEAD", "tools/submission/submission_checker/constants.py", 'REQUIRED_ACC_BENCHMARK["wan-2.2-t2v-a14b"]["v6.1"]'
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
 class InferenceRound:
     """One round: its benchmarks, seeds, and the metric conventions its official checker follows."""
 
@@ -73,6 +104,8 @@ class InferenceRound:
     audits: Mapping[str, tuple[str, ...]] | None = None
     # The seeds a TEST05 audit runs with (v4.1 and earlier; later rounds have no TEST05).
     test05_seeds: tuple[int, int, int] | None = None
+    # Per benchmark name: what its accuracy folder must hold beside the logs (none: nothing).
+    accuracy_artifacts: Mapping[str, AccuracyArtifacts] = field(default_factory=dict)
     source: str = ""
     table: BenchmarkTable = field(init=False)
 
@@ -110,6 +143,7 @@ def round_table(version: str = CURRENT_ROUND) -> InferenceRound:
             benchmarks=BENCHMARKS,
             seeds=SEEDS[version],
             server_field=SCHEDULED,
+            accuracy_artifacts={"wan-2.2-t2v-a14b": WAN_V61_VIDEOS},
             source=f"Inference rules (current text); seeds: the {version} mlperf.conf",
         )
     found: InferenceRound = importlib.import_module(f"proctor.rules.{module}").ROUND
@@ -159,6 +193,7 @@ def target(
 
 __all__ = [
     "COMPLETED",
+    "AccuracyArtifacts",
     "COMPLETED_TOKENS",
     "INFERRED_COMPLETED_TOKENS",
     "INFERRED_TOKENS",

@@ -19,6 +19,7 @@ from proctor.rules.inference_rounds import (
     INFERRED_COMPLETED_TOKENS,
     INFERRED_TOKENS,
     TOKENS,
+    AccuracyArtifacts,
     InferenceRound,
     latency,
     level,
@@ -232,6 +233,18 @@ AUDITS: dict[str, tuple[str, ...]] = {
     "mixtral-8x7b": ("TEST06",),
 }
 
+# REQUIRED_ACC_BENCHMARK["stable-diffusion-xl"]["v4.1"]: ten of the generated images and the captions
+# file in accuracy/images/ (the checker of this tag has no switch to skip it).
+ACCURACY_ARTIFACTS = {
+    "stable-diffusion-xl": AccuracyArtifacts(
+        folder="images",
+        stems=("4655", "2569", "1303", "109", "4509", "3009", "2179", "1826", "2094", "3340"),
+        suffix=".png",
+        required_in_open=False,
+        source=official(TAG, "tools/submission/submission_checker.py", 'REQUIRED_ACC_BENCHMARK["stable-diffusion-xl"]'),
+    )
+}
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -241,6 +254,7 @@ ROUND = InferenceRound(
     audits=AUDITS,
     # MODEL_CONFIG["v4.1"]["test05_seeds"] = mlperf.conf's test05_*_rng_seed
     test05_seeds=(16799458546791641818, 5453809927556429288, 5435552105434836064),
+    accuracy_artifacts=ACCURACY_ARTIFACTS,
     source=CHECKER,
 )
 

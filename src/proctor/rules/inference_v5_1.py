@@ -19,6 +19,7 @@ from proctor.rules.inference_rounds import (
     COMPLETED,
     COMPLETED_TOKENS,
     TOKENS,
+    AccuracyArtifacts,
     InferenceRound,
     ResultField,
     level,
@@ -200,6 +201,18 @@ AUDITS: dict[str, tuple[str, ...]] = {
     "whisper": ("TEST01",),
 }
 
+# REQUIRED_ACC_BENCHMARK["stable-diffusion-xl"]["v5.1"] at tag v5.1.1: ten of the generated images and
+# the captions file in accuracy/images/ (--skip-extra-accuracy-files-check skips it).
+ACCURACY_ARTIFACTS = {
+    "stable-diffusion-xl": AccuracyArtifacts(
+        folder="images",
+        stems=("2747", "2235", "2165", "1515", "1538", "1367", "2419", "4629", "3657", "4532"),
+        suffix=".png",
+        required_in_open=False,
+        source=official("v5.1.1", "tools/submission/submission_checker.py", 'REQUIRED_ACC_BENCHMARK["stable-diffusion-xl"]'),
+    )
+}
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -207,6 +220,7 @@ ROUND = InferenceRound(
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v5.1"]["Server"]
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
+    accuracy_artifacts=ACCURACY_ARTIFACTS,
     source=CHECKER,
 )
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from proctor.rules import inference as current
 from proctor.rules import inference_v5_1 as v51
 from proctor.rules.inference import Benchmark, Category, Suite
-from proctor.rules.inference_rounds import COMPLETED, InferenceRound, official, tokens
+from proctor.rules.inference_rounds import COMPLETED, AccuracyArtifacts, InferenceRound, official, tokens
 from proctor.rules.rounds import SEEDS
 
 TAG = "v6.0"
@@ -118,6 +118,26 @@ AUDITS: dict[str, tuple[str, ...]] = {
     "qwen3-vl-235b-a22b": (),
 }
 
+# REQUIRED_ACC_BENCHMARK[...]["v6.0"]: ten generated images (SDXL) or videos (WAN-2.2) and the captions
+# file; this checker fails the result in every division without them.
+_EXTRA = official("HEAD", "tools/submission/submission_checker/constants.py", "REQUIRED_ACC_BENCHMARK")
+ACCURACY_ARTIFACTS = {
+    "stable-diffusion-xl": AccuracyArtifacts(
+        folder="images",
+        stems=("1311", "2476", "3644", "2188", "4114", "52", "388", "1195", "3427", "2289"),
+        suffix=".png",
+        required_in_open=True,
+        source=_EXTRA + '["stable-diffusion-xl"]["v6.0"]',
+    ),
+    "wan-2.2-t2v-a14b": AccuracyArtifacts(
+        folder="videos",
+        stems=("130", "106", "84", "59", "12", "31", "86", "122", "233", "96"),
+        suffix=".mp4",
+        required_in_open=True,
+        source=_EXTRA + '["wan-2.2-t2v-a14b"]["v6.0"]',
+    ),
+}
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -125,6 +145,7 @@ ROUND = InferenceRound(
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v6.0"]["Server"]
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
+    accuracy_artifacts=ACCURACY_ARTIFACTS,
     source=CHECKER,
 )
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import TruncateError
+from proctor.text_files import split_lines
 from proctor.trees import (
     DIR,
     FILE,
@@ -67,15 +68,26 @@ def file_hash(path: Path) -> str:
 def hash_lines(text: str) -> list[str]:
     """The values of every `hash=` line of an accuracy.txt, in order (the official reads the first).
 
-    Lines are split on '\\n' only and a trailing '\\n' is dropped, as Python's `for line in f` with a
-    `$` anchor sees them; a value the official regex would not take is left out.
+    Lines are split as Python's `for line in f` splits them (universal newlines: "\\r\\n", "\\r" and
+    "\\n"), so a CRLF file's hash line counts as it does for the official; a value the official
+    regex would not take is left out.
     """
     out = []
-    for line in text.split("\n"):
+    for line in split_lines(text):
         m = _HASH_LINE.match(line)
         if m:
             out.append(m.group(1))
     return out
+
+
+def lf_form(data: bytes) -> bytes:
+    """`data` with its line ends made LF (b"\\r\\n" and a lone b"\\r", as universal newlines read
+    them): the log LoadGen wrote before a copy converted its line ends (git's autocrlf on Windows).
+    LoadGen's JSON never holds a raw CR (a string escapes it), so nothing else changes; the same
+    object when there is no CR."""
+    if b"\r" not in data:
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def truncate_bytes(data: bytes) -> bytes:

@@ -77,6 +77,8 @@ OFFICIAL_SOURCE: dict[str, tuple[str, int]] = {
     "result_time_to_output_token_mean": (_R, 814),
     "result_completed_tokens_per_second": (_R, 818),
     "result_tokens_per_second": (_R, 822),
+    "result_inferred_completed_tokens_per_second": (_R, 832),
+    "result_inferred_tokens_per_second": (_R, 840),
     "num_errors": (_R, 852),
 }
 _REQUESTED_COMMON_HEAD = (("scenario", 278), ("test_mode", 279))
@@ -501,6 +503,10 @@ def result_entries(result: PerformanceResult) -> list[tuple[str, Any]]:
             ]
         else:
             out.append(("result_tokens_per_second", r.tokens_per_second))
+    if r.infer_token_latencies and sc == "Server":  # results.cc: Server and Offline only
+        out.append(("result_inferred_completed_tokens_per_second", r.inferred_tokens_per_second))
+    elif r.infer_token_latencies and sc == "Offline":
+        out.append(("result_inferred_tokens_per_second", r.inferred_tokens_per_second))
     return out
 
 

@@ -22,6 +22,7 @@ from typing import IO, Any, NamedTuple
 
 from proctor.errors import LogFormatError
 from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, LogLine, nested_deeper, parse_line
+from proctor.text_files import universal_lines
 
 MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
 MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value
@@ -87,19 +88,23 @@ def open_regular(path: str | Path) -> IO[bytes]:
 
 
 def iter_lines(fh: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
-    """(number, line) for each line, streaming; None for a line longer than `max_bytes` (skipped)."""
+    """(number, line) for each line, streaming, without its line end; None for a line longer than
+    `max_bytes` (skipped). Lines end as the official Python readers' `for line in f` ends them:
+    b"\\n", b"\\r\\n" or a lone b"\\r" (proctor.text_files.universal_lines)."""
     lineno = 0
     while True:
         chunk = fh.readline(max_bytes)
         if not chunk:
             return
-        lineno += 1
         if len(chunk) >= max_bytes and not chunk.endswith(b"\n"):
             while chunk and not chunk.endswith(b"\n"):  # drop the rest of the overlong line
                 chunk = fh.readline(max_bytes)
+            lineno += 1
             yield lineno, None
             continue
-        yield lineno, chunk
+        for line in universal_lines(chunk):
+            lineno += 1
+            yield lineno, line
 
 
 def _parse(text: bytes | None, lineno: int) -> LogLine | BadLine | None:

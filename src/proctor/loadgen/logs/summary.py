@@ -111,10 +111,10 @@ def summary_lines(result: PerformanceResult, eff: EffectiveSettings, sut_name: s
             yield f"Tokens per second: {ostream(r.tokens_per_second)}"
         else:
             yield f"Completed tokens per second: {fixed(r.completed_tokens_per_second)}"
-    if eff.infer_token_latencies:
+    if eff.infer_token_latencies:  # results.cc: Server and Offline only
         if sc == "Server":
             yield f"Completed tokens per second (inferred): {fixed(r.inferred_tokens_per_second)}"
-        else:
+        elif sc == "Offline":
             yield f"Tokens per second (inferred): {ostream(r.inferred_tokens_per_second)}"
     valid = r.min_duration_met and r.min_queries_met and r.perf_constraints_met and r.early_stopping_met
     valid = valid and r.failed_samples == 0  # proctor: a failed sample is no result (not in the official)
