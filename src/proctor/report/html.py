@@ -137,14 +137,37 @@ def _headline_rows(run: InferenceRun) -> list[tuple[str, str, float | int | None
     return rows
 
 
+PASSING_WORDS = ("VALID", "DONE")  # the first words of a verdict that passed (app.session.verdict)
+
+
+def _verdict_head(run: InferenceRun) -> tuple[str, str, list[str]] | None:
+    """(word, first line's rest, further lines) of the verdict `proctor run` printed, when logged."""
+    if not run.verdict:
+        return None
+    first, *more = run.verdict
+    word = first.split(":", 1)[0].split(" ", 1)[0]
+    if not word.isupper():  # not a verdict line: show the lines as they are
+        return "", first, more
+    return word, first[len(word):].removeprefix(":").strip(), more
+
+
 def _headline(sid: str, run: InferenceRun) -> str:
-    """What a reader looks for first: the verdict and its true cause, the metric against its bound,
-    TTFT/TPOT against theirs."""
+    """What a reader looks for first: the verdict and its true cause (the words `proctor run`
+    printed, when it logged them), the metric against its bound, TTFT/TPOT against theirs."""
     causes = _causes(run)
     state = "unknown" if run.valid is None else ("valid-run" if run.valid and not run.errors else "invalid-run")
     word = run.validity or "unknown"
     out = [f'<div class="headline {state}" id="{sid}-headline">']
-    if run.valid and not causes:
+    head = _verdict_head(run)
+    if head is not None:
+        said, text, more = head
+        passed = said in PASSING_WORDS
+        out[0] = f'<div class="headline {"valid-run" if passed else "invalid-run"}" id="{sid}-headline">'
+        out.append(f'<p class="cause" id="{sid}-cause">{_badge(passed, said or word)} {escape(text)}</p>')
+        if more:
+            out.append("<ul>" + "".join(f"<li>{escape(line.strip().removeprefix('- '))}</li>" for line in more)
+                       + "</ul>")
+    elif run.valid and not causes:
         metric = f": {run.metric[0]} = " + (_ms(run.metric[1]) if run.metric[2] == "ns" else
                                             f"{run.metric[1]:,.6g} {run.metric[2]}") if run.metric else ""
         out.append(f'<p class="cause" id="{sid}-cause">{_badge(run.valid, word)} {escape(metric.lstrip(": "))}</p>')
@@ -402,13 +425,23 @@ def _gist(run: InferenceRun) -> str:
     if run.metric:
         name, value, unit = run.metric
         metric = f"{name} = " + (_ms(value) if unit == "ns" else f"{value:,.6g} {unit}")
+    head = _verdict_head(run)
+    if head is not None:
+        return " · ".join(x for x in (metric, head[1]) if x)
     causes = _causes(run)
     more = f" (+{len(causes) - 1} more)" if len(causes) > 1 else ""
     return " · ".join(x for x in (metric, causes[0] + more if causes else "") if x)
 
 
+def _overview_badge(run: InferenceRun) -> str:
+    head = _verdict_head(run)
+    if head is None or not head[0]:
+        return _badge(run.valid, run.validity)
+    return _badge(head[0] in PASSING_WORDS, head[0])
+
+
 def _overview(rep: Report) -> str:
-    items = [f'<li><a href="#run-{i}">{escape(r.name)}</a> {_badge(r.valid, r.validity)} {escape(_gist(r))}</li>'
+    items = [f'<li><a href="#run-{i}">{escape(r.name)}</a> {_overview_badge(r)} {escape(_gist(r))}</li>'
              for i, r in enumerate(rep.runs)]
     items += [f'<li><a href="#training-{i}">{escape(t.name)}</a> '
               f"{_badge(t.score.valid and t.rcp.passed, 'VALID' if t.score.valid and t.rcp.passed else 'INVALID')}</li>"

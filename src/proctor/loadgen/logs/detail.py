@@ -235,6 +235,7 @@ CLOSED_LOOP_KEY = "proctor_closed_loop_in_flight"  # value: N of a closed loop w
 SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
 GENERATION_OVERRIDE_KEY = "proctor_generation_override"
+VERDICT_KEY = "proctor_verdict"  # value: the verdict's lines as `proctor run` printed them (app.session)
 
 
 def append_record(path: str | Path, key: str, value: Any) -> None:
