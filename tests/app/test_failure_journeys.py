@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 GUARD_S = 240  # a subprocess that runs longer than this is killed (the test then fails)
@@ -184,3 +186,16 @@ def test_an_interrupted_run_writes_its_report(tmp_path):
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "interrupted" in page
     assert any(line.startswith("interrupted: partial logs and report.html in") for line in stderr.splitlines())
+
+
+@pytest.mark.parametrize("model", ["resnet50", "digits"])
+def test_test06_on_a_benchmark_that_is_not_an_llm_is_exit_2(tmp_path, model):
+    r = _proctor(tmp_path, "audit", "TEST06", "--sut", "digits", "--model", model, "--scenario", "Offline",
+                 "--quick", "-o", "aud")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0] == (f"error: TEST06 does not apply to {model}: it checks an LLM's token outputs (first token, "
+                        f"EOS, token counts) and {model} is not an LLM benchmark; its audits: TEST01, TEST04 "
+                        "(`proctor audit all` runs them)")
+    assert not (tmp_path / "aud").exists()  # refused before anything ran
