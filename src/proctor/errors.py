@@ -22,6 +22,8 @@ straight to it. The modules that raise an error import it from here; the tree is
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ProctorError(Exception):
     """Base of every error proctor raises on purpose."""
@@ -50,7 +52,11 @@ class RunError(ProctorError, RuntimeError):
     """A run ended before its end; what was measured so far is kept in the logs.
 
     A RuntimeError too: a harness written for the official binding wraps StartTest in
-    `except RuntimeError`, and that must catch proctor's failures as well."""
+    `except RuntimeError`, and that must catch proctor's failures as well. `outcome`: the run's
+    outcome (`loadgen.engine.RunOutcome`) when its logs were written, so a caller can still judge
+    and report it; None otherwise."""
+
+    outcome: Any = None
 
 
 class DatasetError(ProctorError):

@@ -142,6 +142,25 @@ def test_a_noisy_sut_stays_inconclusive_and_says_so(tmp_path):
     text = (o.folder / "verify_performance.txt").read_text()
     assert "TEST FAIL: Test score invalid" in text and "proctor: INCONCLUSIVE, not a finding against the SUT" in text
     assert "may be caching" in text  # the official reason stays, the spread's verdict beside it
+    # what `proctor audit` prints of it: INCONCLUSIVE, never the script's TEST FAIL (issue 31 §2)
+    from rich.console import Console
+
+    from proctor.cli.audit import print_outcomes
+
+    for quiet in (False, True):
+        console = Console(record=True, width=400)
+        print_outcomes(console, [o], quiet=quiet)
+        shown = console.export_text()
+        assert "TEST FAIL" not in shown and "TEST04: INCONCLUSIVE" in shown
+        assert f"INCONCLUSIVE: {o.inconclusive}" in shown
+    console = Console(record=True, width=400)
+    print_outcomes(console, [o])
+    assert f"TEST04 performance: TEST INCONCLUSIVE: {o.inconclusive} (" in console.export_text()
+    from proctor.app.documents import audit_document
+
+    doc = audit_document([o], "", 1)
+    assert not any("TEST FAIL" in f["message"] for f in doc["findings"])
+    assert doc["audits"][0]["checks"][0]["lines"][-1] == "TEST FAIL: Test score invalid"  # the file's, as official
 
 
 def test_noise_pattern_judge_spread():
@@ -214,3 +233,22 @@ def test_a_short_offline_reference_is_sized_by_itself_and_the_audits_pass(tmp_pa
     assert any("made again with offline_expected_qps 1500" in n for n in outcomes[1].notes)
     d = read_detail(tmp_path / "audit_runs/resnet/Offline/TEST04/mlperf_log_detail.txt")
     assert d.require("requested_offline_expected_qps") == 1500  # the audit ran with the sized settings
+
+
+def test_which_audits_apply_comes_from_the_rules_table():
+    """TEST06 reads LLM token outputs: it applies to a benchmark exactly when the rules' table gives it
+    token latencies; `proctor audit all` never picks an audit that does not apply (issue 31 §2)."""
+    from proctor.audits.configs import is_llm, not_applicable, required_audits
+    from proctor.rules.inference import BENCHMARKS
+
+    assert BENCHMARKS
+    for b in BENCHMARKS:
+        llm = any(limit.uses_tokens for limit in b.latency.values())
+        assert is_llm(b.name) is llm
+        assert (not_applicable(Audit.TEST06, b.name) == "") is llm
+        assert not_applicable(Audit.TEST01, b.name) == "" and not_applicable(Audit.TEST04, b.name) == ""
+        assert all(not_applicable(a, b.name) == "" for a in required_audits(b.name)), b.name
+    why = not_applicable(Audit.TEST06, "resnet50")
+    assert why.startswith("TEST06 does not apply to resnet50: ") and why.endswith(
+        "its audits: TEST01, TEST04 (`proctor audit all` runs them)")
+    assert not_applicable(Audit.TEST06, "digits").startswith("TEST06 does not apply to digits")

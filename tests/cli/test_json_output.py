@@ -171,9 +171,10 @@ def test_run_json_for_a_failed_run_still_prints_its_document(tmp_path: Path) -> 
                   "--no-trace", "-o", tmp_path / "logs", "--json", cwd=tmp_path)
     assert res.returncode == 1, res.stderr
     doc = document(res, "proctor.run")
-    assert doc["verdict"] == "FAILED" and doc["exit_code"] == 1 and doc["numbers"] == {}
-    assert "the accelerator fell off the bus" in doc["cause"] and doc["findings"][0]["rule"] == "run"
-    assert "error: run failed:" in res.stderr  # the one-line error as without --json
+    # the run wrote its logs: it is judged like any other (issue 31 §2), its cause the SUT's exception
+    assert doc["verdict"] == "INCOMPLETE" and doc["exit_code"] == 1 and doc["valid"] is False
+    assert doc["cause"].startswith("the SUT raised RuntimeError: the accelerator fell off the bus")
+    assert doc["findings"][0]["rule"] == "incomplete" and "report" in doc["paths"]
 
 
 def test_audit_json_reports_an_inconclusive_audit_as_such() -> None:

@@ -287,3 +287,55 @@ def test_one_of_two_endpoints_dies_and_is_dropped_the_run_goes_on(tmp_path, http
     assert dead.sent + alive.sent == n
     at_drop = int(re.search(r"dropped after (\d+) requests", line).group(1))  # type: ignore[union-attr]
     assert at_drop <= dead.sent <= at_drop + 2 and alive.sent > n // 4
+
+
+def test_journey_a_server_killed_mid_run_is_the_verdicts_first_line(tmp_path):
+    """Issue 31 §2, as the README has it: `proctor serve llm` in one process, the LLM run in another;
+    the server is killed mid-run. The first verdict line is the endpoint's death and when; no rate or
+    duration advice follows; report.html is written and shows the same line."""
+    import html as html_mod
+    import time
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    server = subprocess.Popen([sys.executable, "-m", "proctor", "serve", "llm", "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    run_proc: subprocess.Popen[str] | None = None
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", first)
+        assert m, first
+        data = tmp_path / "prompts.jsonl"
+        data.write_text("".join(orjson.dumps({"prompt": f"tell me a story {k}"}).decode() + "\n" for k in range(50)))
+        out = tmp_path / "logs"
+        run_proc = subprocess.Popen(
+            [sys.executable, "-m", "proctor", "run", "--scenario", "Server", "--model", "llama3_1-8b",
+             "--sut", f"openai:url={m.group(1)},model=proctor-tiny", "--dataset", str(data), "--target-qps", "20",
+             "--duration-ms", "30000", "-o", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        detail = out / "mlperf_log_detail.txt"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run_proc.poll() is None:
+            if detail.is_file() and "Starting performance mode" in detail.read_text(errors="replace"):
+                break
+            time.sleep(0.05)
+        time.sleep(1.5)
+        server.kill()
+        stdout, stderr = run_proc.communicate(timeout=180)
+    finally:
+        for p in (server, run_proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(timeout=30)
+    assert run_proc.returncode == 1, stdout + stderr
+    lines = stdout.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.startswith(("INCOMPLETE", "INVALID", "VALID")))
+    verdict = lines[k:]
+    assert verdict[0].startswith(f"INCOMPLETE: the SUT stopped the run: openai SUT: the endpoint {m.group(1)}")
+    assert "stopped answering at 20" in verdict[0] and " s into the run)" in verdict[0]
+    assert verdict[0].endswith("find out why it stopped (the server's own log), then run again")
+    for advice in ("Increase the target QPS", "--target-qps", "--duration-ms", "--min-queries"):
+        assert not any(advice in line for line in verdict), verdict
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'data-verdict="INCOMPLETE"' in page and html_mod.escape("the SUT stopped the run: openai SUT") in page
+    assert "Traceback" not in stderr

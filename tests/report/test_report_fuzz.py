@@ -35,7 +35,7 @@ _keys = st.sampled_from([
     "effective_target_latency_ns", "effective_target_latency_percentile", "effective_min_duration_ms",
     "result_scheduled_samples_per_sec", "result_overlatency_query_count", "early_stopping_result",
     "proctor_invalid_reasons", "requested_use_token_latencies", "result_first_token_mean_latency_ns",
-    "effective_target_qps", "result_mean_latency_ns", "sut_name",
+    "effective_target_qps", "result_mean_latency_ns", "sut_name", "proctor_verdict",
 ])
 _junk = st.one_of(
     st.binary(max_size=300),
@@ -155,3 +155,23 @@ def test_hostile_trace_args(lines) -> None:
         run = InferenceRun(name="x", directory=Path(tmp), scenario="Server", samples=s)
         _trace_stats(run)
         assert run.trace_ttft is None or run.trace_ttft.percentiles
+
+
+_line = st.text(max_size=80)
+
+
+@given(lines=st.one_of(st.lists(st.one_of(_line, st.integers(), st.none()), max_size=60), _line, st.integers()))
+def test_hostile_logged_verdict(lines) -> None:
+    """proctor_verdict (the lines `proctor run` printed) is shown escaped and bounded, whatever it holds."""
+    import html
+    import json
+
+    base = _DETAIL.read_bytes() if _DETAIL.is_file() else _mllog("effective_scenario", '"Server"')
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "mlperf_log_detail.txt").write_bytes(base + _mllog("proctor_verdict", json.dumps(lines)))
+        rep = build_report([d])
+        page = render(rep, {})
+        if isinstance(lines, list) and lines and isinstance(lines[0], str) and "<" in lines[0]:
+            assert lines[0] not in page or html.escape(lines[0]) == lines[0]
+        assert len(rep.runs[0].verdict) <= 50

@@ -200,9 +200,8 @@ def audit_document(outcomes: list[AuditOutcome], short_run: str, exit_code: int)
         if o.inconclusive:
             findings.append(_finding(str(o.audit), f"INCONCLUSIVE: {o.inconclusive}", "error"))
         for v in o.verdicts:
-            if not v.passed:
-                last = next((line for line in reversed(v.lines) if line.strip()), "failed")
-                findings.append(_finding(str(o.audit), f"{v.check}: {last}", "error"))
+            if not v.passed and not v.inconclusive:  # an inconclusive one is the finding above
+                findings.append(_finding(str(o.audit), f"{v.check}: {v.last_line or 'failed'}", "error"))
     return {
         "kind": "proctor.audit",
         "version": VERSION,

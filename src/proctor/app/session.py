@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
-from proctor.errors import ConfigError, ProctorError
+from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
@@ -138,17 +138,22 @@ def run(
             return after_run(sut, outcome)
         from proctor.loadgen.engine import run_test
 
-        outcome = run_test(
-            sut,
-            qsl,
-            settings,
-            log_settings,
-            audit_config=audit_config,
-            progress=progress,
-            timeout_s=timeout_s,
-            drain_s=drain_s,
-            short_run=short_run,
-        )
+        try:
+            outcome = run_test(
+                sut,
+                qsl,
+                settings,
+                log_settings,
+                audit_config=audit_config,
+                progress=progress,
+                timeout_s=timeout_s,
+                drain_s=drain_s,
+                short_run=short_run,
+            )
+        except RunError as exc:  # the SUT raised: its logs are written, and get what every run gets
+            if exc.outcome is not None:
+                after_run(sut, exc.outcome)
+            raise
         return after_run(sut, outcome)
     finally:
         if close:
@@ -194,14 +199,33 @@ def _valid_line(text: str, short_run: str) -> str:
     return f"{SHORT_RUN_VERDICT}: {short_run}" + (f"; {text}" if text else "")
 
 
-def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
-    """(passed, lines) for a run on either engine: VALID with the metric, or every failed check
-    with its numbers and what to change; accuracy-only runs pass when they finished without errors."""
-    official = outcome.engine == Engine.OFFICIAL
-    lines = [f"engine: official mlperf_loadgen ({outcome.wall_s:.1f} s)"] if official else []
-    accuracy_only = outcome.mode == TestMode.ACCURACY_ONLY
-    if outcome.incomplete:
-        lines.append(f"INCOMPLETE: {outcome.incomplete_reason}")
+def _fault_lines(outcome: RunOutcome, accuracy_only: bool) -> list[str]:
+    """The verdict of a run the SUT did wrong: the fault that is the true cause first, with the
+    advice that follows from it; the other faults; then the checks that also failed, by their facts
+    alone (their advice, e.g. a longer run or another rate, is for a run without the fault)."""
+    from proctor.loadgen.results import FAULT_CHECKS
+    from proctor.loadgen.sut_faults import FaultKind
+
+    top, *others = outcome.faults
+    word = "INCOMPLETE" if outcome.incomplete else "FAILED" if accuracy_only else "INVALID"
+    lines = [f"{word}: {top.line}"]
+    lines += [f"  - also: {f.cause}" for f in others]
+    if outcome.incomplete and top.kind not in (FaultKind.RAISED, FaultKind.ABORTED, FaultKind.STALLED):
+        lines.append(f"  - the run ended early: {outcome.incomplete_reason}")
+    r = outcome.result
+    if r is not None and not accuracy_only:
+        facts = [f.fact for f in r.failures if f.check not in FAULT_CHECKS]
+        if facts:
+            lines.append(f"  - checks also not met (judge them again once this is fixed): {'; '.join(facts)}")
+        elif outcome.valid and outcome.metric is not None:
+            lines.append(f"  - the run's own checks passed: {outcome.metric.name} = {outcome.metric.text}")
+    return lines
+
+
+def _check_lines(outcome: RunOutcome, short_run: str, official: bool, accuracy_only: bool) -> tuple[bool, list[str]]:
+    """The verdict of a run without SUT faults: VALID with the metric, or each failed check with its
+    numbers and what to change; an accuracy-only run passes when it finished without errors."""
+    lines = [f"INCOMPLETE: {outcome.incomplete_reason}"] if outcome.incomplete else []
     if accuracy_only:
         ok = not outcome.incomplete and outcome.errors == 0
         if ok:
@@ -226,6 +250,21 @@ def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
         else:
             lines.append(f"INVALID: {len(reasons)} checks failed:")
             lines.extend(f"  - {reason}" for reason in reasons)
+    return ok, lines
+
+
+def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
+    """(passed, lines) for a run on either engine. A run the SUT did wrong (`RunOutcome.faults`)
+    names that first: its first line is the true cause; any other run is judged on its checks."""
+    official = outcome.engine == Engine.OFFICIAL
+    lines = [f"engine: official mlperf_loadgen ({outcome.wall_s:.1f} s)"] if official else []
+    accuracy_only = outcome.mode == TestMode.ACCURACY_ONLY
+    if outcome.faults:
+        ok = False
+        lines += _fault_lines(outcome, accuracy_only)
+    else:
+        ok, judged = _check_lines(outcome, short_run, official, accuracy_only)
+        lines += judged
     if outcome.errors:
         ok = False
         if official:
@@ -251,6 +290,20 @@ def peak_lines(outcome: RunOutcome) -> list[str]:
         for p in found.probes
     ]
     return lines
+
+
+DETAIL_LOG = "mlperf_log_detail.txt"  # = loadgen.engine.log_paths' default (kept light: the engine loads scipy)
+
+
+def log_verdict(outcome: RunOutcome, lines: list[str]) -> None:
+    """The verdict as printed, added to the closed detail log (`proctor_verdict`), so report.html
+    shows the same words as the command line."""
+    import contextlib
+
+    from proctor.loadgen.logs.detail import VERDICT_KEY, append_record
+
+    with contextlib.suppress(OSError):  # the report then derives its own account from the logs
+        append_record(outcome.log_paths["detail"], VERDICT_KEY, list(lines))
 
 
 def html_report(log_dir: Path) -> tuple[list[tuple[str, str]], str]:
@@ -317,6 +370,7 @@ class SessionResult:
     lines: list[str]  # the verdict, FindPeakPerformance's probes, the SUT's report, notes
     paths: list[tuple[str, str]]  # (name, path): the logs, report.html
     warnings: list[str] = field(default_factory=list)
+    failure: BaseException | None = None  # the SUT's exception that ended the run (its traceback: --debug)
 
 
 class RunSession:
@@ -401,29 +455,43 @@ class RunSession:
         assert self.resolved is not None and self._built is not None
         req, resolved = self.request, self.resolved
         short_run = with_generation_override(resolved.short_run, self._built[0])
-        outcome = self._run(self._built, resolved.settings, short_run, progress)
+        failure: RunError | None = None
         notes: list[str] = []
-        if req.fit:
-            outcome, notes = self._fit(outcome, short_run, progress, say or (lambda line: None))
+        try:
+            outcome = self._run(self._built, resolved.settings, short_run, progress)
+            if req.fit:
+                outcome, notes = self._fit(outcome, short_run, progress, say or (lambda line: None))
+        except RunError as exc:  # the SUT raised: a run with logs is judged and reported all the same
+            if exc.outcome is None:
+                raise
+            outcome, failure = exc.outcome, exc
+        except KeyboardInterrupt:  # the logs are written, marked incomplete: their report too
+            if req.report and req.engine == Engine.PROCTOR and (req.output_dir / DETAIL_LOG).is_file():
+                html_report(req.output_dir)
+            raise
         ok, lines = verdict(outcome, short_run)
         lines += notes
         qsl = self._built[1]
         log_dir = outcome.log_paths["detail"].parent
         # issue 23: an accuracy run writes accuracy.txt and says its score against the target
-        ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req.model, req.accuracy_script, req.dataset)
+        if failure is None:
+            ok, scored = score_accuracy_run(ok, lines, outcome, qsl, req.model, req.accuracy_script, req.dataset)
+        else:
+            scored = []
         if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
-            return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored])
+            return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored], failure=failure)
+        log_verdict(outcome, lines)
         lines += peak_lines(outcome)
         lines += outcome.sut_report
         if req.audit_conf.is_file():
             lines.append(f"note: {req.audit_conf} was applied (as the official LoadGen applies audit.config)")
         paths = [("logs", str(log_dir)), *scored]
         warnings: list[str] = []
-        if req.report:  # issue 15: the HTML report next to the logs
+        if req.report:  # issue 15: the HTML report next to the logs, for every run that wrote them
             more, warning = html_report(log_dir)
             paths += more
             warnings += [warning] if warning else []
-        return SessionResult(outcome, ok, lines, paths, warnings)
+        return SessionResult(outcome, ok, lines, paths, warnings, failure)
 
 
 # --- audits: one run per call, each with a freshly built SUT -------------------------------------------

@@ -191,6 +191,32 @@ def _key(name: str) -> tuple[str, bool]:
     return v.benchmark.name, v.interactive
 
 
+def is_llm(model: str) -> bool:
+    """Whether the rules' table makes `model` an LLM benchmark (token latencies); a model it lacks
+    (proctor's own workloads) is not one."""
+    try:
+        return resolve(model).benchmark.is_llm
+    except KeyError:
+        return False
+
+
+# What each audit reads, and so which benchmarks it applies to (None: any benchmark).
+# TEST06 checks an LLM's token outputs (first token, EOS, token counts: compliance/TEST06/README.md).
+AUDIT_NEEDS_LLM: dict[Audit, bool | None] = {Audit.TEST01: None, Audit.TEST04: None, Audit.TEST06: True}
+
+
+def not_applicable(audit: Audit, model: str) -> str:
+    """"" when `audit` applies to `model`, else one line saying why not and which audits do."""
+    need = AUDIT_NEEDS_LLM[audit]
+    if need is None or need == is_llm(model):
+        return ""
+    audits = ", ".join(required_audits(model))
+    return (
+        f"{audit} does not apply to {model}: it checks an LLM's token outputs (first token, EOS, token "
+        f"counts) and {model} is not an LLM benchmark; its audits: {audits} (`proctor audit all` runs them)"
+    )
+
+
 def required_audits(model: str, *, llm: bool | None = None) -> tuple[Audit, ...]:
     """The audits `proctor audit all` runs for `model` (an mlperf.conf name or a submission name).
 
@@ -208,10 +234,7 @@ def required_audits(model: str, *, llm: bool | None = None) -> tuple[Audit, ...]
     if found:
         return found
     if llm is None:
-        try:
-            llm = resolve(model).benchmark.is_llm
-        except KeyError:
-            llm = False
+        llm = is_llm(model)
     return (Audit.TEST06,) if llm else (Audit.TEST01, Audit.TEST04)
 
 
@@ -222,6 +245,8 @@ __all__ = [
     "TEST01_SAMPLING_TARGET",
     "TEST04_CONFIG",
     "TEST06_CONFIG",
+    "is_llm",
+    "not_applicable",
     "Audit",
     "AuditConfig",
     "ConfLine",

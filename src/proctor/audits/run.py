@@ -416,6 +416,7 @@ def run_audits(
             )
         if inconclusive:
             outcome.inconclusive = inconclusive
+            outcome.verdicts[-1].inconclusive = inconclusive
             outcome.verdicts[-1].notes.append(
                 f"INCONCLUSIVE, not a finding against the SUT: {inconclusive}; run the audit again on a "
                 "quieter machine (or a longer run: --duration-ms)"

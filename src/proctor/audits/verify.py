@@ -54,6 +54,16 @@ class Verdict:
     lines: list[str]
     notes: list[str] = field(default_factory=list)
     numbers: dict[str, Any] = field(default_factory=dict)
+    # non-empty: the official script's FAIL is inside run-to-run noise (audits.run): not a finding
+    inconclusive: str = ""
+
+    @property
+    def last_line(self) -> str:
+        """What a reader is told of this check: the official script's last line, or for a score
+        failure inside run-to-run noise `TEST INCONCLUSIVE: why` (its file keeps the official lines)."""
+        if self.inconclusive:
+            return f"TEST INCONCLUSIVE: {self.inconclusive}"
+        return next((line for line in reversed(self.lines) if line.strip()), "")
 
     def text(self) -> str:
         """The result file's content: the official lines, then (on failure) proctor's notes."""

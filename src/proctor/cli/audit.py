@@ -53,7 +53,7 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
         if quiet:
             continue
         for v in o.verdicts:
-            last = next((line for line in reversed(v.lines) if line.strip()), "")
+            last = v.last_line  # an inconclusive check: TEST INCONCLUSIVE, not the script's TEST FAIL
             nums = ", ".join(
                 f"{k} {val:.6g}" if isinstance(val, float) else f"{k} {val}"
                 for k, val in v.numbers.items()
@@ -135,7 +135,7 @@ def audit_cmd(
 ) -> None:
     """Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them."""
     from proctor.app.session import session_runner, sut_spec
-    from proctor.audits.configs import TEST06_DTYPES, Audit, required_audits
+    from proctor.audits.configs import TEST06_DTYPES, Audit, not_applicable, required_audits
     from proctor.audits.run import Test06Options, Tree, run_audits, verify_audit
     from proctor.trees import real_root, safe_name
 
@@ -150,6 +150,10 @@ def audit_cmd(
         output.fail("--audit-logs needs --results (the reference runs to compare against)")
     model = opts.model
     audits = required_audits(model) if which == Which.ALL else (Audit(which.value),)
+    for audit in audits:  # before anything runs: an audit the benchmark cannot take is bad input
+        why = not_applicable(audit, model)
+        if why:
+            output.fail(why)
     if audit_logs is not None and len(audits) != 1:
         output.fail("--audit-logs verifies one audit: name TEST01, TEST04 or TEST06, not all")
     try:  # each becomes a folder under -o: one safe name each

@@ -149,7 +149,10 @@ def run_cmd(
             say=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True),
         )
     except KeyboardInterrupt:
-        output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)")
+        html, detail = opts.output_dir / "report.html", opts.output_dir / "mlperf_log_detail.txt"
+        fresh = html.is_file() and detail.is_file() and html.stat().st_mtime >= detail.stat().st_mtime
+        report = " and report.html" if fresh and not no_report else ""
+        output.interrupted(f"interrupted: partial logs{report} in {opts.output_dir} (summary marked incomplete)")
     except ProctorError as exc:
         if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
             from proctor.app.documents import dumps, failed_run_document
@@ -158,6 +161,11 @@ def run_cmd(
             sys.stdout.write(dumps(failed_run_document(
                 str(req.scenario), str(req.mode or ""), str(exc), str(opts.output_dir))))
         run_failed(exc, err)
+    if result.failure is not None and output.debug() and result.failure.__cause__ is not None:
+        import traceback  # the SUT's exception that ended the run
+
+        err.print("".join(traceback.format_exception(result.failure.__cause__)).rstrip(), markup=False,
+                  highlight=False)
     for warning in result.warnings:
         err.print(warning, markup=False)
     code = output.EXIT_OK if result.ok else output.EXIT_INVALID

@@ -18,11 +18,17 @@ import typer
 
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.cli import output
+from proctor.loadgen.sut_faults import STUCK_LIMIT_S
 from proctor.loadgen.types import Scenario
 
 if TYPE_CHECKING:
     from proctor.app.session import RunRequest
 
+TIMEOUT_HELP = (
+    "Give up on a stuck SUT after this many seconds: the longest wait for a completion, and for a "
+    f"performance run its whole length. Default: {STUCK_LIMIT_S} s without a completion (or 2 x "
+    "min_duration when longer), no bound on the whole run; with max_duration, max_duration + 1 s."
+)
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
     "or your own: my_package.module:factory[:k=v,...] or path/to/file.py:factory[:k=v,...], where "
@@ -150,7 +156,7 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
             "--min-queries", metavar="N", help="min_query_count override."
         )], None),
         ("timeout_s", Annotated[float | None, typer.Option(
-            "--timeout-s", metavar="SECONDS", help="Give up on a stuck SUT after this many seconds.")], None),
+            "--timeout-s", metavar="SECONDS", help=TIMEOUT_HELP)], None),
         ("drain_s", Annotated[float, typer.Option(
             "--drain-s", metavar="SECONDS", min=0,
             help="After Ctrl-C, wait this long for the SUT to drain (seconds).")], 0.5),

@@ -45,10 +45,12 @@ import numpy as np
 from proctor.errors import RunError
 from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.sink import CompletionSink
+from proctor.loadgen.sut_faults import FaultKind, FaultTally
 from proctor.loadgen.types import QuerySampleResponse
 
 SMALL_BATCH = 16  # complete_arrays batches up to this size take the scalar path
 ID_GENERATION_BITS = 32  # ids of phase g are g << 32 + sequence number: no phase has 2**32 samples
+INDEX_LOOKUP = 1 << 20  # an unknown id is compared with the QSL indices of at most this many issued samples
 _NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?")  # ids, indices, counts: not part of a kind
 KIND_HEAD = 80  # a failure's kind: its type and the first this-many characters of its message
 
@@ -185,6 +187,10 @@ def _uniform_size(offsets: np.ndarray) -> int:
     return size if int(offsets[-1] - offsets[-2]) <= size else 0
 
 
+TWICE = "completed twice"  # what the completion paths say of a sample completed again
+_FT = "FirstTokenComplete"  # its answers complete nothing: they never count as misdirected completions
+
+
 class _NoId:
     """Stands for the id of an item that is not a response at all."""
 
@@ -211,6 +217,7 @@ class CompletionTracker:
         id_base: int = 0,
         faults: FaultCounter | None = None,
         budget: AccuracyBudget | None = None,
+        sut_faults: FaultTally | None = None,
     ) -> None:
         counts = np.diff(schedule.query_offsets)
         # Every schedule gives its queries one size except, at most, the last (Offline accuracy):
@@ -255,6 +262,13 @@ class CompletionTracker:
         self._error_sink = error_sink
         self.id_base = id_base  # the SUT sees sample s as response id id_base + s
         self.faults = faults if faults is not None else FaultCounter(self._error)
+        self.sut_faults = sut_faults if sut_faults is not None else FaultTally()
+        # answers since the last completion that completed nothing (ids never issued, not responses):
+        # `_streak` of them while `completed_samples` stayed `_streak_mark` (misdirected())
+        self._streak = 0
+        self._streak_mark = -1
+        self.waiting_s = 0.0  # > 0: nothing completed this long while samples were outstanding (PhaseWatch)
+        self.first_tokens = 0  # first tokens reported (progress of a token run before any completion)
         self._budget = budget
         self._budget_reported: set[str] = set()
         self.issued_end = 0  # samples [0, issued_end) have been handed to the SUT
@@ -276,6 +290,7 @@ class CompletionTracker:
         self.future_stamps = 0  # t_ns stamps after the clock's now (clamped to now)
         self.all_done = threading.Event()
         self.abort_reason = ""  # the SUT gave up on the run (`abort`): the engine stops waiting
+        self.abort_kind = FaultKind.ABORTED  # what ended it: the SUT's abort, or ids never issued
 
     # --- issuer side --------------------------------------------------------------------------
 
@@ -317,12 +332,51 @@ class CompletionTracker:
         self.faults.report(exc, where)
         return True
 
-    def abort(self, reason: str) -> bool:
-        """The SUT cannot go on (its endpoint stopped answering): the engine stops waiting for what
-        is outstanding and ends the run incomplete with `reason` (the first one given)."""
-        if not self.abort_reason:
-            self.abort_reason = reason
+    def abort(self, reason: str, kind: FaultKind = FaultKind.ABORTED) -> bool:
+        """The SUT cannot go on (its endpoint stopped answering; `kind` UNKNOWN_ID: the engine found
+        its answers misdirected): issuing stops, the engine stops waiting for what is outstanding
+        and ends the run incomplete with `reason` (the first one given). An issuer waiting for a
+        query's completion is released (it sees `abort_reason` and stops)."""
+        with self._lock:
+            if self.abort_reason:
+                return True
+            self.abort_reason, self.abort_kind = reason, kind
+            if (self._awaited >= 0 or self._await_count >= 0) and self._chain is None:
+                self._awaited = self._await_count = -1
+                self.gate.release()
         return True
+
+    def misdirected(self) -> tuple[int, int]:
+        """(answers that completed nothing since the last sample completed, samples outstanding);
+        (0, n) once a sample completed after the first such answer."""
+        with self._lock:
+            outstanding = self.issued_end - self.completed_samples
+            if self._streak_mark != self.completed_samples:
+                return 0, outstanding
+            return self._streak, outstanding
+
+    def _unanswered(
+        self, kind: FaultKind, detail: str, n: int = 1, completion: bool = True, hint: str = ""
+    ) -> None:
+        """Caller holds the lock: `n` answers that completed nothing (`kind`), counted by kind; a
+        completion's count towards the misdirected streak (`misdirected`)."""
+        self.sut_faults.add(kind, detail, n, hint=hint)
+        if completion and kind in (FaultKind.UNKNOWN_ID, FaultKind.NOT_AN_ID):
+            if self._streak_mark != self.completed_samples:
+                self._streak_mark, self._streak = self.completed_samples, 0
+            self._streak += n
+
+    def _id_fault(self, j: int) -> tuple[FaultKind, str, str]:
+        """Caller holds the lock: (kind, detail, hint) of an integer response id that is no issued
+        sample of this phase: an earlier phase's (stale), or never issued (the hint says when it is
+        the QSL index of an issued sample: the SUT passed sample.index)."""
+        gen, base_gen = j >> ID_GENERATION_BITS, self.id_base >> ID_GENERATION_BITS
+        if 0 < gen < base_gen:
+            return FaultKind.STALE_ID, str(j), ""
+        issued = self._sample_index[: min(self.issued_end, INDEX_LOOKUP)]
+        if 0 <= j < (1 << ID_GENERATION_BITS) and issued.size and bool(np.any(issued == j)):
+            return FaultKind.UNKNOWN_ID, str(j), f"{j} is the QSL index of an issued sample: sample.index where sample.id belongs"
+        return FaultKind.UNKNOWN_ID, str(j), ""
 
     def error(self, message: str) -> None:
         """A protocol error of the SUT or its harness: counted and written to the detail log."""
@@ -342,10 +396,14 @@ class CompletionTracker:
             text = text[:57] + "..."
         if isinstance(i, _NoId):
             self._error(f"{who}: {text} (a {type(item).__name__}) is not a QuerySampleResponse")
+            self._unanswered(FaultKind.NOT_AN_ID, f"{text} (a {type(item).__name__})", completion=who != _FT)
             return
         self._error(
             f"{who}: response id {text} is not an integer (a {type(i).__name__}); pass back the `id` "
             "of the QuerySample the SUT was given"
+        )
+        self._unanswered(
+            FaultKind.NOT_AN_ID, f"a response whose id is {text} (a {type(i).__name__})", completion=who != _FT
         )
 
     def _seq(self, who: str, i: Any, done_msg: str | None, quiet: bool = False) -> int:
@@ -363,10 +421,17 @@ class CompletionTracker:
         if not 0 <= s < self.issued_end:
             if not quiet:
                 self._error(f"{who}: unknown response id {j}")
+                kind, detail, hint = self._id_fault(j)
+                self._unanswered(kind, detail, completion=who != _FT, hint=hint)
             return -1
         if done_msg is not None and self._sample_done_mv[s] != NOT_SET:
             if not quiet:
                 self._error(f"{who}: sample {j} {done_msg}")
+                if done_msg == TWICE:
+                    failed = self._records.sample_failed
+                    self.sut_faults.add(
+                        FaultKind.AFTER_FAIL if failed is not None and failed[s] else FaultKind.DUPLICATE, str(j)
+                    )
             return -1
         return s
 
@@ -453,7 +518,7 @@ class CompletionTracker:
         for k, i in enumerate(ids):
             s = i - base if type(i) is int else -1
             if not (0 <= s < issued and sample_done[s] == NOT_SET):
-                s = self._seq(who, i, "completed twice")
+                s = self._seq(who, i, TWICE)
                 if s < 0:
                     continue
                 i = s + base
@@ -537,6 +602,7 @@ class CompletionTracker:
             self._check_done()
         if n_new:
             self.faults.report(reason, f"{n_new} sample(s) failed")
+            self.sut_faults.add(FaultKind.FAILED, failure_text(reason), n_new)
 
     def complete(
         self,
@@ -655,8 +721,16 @@ class CompletionTracker:
             if not ascending or bool((self._sample_done[ids] != NOT_SET).any()):
                 ascending = False
                 keep = (ids >= 0) & (ids < issued)
-                for i in ids[~keep][:10].tolist():
+                unknown = ids[~keep]
+                for i in unknown[:10].tolist():
                     self._error(f"complete_arrays: unknown response id {i + base}")
+                if unknown.size:  # each kind counted, the first of each named
+                    gen = (unknown + base) >> ID_GENERATION_BITS
+                    stale = (gen > 0) & (gen < base >> ID_GENERATION_BITS)
+                    for part in (unknown[stale], unknown[~stale]):
+                        if part.size:
+                            kind, detail, hint = self._id_fault(int(part[0]) + base)
+                            self._unanswered(kind, detail, int(part.size), hint=hint)
                 dup = np.zeros(ids.size, bool)
                 dup[keep] = self._sample_done[ids[keep]] != NOT_SET
                 if ids.size > 1:
@@ -665,7 +739,17 @@ class CompletionTracker:
                     again[first] = False
                     dup |= again & keep
                 for i in ids[dup][:10].tolist():
-                    self._error(f"complete_arrays: sample {i + base} completed twice")
+                    self._error(f"complete_arrays: sample {i + base} {TWICE}")
+                if dup.any():
+                    twice = ids[dup]
+                    failed = self._records.sample_failed
+                    after = np.zeros(twice.size, bool) if failed is None else failed[twice] != 0
+                    if after.any():
+                        self.sut_faults.add(FaultKind.AFTER_FAIL, str(int(twice[after][0]) + base), int(after.sum()))
+                    if not after.all():
+                        self.sut_faults.add(
+                            FaultKind.DUPLICATE, str(int(twice[~after][0]) + base), int((~after).sum())
+                        )
                 keep &= ~dup
                 n_bad = ids.size - int(np.count_nonzero(keep))
                 if n_bad > 20:
@@ -729,7 +813,7 @@ class CompletionTracker:
         t_ns: int | None = None,
     ) -> None:
         keep: list[tuple[int, bytes]] = []
-        who = "FirstTokenComplete"
+        who = _FT
         t = self._stamp(t_ns, who)
         if t is None:
             return
@@ -750,6 +834,7 @@ class CompletionTracker:
                 if t_ns is not None and self._early(who, i, s, t, False):
                     continue
                 has_ft[s] = t
+                self.first_tokens += 1
                 if self._any_logged and (self._log_all or self._log_mask[s]):
                     if response_cb is not None:
                         response_cb(r)

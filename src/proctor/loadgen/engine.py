@@ -37,7 +37,7 @@ import numpy as np
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
-from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink
+from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink, failure_text
 from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
@@ -59,10 +59,11 @@ from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.resolve import start_settings
-from proctor.loadgen.results import PerformanceResult, summarize
+from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
 from proctor.loadgen.sink import ReportingSUT, StartableSUT
+from proctor.loadgen.sut_faults import STUCK_LIMIT_S, Fault, FaultKind, FaultTally, notice_bound_s
 from proctor.loadgen.types import (
     QuerySampleLibrary,
     Scenario,
@@ -72,9 +73,10 @@ from proctor.loadgen.types import (
     qsl_name,
     sut_name,
 )
+from proctor.loadgen.watch import STALL_KEY, PhaseWatch
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
-MIN_TIMEOUT_NS = 60_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)
+MIN_TIMEOUT_NS = STUCK_LIMIT_S * 1_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)
 # While the host lets the issuer wake on time (clock.MonotonicClock's adaptive spin), it sleeps until
 # this long before a Server arrival, then spins with a 1 us timer slack (issuer.fine_timer_slack): p50
 # lateness of a few us. Under contention (late wake-ups, or more runnable tasks than CPUs) it sleeps
@@ -176,6 +178,7 @@ class RunOutcome:
     interrupted: bool = False  # Ctrl-C ended the run (run_test re-raises KeyboardInterrupt)
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
     warning_messages: list[str] = field(default_factory=list)  # the first warnings logged, to name them
+    faults: list[Fault] = field(default_factory=list)  # what the SUT did wrong, the true cause first
 
 
 def closed_loop_reason(n: int) -> str:
@@ -285,6 +288,7 @@ class Run:
         self.interrupted = False
         self.t0_ns = time.perf_counter_ns()
         self.faults = FaultCounter(self._fault_error)
+        self.sut_faults = FaultTally(self._notice)  # classified SUT faults: said at once, ranked for the verdict
         self.budget = AccuracyBudget(max_response_bytes, max_accuracy_log_bytes)
 
     # --- logging helpers ------------------------------------------------------------------------
@@ -308,6 +312,13 @@ class Run:
 
     def info(self, message: str) -> None:
         self.log("generic_message", message)
+
+    def _notice(self, line: str) -> None:
+        """A SUT fault or stall, said on the progress hooks at once (they only queue it: this runs
+        on SUT threads, under the completion lock)."""
+        hook = getattr(self.progress, "on_notice", None)  # hooks written before it may lack it
+        if hook is not None:
+            hook(line)
 
     def _fault_error(self, message: str) -> None:
         self._keep(message)
@@ -333,6 +344,7 @@ class Run:
         self.t0_ns = time.perf_counter_ns()
         self.logs = _open_logs(self.paths, self.log_settings, self.clock)
         failure: BaseException | None = None
+        outcome: RunOutcome | None = None
         try:
             self._prologue()
             self._dispatch()
@@ -359,12 +371,13 @@ class Run:
             failure = KeyboardInterrupt()
         if failure is not None:
             if self._sut_failed and not isinstance(failure, ProctorError | KeyboardInterrupt):
-                raise RunError(
-                    f"run incomplete: {self.incomplete_reason} (logs in {self.paths['detail'].parent})"
-                ) from failure
+                error = RunError(f"run incomplete: {self.incomplete_reason} (logs in {self.paths['detail'].parent})")
+                error.outcome = outcome  # the logs are written: the caller can still judge and report the run
+                raise error from failure
             if epilogue_failure is not None:
                 failure.add_note(f"while writing the logs: {epilogue_failure!r}")
             raise failure
+        assert outcome is not None
         return outcome
 
     def _prologue(self) -> None:
@@ -400,8 +413,10 @@ class Run:
         if isinstance(self.sut, StartableSUT):  # its sink, before the first issue
             try:
                 self.sut.start(self.sink)
-            except BaseException:
+            except BaseException as exc:
                 self._sut_failed = True
+                if not isinstance(exc, KeyboardInterrupt):
+                    self.sut_faults.add(FaultKind.RAISED, f"{failure_text(exc)} in start()")
                 raise
 
     def _dispatch(self) -> None:
@@ -557,6 +572,7 @@ class Run:
             id_base=completion_mod.next_id_base(),
             faults=self.faults,
             budget=self.budget,
+            sut_faults=self.sut_faults,
         )
         return _Phase(mode, schedule, records, tracker, offset, loaded=loaded)
 
@@ -598,6 +614,9 @@ class Run:
         if on_settings is not None:
             on_settings(self.eff)
         self.progress.on_phase(phase.mode, sched, phase.records, phase.tracker)
+        watch = PhaseWatch(phase.tracker, self.sut_faults, notice_bound_s(_expected_latency_s(self.eff)),
+                           self._give_up_text(limit, stall))
+        watch.start()
         power_begin = dt.datetime.now(dt.UTC)
         try:
             # The prologue's log lines are rendered on the detail log's thread: let it finish now, or
@@ -617,12 +636,22 @@ class Run:
             raise
         except BaseException as exc:  # SystemExit and other BaseExceptions from the SUT too
             self._sut_failed = True
-            self.incomplete_reason = self.incomplete_reason or (
-                f"the SUT raised {type(exc).__name__} while queries were issued: {exc}"
-            )
-            self.error(f"{self.incomplete_reason} ({self._progress_text(phase)})")
+            tracker = phase.tracker
+            if tracker.abort_reason and tracker.abort_kind is FaultKind.ABORTED:
+                # the SUT stopped the run, then raised on the next issue (openai: EndpointDown):
+                # the stop is the cause, the exception its consequence
+                self._aborted(phase)
+            else:
+                self.incomplete_reason = self.incomplete_reason or (
+                    f"the SUT raised {type(exc).__name__} while queries were issued: {exc}"
+                )
+                self.error(f"{self.incomplete_reason} ({self._progress_text(phase)})")
+                self.sut_faults.add(
+                    FaultKind.RAISED, f"{failure_text(exc)} while queries were issued ({self._progress_text(phase)})"
+                )
             raise
         finally:
+            watch.stop()
             phase.records.end_ns = self.clock.now_ns()
             completion_mod.detach(phase.tracker)
             self.sink.target = None
@@ -676,18 +705,58 @@ class Run:
                     break
                 ok = tracker.all_done.wait(timeout=min(left * 1e-9, 0.25))
         if not ok and tracker.abort_reason:  # the SUT gave up (its endpoint stopped answering)
+            self._aborted(phase)
+        elif not ok:
+            self._stalled(phase, limit, stall)
+
+    def _aborted(self, phase: _Phase) -> None:
+        """The run was aborted (the SUT stopped it, or its answers were ids never issued): the
+        incomplete reason says why and how much was left open."""
+        tracker, rec = phase.tracker, phase.records
+        if tracker.abort_kind is FaultKind.ABORTED:
             n, _ = tracker.outstanding_ids()
             self.incomplete_reason = f"{tracker.abort_reason} ({n} of {rec.n_samples_issued} issued samples open)"
-            self.error(self.incomplete_reason)
-        elif not ok:
-            n, first = tracker.outstanding_ids()
-            sq = phase.schedule.query_offsets
-            queries = sorted({int(np.searchsorted(sq, s, side="right")) - 1 for s in first})
-            self.incomplete_reason = (
-                f"the SUT did not complete {n} of {rec.n_samples_issued} issued samples in time "
-                f"(first outstanding: queries {queries}, response ids {[s + tracker.id_base for s in first]})"
+            at = (self.clock.now_ns() - rec.start_ns) / 1e9 if rec.start_ns > 0 else 0.0  # the abort came just now
+            self.sut_faults.add(FaultKind.ABORTED, tracker.abort_reason + (f" ({at:.1f} s into the run)" if at else ""))
+        else:  # the watch's reason says how many were open
+            self.incomplete_reason = tracker.abort_reason
+        self.error(self.incomplete_reason)
+
+    def _stalled(self, phase: _Phase, limit: int | None, stall: int) -> None:
+        """Nothing completed within the stuck limit: the run gave up. The reason says how long, how
+        much was open, and (STALLED fault) what to check: never completing at all is not slowness."""
+        tracker, rec = phase.tracker, phase.records
+        n, first = tracker.outstanding_ids()
+        sq = phase.schedule.query_offsets
+        queries = sorted({int(np.searchsorted(sq, s, side="right")) - 1 for s in first})
+        issued = rec.n_samples_issued
+        last = int(rec.sample_done_ns[:issued].max()) if issued else NOT_SET  # NOT_SET is below any stamp
+        last = int(rec.start_ns) if last == NOT_SET else last
+        idle_s = max(self.clock.now_ns() - last, 0) / 1e9
+        if tracker.completed_samples == 0 and tracker.first_tokens == 0:
+            what = f"none completed in {idle_s:.0f} s"
+            advice = ""  # the class's own: how a SUT completes
+        else:
+            what = f"nothing completed in the last {idle_s:.0f} s"
+            advice = (
+                f"the SUT stopped completing after {tracker.completed_samples} sample(s): look for a hang, or "
+                "samples it dropped; a SUT this slow needs a longer --timeout-s"
             )
-            self.error(self.incomplete_reason)
+        self.incomplete_reason = (
+            f"the SUT did not complete {n} of {issued} issued samples: {what}, so the run gave up "
+            f"({self._give_up_text(limit, stall)}; first outstanding: queries {queries}, response ids "
+            f"{[s + tracker.id_base for s in first]})"
+        )
+        self.error(self.incomplete_reason)
+        self.sut_faults.add(FaultKind.STALLED, self.incomplete_reason, advice=advice)
+
+    def _give_up_text(self, limit: int | None, stall: int) -> str:
+        """When the run gives up on a SUT that completes nothing, and the option that sets it."""
+        if self.timeout_ns is not None:
+            return f"proctor gives up after --timeout-s {self.timeout_ns / 1e9:g} s"
+        if limit is not None:
+            return f"proctor gives up at max_duration + 1 s ({limit / 1e9:g} s; --timeout-s to change it)"
+        return f"proctor gives up after {stall / 1e9:g} s without a completion (--timeout-s to change it)"
 
     # --- the end --------------------------------------------------------------------------------
 
@@ -696,6 +765,11 @@ class Run:
         assert logs is not None
         for line in self.faults.summary_lines():
             self.error(line)
+        for line in self.sut_faults.count_lines():
+            self._notice(line)
+        stalls = self.sut_faults.times(STALL_KEY)
+        if stalls > 1:
+            self._notice(f"in all, nothing completed for a while with samples outstanding {stalls} times")
         self._annotate_detail()
         if self.budget.refused:
             self.error(
@@ -714,6 +788,7 @@ class Run:
             self.result.closed_loop_in_flight = self.concurrency
             self.result.valid = False
             self.result.reasons.insert(0, closed_loop_reason(self.concurrency))
+            self.result.failures.insert(0, CheckFailure("closed_loop", closed_loop_reason(self.concurrency)))
         if self.result is not None and phase is not None:
             self._warn_if_late(phase)
         if self.result is not None:
@@ -767,6 +842,7 @@ class Run:
             interrupted=self.interrupted,
             sut_failures=self.faults.total,
             warning_messages=list(logs.detail.warning_messages),
+            faults=self.sut_faults.ranked(),
         )
         self.progress.on_end(outcome)
         return outcome
@@ -940,6 +1016,17 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
             first_token_ns=first[seq] if r.tokens else None,
             n_tokens=ntok[seq] if r.tokens else None,
         )
+
+
+def _expected_latency_s(eff: EffectiveSettings) -> float:
+    """How long one query is expected to take, by the settings: the SingleStream/MultiStream expected
+    latency, the Server latency bound (its TTFT bound in token runs), 0 for Offline (its one query
+    is the whole run; its samples complete as it goes)."""
+    if eff.scenario == Scenario.OFFLINE:
+        return 0.0
+    if eff.scenario == Scenario.SERVER:
+        return (eff.server_ttft_latency if eff.use_token_latencies else eff.target_latency_ns) / 1e9
+    return 1.0 / eff.target_qps if eff.target_qps > 0 else 0.0
 
 
 def _power_time(t: dt.datetime) -> str:

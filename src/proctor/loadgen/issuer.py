@@ -9,8 +9,10 @@ Two loops, after the official IssueQueryController (spec official-loadgen.md §3
   at once; with coalescing, every further query already due is added to the same call (each keeps
   its own scheduled time). Offline's queries are all due at start.
 
-Stop rules (not in accuracy mode, which issues everything): after an issue, non-Server scenarios stop
-once `issued >= min_query_count` and `issue time - start >= target duration`; every scenario stops
+Stop rules: every loop stops once the run is aborted (`CompletionTracker.abort`: the SUT stopped the
+run, or it answers only ids never issued). Not in accuracy mode, which issues everything: after an
+issue, non-Server scenarios stop once `issued >= min_query_count` and `issue time - start >= target
+duration`; every scenario stops
 with an error on max_query_count, on max_duration, and (Server) when more than
 server_max_async_queries queries are outstanding. Running out of generated queries before the
 minimum is an error. Server performance runs may go on past the official queries while the rules'
@@ -151,10 +153,13 @@ def _prctl() -> Any:
         return None
 
 
+ABORTED = "aborted"  # the issue outcome when the tracker was aborted (CompletionTracker.abort)
+
+
 @dataclass(slots=True)
 class IssueOutcome:
     # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout",
-    # "early_stopping_met" (Server: the criterion held after extra queries)
+    # "early_stopping_met" (Server: the criterion held after extra queries), "aborted"
     stop_reason: str
     start_ns: int
     end_issue_ns: int
@@ -323,10 +328,16 @@ class Issuer:
             # outcome: the run waits for this query anyway).
             if not gate_acquire(False):
                 wait_s = stall_s if deadline is None else min(stall_s, (deadline - wall()) * 1e-9)
+                if tracker.abort_reason:  # before the wait: an abort while this query was armed releases it
+                    reason = ABORTED
+                    break
                 if wait_s <= 0 or not gate_acquire(True, wait_s):
                     stop = self._stop_check(q, t, start)
                     reason = "timeout" if stop in (None, "done") else stop
                     break
+            if tracker.abort_reason:  # the SUT stopped the run (or was found answering ids never issued)
+                reason = ABORTED
+                break
             # the checks of _stop_check, which can only fire past these thresholds
             if (
                 checks
@@ -364,10 +375,16 @@ class Issuer:
         while q < nq:
             if q >= n and not tracker.await_completed(q - n + 1):
                 wait_s = stall_s if deadline is None else min(stall_s, (deadline - wall()) * 1e-9)
+                if tracker.abort_reason:
+                    reason = ABORTED
+                    break
                 if wait_s <= 0 or not gate_acquire(True, wait_s):
                     stop = self._stop_check(q, now(), start)
                     reason = "timeout" if stop in (None, "done") else stop
                     break
+            if tracker.abort_reason:
+                reason = ABORTED
+                break
             b = offs[q + 1]
             tracker.issued_end = b
             t = now()
@@ -453,6 +470,8 @@ class Issuer:
                         finish(stop)
                     elif q >= nq:
                         finish(self._exhausted())
+                    elif tracker.abort_reason:
+                        finish(ABORTED)
                     else:
                         issue_next()
                 except BaseException as exc:  # the SUT raised on a completing thread: the run's error
@@ -469,6 +488,11 @@ class Issuer:
                     issue_next()
             last_q, last_change = -1, time.monotonic_ns()
             while not finished.is_set():
+                if tracker.abort_reason:  # the SUT's answers will never complete what is issued
+                    with step_lock:
+                        if not finished.is_set():
+                            finish(ABORTED)
+                    break
                 if tracker.gate.acquire(False):  # completed inline on this thread: step here
                     step()
                     continue
@@ -554,6 +578,9 @@ class Issuer:
             q = e
             rec.n_queries_issued = q
             rec.n_samples_issued = b
+            if tracker.abort_reason:  # the SUT stopped the run, or answers only ids never issued
+                reason = ABORTED
+                break
             # the checks of _stop_check, inlined: none of them can fire unless its limit is set
             if checks and (stop := self._stop_check(q, t, start)) is not None:
                 reason = stop

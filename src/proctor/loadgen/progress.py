@@ -58,6 +58,10 @@ class ProgressHooks:
     def on_probe(self, probe: Any) -> None:
         """FindPeakPerformance finished one probe (a find_peak.Probe)."""
 
+    def on_notice(self, line: str) -> None:
+        """A SUT fault or stall, to be said at once (sut_faults.FaultTally). Called on SUT threads,
+        under the completion lock: queue the line, never block."""
+
     def on_end(self, outcome: Any) -> None:
         """The run ended and its logs are written."""
 
@@ -71,10 +75,11 @@ class Snapshot:
     qps: float  # completed samples per second so far
     latency_ms: dict[float, float]  # running percentiles over the recent window
     total_samples: int | None = None  # the phase's samples (an estimate for SingleStream/MultiStream)
-    eta_s: float | None = None  # seconds until the phase should end (None: not known yet)
+    eta_s: float | None = None  # seconds until the phase should end (None: none to give; inf: not known yet)
     ttft_ms: dict[float, float] = field(default_factory=dict)  # token latencies, over the recent window
     tpot_ms: dict[float, float] = field(default_factory=dict)
     tokens_per_s: float | None = None  # output tokens so far per second (None: not a token run)
+    waiting_s: float = 0.0  # > 0: nothing completed this long with samples outstanding (no ETA then)
 
 
 @dataclass(slots=True)
@@ -127,9 +132,11 @@ def _total_and_eta(
     last scheduled query (past the official queries, an early-stopping extension's last); anything
     else when its schedule's samples are done."""
     if plan.performance and plan.scenario in CLOSED_LOOP_SCENARIOS:
-        qrate = queries_issued / elapsed if elapsed > 0 else 0.0  # each query issued when the last is done
+        # each query is issued when the last is done: the rate of completed queries (none yet: no ETA,
+        # rather than one that grows with every second the first query takes)
+        qrate = (done // plan.samples_per_query) / elapsed if elapsed > 0 else 0.0
         if qrate <= 0:
-            return None, None
+            return None, math.inf
         queries = max(plan.min_queries, math.ceil(qrate * plan.min_duration_s))
         left = max(plan.min_duration_s - elapsed, (plan.min_queries - queries_issued) / qrate, 0.0)
         return min(queries, schedule.n_queries) * plan.samples_per_query, left
@@ -159,6 +166,7 @@ def snapshot(
     *,
     plan: Plan | None = None,
     tally: TokenTally | None = None,
+    waiting_s: float = 0.0,
 ) -> Snapshot:
     """A cheap look at a run in progress (reads at most WINDOW samples; with `tally`, the tokens of
     at most TOKEN_TAIL more)."""
@@ -205,6 +213,7 @@ def snapshot(
         ttft_ms,
         tpot_ms,
         tokens_per_s,
+        waiting_s,
     )
 
 
@@ -219,7 +228,14 @@ def _eta_text(seconds: float) -> str:
 def format_snapshot(s: Snapshot, label: str) -> str:
     pct = "  ".join(f"p{int(p * 100)} {v:.3f} ms" for p, v in s.latency_ms.items())
     of = f" of {s.total_samples:,}" if s.total_samples is not None else ""
-    eta = f"  ETA {_eta_text(s.eta_s)}" if s.eta_s is not None else ""
+    if s.eta_s is None:
+        eta = ""
+    elif s.eta_s == math.inf:
+        eta = "  ETA unknown until a query completes"
+    else:
+        eta = f"  ETA {_eta_text(s.eta_s)}"
+    if s.waiting_s > 0:  # an ETA from a rate that is not moving only grows: say what is happening
+        eta = f"  waiting for the SUT: nothing completed in {_eta_text(s.waiting_s)}"
     line = (
         f"{label}  {s.elapsed_s:6.1f} s  queries {s.queries_issued}  samples {s.samples_issued} issued / "
         f"{s.samples_completed} done{of}{eta}  {s.qps:,.0f}/s  {pct}"
@@ -276,7 +292,8 @@ class LiveProgress(ProgressHooks):
 
     When the console is not a terminal (a pipe, a file) nothing is drawn live: a plain line every
     `plain_interval_s` (default `default_plain_interval_s()`: 10 s) and one final line per phase, each
-    newline-terminated, so nothing printed after it is glued to it."""
+    newline-terminated, so nothing printed after it is glued to it. A notice (`on_notice`: a SUT
+    fault, a stall) is printed at once either way, as a `warning:` line of its own."""
 
     def __init__(
         self, console: Any | None = None, interval_s: float = 0.25, plain_interval_s: float | None = None
@@ -295,12 +312,34 @@ class LiveProgress(ProgressHooks):
         self._tally = TokenTally()
         self._sets: SetTally | None = None  # a run over several loaded sets (accuracy)
         self.updates = 0
+        self._notices: list[str] = []
+        self._notice_lock = threading.Lock()
+        self._wake = threading.Event()  # a notice came: print it now, not at the next tick
+
+    def on_notice(self, line: str) -> None:
+        with self._notice_lock:
+            self._notices.append(line)
+        self._wake.set()
+
+    def _flush_notices(self) -> None:
+        with self._notice_lock:
+            lines, self._notices = self._notices, []
+        for line in lines:
+            self.console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
+
+    def _tick(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` or until a notice comes (printed then); False once stopped."""
+        self._wake.wait(timeout_s)
+        self._wake.clear()
+        self._flush_notices()
+        return not self._stop.is_set()
+
+    def on_end(self, outcome: Any) -> None:
+        self._flush_notices()  # the run's end: the count lines, a fault said after the last phase
+        self._sets = None
 
     def on_sets(self, mode: Any, samples: Sequence[int]) -> None:
         self._sets = SetTally(str(mode), [int(n) for n in samples]) if len(samples) > 1 else None
-
-    def on_end(self, outcome: Any) -> None:
-        self._sets = None
 
     def on_settings(self, effective: Any) -> None:
         self._effective = effective
@@ -311,7 +350,8 @@ class LiveProgress(ProgressHooks):
         if now_ns is None:
             now_ns = time.perf_counter_ns()
         snap = snapshot(
-            schedule, records, tracker.completed_samples, now_ns, plan=self._plan, tally=self._tally
+            schedule, records, tracker.completed_samples, now_ns, plan=self._plan, tally=self._tally,
+            waiting_s=0.0 if final else float(getattr(tracker, "waiting_s", 0.0)),
         )
         if final:  # the phase ended: no time left to estimate; past the official queries (an
             # early-stopping extension, which stops when it can), or where the total was only an
@@ -350,23 +390,31 @@ class LiveProgress(ProgressHooks):
         self._live.start()
 
         def loop() -> None:
-            while not self._stop.wait(self.interval_s):
-                self._live.update(Text(self._look()))
-                self.updates += 1
+            next_at = time.monotonic() + self.interval_s
+            while self._tick(max(next_at - time.monotonic(), 0.0)):
+                if time.monotonic() >= next_at:
+                    next_at = time.monotonic() + self.interval_s
+                    self._live.update(Text(self._look()))
+                    self.updates += 1
 
         self._thread = threading.Thread(target=loop, name="proctor-progress", daemon=True)
         self._thread.start()
 
     def _plain_loop(self) -> None:
-        while not self._stop.wait(self.plain_interval_s):
-            self.console.print(self._look(), markup=False, highlight=False, soft_wrap=True)
-            self.updates += 1
+        next_at = time.monotonic() + self.plain_interval_s
+        while self._tick(max(next_at - time.monotonic(), 0.0)):
+            if time.monotonic() >= next_at:
+                next_at = time.monotonic() + self.plain_interval_s
+                self.console.print(self._look(), markup=False, highlight=False, soft_wrap=True)
+                self.updates += 1
 
     def on_phase_end(self, mode: Any, records: Records) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
             self._thread = None
+        self._flush_notices()
         if self._phase is None:
             return
         end = records.end_ns if records.end_ns != NOT_SET else time.perf_counter_ns()

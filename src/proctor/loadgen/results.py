@@ -162,6 +162,24 @@ def streamed_stats(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CheckFailure:
+    """One failed check in plain words: which (`check`), what was measured against what (`fact`),
+    and what to change (`fix`, "" when nothing follows). `line` is the reason as logged."""
+
+    check: str  # "failed_samples", "incomplete", "min_duration", "min_queries", "latency", "early_stopping"
+    fact: str
+    fix: str = ""
+
+    @property
+    def line(self) -> str:
+        return f"{self.fact}: {self.fix}" if self.fix else self.fact
+
+
+# The checks a SUT fault decides (sut_faults): listed by their facts, without advice, when one is the cause.
+FAULT_CHECKS = ("failed_samples", "incomplete")
+
+
 @dataclass(slots=True)
 class PerformanceResult:
     scenario: str
@@ -221,7 +239,8 @@ class PerformanceResult:
     perf_constraints_recommendation: str = ""
     min_duration_recommendation: str = ""
     recommendations: list[str] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # each failure's line, as logged (proctor_invalid_reasons)
+    failures: list[CheckFailure] = field(default_factory=list)  # the same, as fact and fix
     failed_samples: int = 0  # samples the SUT failed (completion.fail_samples): not results
     # > 0: a closed loop with this many queries in flight (`proctor sweep --concurrency`): not an
     # MLPerf scenario, so never VALID whatever its numbers (engine.CLOSED_LOOP_REASON)
@@ -524,55 +543,67 @@ def _validity(
         res.recommendations.append(res.min_duration_recommendation)
     if not res.min_queries_met:
         res.recommendations.append(REC_MIN_QUERIES)
-    res.reasons = _reasons(res, eff, measured, min_s)
+    res.failures = _reasons(res, eff, measured, min_s)
+    res.reasons = [f.line for f in res.failures]
 
 
-def _reasons(res: PerformanceResult, eff: EffectiveSettings, measured_s: float, min_s: float) -> list[str]:
+def _reasons(
+    res: PerformanceResult, eff: EffectiveSettings, measured_s: float, min_s: float
+) -> list[CheckFailure]:
     """proctor's plain-language account of each failed check: what, the numbers, what to change."""
-    out: list[str] = []
+    out: list[CheckFailure] = []
     if res.failed_samples:
-        out.append(
-            f"the SUT failed {res.failed_samples} samples (see the errors in the detail log): a failed "
-            "sample is not a result, so the latencies leave them out and the run is invalid"
-        )
+        out.append(CheckFailure(
+            "failed_samples",
+            f"the SUT failed {res.failed_samples} samples (see the errors in the detail log)",
+            "a failed sample is not a result, so the latencies leave them out and the run is invalid",
+        ))
     if not res.complete:
-        out.append(
-            f"the run did not finish ({res.incomplete_reason or 'interrupted'}): only what "
-            f"completed was measured ({res.sample_count} samples)"
-        )
+        out.append(CheckFailure(
+            "incomplete",
+            f"the run did not finish ({res.incomplete_reason or 'interrupted'})",
+            f"only what completed was measured ({res.sample_count} samples)",
+        ))
     if not res.min_duration_met:
         what = {"Offline": "the Offline query took", "Server": "the last query was scheduled at"}.get(
             res.scenario, "the last query was issued at"
         )
-        fix = _min_duration_fix(res, eff)
-        out.append(
-            f"ran {_fmt_s(measured_s)} but min_duration is {_fmt_s(min_s)} ({what} "
-            f"{_fmt_s(measured_s)}): {fix}"
-        )
+        out.append(CheckFailure(
+            "min_duration",
+            f"ran {_fmt_s(measured_s)} but min_duration is {_fmt_s(min_s)} ({what} {_fmt_s(measured_s)})",
+            _min_duration_fix(res, eff),
+        ))
     if not res.min_queries_met:
-        out.append(
+        out.append(CheckFailure(
+            "min_queries",
             f"issued {res.query_count} queries / {res.sample_count} samples but the minimum is "
-            f"{eff.min_query_count} queries / {eff.min_sample_count} samples: the run stopped "
-            "early (see the errors in the detail log) or max_query_count/max_duration is too low"
-        )
+            f"{eff.min_query_count} queries / {eff.min_sample_count} samples",
+            "the run stopped early (see the errors in the detail log) or max_query_count/max_duration is too low",
+        ))
     if not res.perf_constraints_met:
         pc = f"{res.target_percentile * 100:g}th percentile"
         lower = f"lower --target-qps (server_target_qps, now {eff.target_qps:g})"
         if not res.use_token_latencies:
-            out.append(f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns target: {lower}")
+            out.append(CheckFailure(
+                "latency", f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns target", lower
+            ))
         else:
             if res.ttft.target > eff.server_ttft_latency:
-                out.append(
-                    f"{pc} time to first token is {res.ttft.target} ns, above the "
-                    f"{eff.server_ttft_latency} ns target: {lower}"
-                )
+                out.append(CheckFailure(
+                    "latency",
+                    f"{pc} time to first token is {res.ttft.target} ns, above the {eff.server_ttft_latency} ns target",
+                    lower,
+                ))
             if res.tpot.target > eff.server_tpot_latency:
-                out.append(
+                out.append(CheckFailure(
+                    "latency",
                     f"{pc} time per output token is {res.tpot.target} ns, above the "
-                    f"{eff.server_tpot_latency} ns target: {lower}"
-                )
+                    f"{eff.server_tpot_latency} ns target",
+                    lower,
+                ))
     if not res.early_stopping_met:
-        out.append(_server_early_stopping(res, eff) if res.scenario == "Server" else _stream_early_stopping(res, eff))
+        fact, fix = _server_early_stopping(res, eff) if res.scenario == "Server" else _stream_early_stopping(res, eff)
+        out.append(CheckFailure("early_stopping", fact, fix))
     return out
 
 
@@ -631,7 +662,7 @@ def projected_queries(over: int, queries: int, percentile: float) -> int | None:
     return None
 
 
-def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> str:
+def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> tuple[str, str]:
     """Server early stopping, its true cause: too few queries (how many it has, how many it needs, and
     the --duration-ms / --min-queries that gives them at this rate), or too many over latency."""
     pct = res.target_percentile
@@ -661,23 +692,23 @@ def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> st
         worst = max(counts.values())
         return (
             f"early stopping: too many queries over latency ({worst} of {q}, {worst / max(q, 1):.2%}; no run "
-            f"length passes unless well under {(1 - pct) * 100:g}% are): {facts}: lower --target-qps "
-            f"(server_target_qps, now {eff.target_qps:g})"
+            f"length passes unless well under {(1 - pct) * 100:g}% are): {facts}",
+            f"lower --target-qps (server_target_qps, now {eff.target_qps:g})",
         )
     n = max(int(x) for x in projected if x is not None)
     rate = float(eff.target_qps)
     seconds = int(np.ceil(n * DURATION_MARGIN / rate)) if rate > 0 else 0
     longer = f"--duration-ms {seconds * 1000} at --target-qps {rate:g} (~{rate * seconds:,.0f} queries), or " if seconds else ""
     return (
-        f"early stopping: too few queries, not too slow: {facts}: run longer: {longer}"
-        f"--min-queries {n} (min_query_count)"
+        f"early stopping: too few queries, not too slow: {facts}",
+        f"run longer: {longer}--min-queries {n} (min_query_count)",
     )
 
 
-def _stream_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> str:
+def _stream_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> tuple[str, str]:
     need = es.min_queries(res.target_percentile)
     return (
         f"early stopping: processed {res.query_count} queries but a {res.target_percentile * 100:g}th "
-        f"percentile estimate needs at least {need}: --min-queries {need} (min_query_count), or run longer "
-        "(--duration-ms) or lower --expected-latency-ms"
+        f"percentile estimate needs at least {need}",
+        f"--min-queries {need} (min_query_count), or run longer (--duration-ms) or lower --expected-latency-ms",
     )

@@ -148,6 +148,7 @@ class InferenceRun:
     warnings: int = 0
     short_run: str | None = None
     incomplete: str | None = None
+    verdict: list[str] = field(default_factory=list)  # proctor_verdict: the lines `proctor run` printed
     accuracy_entries: int | None = None
     accuracy_text: str | None = None  # accuracy.txt next to the logs (submission layout)
     notes: list[str] = field(default_factory=list)
@@ -171,6 +172,9 @@ def _num(v: Any) -> float | None:
             return None
         return f if math.isfinite(f) else None
     return None
+
+
+VERDICT_LINES = 50  # proctor_verdict lines a report shows at most
 
 
 def _text(v: Any, limit: int = 2000) -> str:
@@ -298,6 +302,9 @@ def _from_detail(run: InferenceRun, log: DetailLogData) -> None:
         run.invalid_reasons = [_text(g("result_invalid_reason"), 500)]
     run.short_run = None if g(SHORT_RUN_KEY) is None else _text(g(SHORT_RUN_KEY), 500)
     run.incomplete = None if g("proctor_run_incomplete") is None else _text(g("proctor_run_incomplete"), 500)
+    verdict = g("proctor_verdict")
+    if isinstance(verdict, list):
+        run.verdict = [_text(line, 2000) for line in verdict[:VERDICT_LINES]]
     run.metric = _metric(run.scenario, g)
     try:
         _rules(run, log)

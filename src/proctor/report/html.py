@@ -67,14 +67,6 @@ def _badge(valid: bool | None, text: str | None = None) -> str:
     return f'<span class="badge {cls}" data-verdict="{escape(word)}">{escape(word)}</span>'
 
 
-def _run_badge(run: InferenceRun) -> str:
-    """A run's verdict as the CLI prints it: a run valid only for settings shorter than the rules'
-    (the short-run mark) is never a green VALID, since the submission checker rejects it."""
-    if run.valid and run.short_run:
-        return f'<span class="badge short" data-verdict="{escape(SHORT_RUN_VERDICT)}">{escape(SHORT_RUN_VERDICT)}</span>'
-    return _badge(run.valid, run.validity)
-
-
 def _figure(fid: str, png: bytes, caption: str) -> str:
     b64 = base64.b64encode(png).decode("ascii")
     return (f'<figure id="{escape(fid)}"><img alt="{escape(caption)}" src="data:image/png;base64,{b64}">'
@@ -148,9 +140,41 @@ def _headline_rows(run: InferenceRun) -> list[tuple[str, str, float | int | None
     return rows
 
 
+PASSING_WORDS = ("VALID", "DONE")  # the first words of a verdict that passed (app.session.verdict)
+
+
+def _verdict_head(run: InferenceRun) -> tuple[str, str, list[str]] | None:
+    """(word, first line's rest, further lines) of the verdict `proctor run` printed, when logged."""
+    if not run.verdict:
+        return None
+    first, *more = run.verdict
+    word = first.split(":", 1)[0].split(" ", 1)[0]
+    if not word.isupper():  # not a verdict line: show the lines as they are
+        return "", first, more
+    return word, first[len(word):].removeprefix(":").strip(), more
+
+
+def _short_badge() -> str:
+    return f'<span class="badge short" data-verdict="{escape(SHORT_RUN_VERDICT)}">{escape(SHORT_RUN_VERDICT)}</span>'
+
+
+def _run_badge(run: InferenceRun) -> str:
+    """A run's verdict as `proctor run` printed it (its first word, when logged), everywhere the run
+    is shown: a run valid only for settings shorter than the rules' (the short-run mark) is never a
+    green VALID, since the submission checker rejects it."""
+    head = _verdict_head(run)
+    if head is not None and head[0]:
+        if head[0] == "VALID" and run.short_run:
+            return _short_badge()
+        return _badge(head[0] in PASSING_WORDS, head[0])
+    if run.valid and run.short_run:
+        return _short_badge()
+    return _badge(run.valid, run.validity)
+
+
 def _headline(sid: str, run: InferenceRun) -> str:
-    """What a reader looks for first: the verdict and its true cause, the metric against its bound,
-    TTFT/TPOT against theirs."""
+    """What a reader looks for first: the verdict and its true cause (the words `proctor run`
+    printed, when it logged them), the metric against its bound, TTFT/TPOT against theirs."""
     causes = _causes(run)
     state = "unknown" if run.valid is None else ("valid-run" if run.valid and not run.errors else "invalid-run")
     if run.valid and run.short_run:
@@ -158,7 +182,20 @@ def _headline(sid: str, run: InferenceRun) -> str:
         causes.insert(0, f"not a submission run: {run.short_run} (the submission checker rejects it)")
     badge = _run_badge(run)
     out = [f'<div class="headline {state}" id="{sid}-headline">']
-    if run.valid and not causes:
+    head = _verdict_head(run)
+    if head is not None:
+        said, text, more = head
+        passed = said in PASSING_WORDS
+        short = said == "VALID" and bool(run.short_run)
+        if short:  # "VALID for these settings; not a submission run: why; metric": the badge says the first part
+            text = text.removeprefix(SHORT_RUN_VERDICT.removeprefix("VALID").strip()).removeprefix(":").strip()
+        state = "short-run" if short else ("valid-run" if passed else "invalid-run")
+        out[0] = f'<div class="headline {state}" id="{sid}-headline">'
+        out.append(f'<p class="cause" id="{sid}-cause">{badge if said else ""} {escape(text)}</p>')
+        if more:
+            out.append("<ul>" + "".join(f"<li>{escape(line.strip().removeprefix('- '))}</li>" for line in more)
+                       + "</ul>")
+    elif run.valid and not causes:
         metric = f": {run.metric[0]} = " + (_ms(run.metric[1]) if run.metric[2] == "ns" else
                                             f"{run.metric[1]:,.6g} {run.metric[2]}") if run.metric else ""
         out.append(f'<p class="cause" id="{sid}-cause">{badge} {escape(metric.lstrip(": "))}</p>')
@@ -416,6 +453,9 @@ def _gist(run: InferenceRun) -> str:
     if run.metric:
         name, value, unit = run.metric
         metric = f"{name} = " + (_ms(value) if unit == "ns" else f"{value:,.6g} {unit}")
+    head = _verdict_head(run)
+    if head is not None:
+        return " · ".join(x for x in (metric, head[1]) if x)
     causes = _causes(run)
     more = f" (+{len(causes) - 1} more)" if len(causes) > 1 else ""
     return " · ".join(x for x in (metric, causes[0] + more if causes else "") if x)
