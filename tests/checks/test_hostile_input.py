@@ -157,6 +157,20 @@ def test_read_summary_invalid_utf8(tmp_path: Path) -> None:
         read_summary(p)
 
 
+@pytest.mark.parametrize(
+    "label", ["additional_stats", "test_parameters", "per_query", "early_stopping", "lines", "recommendations"]
+)
+def test_a_summary_label_named_like_the_readers_own_keys_is_refused(tmp_path: Path, label: str) -> None:
+    """`additional_stats : 1` at the top once replaced the section's dict and crashed the reader (TypeError)."""
+    p = tmp_path / "mlperf_log_summary.txt"
+    p.write_text(
+        f"MLPerf Results Summary\n{label} : 1\nAdditional Stats\nMin latency (ns) : 5\n"
+        "Test Parameters Used\nmin_duration (ms): 3\n"
+    )
+    with pytest.raises(LogFormatError, match=r"mlperf_log_summary.txt:2: unexpected line"):
+        read_summary(p)
+
+
 def test_readers_refuse_non_regular_files(tmp_path: Path) -> None:
     fifo = tmp_path / "mlperf_log_detail.txt"
     os.mkfifo(fifo)
