@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
+from checks_corpus import UT_EDGE, build_valid_tree, edit_detail, edit_summary
 from rich.console import Console
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
@@ -130,6 +130,7 @@ def test_accuracy_long_line_without_separator_is_linear() -> None:
 
 def test_invalid_result_validity_fails(valid_tree: Path) -> None:
     edit_detail(valid_tree / DETAIL, "result_validity", '"INVALID"')
+    edit_summary(valid_tree / DETAIL.with_name("mlperf_log_summary.txt"), "Result is", "INVALID")
     report = check_submission(valid_tree, "v4.1")
     assert [(f.rule, f.key) for f in _failed(report)] == [("result_validity", "result_validity")]
     assert _failed(report)[0].line is not None
