@@ -164,9 +164,10 @@ def test_a_valid_summary_with_a_huge_metric_beside_an_honest_detail_log(bases: d
 def test_every_rate_moved_off_its_numbers_is_a_mismatch(bases: dict[str, Base], factor: float) -> None:
     tried = 0
     for b in bases.values():
+        failed = "proctor_issue_lateness_p50_ns" in b.log.values and b.log.n_errors > 0
         for key in RATES:
-            if key not in b.rc.implied or not b.log.get(key):
-                continue
+            if key not in b.rc.implied or not b.log.get(key) or (failed and factor < 1):
+                continue  # with failed samples a rate is only bounded above (fewer results than samples)
             value = _g(b.log.get(key) * factor)
             rc = recompute(forged(b.log, **{key: value}))
             found = _named(rc, key)
@@ -366,7 +367,8 @@ def test_a_perturbed_rate_is_a_mismatch_or_within_what_its_numbers_allow(
     flagged = bool(_named(rc, key))
     assert flagged == (not printed(value).overlaps(rc.implied[key]))
     assert rc.implied[key] == b.rc.implied[key]  # what the numbers allow does not follow the claim
-    if abs(exponent) >= 1:  # 10x off: every derivation here is tighter than that
+    # 10x off: every derivation here is tighter than that (with failed samples, bounded above only)
+    if exponent >= 1 or (exponent <= -1 and rc.implied[key].lo > 0):
         assert flagged
 
 

@@ -89,6 +89,23 @@ class InstantSUT:
         pass
 
 
+class HalfFailingSUT:
+    """Fails the samples of odd index (an HTTP 500, say): errors in the log, and no result for them."""
+
+    name = "half-failing"
+
+    def issue_query(self, samples: Any) -> None:
+        bad = [s.id for s in samples if s.index % 2 == 1]
+        if bad:
+            completion.fail_samples(bad, "HTTP 500 from the test's endpoint")
+        completion.query_samples_complete(
+            [QuerySampleResponse(s.id, np.int64(s.index).tobytes()) for s in samples if s.index % 2 == 0]
+        )
+
+    def flush_queries(self) -> None:
+        pass
+
+
 def proctor_run(outdir: Path, sut: Any, **settings: Any) -> Path:
     """One run of proctor's engine into `outdir` (the four official files)."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -104,8 +121,9 @@ def proctor_run(outdir: Path, sut: Any, **settings: Any) -> Path:
 
 
 def proctor_runs(base: Path) -> dict[str, Path]:
-    """proctor's engine, every scenario: valid short runs, a token run, and the 0.02 s Offline run
-    (the rules' 600 s minimum, a query of 660 samples answered at once: INVALID for min duration)."""
+    """proctor's engine, every scenario: valid short runs, a token run, the 0.02 s Offline run (the
+    rules' 600 s minimum, a query of 660 samples answered at once: INVALID for min duration), and runs
+    whose SUT failed half the samples."""
 
     def synthetic(**kw: Any) -> SyntheticSUT:
         return SyntheticSUT(SyntheticParams(**kw))
@@ -128,4 +146,9 @@ def proctor_runs(base: Path) -> dict[str, Path]:
                                           use_token_latencies=True),
         "proctor_offline_short": proctor_run(base / "p_offline_short", InstantSUT(), scenario=Scenario.OFFLINE,
                                              min_duration_ms=600_000, offline_expected_qps=1),
+        # failed samples: fewer results than issued samples, the rates taken over the results
+        "proctor_server_failing": proctor_run(base / "p_server_failing", HalfFailingSUT(), scenario=Scenario.SERVER,
+                                              min_duration_ms=300, server_target_qps=1000),
+        "proctor_offline_failing": proctor_run(base / "p_offline_failing", HalfFailingSUT(),
+                                               scenario=Scenario.OFFLINE, min_duration_ms=50, offline_expected_qps=1000),
     }

@@ -38,6 +38,7 @@ PERCENTILES = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)  # the official latency_perc
 MAX_NS = (1 << 63) - 1  # QuerySampleLatency is int64
 POWER_FORMAT = "%m-%d-%Y %H:%M:%S.%f"
 POWER_RESOLUTION_S = 1e-3  # power_begin / power_end print whole milliseconds
+PROCTOR_KEY = "proctor_issue_lateness_p50_ns"  # every run of proctor's engine logs it
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +179,13 @@ def recompute(log: DetailLogData) -> Recomputed:
     out = Recomputed(sc, False, False, True, True, False, source=src)
     c = _Claims(log, out)
 
-    # samples: the generated query size (equal issue pads the Offline query past samples_per_query);
-    # every issued sample completed unless the log has errors (a failed sample is no result)
+    # samples: the generated query size (equal issue pads the Offline query past samples_per_query).
+    # The official LoadGen waits for every issued sample, so each is a result; proctor's engine logs a
+    # sample the SUT failed as an error and keeps no result for it, and an interrupted run as such
     gen_spq = c.int("generated_samples_per_query") or spq
     samples = n * gen_spq
-    exact_count = log.n_errors == 0 and "proctor_run_incomplete" not in log.values
+    by_proctor = PROCTOR_KEY in log.values
+    exact_count = "proctor_run_incomplete" not in log.values and not (by_proctor and log.n_errors)
 
     # min duration
     min_ms = whole(log, "effective_min_duration_ms")
@@ -195,11 +198,13 @@ def recompute(log: DetailLogData) -> Recomputed:
     if main is not None and math.isfinite(main.hi):
         out.duration_s = (main.lo + main.hi) / 2
 
-    # min queries
-    out.min_queries_met = n >= whole(log, "effective_min_query_count", 0) and samples >= whole(
-        log, "effective_min_sample_count", 0
-    )
-    src["min_queries"] = RECOMPUTED
+    # min queries (with samples failed, the count of results is only bounded by the issued samples)
+    queries_met = n >= whole(log, "effective_min_query_count", 0)
+    samples_met = samples >= whole(log, "effective_min_sample_count", 0)
+    if exact_count or not queries_met or not samples_met:
+        out.min_queries_met, src["min_queries"] = queries_met and samples_met, RECOMPUTED
+    else:
+        out.min_queries_met, src["min_queries"] = _b(g("result_min_queries_met")), LOGGED
 
     # performance constraints (Server)
     if sc == "Server":
@@ -256,7 +261,9 @@ def _decide(span: Span | None, minimum_s: float) -> bool | None:
     return None
 
 
-def _narrow(c: _Claims, key: str, claim: Span | None, raw: Span, basis: str, n: int) -> Span | None:
+def _narrow(
+    c: _Claims, key: str, claim: Span | None, raw: Span, basis: str, n: int, exact: bool = True
+) -> Span | None:
     """The final time a rate claims ((n - 1) / rate), narrowed by what the raw values allow; a
     mismatch on `key` when the rate lies outside what they allow (then the raw span stands)."""
     if raw.lo > raw.hi:  # the raw values contradict each other: nothing to narrow by
@@ -267,7 +274,8 @@ def _narrow(c: _Claims, key: str, claim: Span | None, raw: Span, basis: str, n: 
     bounded = raw.lo > 0 or math.isfinite(raw.hi)
     if not bounded:
         return claim
-    c.rate(key, max(n - 1, 0) / raw, basis)
+    implied = max(n - 1, 0) / raw
+    c.rate(key, implied if exact else Span(0.0, implied.hi), basis if exact else basis + ", at most: the log has errors")
     if claim is None or key in c.out.corrected:
         return raw
     return claim.clip(raw.lo, raw.hi) or raw
@@ -303,7 +311,7 @@ def _durations(
     mean_ok = mean is not None and max_ns is not None and samples * max_ns <= MAX_NS  # the int64 sum did not wrap
     lat = max_s if max_s is not None else math.inf
     if sc == "Server":
-        return _server(c, n, samples, power, lat, upper, mean if mean_ok else None, tokens, min_ms)
+        return _server(c, n, samples, power, lat, upper, mean if mean_ok and exact else None, tokens, min_ms, exact)
     if sc == "SingleStream":
         lo = 0.0
         if mean_ok and mean is not None and max_ns is not None and not c.log.get("proctor_closed_loop_in_flight"):
@@ -317,16 +325,16 @@ def _durations(
             lo = max(lo, power.lo - max_s)
         raw = Span(lo, upper)
         r = c.num("result_qps_with_loadgen_overhead")
-        claim = max(samples - 1, 0) / printed(r) if r and samples > 1 else None
+        claim = _final_time(samples, r, exact)
         issued = _narrow(c, "result_qps_with_loadgen_overhead", claim, raw,
-                         "the issue times the latencies and the power window allow", samples)
+                         "the issue times the latencies and the power window allow", samples, exact)
         if issued is not None:
             out.durations["issued"] = issued
         if mean:
             exact_rate = 1e9 / mean
             c.rate("result_qps_without_loadgen_overhead", Span.of(exact_rate).widened(),
                    f"1 / result_mean_latency_ns {mean}", exact=exact_rate)
-        if tokens and issued is not None and mean_ok and mean:
+        if tokens and issued is not None and mean_ok and mean and exact:
             _tokens(c, samples, mean, issued, Span(issued.lo, issued.hi + lat))
         return _decide(issued, min_ms / 1000.0)
     if sc == "MultiStream":
@@ -349,9 +357,18 @@ def _durations(
     return None
 
 
+def _final_time(samples: int, rate: float | None, exact: bool) -> Span | None:
+    """The final time (s) a rate of (samples - 1) / time claims; with errors in the log fewer samples
+    may have completed than were issued, and the time is only bounded above."""
+    if not rate or samples <= 1:
+        return None
+    span = (samples - 1) / printed(rate)
+    return span if exact else Span(0.0, span.hi)
+
+
 def _server(
     c: _Claims, n: int, samples: int, power: Span | None, lat: float, upper: float,
-    mean: int | None, tokens: bool, min_ms: int,
+    mean: int | None, tokens: bool, min_ms: int, exact: bool,
 ) -> bool | None:
     """Server: the final query's scheduled time S and completion F. The schedule holds S below
     generated_query_duration (and at or past the generated duration when every generated query was
@@ -369,16 +386,16 @@ def _server(
         lo = max(lo, power.lo - lat)
     basis_s = "the schedule (generated_query_duration, effective_target_duration_ms) and the power window"
     r = c.num("result_scheduled_samples_per_sec")
-    claim = max(n - 1, 0) / printed(r) if r and n > 1 else None
-    sched = _narrow(c, "result_scheduled_samples_per_sec", claim, Span(lo, hi), basis_s, n)
+    claim = _final_time(n, r, exact)
+    sched = _narrow(c, "result_scheduled_samples_per_sec", claim, Span(lo, hi), basis_s, n, exact)
     if sched is None:
         return None
     out.durations["scheduled"] = sched
     r = c.num("result_completed_samples_per_sec")
-    claim = max(n - 1, 0) / printed(r) if r and n > 1 else None
+    claim = _final_time(n, r, exact)
     done_raw = Span(sched.lo, min(upper, sched.hi + lat))
     done = _narrow(c, "result_completed_samples_per_sec", claim, done_raw,
-                   "the final query's scheduled time, the max latency and the power window", n)
+                   "the final query's scheduled time, the max latency and the power window", n, exact)
     if done is not None:
         out.durations["done"] = done
         if tokens and mean:
