@@ -76,6 +76,63 @@ def edit_detail(path: Path, key: str, value: str) -> None:
     path.write_text(new)
 
 
+def edit_summary(path: Path, label: str, value: str) -> None:
+    """Replace one `label : value` line of a summary (beside an edited detail log, as one run wrote both)."""
+    text = path.read_text()
+    new, n = re.subn(r"(?m)^(\s*" + re.escape(label) + r"\s*:\s*).*$", lambda m: m.group(1) + value, text)
+    assert n >= 1, f"{label} not in {path}"
+    path.write_text(new)
+
+
+_ORDERED = (  # the order statistics of one latency array, lowest rank first (recompute checks the order)
+    ("result_min_latency_ns", "result_{}_percentile_latency_ns", "result_max_latency_ns"),
+    ("result_min_query_latency_ns", "result_{}_percentile_per_query_latency_ns", "result_max_query_latency_ns"),
+    ("result_first_token_min_latency_ns", "result_first_token_{}_percentile_latency_ns", "result_first_token_max_latency_ns"),
+    ("result_time_to_output_token_min", "result_time_per_output_token_{}_percentile_ns", "result_time_to_output_token_max"),
+)
+
+
+def _detail_value(path: Path, key: str) -> str | None:
+    m = re.search(r'"key": "' + re.escape(key) + r'", "value": ([^,]+|"[^"]*"), "time_ms"', path.read_text())
+    return None if m is None else m.group(1)
+
+
+def edit_run(detail: Path, key: str, value: str) -> None:
+    """Change one value of a run's logs as a run with that value writes them: the detail key, the
+    summary lines that print it, and the order statistics of the same latency array it would push
+    past (a p99 lowered below the p97 lowers the p97 too)."""
+    from proctor.loadgen.logs.numbers import percentile_label
+    from proctor.loadgen.logs.recompute import PERCENTILES
+    from proctor.loadgen.logs.summary_claims import printed_as
+
+    changes = {key: value}
+    for lo, pattern, hi in _ORDERED:
+        seq = [lo, *(pattern.format(percentile_label(p)) for p in PERCENTILES), hi]
+        if key in seq and value.isdigit():
+            at = seq.index(key)
+            for i, other in enumerate(seq):
+                old = _detail_value(detail, other)
+                if old is None or not old.isdigit() or i == at:
+                    continue
+                if (i < at and int(old) > int(value)) or (i > at and int(old) < int(value)):
+                    changes[other] = value
+    summary = detail.with_name("mlperf_log_summary.txt")
+    for k, v in changes.items():
+        edit_detail(detail, k, v)
+        for section, label in printed_as(k) if summary.exists() else ():
+            shown = {"true": "1", "false": "0"}.get(v, v.strip('"'))
+            if label in (read_summary_section(summary, section)):
+                edit_summary(summary, label, shown)
+
+
+def read_summary_section(summary: Path, section: str) -> dict[str, object]:
+    from proctor.loadgen.logs import read_summary
+
+    parsed = read_summary(summary)
+    part = parsed if section == "head" else parsed.get(section, {})
+    return part if isinstance(part, dict) else {}
+
+
 def build_valid_tree(tmp_path: Path) -> Path:
     """One closed submitter whose edge resnet50 SingleStream/MultiStream/Offline results pass every
     check: the real UntetherAI performance logs, plus an accuracy folder built from them (the detail

@@ -109,6 +109,33 @@ def test_summary_reader_never_crashes(tmp_path: Path, data: bytes) -> None:
     assert isinstance(out, dict) and "recommendations" in out
 
 
+_SUMMARY_WORDS = st.sampled_from([
+    "MLPerf Results Summary", "Additional Stats", "Test Parameters Used", "Recommendations:",
+    "Early Stopping Result:", "TTFT Early Stopping Result:", "Per-query latency:  ", "Result is", "lines",
+    "additional_stats", "test_parameters", "per_query", "early_stopping", "errors", " * x", "   y", "",
+    "No warnings encountered during test.", "1 ERROR encountered. See detailed log.", "Samples per second",
+])
+
+
+@given(lines=st.lists(st.tuples(_SUMMARY_WORDS, st.sampled_from(["", " : ", ": ", " "]),
+                                st.one_of(st.text(max_size=8), st.integers().map(str))), max_size=25))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+def test_summary_reader_on_summary_shaped_lines(tmp_path: Path, lines: list[tuple[str, str, str]]) -> None:
+    """Lines made of the summary's own labels and section names, in any order: a dict whose `lines`
+    point at lines of the file, or a LogFormatError naming it."""
+    p = tmp_path / "mlperf_log_summary.txt"
+    text = "\n".join(a + b + c for a, b, c in lines)
+    p.write_text(text, encoding="utf-8")
+    try:
+        out = read_summary(p)
+    except LogFormatError as exc:
+        assert str(p) in str(exc)
+        return
+    n = text.count("\n") + 1
+    assert isinstance(out["lines"], dict) and all(1 <= v <= n for v in out["lines"].values())
+    assert isinstance(out["additional_stats"], dict) and isinstance(out["test_parameters"], dict)
+
+
 @given(
     text=st.one_of(
         st.text(alphabet="ab ='\":.-_1%eE+\té,{}", max_size=30),

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
+from checks_corpus import UT_EDGE, build_valid_tree, edit_detail, edit_summary
 from rich.console import Console
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
@@ -130,6 +130,7 @@ def test_accuracy_long_line_without_separator_is_linear() -> None:
 
 def test_invalid_result_validity_fails(valid_tree: Path) -> None:
     edit_detail(valid_tree / DETAIL, "result_validity", '"INVALID"')
+    edit_summary(valid_tree / DETAIL.with_name("mlperf_log_summary.txt"), "Result is", "INVALID")
     report = check_submission(valid_tree, "v4.1")
     assert [(f.rule, f.key) for f in _failed(report)] == [("result_validity", "result_validity")]
     assert _failed(report)[0].line is not None
@@ -154,6 +155,20 @@ def test_read_summary_invalid_utf8(tmp_path: Path) -> None:
     p = tmp_path / "mlperf_log_summary.txt"
     p.write_bytes(b"MLPerf Results Summary\nSUT name : \xff\xfe\n")
     with pytest.raises(LogFormatError, match=r"mlperf_log_summary.txt:2: not UTF-8"):
+        read_summary(p)
+
+
+@pytest.mark.parametrize(
+    "label", ["additional_stats", "test_parameters", "per_query", "early_stopping", "lines", "recommendations"]
+)
+def test_a_summary_label_named_like_the_readers_own_keys_is_refused(tmp_path: Path, label: str) -> None:
+    """`additional_stats : 1` at the top once replaced the section's dict and crashed the reader (TypeError)."""
+    p = tmp_path / "mlperf_log_summary.txt"
+    p.write_text(
+        f"MLPerf Results Summary\n{label} : 1\nAdditional Stats\nMin latency (ns) : 5\n"
+        "Test Parameters Used\nmin_duration (ms): 3\n"
+    )
+    with pytest.raises(LogFormatError, match=r"mlperf_log_summary.txt:2: unexpected line"):
         read_summary(p)
 
 

@@ -349,6 +349,28 @@ def test_detail_log_is_strict_json_in_official_order(tmp_path):
     assert len(detail.require("loaded_qsl_set")) == 16
 
 
+@pytest.mark.parametrize("scenario", [Scenario.OFFLINE, Scenario.SINGLE_STREAM])
+def test_the_power_window_is_the_runs_span(tmp_path, scenario):
+    """power_begin/power_end as the official logs them: the start of issue to the last completion
+    (whole milliseconds), which the checker compares with the durations the results imply."""
+    import datetime as dt
+
+    sut = SyntheticSUT(SyntheticParams(service_us=2000, workers=1))
+    try:
+        run(tmp_path, sut, InMemoryQSL(64, 16), settings(scenario, min_duration_ms=100, offline_expected_qps=500))
+    finally:
+        sut.close()
+    d = read_detail(tmp_path / "mlperf_log_detail.txt")
+    fmt = "%m-%d-%Y %H:%M:%S.%f"
+    span = (dt.datetime.strptime(d.get("power_end"), fmt) - dt.datetime.strptime(d.get("power_begin"), fmt)).total_seconds()
+    top = d.get("result_max_latency_ns") / 1e9
+    if scenario is Scenario.OFFLINE:  # one query from the start: its slowest sample ends the window
+        assert abs(span - top) < 1e-3
+    else:  # the last query is issued at (n - 1) / rate and ends the window within one latency
+        issued = (d.get("result_query_count") - 1) / d.get("result_qps_with_loadgen_overhead")
+        assert span - top - 1e-3 <= issued * (1 + 1e-5) and issued * (1 - 1e-5) <= span + 1e-3
+
+
 def test_log_file_names_follow_log_settings(tmp_path):
     ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path), prefix="p_", suffix="_s"))
     paths = log_paths(ls)

@@ -27,8 +27,10 @@ from proctor.loadgen.logs import (
 from proctor.loadgen.logs.detail import format_line
 from proctor.loadgen.results import PERCENTILES, LatencyStats, PerformanceResult
 from proctor.loadgen.settings import EffectiveSettings
+from tests.support.run_logs import run_official
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inference" / "loadgen-6.0.17-local"
+_IN = Path("shared") / "corpus" / "inference"  # the nearest shared/ up (a checkout or a worktree of it)
+CORPUS = next((p / _IN for p in Path(__file__).resolve().parents if (p / _IN).is_dir()), Path(_IN)) / "loadgen-6.0.17-local"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
 
 
@@ -314,38 +316,7 @@ def test_read_detail_crlf_endpoints_and_bad_lines(tmp_path):
 # ---- differential: the official LoadGen on this machine ------------------------------------------
 
 
-def _run_official(lg, outdir: Path, scenario, tokens=False, mode=None, qsl=64, **kw):
-    outdir.mkdir(parents=True, exist_ok=True)
-    s = lg.TestSettings()
-    s.scenario, s.mode = scenario, mode if mode is not None else lg.TestMode.PerformanceOnly
-    s.use_token_latencies = tokens
-    for k, v in kw.items():
-        setattr(s, k, v)
-    keep = []
-
-    def issue(qs):
-        out = []
-        for q in qs:
-            b = np.array([q.index, 255, 7], np.int32)
-            keep.append(b)
-            if tokens and scenario != lg.TestScenario.Offline:
-                lg.FirstTokenComplete([lg.QuerySampleResponse(q.id, b.ctypes.data, 4, 1)])
-            out.append(
-                lg.QuerySampleResponse(q.id, b.ctypes.data, b.nbytes, 3)
-                if tokens
-                else lg.QuerySampleResponse(q.id, b.ctypes.data, b.nbytes)
-            )
-        lg.QuerySamplesComplete(out)
-
-    sut = lg.ConstructSUT(issue, lambda: None)
-    q = lg.ConstructQSL(qsl, qsl, lambda x: None, lambda x: None)
-    ls = lg.LogSettings()
-    ls.log_output.outdir = str(outdir)
-    ls.enable_trace = False
-    lg.StartTestWithLogSettings(sut, q, s, ls)
-    lg.DestroyQSL(q)
-    lg.DestroySUT(sut)
-    return outdir
+_run_official = run_official  # tests/support/run_logs.py: shared with the re-derivation tests
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ from proctor.checks.metrics import Metric, result_metric
 from proctor.checks.network import check_network_run, check_network_submitter
 from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.power import PowerResult, check_power
+from proctor.checks.rederive import check_rederived
 from proctor.checks.speculative import check_speculative
 from proctor.checks.system_description import SYSTEM_FIELDS, check_system_description, system_suites
 from proctor.errors import LogFormatError, ProctorError
@@ -440,6 +441,7 @@ def _check_result(
     local: list[Finding] = []
     perf = scendir / "performance" / "run_1"
     detail: DetailLogData | None = None
+    corrected: dict[str, float | None] = {}  # result keys whose claim the log's numbers contradict
     inferred_from: Category | None = None
     if not bench.accuracy_only:
         for name in PERF_FILES:
@@ -482,6 +484,11 @@ def _check_result(
                     suites=_result_suites(bench, in_suites, scendir.parent.name),
                 )
                 local += check_performance_log(detail, rules)
+                if not any(f.rule == "detail_log_value" for f in local):  # else: said, nothing to derive from
+                    summary = perf / "mlperf_log_summary.txt"
+                    rederived = check_rederived(detail, summary if _kind(summary) == "file" else None)
+                    local += rederived.findings
+                    corrected = rederived.corrected
     local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, scendir.parent.name), cat)
     ctx = ResultContext(
         sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail,
@@ -492,7 +499,7 @@ def _check_result(
     local += check_measurements(ctx)
     local += check_speculative(ctx, sub.closed)
     local += check_e2e_rag(ctx, sub.closed)
-    metric = _metric(sub.round, bench, cat, inferred_from, detail, local)
+    metric = _metric(sub.round, bench, cat, inferred_from, detail, local, corrected)
     power, found = check_power(ctx, inferred_from, metric.value)
     local += found
     report.findings.extend(local)
@@ -601,7 +608,10 @@ def _metric(
     inferred_from: Category | None,
     log: DetailLogData | None,
     findings: list[Finding],
+    corrected: dict[str, float | None] | None = None,
 ) -> Metric:
+    """The result's metric; a value its log's numbers contradict is replaced by what they give (None
+    where they only bound it): the summary never reports a forged number."""
     if log is None:
         return Metric("accuracy only" if bench.accuracy_only else "n/a", None, "")
     field = rnd.result_field(bench, cat)
@@ -618,8 +628,9 @@ def _metric(
                 source=rnd.source,
             )
         )
+    values = {**log.values, **corrected} if corrected else log.values
     try:
-        return result_metric(bench, cat, log.values, inferred_from, field)
+        return result_metric(bench, cat, values, inferred_from, field)
     except (KeyError, ValueError, TypeError) as exc:
         findings.append(
             _err(

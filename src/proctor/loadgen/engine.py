@@ -617,7 +617,9 @@ class Run:
         watch = PhaseWatch(phase.tracker, self.sut_faults, notice_bound_s(_expected_latency_s(self.eff)),
                            self._give_up_text(limit, stall))
         watch.start()
-        power_begin = dt.datetime.now(dt.UTC)
+        # the wall clock beside the engine clock: power_begin/power_end are placed on the run's own
+        # span (start of issue to the last completion), as the official logs them
+        wall_ref, clock_ref = dt.datetime.now(dt.UTC), self.clock.now_ns()
         try:
             # The prologue's log lines are rendered on the detail log's thread: let it finish now, or
             # it holds the GIL in the first milliseconds of issuing (on a loaded host it can be
@@ -655,7 +657,6 @@ class Run:
             phase.records.end_ns = self.clock.now_ns()
             completion_mod.detach(phase.tracker)
             self.sink.target = None
-            power_end = dt.datetime.now(dt.UTC)
             self.progress.on_phase_end(phase.mode, phase.records)
             if self.incomplete_reason:
                 phase.records.incomplete = True
@@ -663,6 +664,7 @@ class Run:
         assert self.logs is not None
         self.logs.detail.log_logger_counters()  # the official logs them after every issue pass
         self.qsl.unload_samples(loaded_list)
+        power_begin, power_end = _power_window(phase.records, wall_ref, clock_ref)
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
 
@@ -1027,6 +1029,17 @@ def _expected_latency_s(eff: EffectiveSettings) -> float:
     if eff.scenario == Scenario.SERVER:
         return (eff.server_ttft_latency if eff.use_token_latencies else eff.target_latency_ns) / 1e9
     return 1.0 / eff.target_qps if eff.target_qps > 0 else 0.0
+
+
+def _power_window(records: Records, wall_ref: dt.datetime, clock_ref: int) -> tuple[dt.datetime, dt.datetime]:
+    """The official power window (loadgen.cc, "Fix power end timestamp"): from the start of issue to
+    the last completion, on the wall clock; its length is the run's own span, which the checker
+    compares with the durations the results imply (loadgen.logs.recompute)."""
+    start = int(records.start_ns) if records.start_ns > 0 else clock_ref  # > 0: issuing began
+    done = records.sample_done_ns[: records.n_samples_issued]
+    last = int(done.max()) if done.shape[0] else start
+    begin = wall_ref + dt.timedelta(microseconds=(start - clock_ref) / 1000)
+    return begin, begin + dt.timedelta(microseconds=max(last - start, 0) / 1000)
 
 
 def _power_time(t: dt.datetime) -> str:

@@ -185,7 +185,8 @@ def read_summary(path: str | Path) -> dict[str, Any]:
     Top-level `name : value` pairs keep their label (e.g. `'90.0th percentile latency (ns)'`,
     `'Result is'`); sections come as sub-dicts: `additional_stats`, `per_query` (MultiStream),
     `test_parameters`; plus `recommendations`, `early_stopping` (label -> text), `warnings`,
-    `errors` (counts) and `run_incomplete` (proctor's note, or None).
+    `errors` (counts), `run_incomplete` (proctor's note, or None) and `lines` ("section/label" ->
+    the line it was read from; "footer/errors" for the error count).
     """
     p = str(path)
     with open_regular(p) as fh:
@@ -214,7 +215,10 @@ def _parse_summary(p: str, lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
         "warnings": None,
         "errors": None,
         "run_incomplete": None,
+        "lines": {},  # "<section>/<label>" -> its line number (sections as above, head for the top)
     }
+    lines_of: dict[str, int] = out["lines"]
+    reserved = frozenset(out) | {"per_query", "equal_issue_warning"}  # the parser's own keys
     section = "head"
     block: str | None = None  # "recommendations" or an early-stopping label
     for i, line in lines:
@@ -235,6 +239,7 @@ def _parse_summary(p: str, lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
             continue
         if m := _FOOTER_ERR.match(line):
             out["errors"] = 0 if m.group(1) == "No" else int(m.group(1))
+            lines_of["footer/errors"] = i
             section = "tail"
             continue
         if line.startswith("PROCTOR: Run incomplete:"):
@@ -249,6 +254,7 @@ def _parse_summary(p: str, lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
             if line.endswith("Early Stopping Result:"):
                 block = line[: -len(" Result:")].strip()
                 out["early_stopping"][block] = ""
+                lines_of[f"early_stopping/{block}"] = i
                 continue
             if block == "recommendations" and line.startswith((" * ", "   ")):
                 if line.startswith(" * ") or not out["recommendations"]:
@@ -273,6 +279,9 @@ def _parse_summary(p: str, lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
             raise LogFormatError(f"unexpected line {line[:80]!r}", file=p, line=i)
         label, _, value = line.partition(":")
         label, value = label.strip(), value.strip()
+        if section == "head" and label in reserved:
+            raise LogFormatError(f"unexpected line {line[:80]!r}", file=p, line=i)
         target = out if section == "head" else out[section]
         target[label] = _scalar(value)
+        lines_of[f"{section}/{label}"] = i
     return out
