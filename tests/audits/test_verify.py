@@ -246,3 +246,13 @@ def test_one_table_of_required_audits():
         checker = compliance.required_audits(folder, resolve(folder))
         runnable = tuple(t for t in checker if t in configs.Audit.__members__)
         assert tuple(map(str, required_audits(folder))) == runnable, folder
+
+
+@pytest.mark.parametrize("scenario", [[3], {"a": 1}, 3, None, True, "Nope"])
+def test_a_scenario_that_is_not_one_is_a_named_fail_not_a_crash(tmp_path, scenario):
+    """Any JSON value in effective_scenario (a list crashed: unhashable) fails with the file named."""
+    from .conftest import write_detail
+
+    bad = write_detail(tmp_path / "t.txt", {"effective_scenario": scenario, "result_validity": "VALID"})
+    v = V.verify_test01_performance(_det(tmp_path / "r.txt"), bad)
+    assert not v.passed and v.lines[-1].startswith("TEST FAIL: no known effective_scenario in") and str(bad) in v.lines[-1]

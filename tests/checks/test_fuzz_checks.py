@@ -31,7 +31,7 @@ TARGETS = [
     SYSTEM_JSON,
 ]
 _OLD_PAIR = re.compile(
-    r"""['"]?(?P<key>[A-Za-z][\w .-]*?)['"]?\s*[:=]\s*(?:mean\s*=\s*)?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?"""
+    r"""['"]?(?P<key>[A-Za-z][\w .-]*?)['"]?\s*[:=]\s*(?:mean\s*=\s*)?['"]?(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<pct>%)?"""
 )
 
 NESTED = st.integers(1, 1200).map(lambda n: "[" * n + "]" * n)

@@ -212,7 +212,7 @@ def _detail_score(path: str | Path, lines: list[str]) -> tuple[str, float, Any]:
         bad = data.bad_lines[0]
         raise _Fail(f"TEST FAIL: {path} line {bad.line} is not a log line ({bad.reason})")
     scenario = data.get("effective_scenario")
-    if scenario not in RESULT_FIELD:
+    if not isinstance(scenario, str) or scenario not in RESULT_FIELD:  # a log's value may be any JSON
         raise _Fail(f"TEST FAIL: no known effective_scenario in {path} ({_short(scenario)})")
     value = data.get(RESULT_FIELD[scenario])
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
