@@ -42,7 +42,8 @@ class Which(StrEnum):
 
 
 def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = False) -> None:
-    """One line per audit; unless `quiet`, each check's last line and numbers, and the notes."""
+    """One line per audit; unless `quiet`, each check's last line and numbers, and the notes. With
+    `quiet` an audit that did not pass still says why (its failed run, or its failed checks)."""
     for o in outcomes:
         word = "PASS" if o.passed else "INCONCLUSIVE" if o.inconclusive else "FAIL"
         out.print(f"{o.audit}: {word}  ({o.folder})", markup=False, soft_wrap=True)
@@ -51,6 +52,10 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
         if o.inconclusive:  # inside run-to-run noise: not a finding against the SUT, even with --quiet
             out.print(f"  INCONCLUSIVE: {o.inconclusive}", markup=False, soft_wrap=True)
         if quiet:
+            if not o.passed and not o.failures and not o.inconclusive:
+                for v in o.verdicts:
+                    if not v.passed:
+                        out.print(f"  {v.check}: {v.last_line}", markup=False, soft_wrap=True)
             continue
         for v in o.verdicts:
             last = v.last_line  # an inconclusive check: TEST INCONCLUSIVE, not the script's TEST FAIL
