@@ -217,6 +217,18 @@ def check_the_training_check_commands_it_printed_pass(demo, printed: str, cli):
     package = demo.output / "training" / "proctor"
     r = cli("training", "check-package", package, "--extra-benchmark", "digits_train")
     assert r.rc == 2 and "BENCH=N" in r.err
+    desc = orjson.loads((package / "systems" / "local-cpu.json").read_bytes())
+    assert desc and all(isinstance(v, str) for v in desc.values())  # the official joins them as text
+    try:
+        import mlperf_logging.package_checker  # noqa: F401
+    except ImportError:
+        return
+    official = subprocess.run(
+        [sys.executable, "-m", "mlperf_logging.package_checker", "proctor", "training", "6.1.0",
+         "--log_output", str(demo.output / "package_checker.log")],
+        capture_output=True, text=True, cwd=package.parent, timeout=600,
+    )
+    assert "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in official.stdout + official.stderr, official.stderr[-2000:]
 
 
 def test_full_keeps_the_rules_durations_and_demo_states_its_own(tmp_path):
