@@ -207,10 +207,13 @@ _DLRMV4 = Config(
 )
 
 # The Closed tables of each ruleset that has the benchmark. The rules text is v6.1's; the values of
-# the older rounds' rows were the same (the published v4.0 LoRA and v5.1 llama31_8b logs comply).
+# the older rounds' rows were the same where published logs show it (the v4.0 LoRA logs comply). Not
+# llama31_8b in v5.1, its first round: 8 of its 30 published closed results evaluate every 8,192,
+# 21,888 or 24,576 sequences (Cisco, Dell, HPE, University of Florida), which the v6.1 row's "every
+# 12288 sequences" does not allow and the v5.1 review accepted: that round's row is not the text here.
 _BY_BENCHMARK: dict[str, tuple[Config, frozenset[str]]] = {
     "llama2_70b_lora": (_LORA, frozenset({"4.0.0", "4.1.0", "5.0.0", "5.1.0", "6.0.0", "6.1.0"})),
-    "llama31_8b": (_pretraining("llama31_8b"), frozenset({"5.1.0", "6.0.0", "6.1.0"})),
+    "llama31_8b": (_pretraining("llama31_8b"), frozenset({"6.0.0", "6.1.0"})),
     "gpt_oss_20b": (_pretraining("gpt_oss_20b"), frozenset({"6.1.0"})),
     "deepseekv3_671b": (_DEEPSEEK, frozenset({"6.0.0", "6.1.0"})),
     "qwen35_397b_grpo": (_QWEN, frozenset({"6.1.0"})),
