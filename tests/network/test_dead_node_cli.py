@@ -116,4 +116,5 @@ def test_with_every_node_killed_the_run_ends_at_once_with_one_line_per_node(tmp_
     for n in nodes:
         assert len([line for line in err if f"({n.url}) is down at t=" in line]) == 1, err
     said = [line for line in err + out.splitlines() if "every node is down" in line]
-    assert said and len([line for line in err if "issued /" not in line]) <= 3, err
+    # one line per node, then at most the engine's first failed sample and its count: never one per sample
+    assert said and len([line for line in err if "issued /" not in line]) <= len(nodes) + 2, err
