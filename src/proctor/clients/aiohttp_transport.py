@@ -107,6 +107,7 @@ class AiohttpClient(StreamClient):
             ) as resp:
                 if rt is not None:
                     rt.head = time.perf_counter_ns()
+                self.bind(st, idx)
                 if resp.status != 200:
                     text = (await resp.content.read(MAX_ERROR_BODY)).decode("utf-8", "replace")
                     fail(i, idx, *refusal(resp.status, resp.headers, ep.url, text))
@@ -119,6 +120,7 @@ class AiohttpClient(StreamClient):
                 async for chunk in resp.content.iter_any():
                     if rt is not None and not rt.first_byte:
                         rt.first_byte = time.perf_counter_ns()
+                    st.take(len(chunk))  # past what the request allows: cut (StreamOverrun)
                     if self.events(i, parser.feed(chunk), st):
                         break
                 else:

@@ -71,7 +71,7 @@ from proctor.clients.stream import (
     times_of,
     unasked_encoding,
 )
-from proctor.errors import HTTP1Error
+from proctor.errors import HTTP1Error, StreamOverrun
 
 log = logging.getLogger("proctor.clients.openai")
 
@@ -273,7 +273,7 @@ class _Req:
         self.conn: _Conn | None = None
         self.parser = ResponseParser()
         self.sse = SSEParser()
-        self.st = StreamState()
+        self.st = StreamState()  # bounded by what the request allows on the first read (StreamClient.bind)
         self.err = b""  # the body of an error answer, up to MAX_ERROR_BODY
         self.reported = False  # the sink has this request's outcome (its connection may still drain)
         self.whole = True  # the request was written whole (else the connection is not reused)
@@ -691,9 +691,12 @@ class RawClient(StreamClient):
         req.t_last = t
         p = req.parser
         url = self.endpoints[req.e].url
+        if not req.st.nbytes:
+            self.bind(req.st, req.idx)
         try:
+            req.st.take(len(data))  # every byte of the response counts, its framing and a drain too
             pieces = p.feed(data)
-        except HTTP1Error as exc:
+        except (HTTP1Error, StreamOverrun) as exc:
             if req.reported:
                 self._drop(req)
             else:
