@@ -71,6 +71,13 @@ def _endless_header() -> Iterator[bytes]:
         yield b"p" * (64 << 10)
 
 
+def _endless_interim_responses() -> Iterator[bytes]:
+    """`100 Continue` heads, one after another, and never the response."""
+    block = b"HTTP/1.1 100 Continue\r\n\r\n" * 2000
+    while True:
+        yield block
+
+
 def _after_done() -> Iterator[bytes]:
     """A complete, honest stream, then more of the same body forever after [DONE]."""
     yield STREAM_HEAD + chunked(_TOKEN + _TOKEN + _event({"choices": [{"text": "", "finish_reason": "length"}],
@@ -95,6 +102,7 @@ HOSTILE = {
     "endless_role_chunks": (lambda: _forever(_ROLE), "protocol"),
     "endless_junk_events": (lambda: _forever(b"data: not json\n\n"), "protocol"),
     "endless_empty_data": (lambda: _forever(b"data:\n\n"), "protocol"),
+    "endless_data_lines_one_event": (lambda: _forever(b"data: x\n"), "protocol"),
 }
 
 
@@ -134,19 +142,24 @@ def test_a_stream_past_what_was_asked_is_cut_on_both_transports(tmp_path, http, 
 
 
 def test_framing_without_end_is_cut_by_the_raw_transport(tmp_path):
-    """An endless chunk extension or header: the raw transport counts every byte of a response."""
-    for k, stream in enumerate((_endless_chunk_extension, _endless_header)):
+    """An endless chunk extension, header or run of interim responses: the raw transport counts every
+    byte of a response (and reads interim heads in linear time: they once took it seconds per read)."""
+    for k, stream in enumerate((_endless_chunk_extension, _endless_header, _endless_interim_responses)):
         sut, out, n, errors, srv = _faults(tmp_path / str(k), "raw", stream)
         assert sut.faults == {"protocol": n} and not out.valid and all(s < STREAM_CAP for s in srv.sent)
 
 
 def test_framing_without_end_holds_nothing_on_aiohttp(tmp_path):
-    """aiohttp's parser takes a header only to its line limit (a fault) and reads a chunk extension as
-    it streams, holding none of it: the stream then ends on proctor's time bounds (here the server
-    stops at 16 MiB and the stall bound ends it), never as a completed sample."""
-    for k, (stream, kind) in enumerate(((_endless_chunk_extension, "stall"), (_endless_header, "http_error"))):
-        sut, out, n, errors, srv = _faults(tmp_path / str(k), "aiohttp", stream, cap=16 << 20, stall_s="1")
-        assert sut.faults == {kind: n} and not out.valid
+    """aiohttp's parser takes a header only to its line limit (a fault) and reads a chunk extension or
+    interim responses as they stream, counting none of it as the body: the stream then ends on
+    proctor's time bounds (here the server stops at 16 MiB, or the request's 3 s pass), never as a
+    completed sample."""
+    cases = ((_endless_chunk_extension, {"stall", "timeout"}), (_endless_header, {"http_error"}),
+             (_endless_interim_responses, {"stall", "timeout"}))
+    for k, (stream, kinds) in enumerate(cases):
+        sut, out, n, errors, srv = _faults(tmp_path / str(k), "aiohttp", stream, cap=16 << 20, stall_s="1",
+                                           timeout_s="3")
+        assert sum(sut.faults.values()) == n and set(sut.faults) <= kinds and not out.valid
 
 
 def test_bytes_after_the_end_do_not_keep_a_connection_forever(tmp_path, http):
