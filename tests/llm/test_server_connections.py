@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import running_server
@@ -146,10 +146,17 @@ def test_a_half_sent_head_is_closed(kind):
     assert gate.counts["header_timeout"] == 1 and not gate.counts["idle_timeout"]
 
 
-def test_a_trickled_or_half_sent_body_is_closed():
-    head, body = REQUEST["llm"]
+POST_HEAD = {
+    "llm": REQUEST["llm"][0],
+    "node": b"POST /v2/models/synthetic/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n",
+}
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_trickled_or_half_sent_body_is_closed(kind):
+    head, body = POST_HEAD[kind], b'{"inputs": ['
     declared = head + b"Content-Length: 4000\r\n\r\n"
-    with serving("llm", idle_s=60) as (port, gate):
+    with serving(kind, idle_s=60) as (port, gate):
         with _connect(port) as s:
             s.sendall(declared + body[:5])  # half sent, then nothing
             assert _closed(s)
@@ -235,6 +242,7 @@ def test_whatever_a_client_sends_then_stops_its_connection_is_closed(data):
     kind = data.draw(st.sampled_from(SERVERS))
     whole = _whole(kind)
     sent = data.draw(st.one_of(
+        st.just(whole),
         st.integers(0, len(whole)).map(lambda k: whole[:k]),
         st.binary(max_size=300),
         st.binary(max_size=300).map(lambda b: whole[: len(whole) // 2] + b),
@@ -242,6 +250,8 @@ def test_whatever_a_client_sends_then_stops_its_connection_is_closed(data):
     with _SERVERS[kind]() as port, _connect(port) as s:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             s.sendall(sent)
+        status = _status(s)
+        event(f"{kind}: {'answered ' + str(status) if status else 'no answer'}, then closed")
         assert _closed(s), sent
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 from test_openai_sut import run
 
@@ -220,6 +220,7 @@ def test_what_a_stream_holds_stays_within_its_bound(pieces, repeat, limit, cut):
         except SSEError:
             stopped = "line"
             break
+    event(f"stream: {stopped or 'read whole'}")
     assert state.n_ids <= limit and state.n_ids + state.bare <= limit + STREAM_CHUNK_SLACK
     assert len(state.ids) <= limit
     held = sum(len(t) for t in state.text)

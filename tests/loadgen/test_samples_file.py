@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from proctor.errors import LogFormatError
@@ -210,6 +210,7 @@ def test_any_values_are_refused_by_column_or_read_within_a_runs_range(tmp_path: 
     try:
         got = read_samples(p)
     except LogFormatError as exc:
+        event("refused: " + str(exc).split(": ", 2)[1].split(",")[0])  # the column it names
         assert str(p) in str(exc) and ("column" in str(exc)) and "\n" not in str(exc)
         assert _report_stats(p) is None  # the report leaves it out (with a note) rather than fail
         return
@@ -220,6 +221,7 @@ def test_any_values_are_refused_by_column_or_read_within_a_runs_range(tmp_path: 
         assert got.n_tokens.min() >= 0 and got.n_tokens.max() <= MAX_SAMPLE_TOKENS
         h = got.has_first
         assert (got.first_token_ns[h] >= 0).all() and (got.first_token_ns[h] <= got.latency_ns[h]).all()
+    event("read")
     run = _report_stats(p)
     assert run is not None and run.trace_scheduled is not None
     lat = run.trace_scheduled
