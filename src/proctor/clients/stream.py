@@ -58,8 +58,8 @@ TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
 # - Bytes: STREAM_BASE_BYTES (the head, role, finish and usage chunks, an error body) + the request
 #   body x STREAM_ECHO_PER_BODY_BYTE (a server may echo the prompt: vLLM's prompt_token_ids, echo=true)
 #   + STREAM_BYTES_PER_TOKEN per token allowed (a chat chunk with 20 top_logprobs is ~2 KiB). Counted
-#   as read: the raw transport counts every byte of the response (head and chunk framing too),
-#   aiohttp the body bytes it hands over (its parser holds none of the framing).
+#   as they arrive, on both transports: every byte of the response (its head, interim answers and
+#   chunk framing too, which carry no body byte), and a drain after its end.
 # Time is bounded apart from these: timeout_s per request, stall_s without a byte.
 STREAM_CHUNK_SLACK = 8
 STREAM_BASE_BYTES = 1 << 20
