@@ -5,6 +5,7 @@ says it), never timed."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from collections.abc import Iterator
@@ -227,3 +228,25 @@ def test_what_a_stream_holds_stays_within_its_bound(pieces, repeat, limit, cut):
     assert held <= state.nbytes <= state.max_bytes + cut
     if stopped is None:  # read to the end: it never passed a bound
         assert state.nbytes <= state.max_bytes
+
+
+def test_aiohttp_without_a_replaceable_factory_counts_the_body(tmp_path, monkeypatch):
+    """An aiohttp release whose connector has no protocol factory to replace: the body bytes are
+    counted instead, and a stream past the bound is still cut."""
+    import aiohttp
+
+    from proctor.clients import aiohttp_transport
+
+    async def installs() -> bool:
+        connector = aiohttp.TCPConnector()
+        try:
+            return aiohttp_transport._count_wire(connector, asyncio.get_running_loop())
+        finally:
+            await connector.close()
+
+    assert not aiohttp_transport._count_wire(object(), None)  # type: ignore[arg-type]
+    assert asyncio.run(installs())  # this aiohttp has one
+    monkeypatch.setattr(aiohttp_transport, "_count_wire", lambda connector, loop: False)
+    for k, case in enumerate(("endless_comments", "endless_tokens")):
+        sut, out, n, errors, srv = _faults(tmp_path / str(k), "aiohttp", HOSTILE[case][0])
+        assert sut.faults == {"protocol": n} and all("cut" in e for e in errors)
