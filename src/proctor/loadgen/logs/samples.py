@@ -274,21 +274,21 @@ def _decode(fh: object, p: str, cid: int, dtype: np.dtype | None, n: int, offset
             base: int, fill: int) -> np.ndarray:
     """One column as int64, its range checked (|value| < MAX_ABS_NS; sums checked before they could wrap)."""
     if abs(base) >= MAX_ABS_NS or abs(fill) >= MAX_ABS_NS:
-        raise LogFormatError(f"column {cid}: base or fill out of range", file=p)
+        raise LogFormatError(f"column {cid} ({NAMES[cid]}): base or fill out of range", file=p)
     if dtype is None:
         stored = np.full(n, fill, np.int64)
     else:
         fh.seek(offset)  # type: ignore[attr-defined]
         data = fh.read(n * dtype.itemsize)  # type: ignore[attr-defined]
         if len(data) != n * dtype.itemsize:
-            raise LogFormatError(f"column {cid}: truncated while reading", file=p)
+            raise LogFormatError(f"column {cid} ({NAMES[cid]}): truncated while reading", file=p)
         stored = np.frombuffer(data, dtype)
     if stored.size and stored.dtype.itemsize == 8 and max(-int(stored.min()), int(stored.max())) >= MAX_ABS_NS:
-        raise LogFormatError(f"column {cid}: a value out of range", file=p)
+        raise LogFormatError(f"column {cid} ({NAMES[cid]}): a value out of range", file=p)
     wide = stored.astype(np.int64)
     if delta:
         # |step| < 2**62 and n < 2**26 steps could still wrap; bound the running sum by a float sum first
         if stored.size and float(np.abs(wide).astype(np.float64).sum()) >= MAX_ABS_NS:
-            raise LogFormatError(f"column {cid}: its running sum leaves any run's range", file=p)
+            raise LogFormatError(f"column {cid} ({NAMES[cid]}): its running sum leaves any run's range", file=p)
         wide = np.cumsum(wide)
     return wide + np.int64(base)
