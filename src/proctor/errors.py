@@ -8,6 +8,7 @@
      ├── DatasetError         the bundled digits data is not the data the reference was built on
      ├── HTTP1Error           an HTTP/1.1 response the client cannot follow (fault kind `protocol`)
      ├── SSEError             a stream that is not SSE a client can follow
+     │    └── StreamOverrun   a stream past what its request allows (tokens or bytes): cut
      ├── RequestError         a request a KServe V2 node cannot serve (400, or 503 when busy)
      ├── DecompressionError   compressed data that is corrupt or of the wrong size
      ├── CodecError           a KServe V2 message that cannot be read or written as the protocol says
@@ -71,6 +72,11 @@ class SSEError(ProctorError):
     """The stream is not SSE a client can follow (a line past the size limit)."""
 
 
+class StreamOverrun(SSEError):
+    """A stream passed what its request allows (more tokens than it asked, or more bytes than those
+    tokens can take): cut as a protocol fault, whatever the server goes on sending."""
+
+
 class RequestError(ProctorError):
     """A request the node cannot serve (answered 400, or 503 when `busy`)."""
 
@@ -111,6 +117,7 @@ __all__ = [
     "RequestError",
     "RunError",
     "SSEError",
+    "StreamOverrun",
     "TreeError",
     "TruncateError",
 ]

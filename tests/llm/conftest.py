@@ -19,15 +19,16 @@ from proctor.clients.openai import from_params
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import Scenario, TestMode
+from proctor.serving.limits import ConnectionLimits
 from proctor.serving.llm_server import LLMServer, ServerOptions
 from tests.support.child_server import ServerStartError, child_server, free_port
 
 
 @contextmanager
-def running_server(options: ServerOptions) -> Iterator[LLMServer]:
+def running_server(options: ServerOptions, limits: ConnectionLimits | None = None) -> Iterator[LLMServer]:
     """Start the server on its own loop thread; yield it once it listens; stop it afterwards."""
     loop = asyncio.new_event_loop()
-    server = LLMServer(options)
+    server = LLMServer(options, limits)
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:

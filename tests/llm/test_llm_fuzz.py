@@ -52,7 +52,16 @@ def test_sse_parser_takes_any_bytes(raw, cuts):
         events = feed_split(parser, raw, cuts)
     except SSEError:
         return
-    assert all(isinstance(e, bytes) for e in events)
+    assert all(isinstance(e, bytes) and len(e) <= 64 for e in events)
+
+
+def test_an_event_of_endless_short_lines_is_a_protocol_error_not_a_memory_sink():
+    """Each `data:` line short, the blank line that ends the event never sent: bounded as one line."""
+    parser = SSEParser(max_line=1024)
+    with pytest.raises(SSEError, match="event is longer than 1024"):
+        for _ in range(1000):
+            parser.feed(b"data: xxxxxxxx\n")
+    assert parser.feed(b"data: ok\n\n") == [b"ok"]  # the parser is usable again (the event was dropped)
 
 
 def test_a_huge_line_is_a_protocol_error_not_a_memory_sink():

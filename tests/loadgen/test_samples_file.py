@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from proctor.errors import LogFormatError
@@ -36,7 +36,8 @@ def _columns(n: int, seed: int = 0, tokens: bool = True) -> SampleColumns:
     if tokens:
         has = rng.random(n) < 0.9
         cols.has_first = has
-        cols.first_token_ns = np.where(has, rng.integers(0, 2_000_000_000, n), -1)
+        first = (cols.latency_ns * rng.random(n)).astype(np.int64)  # a first token comes within its latency
+        cols.first_token_ns = np.where(has, first, -1)
         cols.n_tokens = rng.integers(0, 2000, n)
     return cols
 
@@ -117,7 +118,7 @@ def test_values_out_of_any_runs_range_are_refused(tmp_path: Path) -> None:
     cols = _columns(10, tokens=False)
     cols.latency_ns = np.full(10, -5)
     write_samples(tmp_path / "n.bin", cols)
-    with pytest.raises(LogFormatError, match="negative latency"):
+    with pytest.raises(LogFormatError, match=r"column 5 \(latency\), row 0: -5 is not in \[0, "):
         read_samples(tmp_path / "n.bin")
     cols = _columns(10, tokens=False)
     cols.issue_ns = np.array([0, 2**62 - 1] * 5)  # deltas whose running sum would wrap
@@ -171,3 +172,91 @@ def test_forged_headers_never_crash(tmp_path: Path, ncol: int, n: int, code: int
     desc = b"".join(struct.pack("<BBB5xqq", (cid + k) % 256, code, delta, base, base // 3)
                     for k in range(min(ncol, 12)))
     _read_or_refuse(tmp_path / "f.bin", head + desc + tail)
+
+
+# --- values a run cannot record (issue 30 §6): refused by column, sums that cannot wrap --------------
+
+from proctor.loadgen.logs.samples import MAX_SAMPLE_TOKENS, MAX_TIME_NS  # noqa: E402
+from proctor.report.data import InferenceRun, _trace_stats, read_samples_file  # noqa: E402
+
+_EDGES = [0, 1, -1, MAX_TIME_NS - 1, MAX_TIME_NS, -MAX_TIME_NS, 2**62 - 1, 2**62, -(2**62), 2**63 - 1, -(2**63),
+          MAX_SAMPLE_TOKENS, MAX_SAMPLE_TOKENS + 1, 3_000_000_000]
+_VALUE = st.one_of(st.sampled_from(_EDGES), st.integers(-(2**63), 2**63 - 1), st.integers(0, 10**12))
+
+
+def _report_stats(p: Path) -> InferenceRun | None:
+    notes: list[str] = []
+    s = read_samples_file(p, notes)
+    if s is None:
+        return None
+    run = InferenceRun(name="x", directory=p.parent, scenario="Server", samples=s)
+    _trace_stats(run)
+    return run
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), n=st.integers(1, 40), tokens=st.booleans())
+def test_any_values_are_refused_by_column_or_read_within_a_runs_range(tmp_path: Path, data: st.DataObject,
+                                                                     n: int, tokens: bool) -> None:
+    """Any int64 values in any column: the reader refuses the file naming the column, or every value
+    it returns is one a run records; the report's mean then lies within [min, max] (no sum wraps)."""
+    cols = _columns(n, tokens=tokens)
+    names = ["seq", "query", "sample_idx", "issue_ns", "latency_ns", "scheduled_ns"] + (
+        ["first_token_ns", "n_tokens"] if tokens else [])
+    for name in data.draw(st.lists(st.sampled_from(names), max_size=3, unique=True)):
+        setattr(cols, name, np.array(data.draw(st.lists(_VALUE, min_size=n, max_size=n)), dtype=np.int64))
+    p = tmp_path / "v.bin"
+    write_samples(p, cols)
+    try:
+        got = read_samples(p)
+    except LogFormatError as exc:
+        event("refused: " + str(exc).split(": ", 2)[1].split(",")[0])  # the column it names
+        assert str(p) in str(exc) and ("column" in str(exc)) and "\n" not in str(exc)
+        assert _report_stats(p) is None  # the report leaves it out (with a note) rather than fail
+        return
+    for v in (got.seq, got.query, got.sample_idx, got.issue_ns, got.latency_ns):
+        assert v.min() >= 0 and v.max() < MAX_TIME_NS
+    assert np.abs(got.scheduled_ns).max() < MAX_TIME_NS
+    if got.n_tokens is not None and got.first_token_ns is not None and got.has_first is not None:
+        assert got.n_tokens.min() >= 0 and got.n_tokens.max() <= MAX_SAMPLE_TOKENS
+        h = got.has_first
+        assert (got.first_token_ns[h] >= 0).all() and (got.first_token_ns[h] <= got.latency_ns[h]).all()
+    event("read")
+    run = _report_stats(p)
+    assert run is not None and run.trace_scheduled is not None
+    lat = run.trace_scheduled
+    assert lat.min is not None and lat.mean is not None and lat.max is not None
+    assert lat.min <= lat.mean <= lat.max
+
+
+def test_values_past_2_62_are_refused_naming_the_column(tmp_path: Path) -> None:
+    """The issue's file: latencies over 2**62 (base 2**61 + stored up to 2**62 - 1, each within the
+    encoding's bound), whose sums wrapped in the report."""
+    cols = _columns(10, tokens=False)
+    cols.latency_ns = np.array([2**61, 2**61 + 2**62 - 1] * 5, dtype=np.int64)
+    write_samples(tmp_path / "big.bin", cols)
+    with pytest.raises(LogFormatError, match=r"big\.bin: column 5 \(latency\), row 0: 2305843009213693952 is not"):
+        read_samples(tmp_path / "big.bin")
+
+
+def test_the_reports_mean_of_values_whose_int64_sum_wraps_is_exact(tmp_path: Path) -> None:
+    """2048 latencies of 2**53 - 1 ns each: their int64 sum wraps (2**64); the mean stays the value."""
+    n = 2048
+    cols = _columns(n, tokens=False)
+    cols.latency_ns = np.full(n, MAX_TIME_NS - 1, np.int64)
+    cols.latency_ns[0] = MAX_TIME_NS - 2  # not constant (the latency column is always stored anyway)
+    cols.scheduled_ns = np.zeros(n, np.int64)
+    write_samples(tmp_path / "w.bin", cols)
+    assert int(read_samples(tmp_path / "w.bin").latency_ns.sum(dtype=np.int64)) < 0  # what wrapped before
+    run = _report_stats(tmp_path / "w.bin")
+    assert run is not None and run.trace_scheduled is not None
+    lat = run.trace_scheduled
+    assert lat.min == MAX_TIME_NS - 2 and lat.max == MAX_TIME_NS - 1
+    assert lat.mean == float(((MAX_TIME_NS - 1) * n - 1) // n)  # the exact sum, floor-divided as the summary
+
+
+@given(values=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200))
+def test_exact_sum_is_the_sum(values: list[int]) -> None:
+    from proctor.loadgen.results import exact_sum
+
+    assert exact_sum(np.array(values, dtype=np.int64)) == sum(values)

@@ -1,24 +1,29 @@
 """A scripted HTTP server on loopback for client tests: it reads each request (head and a
-Content-Length body) and answers with whatever bytes the test's `respond(request) -> bytes` returns,
-however wrong. It serves on its own thread; `requests` keeps what it was sent."""
+Content-Length body) and answers with whatever bytes the test's `respond(request)` returns, however
+wrong: bytes, or an iterable of byte pieces written one after another (a stream that need not end:
+it is written until the client goes, or until `cap` bytes (STREAM_CAP), so a client that never cuts it ends
+the test instead of hanging it). It serves on its own thread; `requests` keeps what it was sent and
+`sent` how many bytes each answer wrote."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import orjson
 
-Respond = Callable[[bytes], bytes]
+Respond = Callable[[bytes], bytes | Iterable[bytes]]
+STREAM_CAP = 256 << 20  # the most one streamed answer writes
 
 
 @dataclass
 class HostileServer:
     port: int = 0
     requests: list[bytes] = field(default_factory=list)
+    sent: list[int] = field(default_factory=list)  # bytes written per answer (a streamed one: so far)
 
 
 def sse(*events: object, done: bool = True) -> bytes:
@@ -39,7 +44,17 @@ def completion(text: str, usage: object | None = None, **extra: object) -> bytes
     return sse(*events)
 
 
-async def _handle(respond: Respond, seen: list[bytes], r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+def chunked(piece: bytes) -> bytes:
+    """One chunk of a chunked body."""
+    return b"%x\r\n%s\r\n" % (len(piece), piece)
+
+
+STREAM_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+async def _handle(
+    respond: Respond, state: HostileServer, cap: int, r: asyncio.StreamReader, w: asyncio.StreamWriter
+) -> None:
     try:
         while True:
             head = await r.readuntil(b"\r\n\r\n")
@@ -49,9 +64,16 @@ async def _handle(respond: Respond, seen: list[bytes], r: asyncio.StreamReader, 
                 if name.strip().lower() == b"content-length":
                     length = int(value.strip())
             body = await r.readexactly(length) if length else b""
-            seen.append(head + body)
-            w.write(respond(head + body))
-            await w.drain()
+            state.requests.append(head + body)
+            answer = respond(head + body)
+            k = len(state.sent)
+            state.sent.append(0)
+            for piece in [answer] if isinstance(answer, bytes) else answer:
+                w.write(piece)
+                state.sent[k] += len(piece)
+                await w.drain()
+                if state.sent[k] >= cap:
+                    break
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
         pass
     except asyncio.CancelledError:
@@ -62,7 +84,7 @@ async def _handle(respond: Respond, seen: list[bytes], r: asyncio.StreamReader, 
 
 
 @contextmanager
-def hostile_server(respond: Respond) -> Iterator[HostileServer]:
+def hostile_server(respond: Respond, cap: int = STREAM_CAP) -> Iterator[HostileServer]:
     """Serve `respond` on 127.0.0.1 (an ephemeral port) until the block ends."""
     loop = asyncio.new_event_loop()
     state = HostileServer()
@@ -76,7 +98,7 @@ def hostile_server(respond: Respond) -> Iterator[HostileServer]:
         assert task is not None
         tasks.add(task)
         try:
-            await _handle(respond, state.requests, r, w)
+            await _handle(respond, state, cap, r, w)
         finally:
             tasks.discard(task)
 

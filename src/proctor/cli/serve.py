@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from proctor.cli import output
+from proctor.cli import output, serve_options
 from proctor.cli.apps import app, examples
 from proctor.errors import ConfigError
 
@@ -37,6 +37,7 @@ _register_node()
     epilog=examples(
         "proctor serve llm --port 8000",
         "proctor serve llm --port 0 --ttft-ms 80 --tpot-ms 8 --faults 429=0.1,stall=0.05",
+        f"proctor serve llm --port 8000 {serve_options.EXAMPLE}",
     ),
 )
 def serve_llm_cmd(
@@ -81,6 +82,11 @@ def serve_llm_cmd(
     ] = "proctor-tiny",
     vocab: Annotated[int, typer.Option(metavar="N", help="vocabulary size of the tiny model")] = 1024,
     seed: Annotated[int, typer.Option(metavar="SEED", help="model and fault seed")] = 0,
+    header_timeout: serve_options.HeaderTimeout = serve_options.HEADER_TIMEOUT_S,
+    body_timeout: serve_options.BodyTimeout = serve_options.BODY_TIMEOUT_S,
+    idle_timeout: serve_options.IdleTimeout = serve_options.IDLE_TIMEOUT_S,
+    send_timeout: serve_options.SendTimeout = serve_options.SEND_TIMEOUT_S,
+    max_connections: serve_options.MaxConnections = serve_options.MAX_CONNECTIONS,
 ) -> None:
     """An OpenAI-compatible streaming LLM server around a tiny deterministic model, with known timing."""
     import asyncio
@@ -88,6 +94,8 @@ def serve_llm_cmd(
     from proctor.serving.llm_server import Faults, ServerOptions, parse_chunk, serve_forever
 
     try:
+        limits = serve_options.connection_limits(header_timeout, body_timeout, idle_timeout, send_timeout,
+                                                 max_connections)
         opts = ServerOptions(
             model_name=model_name,
             vocab_size=vocab,
@@ -121,7 +129,7 @@ def serve_llm_cmd(
         print(f"proctor serve llm: listening on http://{shown}:{bound} (model {model_name})", flush=True)
 
     try:
-        asyncio.run(serve_forever(opts, host, port, ready))
+        asyncio.run(serve_forever(opts, host, port, ready, limits))
     except OSError as exc:
         output.fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typer
 
+from proctor.cli import serve_options
 from proctor.cli.apps import examples
 from proctor.errors import ProctorError
 
@@ -17,6 +18,7 @@ def register(serve_app: typer.Typer) -> None:
         epilog=examples(
             "proctor serve node --sut digits --port 8001",
             "proctor serve node --sut synthetic:service_us=200 --port 8002 --name node-b",
+            f"proctor serve node --sut digits --port 8001 {serve_options.EXAMPLE}",
         ),
     )
     def node(
@@ -37,6 +39,11 @@ def register(serve_app: typer.Typer) -> None:
         model_alias: str | None = typer.Option(
             None, "--model", hidden=True, help="old spelling of --model-name"
         ),
+        header_timeout: serve_options.HeaderTimeout = serve_options.HEADER_TIMEOUT_S,
+        body_timeout: serve_options.BodyTimeout = serve_options.BODY_TIMEOUT_S,
+        idle_timeout: serve_options.IdleTimeout = serve_options.IDLE_TIMEOUT_S,
+        send_timeout: serve_options.SendTimeout = serve_options.SEND_TIMEOUT_S,
+        max_connections: serve_options.MaxConnections = serve_options.MAX_CONNECTIONS,
     ) -> None:
         """Serve a proctor SUT over KServe V2 REST (binary tensor extension and JSON) as one node
         of a Network-division SUT; stop with Ctrl-C."""
@@ -46,6 +53,8 @@ def register(serve_app: typer.Typer) -> None:
 
         try:
             warning = check_host(host)
+            limits = serve_options.connection_limits(header_timeout, body_timeout, idle_timeout, send_timeout,
+                                                     max_connections)
         except ProctorError as exc:
             output.fail(str(exc))
         if warning:
@@ -57,7 +66,8 @@ def register(serve_app: typer.Typer) -> None:
             )
 
         try:
-            node_server.serve(sut, host, port, name, model_name=model or model_alias, on_ready=ready)
+            node_server.serve(sut, host, port, name, model_name=model or model_alias, on_ready=ready,
+                              limits=limits)
         except ProctorError as exc:
             output.fail(f"--sut {sut}: {exc}")
         except OSError as exc:

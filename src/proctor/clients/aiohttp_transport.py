@@ -4,15 +4,25 @@ One aiohttp session on the client's asyncio loop: each request is a task that po
 and reads the stream with `iter_any`, so a chunk is interpreted as soon as aiohttp hands it over.
 `submit` (any thread) hands requests to the loop; `start` (the loop thread) makes their tasks.
 Faults map to the kinds of `stream.FAULT_KINDS` with the same messages as the raw transport.
+
+A response's bytes are counted as they arrive on the connection (`_CountingHandler`, aiohttp's
+connection protocol with a count in front), as the raw transport counts them: the head, interim
+answers and chunk framing too, which aiohttp's parser reads without handing anything over. Past what
+the request allows the connection is aborted and the sample fails as a protocol fault. Where an
+aiohttp release has no connection-protocol factory to replace, the body bytes are counted instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, cast
 
 import aiohttp
+from aiohttp.client_proto import ResponseHandler
 
 from proctor.clients.openai_config import OpenAIConfig
 from proctor.clients.sse import SSEError, SSEParser
@@ -27,6 +37,54 @@ from proctor.clients.stream import (
     times_of,
     unasked_encoding,
 )
+from proctor.errors import StreamOverrun
+
+
+class _Wire:
+    """One request's stream as its connection protocol counts it; `overrun` once it passed its bound."""
+
+    __slots__ = ("overrun", "st")
+
+    def __init__(self, st: StreamState) -> None:
+        self.st: StreamState | None = st  # None once the request is over (its connection may stay open)
+        self.overrun: StreamOverrun | None = None
+
+
+# the request being sent from this task: aiohttp calls `set_response_params` in the request's task
+_WIRE: ContextVar[_Wire | None] = ContextVar("proctor_wire", default=None)
+
+
+class _CountingHandler(ResponseHandler):
+    """aiohttp's connection protocol, counting each byte of a response against its request's bound."""
+
+    _wire: _Wire | None = None
+
+    def set_response_params(self, *args: Any, **kwargs: Any) -> None:
+        self._wire = _WIRE.get()  # a new request on this connection: its own count
+        super().set_response_params(*args, **kwargs)
+
+    def data_received(self, data: bytes) -> None:
+        wire = self._wire
+        if wire is not None and wire.st is not None and data:
+            if wire.overrun is not None:
+                return  # cut: nothing more is read
+            try:
+                wire.st.take(len(data))
+            except StreamOverrun as exc:
+                wire.overrun = exc
+                if self.transport is not None:
+                    self.transport.abort()  # the read in progress ends (the fault is the overrun's)
+                return
+        super().data_received(data)
+
+
+def _count_wire(connector: aiohttp.TCPConnector, loop: asyncio.AbstractEventLoop) -> bool:
+    """Have the connector's connections count their bytes (True), where this aiohttp makes them
+    with a factory that can be replaced."""
+    if not callable(getattr(connector, "_factory", None)):
+        return False
+    connector._factory = cast("functools.partial[ResponseHandler]", functools.partial(_CountingHandler, loop=loop))
+    return True
 
 
 class AiohttpClient(StreamClient):
@@ -42,10 +100,12 @@ class AiohttpClient(StreamClient):
         self._session: aiohttp.ClientSession | None = None
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._wire_counted = False  # the connections count every byte (else the body's are counted)
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         connector = aiohttp.TCPConnector(limit=self.config.max_connections, limit_per_host=0)
+        self._wire_counted = _count_wire(connector, self._loop)
         self._session = aiohttp.ClientSession(connector=connector, headers=self.headers, auto_decompress=False)
         if self.config.concurrency > 0:
             self._sem = asyncio.Semaphore(self.config.concurrency)
@@ -96,6 +156,9 @@ class AiohttpClient(StreamClient):
         ep = self.endpoints[e if e >= 0 else least_busy(self.endpoints)]
         body = self.body(idx)
         st = StreamState()
+        self.bind(st, idx)
+        wire = _Wire(st)
+        token = _WIRE.set(wire if self._wire_counted else None)
         ep.outstanding += 1
         ep.sent += 1
         self.sink.sent(i, t_issue, time.perf_counter_ns())
@@ -119,34 +182,38 @@ class AiohttpClient(StreamClient):
                 async for chunk in resp.content.iter_any():
                     if rt is not None and not rt.first_byte:
                         rt.first_byte = time.perf_counter_ns()
+                    if not self._wire_counted:
+                        st.take(len(chunk))  # past what the request allows: cut (StreamOverrun)
                     if self.events(i, parser.feed(chunk), st):
                         break
                 else:
                     self.events(i, parser.close(), st)
-        except aiohttp.ConnectionTimeoutError as exc:
-            fail(i, idx, "connect", f"connect timeout to {ep.url}: {exc}")
-            return
-        except aiohttp.SocketTimeoutError:
-            fail(i, idx, "stall", f"no data from {ep.url} for {self.config.stall_s:g} s")
-            return
-        except TimeoutError:
-            fail(i, idx, "timeout", f"request to {ep.url} took over {self.config.timeout_s:g} s")
-            return
-        except aiohttp.ClientConnectorError as exc:
-            fail(i, idx, "connect", f"cannot connect to {ep.url}: {exc.os_error or exc}")
-            return
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-            fail(i, idx, "dropped", f"stream from {ep.url} broke off: {type(exc).__name__}: {exc}")
-            return
-        except SSEError as exc:
-            fail(i, idx, "protocol", f"{ep.url}: {exc}")
-            return
-        except aiohttp.ClientError as exc:
-            fail(i, idx, "http_error", f"{ep.url}: {type(exc).__name__}: {exc}")
+        except (aiohttp.ClientError, TimeoutError, SSEError) as exc:
+            fail(i, idx, *self._fault(exc, ep.url, wire))
             return
         finally:
             ep.outstanding -= 1
-        self.finish(i, idx, st, ep.url)
+            _WIRE.reset(token)
+            wire.st = None
+        self.finish(i, idx, st, ep.url)  # (bytes past the bound after the stream's end only close it)
+
+    def _fault(self, exc: BaseException, url: str, wire: _Wire) -> tuple[str, str]:
+        """(fault kind, message) of a request that raised; a connection cut for its bound is `protocol`."""
+        if wire.overrun is not None:
+            return "protocol", f"{url}: {wire.overrun}"
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            return "connect", f"connect timeout to {url}: {exc}"
+        if isinstance(exc, aiohttp.SocketTimeoutError):
+            return "stall", f"no data from {url} for {self.config.stall_s:g} s"
+        if isinstance(exc, TimeoutError):
+            return "timeout", f"request to {url} took over {self.config.timeout_s:g} s"
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            return "connect", f"cannot connect to {url}: {exc.os_error or exc}"
+        if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+            return "dropped", f"stream from {url} broke off: {type(exc).__name__}: {exc}"
+        if isinstance(exc, SSEError):
+            return "protocol", f"{url}: {exc}"
+        return "http_error", f"{url}: {type(exc).__name__}: {exc}"
 
 
 __all__ = ["AiohttpClient"]

@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import logging
 import platform
+import re
 import socket
 import struct
 import sys
@@ -71,7 +72,7 @@ from proctor.clients.stream import (
     times_of,
     unasked_encoding,
 )
-from proctor.errors import HTTP1Error
+from proctor.errors import HTTP1Error, StreamOverrun
 
 log = logging.getLogger("proctor.clients.openai")
 
@@ -86,6 +87,7 @@ PEEK_AFTER_NS = 1_000_000_000
 # --- the response parser (pure, fuzzed) ------------------------------------------------------------
 
 _HEAD, _LENGTH, _SIZE, _DATA, _DATA_END, _TRAILER, _CLOSE, _DONE = range(8)
+_HEAD_END = re.compile(rb"\n\r?\n")  # a head ends at its first blank line (CRLF or bare LF)
 
 
 class ResponseParser:
@@ -192,19 +194,18 @@ class ResponseParser:
         """Parse a response head starting at pos; the new position, -1 when incomplete."""
         if self._state == _TRAILER:
             return self._trailer(buf, pos)
-        end, skip = buf.find(b"\n\r\n", pos), 3
-        end2 = buf.find(b"\n\n", pos)
-        if end < 0 or 0 <= end2 < end:
-            end, skip = end2, 2
-        if end < 0:
+        # the head's end, searched once and no further than a head may reach: a stream of interim
+        # responses is read in linear time (two unbounded finds made it quadratic)
+        m = _HEAD_END.search(buf, pos, pos + self._max_head + 3)
+        if m is None:
             if len(buf) - pos > self._max_head:
                 raise HTTP1Error(f"the response head is longer than {self._max_head} bytes")
             self._buf = buf[pos:]
             return -1
+        end, nxt = m.start(), m.end()
         if end - pos > self._max_head:
             raise HTTP1Error(f"the response head is longer than {self._max_head} bytes")
         block = buf[pos : end + 1]
-        nxt = end + skip
         lines = block.decode("latin-1").split("\n")
         status_line = lines[0].rstrip("\r")
         version, _, rest = status_line.partition(" ")
@@ -273,7 +274,7 @@ class _Req:
         self.conn: _Conn | None = None
         self.parser = ResponseParser()
         self.sse = SSEParser()
-        self.st = StreamState()
+        self.st = StreamState()  # bounded by what the request allows on the first read (StreamClient.bind)
         self.err = b""  # the body of an error answer, up to MAX_ERROR_BODY
         self.reported = False  # the sink has this request's outcome (its connection may still drain)
         self.whole = True  # the request was written whole (else the connection is not reused)
@@ -691,9 +692,12 @@ class RawClient(StreamClient):
         req.t_last = t
         p = req.parser
         url = self.endpoints[req.e].url
+        if not req.st.nbytes:
+            self.bind(req.st, req.idx)
         try:
+            req.st.take(len(data))  # every byte of the response counts, its framing and a drain too
             pieces = p.feed(data)
-        except HTTP1Error as exc:
+        except (HTTP1Error, StreamOverrun) as exc:
             if req.reported:
                 self._drop(req)
             else:

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import orjson
 
 from proctor.clients.openai_config import OpenAIConfig, endpoint_url
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, StreamOverrun
 
 FAULT_KINDS = (
     "http_429",  # the server refused for load (429 Too Many Requests)
@@ -46,17 +46,43 @@ MAX_TOKENIZER_BYTES = 256 << 20  # the largest tokenizer.json read (real ones ar
 # The request-body keys that bound a stream's output tokens (OpenAI, vLLM/TGI spellings).
 TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
 
+# What one stream may carry, from what its request allows (never from what the server declares or
+# sends): past either bound the stream is cut as a protocol fault (`StreamOverrun`), so a server
+# that streams forever costs a bounded number of reads and bytes (one streaming tokens forever for a
+# max_tokens=3 request grew the client from 118 to 760 MB in 15 s).
+# - Tokens: counted exactly where a chunk carries token ids or logprobs (past the limit the stream
+#   would be refused at its end anyway, `StreamClient.finish`); a content chunk without them counts as
+#   one token, with STREAM_CHUNK_SLACK chunks of room (a detokenizer may flush a held-back character
+#   in a chunk of its own). Role-only, finish-only and usage chunks carry no token and are not counted:
+#   the official counts (usage.completion_tokens, the reference SUTs' token ids) do not count them.
+# - Bytes: STREAM_BASE_BYTES (the head, role, finish and usage chunks, an error body) + the request
+#   body x STREAM_ECHO_PER_BODY_BYTE (a server may echo the prompt: vLLM's prompt_token_ids, echo=true)
+#   + STREAM_BYTES_PER_TOKEN per token allowed (a chat chunk with 20 top_logprobs is ~2 KiB). Counted
+#   as they arrive, on both transports: every byte of the response (its head, interim answers and
+#   chunk framing too, which carry no body byte), and a drain after its end.
+# Time is bounded apart from these: timeout_s per request, stall_s without a byte.
+STREAM_CHUNK_SLACK = 8
+STREAM_BASE_BYTES = 1 << 20
+STREAM_ECHO_PER_BODY_BYTE = 8
+STREAM_BYTES_PER_TOKEN = 16 << 10
+UNBOUNDED = 1 << 62  # a StreamState made without a request's bounds (pure uses, tests)
+
 
 # --- one stream's interpretation (pure, fuzzed) ---------------------------------------------------
 
 
 @dataclass(slots=True)
 class StreamState:
-    """What the chunks of one stream said so far."""
+    """What the chunks of one stream said so far, within what its request allows: `feed` and `take`
+    raise `StreamOverrun` once the stream passes `max_tokens` (see STREAM_CHUNK_SLACK) or `max_bytes`."""
 
+    max_tokens: int = UNBOUNDED  # the request's output-token limit
+    max_bytes: int = UNBOUNDED  # the bytes its response may take (`stream_bytes`)
+    nbytes: int = 0  # bytes read so far (`take`)
     text: list[str] = field(default_factory=list)
     ids: list[int] = field(default_factory=list)
     n_ids: int = 0  # tokens counted from per-chunk ids or logprobs
+    bare: int = 0  # content chunks that carried neither (one token each, for the bound)
     ids_source: str = "token_ids"  # which of the two ("logprobs" once a chunk counted by them)
     ids_complete: bool = True  # every content chunk carried its token ids
     usage_tokens: int | None = None
@@ -112,20 +138,33 @@ class StreamState:
         n = self._count_ids(c)
         if not text and not n:
             return False  # role-only, empty, usage-only or finish-only chunk
-        self.text.append(text)
+        n_ids, bare = (self.n_ids, self.bare + 1) if n is None else (self.n_ids + n, self.bare)
+        if n_ids > self.max_tokens or n_ids + bare > self.max_tokens + STREAM_CHUNK_SLACK:
+            what = (f"{n_ids} token ids" if n_ids > self.max_tokens
+                    else f"{n_ids + bare} tokens ({bare} content chunks without token ids)")
+            raise StreamOverrun(f"the stream passed what its request allows: {what} for at most "
+                                f"{self.max_tokens}; cut")
+        self.n_ids, self.bare = n_ids, bare
         if n is None:
             self.ids_complete = False
-        else:
-            self.n_ids += n
+        self.text.append(text)
         was_first = not self.first
         self.first = True
         return was_first
+
+    def take(self, n: int) -> None:
+        """n more bytes of the response were read: past `max_bytes` the stream is cut."""
+        self.nbytes += n
+        if self.nbytes > self.max_bytes:
+            raise StreamOverrun(f"the stream passed {self.max_bytes} bytes, what a request of at most "
+                                f"{self.max_tokens} tokens allows ({self.nbytes} read); cut")
 
     def _count_ids(self, c: dict[str, Any]) -> int | None:
         """Tokens in this chunk from ids or logprobs when the server sent them, else None."""
         ids = c.get("token_ids")
         if isinstance(ids, list) and all(type(t) is int for t in ids):
-            self.ids.extend(ids)
+            if self.n_ids + len(ids) <= self.max_tokens:  # kept only within the bound (else `feed` cuts)
+                self.ids.extend(ids)
             return len(ids)
         lp = c.get("logprobs")
         if isinstance(lp, dict):
@@ -281,6 +320,13 @@ def token_limit(body: bytes, default: int) -> int:
     return max(found, default=default)
 
 
+def stream_bytes(max_tokens: int, body_bytes: int) -> int:
+    """The most bytes a response to a request of `body_bytes` asking at most `max_tokens` may take
+    (see STREAM_BASE_BYTES)."""
+    return (STREAM_BASE_BYTES + STREAM_ECHO_PER_BODY_BYTE * body_bytes
+            + STREAM_BYTES_PER_TOKEN * (max_tokens + STREAM_CHUNK_SLACK))
+
+
 def _count_text(n: int) -> str:
     """A count from the wire for a message: its digits when short, else its size."""
     return str(n) if n < 10**12 else f"about 10^{len(str(n)) - 1}"
@@ -328,15 +374,26 @@ class StreamClient:
         self.times: Times | None = None  # set to the SUT's records to have the hops stamped
         self.export: Any = None  # request_export.RequestLog while the SUT exports (chunks per request)
         self.ids_out = config.output == "ids"  # log int32 token ids, not text (TEST06 reads them)
-        self._limits: dict[int, int] = {}  # QSL index -> its request's output-token limit
+        self._limits: dict[int, tuple[int, int]] = {}  # QSL index -> its request's (tokens, bytes) bounds
         raise_fd_limit()
+
+    def _bounds(self, idx: int) -> tuple[int, int]:
+        """Sample idx's output-token limit and response-byte bound, from its request body, once."""
+        b = self._limits.get(idx)
+        if b is None:
+            body = self.body(idx)
+            lim = token_limit(body, self.config.max_tokens)
+            b = self._limits[idx] = (lim, stream_bytes(lim, len(body)))
+        return b
 
     def limit(self, idx: int) -> int:
         """Sample idx's output-token limit, read from its request body once."""
-        lim = self._limits.get(idx)
-        if lim is None:
-            lim = self._limits[idx] = token_limit(self.body(idx), self.config.max_tokens)
-        return lim
+        return self._bounds(idx)[0]
+
+    def bind(self, st: StreamState, idx: int) -> None:
+        """Bound sample idx's stream by what its request allows (the first time its response is read:
+        the loop thread's, off the issuing path, since the first use parses the body)."""
+        st.max_tokens, st.max_bytes = self._bounds(idx)
 
     def events(self, i: int, events: list[bytes], st: StreamState, t_ns: int | None = None) -> bool:
         """Interpret events as they arrive; True once the stream said [DONE] or reported an error.
@@ -409,6 +466,10 @@ __all__ = [
     "FAULT_KINDS",
     "MAX_CHUNK_LINE",
     "MAX_ERROR_BODY",
+    "STREAM_BASE_BYTES",
+    "STREAM_BYTES_PER_TOKEN",
+    "STREAM_CHUNK_SLACK",
+    "STREAM_ECHO_PER_BODY_BYTE",
     "Endpoint",
     "Request",
     "RequestTimes",
@@ -422,6 +483,7 @@ __all__ = [
     "raise_fd_limit",
     "refusal",
     "request_headers",
+    "stream_bytes",
     "times_of",
     "token_limit",
     "unasked_encoding",

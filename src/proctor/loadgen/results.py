@@ -76,6 +76,18 @@ class LatencyStats:
         )
 
 
+def exact_sum(values: np.ndarray) -> int:
+    """The exact sum of int64 values (a Python int; an int64 sum wraps past 2**63). Each value is split
+    at bit 32 into a high part in [-2**31, 2**31) and a low part in [0, 2**32), and each part is summed
+    in int64, which holds up to 2**31 values: two numpy passes, no Python loop."""
+    v = values.astype(np.int64, copy=False)
+    if v.shape[0] >= 1 << 31:  # past what the parts' sums hold: Python ints, chunk by chunk
+        return sum(exact_sum(v[a : a + (1 << 30)]) for a in range(0, v.shape[0], 1 << 30))
+    high = int((v >> 32).sum(dtype=np.int64))
+    low = int((v & 0xFFFFFFFF).sum(dtype=np.int64))
+    return (high << 32) + low
+
+
 def _valid_chunks(done: np.ndarray, shift: int, failed: np.ndarray | None, chunk: int) -> Any:
     """Latencies (done - shift) of the completed, not failed samples, chunk by chunk."""
     for a in range(0, done.shape[0], chunk):

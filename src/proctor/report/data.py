@@ -29,8 +29,8 @@ from proctor.loadgen.logs.detail import SHORT_RUN_KEY
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
 from proctor.loadgen.logs.recompute import recompute
-from proctor.loadgen.logs.samples import read_samples
-from proctor.loadgen.results import LatencyStats
+from proctor.loadgen.logs.samples import MAX_TIME_NS, read_samples
+from proctor.loadgen.results import LatencyStats, exact_sum
 from proctor.trees import is_file, read_bytes
 
 DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
@@ -42,7 +42,7 @@ DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
 )
 PERCENTILES = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999)
 MAX_TRACE_SAMPLES = 50_000_000  # beyond this the trace is not read further (memory stays bounded)
-MAX_ARG_NS = 1 << 62  # a trace arg beyond this (146 years in ns) is unreadable, not a time
+MAX_ARG_NS = MAX_TIME_NS  # a trace time or count beyond this (104 days in ns) is unreadable, not a run's
 _ESTIMATE = re.compile(r"Early stopping (\d+(?:\.\d+)?)th percentile estimate: (\d+)")
 _SUMMARY_PCT = re.compile(r"^(\d+\.\d+) percentile latency \(ns\)$")
 
@@ -214,11 +214,14 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
 
 
 def _stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:
-    """The summary's order statistics (results.LatencyStats) of per-sample values, as a Latency."""
+    """The summary's order statistics (results.LatencyStats) of per-sample values, as a Latency; the
+    mean from the exact sum (the values came from a file: an int64 sum of them may wrap)."""
     if values is None or values.size == 0:
         return None
-    st = LatencyStats.of(values.astype(np.int64), pct, count=count)
-    lat = Latency(float(st.min), float(st.mean), float(st.max), {p: float(v) for p, v in st.percentiles.items()})
+    v = values.astype(np.int64)
+    st = LatencyStats.of(v, pct, count=count)
+    mean = exact_sum(v) // (values.size if count is None else count)
+    lat = Latency(float(st.min), float(mean), float(st.max), {p: float(v) for p, v in st.percentiles.items()})
     lat.percentiles[pct] = float(st.target)
     return lat
 
@@ -469,7 +472,8 @@ def read_trace_samples(path: Path, notes: list[str]) -> Samples | None:
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
                     bad += 1
                     continue
-                if not (math.isfinite(ts) and math.isfinite(ns)) or not 0 <= ns < MAX_ARG_NS:
+                if not (math.isfinite(ts) and math.isfinite(ns)) or not 0 <= ns < MAX_ARG_NS \
+                        or not abs(ts) * 1000 < MAX_ARG_NS:  # ts: us after the trace's origin
                     bad += 1
                     continue
                 issue.append(ts / 1e6)

@@ -43,7 +43,9 @@ from aiohttp import web
 
 from proctor.errors import ConfigError
 from proctor.serving.binding import CONTROL_TOKEN_ENV, control_allowed
+from proctor.serving.connections import Gate, listen, phases, runner_options
 from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
+from proctor.serving.limits import ConnectionLimits
 from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
 
 # --- the model --------------------------------------------------------------------------------------
@@ -286,8 +288,9 @@ class _Request:
 class LLMServer:
     """The aiohttp application and its decode engine; `start()`/`stop()` or `run()`."""
 
-    def __init__(self, options: ServerOptions | None = None) -> None:
+    def __init__(self, options: ServerOptions | None = None, limits: ConnectionLimits | None = None) -> None:
         self.opt = options or ServerOptions()
+        self.limits = limits or ConnectionLimits()
         self.model = TinyLM(self.opt.vocab_size, self.opt.seed)
         self.stats: Counter[str] = Counter()
         self._fault_rng = random.Random(self.opt.seed + 1)
@@ -296,16 +299,18 @@ class LLMServer:
         self._wake: asyncio.Event | None = None
         self._stepper: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
-        self._listener: asyncio.AbstractServer | None = None
+        self._listener: asyncio.Server | None = None
         self._timer: PreciseTimer | None = None
         self._conns: dict[Any, StampedProtocol] = {}
         self.lateness: dict[str, LatenessHist] = {}
         self.reset_lateness()
         self.port = 0
         self.failures = FailureLog(log)
+        self.gate = Gate(self.limits, self.failures)  # the connections' bounds (serving.connections)
         quiet_protocol_errors()
         self.app = web.Application(
-            middlewares=[guard(self.failures, MAX_REQUEST_BYTES), self._arrival], client_max_size=MAX_REQUEST_BYTES
+            middlewares=[phases(self.gate), guard(self.failures, MAX_REQUEST_BYTES), self._arrival],
+            client_max_size=MAX_REQUEST_BYTES,
         )
         self.app.router.add_post("/v1/completions", self._completions)
         self.app.router.add_post("/v1/chat/completions", self._chat)
@@ -320,14 +325,13 @@ class LLMServer:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         loop = asyncio.get_running_loop()
         self._timer = PreciseTimer(loop)
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, auto_decompress=False)
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, auto_decompress=False,
+                                     **runner_options(self.limits))
         await self._runner.setup()
-        handlers = self._runner.server
-        assert handlers is not None
         conns = self._conns
-        # aiohttp's protocol behind a wrapper that stamps each request's first byte
-        self._listener = await loop.create_server(lambda: StampedProtocol(handlers(), conns), host, port,
-                                                  backlog=4096, reuse_address=True)
+        # aiohttp's protocol behind the connection bounds and a wrapper that stamps each request's first byte
+        self._listener = await listen(self._runner, self.gate, host, port,
+                                      lambda inner: StampedProtocol(inner, conns))
         sockets: list[Any] = list(self._listener.sockets or [])
         self.port = sockets[0].getsockname()[1] if sockets else port
         if self.opt.timing == "batch":
@@ -651,9 +655,11 @@ async def _sleep_until(t: float) -> None:
         await asyncio.sleep(delay)
 
 
-async def serve_forever(options: ServerOptions, host: str, port: int, ready: Any = None) -> None:
+async def serve_forever(
+    options: ServerOptions, host: str, port: int, ready: Any = None, limits: ConnectionLimits | None = None
+) -> None:
     """Run the server until cancelled; `ready(port)` is called once it listens."""
-    server = LLMServer(options)
+    server = LLMServer(options, limits)
     bound = await server.start(host, port)
     if ready is not None:
         ready(bound)

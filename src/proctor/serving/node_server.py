@@ -46,7 +46,9 @@ from proctor.errors import ConfigError, RequestError
 from proctor.loadgen import completion
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import QuerySample
+from proctor.serving.connections import Gate, listen, phases, runner_options
 from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
+from proctor.serving.limits import ConnectionLimits
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
@@ -338,11 +340,14 @@ def server_metadata(node_name: str) -> dict[str, Any]:
     }
 
 
-def build_app(model: NodeModel, meta: dict[str, Any]) -> web.Application:
-    """The aiohttp application of one node; `meta` is served as is (and may be updated later)."""
+def build_app(model: NodeModel, meta: dict[str, Any], gate: Gate | None = None) -> web.Application:
+    """The aiohttp application of one node; `meta` is served as is (and may be updated later); `gate`
+    bounds its connections (`serving.connections`) when it is served by `listen`."""
     quiet_protocol_errors()
     limit = model.max_request_bytes()  # the JSON form's; a binary request is held to its own below
-    app = web.Application(client_max_size=limit, middlewares=[guard(FailureLog(log), limit)])
+    failures = gate.failures if gate is not None else FailureLog(log)
+    middlewares = ([phases(gate)] if gate is not None else []) + [guard(failures, limit)]
+    app = web.Application(client_max_size=limit, middlewares=middlewares)
 
     async def live(_: web.Request) -> web.Response:
         return _json({"live": True})
@@ -414,6 +419,8 @@ class Node:
     name: str
     model: NodeModel
     runner: web.AppRunner
+    listener: asyncio.Server
+    gate: Gate
 
     @property
     def url(self) -> str:
@@ -421,15 +428,18 @@ class Node:
         return f"http://{host}:{self.port}"
 
     async def stop(self) -> None:
+        self.listener.close()
         await self.runner.cleanup()
 
 
 async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: str | None = None,
-                     *, model_name: str | None = None, capacity: int = DEFAULT_CAPACITY) -> Node:
+                     *, model_name: str | None = None, capacity: int = DEFAULT_CAPACITY,
+                     limits: ConnectionLimits | None = None) -> Node:
     """Build the SUT of `spec` (`--sut` syntax), attach its completions, bind, and start serving.
 
     `port=0` binds an ephemeral port (the Node says which). The default node name,
-    `<sut name>@<host>:<port>`, is unique per node even when nodes serve the same SUT.
+    `<sut name>@<host>:<port>`, is unique per node even when nodes serve the same SUT. `limits`
+    bound its connections (serving.connections; the defaults there when None).
     """
     from proctor.suts import registry
 
@@ -440,27 +450,30 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
     if isinstance(model.sut, StartableSUT):
         model.sut.start(model.router)
     meta = server_metadata("")
+    limits = limits or ConnectionLimits()
+    gate = Gate(limits, FailureLog(log))
     try:
-        runner = web.AppRunner(build_app(model, meta), access_log=None, auto_decompress=False)
+        runner = web.AppRunner(build_app(model, meta, gate), access_log=None, auto_decompress=False,
+                               **runner_options(limits))
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
-        await site.start()
+        listener = await listen(runner, gate, host, port)
     except BaseException:
         completion.detach(model.router)
         raise
     bound = port
-    for sock in getattr(site._server, "sockets", None) or ():
+    for sock in listener.sockets or ():
         bound = sock.getsockname()[1]
     meta["name"] = name or f"{sut.name}@{host}:{bound}"
-    return Node(host, bound, meta["name"], model, runner)
+    return Node(host, bound, meta["name"], model, runner, listener, gate)
 
 
 def serve(spec: str, host: str, port: int, name: str | None = None, *,
-          model_name: str | None = None, on_ready: Callable[[Node], None] | None = None) -> None:
+          model_name: str | None = None, on_ready: Callable[[Node], None] | None = None,
+          limits: ConnectionLimits | None = None) -> None:
     """Serve until interrupted (Ctrl-C / SIGTERM); `on_ready` is called once the port is bound."""
 
     async def main() -> None:
-        node = await start_node(spec, host, port, name, model_name=model_name)
+        node = await start_node(spec, host, port, name, model_name=model_name, limits=limits)
         try:
             if on_ready is not None:
                 on_ready(node)

@@ -40,6 +40,12 @@ row, as in the trace):
 Columns 1-6 are always written; 7-9 in runs that recorded tokens (all three or none). Unknown ids
 are skipped (a later version may add columns), so the format can grow without breaking readers.
 A typical run takes 8-24 bytes per sample.
+
+What a reader takes is what a run records (`_check_ranges`): times and ids in [0, MAX_TIME_NS) (104
+days in ns, and the largest integers a double holds exactly, so the report's float arithmetic is
+exact), `scheduled` in (-MAX_TIME_NS, MAX_TIME_NS), a first token within its sample's latency, a
+token count up to MAX_SAMPLE_TOKENS. A file holding anything else is refused whole, naming the file
+and the column (as any other damage), never read into numbers whose sums wrap.
 """
 
 from __future__ import annotations
@@ -58,12 +64,22 @@ MAGIC = b"PRSMPL\r\n"
 VERSION = 1
 MAX_COLUMNS = 64
 MAX_SAMPLES = 50_000_000  # rows read by default (as the trace reader): ~4 GB of int64 columns at most
-MAX_ABS_NS = 1 << 62  # a time or count beyond this (146 years in ns) is not one a run records
+MAX_ABS_NS = 1 << 62  # an encoded base, fill or stored value beyond this is no writer's
+MAX_TIME_NS = 1 << 53  # a time, span or id a run records is below this (104 days in ns; exact in a double)
+MAX_SAMPLE_TOKENS = 1 << 32  # output tokens of one sample, at most
 
 _HEADER = struct.Struct("<8sHHIQq")
 _COLUMN = struct.Struct("<BBB5xqq")
 
 SEQ, QUERY, SAMPLE_IDX, ISSUE, LATENCY, SCHEDULED, HAS_FIRST, FIRST_TOKEN, N_TOKENS = range(1, 10)
+NAMES = {SEQ: "seq", QUERY: "query", SAMPLE_IDX: "sample_idx", ISSUE: "issue", LATENCY: "latency",
+         SCHEDULED: "scheduled", HAS_FIRST: "has_first", FIRST_TOKEN: "first_token", N_TOKENS: "n_tokens"}
+# each column's range [low, high) on read (first_token: checked against its row's latency as well)
+_RANGES = {
+    SEQ: (0, MAX_TIME_NS), QUERY: (0, MAX_TIME_NS), SAMPLE_IDX: (0, MAX_TIME_NS), ISSUE: (0, MAX_TIME_NS),
+    LATENCY: (0, MAX_TIME_NS), SCHEDULED: (1 - MAX_TIME_NS, MAX_TIME_NS), HAS_FIRST: (0, 2),
+    FIRST_TOKEN: (0, MAX_TIME_NS), N_TOKENS: (0, MAX_SAMPLE_TOKENS + 1),
+}
 _DELTA = {SEQ: True, QUERY: True, ISSUE: True}
 _REQUIRED = (SEQ, QUERY, SAMPLE_IDX, ISSUE, LATENCY, SCHEDULED)
 _TOKENS = (HAS_FIRST, FIRST_TOKEN, N_TOKENS)
@@ -116,7 +132,7 @@ def _encode(col_id: int, values: np.ndarray) -> tuple[bytes, bytes]:
     if v.size == 0:
         return _COLUMN.pack(col_id, 0, int(delta), 0, 0), b""
     if delta:  # the first step repeats the second, so an evenly spaced column is one constant step
-        step = int(v[1] - v[0]) if v.size > 1 else 0
+        step = int(v[1]) - int(v[0]) if v.size > 1 else 0
         if abs(int(v[0]) - step) >= MAX_ABS_NS:
             step = 0
         base = int(v[0]) - step
@@ -226,39 +242,53 @@ def read_samples(path: str | Path, max_rows: int = MAX_SAMPLES) -> SampleColumns
                 offset += nbytes
         except OSError as exc:
             raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+    _check_ranges(p, values)
     out = SampleColumns(origin, values[SEQ], values[QUERY], values[SAMPLE_IDX], values[ISSUE],
                         values[LATENCY], values[SCHEDULED], truncated=n > max_rows)
-    if values[LATENCY].size and int(values[LATENCY].min()) < 0:
-        raise LogFormatError("a negative latency: not a run's record", file=p)
     if tokens:
-        has = values[HAS_FIRST]
-        if has.size and (int(has.min()) < 0 or int(has.max()) > 1):
-            raise LogFormatError("has_first holds values other than 0 and 1", file=p)
-        if values[N_TOKENS].size and int(values[N_TOKENS].min()) < 0:
-            raise LogFormatError("a negative token count", file=p)
-        out.has_first, out.first_token_ns, out.n_tokens = has.astype(bool), values[FIRST_TOKEN], values[N_TOKENS]
+        has = values[HAS_FIRST].astype(bool)
+        out.has_first, out.first_token_ns, out.n_tokens = has, values[FIRST_TOKEN], values[N_TOKENS]
     return out
+
+
+def _check_ranges(p: str, values: dict[int, np.ndarray]) -> None:
+    """Every value within what a run records (`_RANGES`), a first token within its sample's latency;
+    LogFormatError naming the column, its first row out of range and the range, otherwise."""
+    for cid, v in values.items():
+        lo, hi = _RANGES[cid]
+        if cid == FIRST_TOKEN:  # only rows that have a first token: the others hold a filler
+            has = values[HAS_FIRST].astype(bool)
+            bad = has & ((v < lo) | (v > values[LATENCY]))
+            what = "between 0 and the sample's latency"
+        else:
+            bad = (v < lo) | (v >= hi)
+            what = f"in [{lo}, {hi})"
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise LogFormatError(
+                f"column {cid} ({NAMES[cid]}), row {row}: {int(v[row])} is not {what}, as a run records it",
+                file=p)
 
 
 def _decode(fh: object, p: str, cid: int, dtype: np.dtype | None, n: int, offset: int, delta: bool,
             base: int, fill: int) -> np.ndarray:
     """One column as int64, its range checked (|value| < MAX_ABS_NS; sums checked before they could wrap)."""
     if abs(base) >= MAX_ABS_NS or abs(fill) >= MAX_ABS_NS:
-        raise LogFormatError(f"column {cid}: base or fill out of range", file=p)
+        raise LogFormatError(f"column {cid} ({NAMES[cid]}): base or fill out of range", file=p)
     if dtype is None:
         stored = np.full(n, fill, np.int64)
     else:
         fh.seek(offset)  # type: ignore[attr-defined]
         data = fh.read(n * dtype.itemsize)  # type: ignore[attr-defined]
         if len(data) != n * dtype.itemsize:
-            raise LogFormatError(f"column {cid}: truncated while reading", file=p)
+            raise LogFormatError(f"column {cid} ({NAMES[cid]}): truncated while reading", file=p)
         stored = np.frombuffer(data, dtype)
     if stored.size and stored.dtype.itemsize == 8 and max(-int(stored.min()), int(stored.max())) >= MAX_ABS_NS:
-        raise LogFormatError(f"column {cid}: a value out of range", file=p)
+        raise LogFormatError(f"column {cid} ({NAMES[cid]}): a value out of range", file=p)
     wide = stored.astype(np.int64)
     if delta:
         # |step| < 2**62 and n < 2**26 steps could still wrap; bound the running sum by a float sum first
         if stored.size and float(np.abs(wide).astype(np.float64).sum()) >= MAX_ABS_NS:
-            raise LogFormatError(f"column {cid}: its running sum leaves any run's range", file=p)
+            raise LogFormatError(f"column {cid} ({NAMES[cid]}): its running sum leaves any run's range", file=p)
         wide = np.cumsum(wide)
     return wide + np.int64(base)
