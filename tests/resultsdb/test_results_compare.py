@@ -14,32 +14,10 @@ from proctor.errors import ResultsError
 from proctor.resultsdb.compare import compare
 from proctor.resultsdb.ingest import ingest, plans
 from proctor.resultsdb.store import Store
-from proctor.schemas import validate
+from proctor.schemas import SCHEMAS, validate
 from tests.resultsdb.resultsdb_trees import inference_round, run_folder, training_round
 
-COMPARE_SCHEMA = {
-    "type": "object",
-    "required": ["kind", "version", "exit_code", "html", "placements"],
-    "properties": {
-        "kind": {"type": "string", "enum": ["proctor.results.compare"]},
-        "exit_code": {"type": "integer", "enum": [0, 1, 2]},
-        "placements": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["own", "round", "suite", "benchmark", "scenario", "metric", "units", "rank",
-                             "peers_count", "above", "below", "peers", "benchmark_results", "round_results",
-                             "higher_is_better", "per_accelerator_meaningful", "rank_per_accelerator", "notes"],
-                "properties": {
-                    "rank": {"type": ["integer", "null"], "minimum": 1},
-                    "peers_count": {"type": "integer", "minimum": 0},
-                    "peers": {"type": "array", "items": {"type": "object", "required": ["rank", "submitter", "value"]}},
-                    "notes": {"type": "array", "items": {"type": "string"}},
-                },
-            },
-        },
-    },
-}
+COMPARE_SCHEMA = SCHEMAS["proctor.results.compare"]
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +196,17 @@ def test_bad_options_are_one_line_exit_2(published, pristine_tree, tmp_path, cli
         assert r.rc == 2 and text in r.err and len(r.err.strip().splitlines()) == 1, (args, r.err)
     r = cli("results", "compare", tmp_path / "nothing", "--db", db)
     assert r.rc == 2 and "no such folder" in r.err
+
+
+def test_the_default_round_is_the_newest_with_valid_results(pristine_tree, tmp_path) -> None:
+    from proctor.resultsdb.layout import plan
+
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (2.0, 8)})
+    db = tmp_path / "r.duckdb"
+    with Store(db, write=True) as store:  # the same tree held to v6.1's rules too: its seeds fail there
+        ingest(store, [plan(root), plan(root, "v6.1")])
+        verdicts = {r["round"]: r["v"] for r in store.records("SELECT round, any_value(verdict) AS v FROM results GROUP BY round")}
+    assert verdicts == {"v5.1": "VALID", "v6.1": "INVALID"}
+    run = run_folder(pristine_tree, tmp_path, "resnet50", "Offline", "v5.1")
+    [p] = _place(db, run)
+    assert (p.round, p.peers_count, p.rank) == ("v5.1", 1, 2)

@@ -140,3 +140,24 @@ def test_any_readme_names_a_known_round_or_none(text: bytes) -> None:
             assert "--round" in str(exc)
         else:
             assert p.suite == "training" and p.round.startswith("v")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=4000), scenario=st.sampled_from([None, "Offline", "SingleStream"]))
+def test_any_run_log_is_placed_or_refused_in_one_line(one_unit: Path, data: bytes, scenario: str | None) -> None:
+    from proctor.errors import ResultsError
+    from proctor.resultsdb.compare import compare
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "runs" / "resnet50" / "Offline" / "performance" / "run_1"
+        run.mkdir(parents=True)
+        (run / "mlperf_log_detail.txt").write_bytes(data)
+        db = Path(tmp) / "r.duckdb"
+        Store(db, write=True).close()
+        with Store(db) as store:
+            try:
+                [p] = compare(store, run, round_="v5.1", scenario=scenario, accelerators=2)
+            except ResultsError as exc:
+                assert "\n" not in str(exc)
+                return
+    assert p.own["verdict"] == "INVALID" and p.rank in (None, 1) and p.peers_count == 0

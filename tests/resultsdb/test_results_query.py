@@ -16,6 +16,7 @@ import proctor.resultsdb as api
 from proctor.errors import ResultsError
 from proctor.resultsdb.ingest import ingest, plans
 from proctor.resultsdb.store import Store
+from proctor.schemas import SCHEMAS, validate
 from tests.resultsdb.resultsdb_trees import inference_round, training_round
 
 BEST = ("SELECT round, accelerator, max(per_accelerator) AS best FROM results WHERE scenario = 'Offline' "
@@ -67,8 +68,15 @@ def test_cli_query_as_table_csv_and_json(db: Path, cli) -> None:
                                                                      ("Beta", 70312.5)]
     r = cli("results", "query", sql, "--db", db, "--json")
     doc = json.loads(r.out)
+    assert validate(doc, SCHEMAS["proctor.results.query"]) == []
     assert doc["kind"] == "proctor.results.query" and doc["columns"] == ["submitter", "scenario", "value"]
     assert doc["rows"][0] == {"submitter": "Acme", "scenario": "Offline", "value": 281250.0}
+
+
+def test_any_sql_type_prints_as_json(db: Path, cli) -> None:
+    sql = "SELECT DATE '2025-09-01' AS d, 1.5::DECIMAL(4,2) AS x, 'ab'::BLOB AS b, [1, 2] AS l"
+    r = cli("results", "query", sql, "--db", db, "--json")
+    assert r.rc == 0 and json.loads(r.out)["rows"] == [{"d": "2025-09-01", "x": "1.50", "b": "b'ab'", "l": [1, 2]}]
 
 
 def test_findings_and_units_can_be_asked(db: Path, cli) -> None:
@@ -114,6 +122,7 @@ def test_cli_ingest_prints_what_it_did(pristine_tree: Path, tmp_path: Path, cli)
     assert "inference v5.0 9 results" in r.out and "the folder 'inference_results_v5.0' names it" in r.out
     r = cli("results", "ingest", root, "--db", db, "--json")
     doc = json.loads(r.out)
+    assert validate(doc, SCHEMAS["proctor.results.ingest"]) == []
     assert doc["kind"] == "proctor.results.ingest" and doc["db_results"] == {"inference v5.0": 9}
     assert [(t["checked"], t["unchanged"]) for t in doc["trees"]] == [(0, 3)] and doc["db_bytes"] > 0
     r = cli("results", "ingest", tmp_path / "nowhere", "--db", db)

@@ -54,7 +54,8 @@ def _store(db: Path | None, write: bool = False, sandbox: bool = False) -> Any:
 def _json(doc: dict[str, Any]) -> None:
     import orjson
 
-    sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+    # a user's query may return dates, decimals or blobs: written as their text
+    sys.stdout.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 
 class _Bar:

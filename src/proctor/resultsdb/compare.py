@@ -15,10 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.resultsdb.inference_units import benchmark_name
 from proctor.resultsdb.layout import INFERENCE
 from proctor.resultsdb.own import Own, proctor_workload, read_own
-from proctor.resultsdb.rows import VALID
+from proctor.resultsdb.rows import VALID, benchmark_name
 from proctor.resultsdb.store import Store
 from proctor.rules.inference_rounds import round_table
 
@@ -206,8 +205,9 @@ def _no_peers(store: Store, p: Placement) -> str:
     filters = ", ".join(x for x in (p.division and f"division {p.division}", p.valid_only and "VALID only") if x)
     text = f"no published result of {what} in round {p.round} in the database" + (f" ({filters})" if filters else "")
     if p.suite == INFERENCE and proctor_workload(p.benchmark, p.round):
+        name = p.own.get("benchmark_folder") or p.benchmark
         return (
-            f"{text}: {p.benchmark} is proctor's own reference workload, which no published round has, so it has no "
+            f"{text}: {name} is proctor's own reference workload, which no published round has, so it has no "
             "published peers; give --benchmark NAME for the published benchmark your run stands in for"
         )
     others = [r for r in p.rounds_with_benchmark if r != p.round]
@@ -248,9 +248,18 @@ def compare(
 
 
 def _pick(store: Store, rounds: list[str], name: str) -> str | None:
-    """The newest stored round whose table has the benchmark and that holds results of it."""
-    with_results = [r for r in rounds if newest_round(store, INFERENCE, benchmark_name(round_table(r), name), [r])]
-    return max(with_results, key=_order, default=None)
+    """The newest stored round whose table has the benchmark and that holds VALID results of it (else
+    any results of it)."""
+    found: dict[bool, list[str]] = {True: [], False: []}
+    for r in rounds:
+        bench = benchmark_name(round_table(r), name)
+        got = store.records(
+            "SELECT bool_or(verdict = ?) AS valid FROM results WHERE round = ? AND suite = ? AND benchmark = ?",
+            [VALID, r, INFERENCE, bench],
+        )
+        if got and got[0]["valid"] is not None:
+            found[bool(got[0]["valid"])].append(r)
+    return max(found[True] or found[False], key=_order, default=None)
 
 
 __all__ = ["MAX_PEERS", "Peer", "Placement", "compare", "newest_round", "place"]

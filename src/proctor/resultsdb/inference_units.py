@@ -20,7 +20,9 @@ from proctor.findings import Finding
 from proctor.resultsdb.layout import INFERENCE, Unit
 from proctor.resultsdb.rows import (
     INVALID,
+    SCENARIOS,
     VALID,
+    benchmark_name,
     capped,
     counts,
     finding_rows,
@@ -32,13 +34,11 @@ from proctor.resultsdb.rows import (
     sort_findings,
     system_columns,
 )
-from proctor.rules.inference import Category
 from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.trees import DIR, FILE, kind, read_bytes, real_root
 
 MAX_MAPPING = 1 << 20  # model_mapping.json is a few lines
 MAX_SCENARIOS = 20  # scenario folders recorded under a benchmark folder the checker made no result of
-SCENARIOS = {scenario_key(c.value): c.value for c in Category}
 
 
 def _mapping(unit: Path) -> dict[str, str]:
@@ -51,23 +51,6 @@ def _mapping(unit: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
-
-
-def benchmark_name(rnd: InferenceRound, folder: str, mapping: dict[str, str] | None = None) -> str:
-    """The round table's name of a benchmark folder ("resnet" and "resnet50" are both resnet50; the
-    accuracy level is kept where the benchmark has several: llama2-70b-99.9); the folder's own name
-    when the table has none."""
-    for name in (mapping or {}).get(folder, folder), folder.removesuffix("-edge"):
-        try:
-            variant = rnd.table.resolve(name)
-        except KeyError:
-            continue
-        bench = variant.benchmark
-        level = variant.level
-        if level is not None and len(bench.quality) > 1:
-            return f"{bench.name}-{level.suffix}"
-        return bench.name
-    return folder
 
 
 def unit_rows(
@@ -199,4 +182,4 @@ def _columns(
     }
 
 
-__all__ = ["benchmark_name", "unit_rows"]
+__all__ = ["unit_rows"]

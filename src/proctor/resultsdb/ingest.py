@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from proctor.findings import Finding
-from proctor.resultsdb import inference_units, training_units
 from proctor.resultsdb.layout import INFERENCE, Plan, Unit, plan
 from proctor.resultsdb.rows import INVALID, finding_rows
 from proctor.resultsdb.store import SCHEMA_VERSION, Store, text
@@ -63,6 +62,9 @@ class TreeStats:
 
 
 def _rows(unit: Unit, p: Plan, allow_unofficial: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    # the checkers (and numpy, scipy) load only when a unit is checked: an unchanged tree costs a walk
+    from proctor.resultsdb import inference_units, training_units
+
     if p.suite == INFERENCE:
         return inference_units.unit_rows(unit, p.round, p.root, allow_unofficial_loadgen=allow_unofficial)
     return training_units.unit_rows(unit, p.round, p.root)

@@ -27,12 +27,12 @@ from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ResultsError
 from proctor.findings import Finding
-from proctor.resultsdb import inference_units, training_units
-from proctor.resultsdb.inference_units import SCENARIOS, benchmark_name
 from proctor.resultsdb.layout import INFERENCE, plan
 from proctor.resultsdb.rows import (
     INVALID,
+    SCENARIOS,
     VALID,
+    benchmark_name,
     counts,
     finite,
     higher_is_better,
@@ -189,7 +189,7 @@ def read_run(
         "division": "closed",
         "category": None,
         "submitter": "(yours)",
-        "system": path.name,
+        "system": "your run",
         **cols,
         "benchmark": benchmark_name(rnd, name),
         "benchmark_folder": name,
@@ -226,9 +226,11 @@ def _category(given: str | None, folder: str | None, logged: str | None, interac
                 f"--scenario {given!r} is not a scenario; use SingleStream, MultiStream, Server, Interactive or Offline"
             )
         return Category(value)
-    if logged is None:
-        raise ResultsError(f"{show(log_path)}: the log names no scenario (effective_scenario); give --scenario")
     in_folder = SCENARIOS.get(scenario_key(folder)) if folder else None
+    if logged is None:  # an unreadable log: the result is INVALID whatever its scenario; the folder's
+        if in_folder is None:
+            raise ResultsError(f"{show(log_path)}: the log names no scenario (effective_scenario); give --scenario")
+        return Category(in_folder)
     if logged == Category.SERVER.value and (interactive or in_folder == Category.INTERACTIVE.value):
         return Category.INTERACTIVE
     return Category(logged)
@@ -263,6 +265,8 @@ def read_package(
     allow_unofficial_loadgen: bool = False,
 ) -> list[Own]:
     """Every result of a package, checked as the published ones are."""
+    from proctor.resultsdb import inference_units, training_units  # the checkers: only for a package
+
     p = plan(path, round_, default_round=default_round)
     out: list[Own] = []
     for unit in p.units:

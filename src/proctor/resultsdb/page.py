@@ -106,6 +106,10 @@ def _scatter(ax: Axes, p: Placement) -> None:
     xs = [a for a, _ in pts] + ([p.own["accelerators"]] if p.own.get("accelerators") else [])
     if xs and max(xs) > 8 * min(xs):
         ax.set_xscale("log")
+    else:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # accelerator counts are whole
     _log_if_wide(ax, [y for _, y in pts] + ([mine] if mine else []))
     ax.set_xlabel("accelerators (per node x nodes)")
     ax.set_ylabel(f"{label} ({p.units})")

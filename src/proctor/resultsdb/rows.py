@@ -1,5 +1,5 @@
-"""What both suites' rows share: a system description's columns, a metric's direction and value per
-accelerator, and findings tied to the result they are about.
+"""What both suites' rows share: a benchmark's one name across spellings, a system description's
+columns, a metric's direction and value per accelerator, and findings tied to the result they are about.
 
 A finding belongs to a result when its path lies in that result's folders (inference: results/,
 compliance/ and measurements/ `<system>/<benchmark>/<scenario>`; training: results/<system>/
@@ -20,6 +20,8 @@ from typing import Any
 
 from proctor.findings import Finding, Severity
 from proctor.resultsdb.store import text
+from proctor.rules.inference import Category
+from proctor.rules.inference_rounds import InferenceRound
 
 VALID, INVALID = "VALID", "INVALID"
 LOWER_IS_BETTER = ("ms", "s", "minutes")  # latency and time to train; every other metric is a rate
@@ -95,6 +97,26 @@ def relative(path: str | os.PathLike[str] | None, tree: Path) -> str | None:
 def scenario_key(name: str) -> str:
     """Scenario folders compared as the checker reads them (Server, server, single_stream ...)."""
     return name.replace("-", "").replace("_", "").lower()
+
+
+SCENARIOS = {scenario_key(c.value): c.value for c in Category}
+
+
+def benchmark_name(rnd: InferenceRound, folder: str, mapping: dict[str, str] | None = None) -> str:
+    """The round table's name of a benchmark folder ("resnet" and "resnet50" are both resnet50; the
+    accuracy level is kept where the benchmark has several: llama2-70b-99.9); the folder's own name
+    when the table has none."""
+    for name in (mapping or {}).get(folder, folder), folder.removesuffix("-edge"):
+        try:
+            variant = rnd.table.resolve(name)
+        except KeyError:
+            continue
+        bench = variant.benchmark
+        level = variant.level
+        if level is not None and len(bench.quality) > 1:
+            return f"{bench.name}-{level.suffix}"
+        return bench.name
+    return folder
 
 
 @dataclass(slots=True)
@@ -194,9 +216,11 @@ def capped(rows: list[dict[str, Any]], base: dict[str, Any]) -> list[dict[str, A
 
 __all__ = [
     "INVALID",
+    "SCENARIOS",
     "LOWER_IS_BETTER",
     "VALID",
     "Owned",
+    "benchmark_name",
     "capped",
     "counts",
     "field_text",
