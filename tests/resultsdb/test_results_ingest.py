@@ -255,3 +255,48 @@ def test_system_description_columns_come_from_its_json(pristine_tree: Path, tmp_
     assert (row["accelerators_per_node"], row["nodes"], row["accelerators"]) == (4, 3, 12)
     assert row["per_accelerator"] == pytest.approx(140625.0 / 12)
     assert (row["framework"], row["availability"], row["category"]) == ("TensorFlow 2.99", "available", "datacenter,edge")
+
+
+def test_an_interrupted_ingest_keeps_each_unit_whole(pristine_tree: Path, tmp_path: Path, monkeypatch) -> None:
+    from proctor.resultsdb import inference_units
+
+    root = inference_round(pristine_tree, tmp_path, "v5.1")
+    real = inference_units.unit_rows
+
+    def interrupted(unit, *a, **k):
+        if unit.submitter == "Beta":
+            raise KeyboardInterrupt
+        return real(unit, *a, **k)
+
+    db = tmp_path / "r.duckdb"
+    monkeypatch.setattr(inference_units, "unit_rows", interrupted)
+    with Store(db, write=True) as store, pytest.raises(KeyboardInterrupt):
+        ingest(store, plans([root]))
+    monkeypatch.undo()
+    with Store(db, write=True) as store:
+        units = [r["unit"] for r in store.records("SELECT unit FROM units ORDER BY unit")]
+        assert units == ["closed/Acme"]  # done before the interrupt, whole; nothing of Beta
+        assert store.records("SELECT count(*) AS n FROM results")[0]["n"] == 3
+        [again] = ingest(store, plans([root]))
+        assert (again.checked, again.unchanged) == (2, 1)
+        assert store.records("SELECT count(*) AS n FROM results")[0]["n"] == 9
+
+
+def test_the_progress_bar_draws_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from proctor.cli.results import _Bar
+
+    buf = io.StringIO()
+    bar = _Bar(Console(file=buf, force_terminal=True, width=100))
+    bar.begin("inference v5.1", 2, 40)
+    bar.unit("closed/Acme")
+    bar.advance(25)
+    bar.unit("closed/Beta\nInjected")
+    bar.advance(15)
+    bar.end()
+    shown = buf.getvalue()
+    assert "inference v5.1: 2 submitter folder(s)" in shown and "40/40" in shown and "files" in shown
+    assert "closed/Beta\\x0aInjected" in shown and "Beta\nInjected" not in shown  # one printable line

@@ -149,3 +149,23 @@ def test_a_database_another_process_writes_is_one_line(db: Path, tmp_path: Path)
     finally:
         holder.close()
     assert r.returncode == 2 and "in use by another process" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_names_that_look_like_markup_print_as_written(pristine_tree: Path, tmp_path: Path, cli) -> None:
+    import json as _json
+
+    from tests.resultsdb.resultsdb_trees import SYSTEM
+
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (1.0, 2)})
+    desc = root / "closed/Acme/systems" / f"{SYSTEM}.json"
+    d = _json.loads(desc.read_text())
+    d.update(system_name="[/bold] box [red]x", accelerator_model_name="[link=file:///etc]A[/link]")
+    desc.write_text(_json.dumps(d))
+    db = tmp_path / "r.duckdb"
+    assert cli("results", "ingest", root, "--db", db).rc == 0
+    r = cli("results", "query", "SELECT system_name, accelerator FROM results LIMIT 1", "--db", db)
+    assert r.rc == 0 and "[/bold] box [red]x" in r.out and "[link=file:///etc]A[/link]" in r.out
+    run = tmp_path / "again" / "runs" / "resnet50" / "Offline" / "performance" / "run_1"
+    shutil.copytree(root / "closed/Acme/results" / SYSTEM / "resnet50/offline/performance/run_1", run)
+    r = cli("results", "compare", run, "--db", db, "--round", "v5.1")
+    assert r.rc == 0 and "[/bold] box [red]x" in r.out, r.err

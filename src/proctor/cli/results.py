@@ -51,6 +51,16 @@ def _store(db: Path | None, write: bool = False, sandbox: bool = False) -> Any:
     return Store(db, write=write, sandbox=sandbox)
 
 
+def _plain(value: Any, limit: int) -> str:
+    """A value from a tree or the database as one printable line that rich prints as written (a
+    name like "[/bold]" is text, not markup)."""
+    from rich.markup import escape
+
+    from proctor.untrusted_text import printable
+
+    return escape(printable(value, limit))
+
+
 def _json(doc: dict[str, Any]) -> None:
     import orjson
 
@@ -80,9 +90,7 @@ class _Bar:
 
     def unit(self, unit: str) -> None:
         if self.bar is not None:
-            from proctor.untrusted_text import printable
-
-            self.bar.update(self.task, unit=printable(unit, 60))
+            self.bar.update(self.task, unit=_plain(unit, 60))
 
     def advance(self, files: int) -> None:
         if self.bar is not None:
@@ -156,12 +164,10 @@ def ingest_cmd(
 
 
 def _ingest_table(stats: list[TreeStats]) -> None:
-    from proctor.untrusted_text import printable
-
     t = output.table("tree", "suite", "round", "folders", "checked", "unchanged", "removed", "results", "invalid",
                      "files", "seconds")
     for s in stats:
-        t.add_row(printable(s.tree, 300), s.suite, s.round, str(s.units), str(s.checked), str(s.unchanged),
+        t.add_row(_plain(s.tree, 300), s.suite, s.round, str(s.units), str(s.checked), str(s.unchanged),
                   str(s.removed), f"{s.results:,}", f"{s.invalid:,}", f"{s.files:,}", f"{s.seconds:.1f}")
     output.print_table(output.console(), t)
     for s in stats:
@@ -204,13 +210,11 @@ def query_cmd(
 
 
 def _cell(v: Any) -> str:
-    from proctor.untrusted_text import printable
-
     if v is None:
         return ""
     if isinstance(v, float):
         return f"{v:.6g}"
-    return printable(v, 300)
+    return _plain(v, 300)
 
 
 def _query_table(names: list[str], rows: list[dict[str, Any]]) -> None:
@@ -328,10 +332,8 @@ def _fmt(x: float | None) -> str:
 
 
 def _peer_cells(rank: Any, who: str, system: str, accel: str, n: Any, value: Any, per: Any, verdict: str) -> list[str]:
-    from proctor.untrusted_text import printable
-
-    return [str(rank), printable(who, 60), printable(system, 80), printable(accel, 60),
-            "-" if n is None else str(n), _fmt(value), _fmt(per), verdict]
+    return [str(rank), _plain(who, 60), _plain(system, 80), _plain(accel, 60),
+            "-" if n is None else str(n), _fmt(value), _fmt(per), _plain(verdict, 20)]
 
 
 def _window(p: Placement) -> list[Peer]:
