@@ -210,3 +210,18 @@ def test_the_default_round_is_the_newest_with_valid_results(pristine_tree, tmp_p
     run = run_folder(pristine_tree, tmp_path, "resnet50", "Offline", "v5.1")
     [p] = _place(db, run)
     assert (p.round, p.peers_count, p.rank) == ("v5.1", 1, 2)
+
+
+def test_the_page_draws_whatever_a_submitter_is_called(pristine_tree, tmp_path) -> None:
+    from proctor.resultsdb import page
+
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"a$^{x": (2.0, 2), "b$_$": (0.5, 1)})
+    db = tmp_path / "r.duckdb"
+    with Store(db, write=True) as store:
+        ingest(store, plans([root]))
+    run = run_folder(pristine_tree, tmp_path, "resnet50", "Offline", "v5.1")
+    placed = _place(db, run, accelerators=2)
+    assert placed[0].above is not None and placed[0].above.submitter == "a$^{x"
+    out = page.write(placed, tmp_path / "p.html")
+    html = out.read_text()
+    assert "a$^{x" in html and html.count("data:image/png;base64,") == 1

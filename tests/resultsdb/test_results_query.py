@@ -42,8 +42,17 @@ def test_best_offline_per_accelerator_across_rounds(db: Path) -> None:
         {"round": "v4.1", "accelerator": "Gamma X1", "best": 421875.0},
         {"round": "v5.1", "accelerator": "Beta X1", "best": 70312.5},  # tied with UntetherAI X2
     ]
+
+
+def test_a_pandas_frame_when_pandas_is_there(db: Path, monkeypatch) -> None:
+    pytest.importorskip("pandas")
     frame = api.query(BEST, db, pandas=True)
-    assert list(frame["best"]) == [421875.0, 70312.5]
+    assert list(frame["best"]) == [421875.0, 70312.5] and list(frame.columns) == ["round", "accelerator", "best"]
+    with api.connect(db) as rdb:
+        assert rdb.frame("SELECT submitter FROM results WHERE round = 'v4.1' LIMIT 1")["submitter"][0] == "Gamma"
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ResultsError, match="pip install pandas"):
+        api.query(BEST, db, pandas=True)
 
 
 def test_the_api_ingests_queries_and_compares(pristine_tree: Path, tmp_path: Path) -> None:
@@ -53,7 +62,7 @@ def test_the_api_ingests_queries_and_compares(pristine_tree: Path, tmp_path: Pat
         assert stats.results == 3
         assert rdb.query("SELECT count(*) AS n FROM results WHERE round = ?", ["v6.0"]).to_pylist() == [{"n": 3}]
     with api.connect(tmp_path / "r.duckdb") as rdb:
-        assert rdb.frame("SELECT submitter FROM results LIMIT 1")["submitter"][0] == "Solo"
+        assert rdb.query("SELECT submitter FROM results LIMIT 1").to_pylist() == [{"submitter": "Solo"}]
         [p] = rdb.compare(root / "closed" / "Solo", scenario="Offline")
         assert (p.rank, p.peers_count) == (1, 0)
 

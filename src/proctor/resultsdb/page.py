@@ -35,6 +35,14 @@ def _num(key: str, value: float | int | None, shown: str) -> str:
     return f'<td class="num" data-key="{escape(key)}" data-value="{escape(raw)}">{escape(shown)}</td>'
 
 
+def _tx(value: object, limit: int = 60) -> str:
+    """Text for a figure: one printable line, and a '$' is a dollar sign, not mathtext (a submitter
+    named 'a$^{' would stop the drawing)."""
+    from proctor.untrusted_text import printable
+
+    return printable(value, limit).replace("$", r"\$")
+
+
 def _badge(verdict: str) -> str:
     cls = "valid" if verdict == "VALID" else "invalid"
     return f'<span class="badge {cls}" data-verdict="{escape(verdict)}">{escape(verdict)}</span>'
@@ -56,14 +64,14 @@ def figure(p: Placement) -> bytes | None:
     xs = [i + (1 if p.rank is not None and i >= p.rank else 0) for i in range(1, len(values) + 1)]
     left.bar(xs, values, color=colours, width=0.85)
     if own_value is not None:
-        left.axhline(own_value, color=OWN, linestyle="--", linewidth=1.2, label=f"yours: {_g(own_value)} {p.units}")
+        left.axhline(own_value, color=OWN, linestyle="--", linewidth=1.2, label=_tx(f"yours: {_g(own_value)} {p.units}"))
         if p.rank is not None:
             left.bar([p.rank], [own_value], color=OWN, width=0.85)
             left.plot([p.rank], [own_value], marker="*", color=OWN, markersize=16, linestyle="none")
     _log_if_wide(left, [*values, *([own_value] if own_value else [])])
     left.set_xlabel("rank, yours included" + (" (lower is better)" if not p.higher_is_better else ""))
-    left.set_ylabel(f"{p.metric} ({p.units})")
-    left.set_title(f"{p.benchmark} {p.scenario} · round {p.round}: {len(values)} published", fontsize=10)
+    left.set_ylabel(_tx(f"{p.metric} ({p.units})", 80))
+    left.set_title(_tx(f"{p.benchmark} {p.scenario} · round {p.round}: {len(values)} published", 90), fontsize=10)
     if own_value is not None:
         left.legend(fontsize=8, loc="upper right")
     _scatter(right, p)
@@ -95,7 +103,7 @@ def _scatter(ax: Axes, p: Placement) -> None:
     for near, name in ((p.above, "just above"), (p.below, "just below")):
         y = None if near is None else (near.per_accelerator if per else near.value)
         if near is not None and near.accelerators and y is not None:
-            ax.scatter([near.accelerators], [y], color=NEAR, s=40, label=f"{name}: {near.submitter}")
+            ax.scatter([near.accelerators], [y], color=NEAR, s=40, label=_tx(f"{name}: {near.submitter}"))
     mine = p.own.get("per_accelerator") if per else p.own.get("value")
     if p.own.get("accelerators") and mine is not None:
         ax.scatter([p.own["accelerators"]], [mine], color=OWN, marker="*", s=220, label="yours", zorder=5)
@@ -112,8 +120,8 @@ def _scatter(ax: Axes, p: Placement) -> None:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # accelerator counts are whole
     _log_if_wide(ax, [y for _, y in pts] + ([mine] if mine else []))
     ax.set_xlabel("accelerators (per node x nodes)")
-    ax.set_ylabel(f"{label} ({p.units})")
-    ax.set_title("per accelerator" if per else f"{p.metric}: per accelerator is not meaningful", fontsize=10)
+    ax.set_ylabel(_tx(f"{label} ({p.units})", 80))
+    ax.set_title("per accelerator" if per else _tx(f"{p.metric}: per accelerator is not meaningful", 90), fontsize=10)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="best")
 
