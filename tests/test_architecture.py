@@ -172,11 +172,15 @@ def test_nothing_imports_the_facade() -> None:
         ("proctor.serving", ("proctor.clients", "proctor.cli", "proctor.app")),
         ("proctor.wire", ("proctor.clients", "proctor.serving", "proctor.loadgen")),
         ("proctor.app", ("proctor.cli",)),
-        ("proctor.training", ("proctor.cli", "proctor.app", "proctor.workloads")),
-        ("proctor.checks", ("proctor.cli", "proctor.app")),
+        ("proctor.training", ("proctor.cli", "proctor.app", "proctor.workloads", "proctor.resultsdb")),
+        ("proctor.checks", ("proctor.cli", "proctor.app", "proctor.resultsdb")),
+        # the results database reads published trees with the checkers; nothing below it reads it
+        ("proctor.resultsdb", ("proctor.cli", "proctor.app")),
+        ("proctor.report", ("proctor.cli", "proctor.app", "proctor.resultsdb")),
         # the one home of tree safety is a shared leaf: every reader and writer of a tree may use it
         ("proctor.trees", ("proctor.cli", "proctor.app", "proctor.checks", "proctor.submission", "proctor.audits",
-                           "proctor.training", "proctor.report", "proctor.loadgen", "proctor.rules")),
+                           "proctor.training", "proctor.report", "proctor.loadgen", "proctor.rules",
+                           "proctor.resultsdb")),
     ],
 )
 def test_layers(layer: str, forbidden: tuple[str, ...]) -> None:

@@ -14,8 +14,10 @@
      ├── CodecError           a KServe V2 message that cannot be read or written as the protocol says
      ├── TruncateError        a submission tree the accuracy-log truncation cannot process (also ValueError)
      ├── PackageError         a runs folder that cannot make a submission tree (also ValueError)
-     └── TreeError            a tree proctor refuses to walk, read, copy or write (a link out of it, a
-                              FIFO, a name that is not one folder; trees.py) (also ValueError)
+     ├── TreeError            a tree proctor refuses to walk, read, copy or write (a link out of it, a
+     │                        FIFO, a name that is not one folder; trees.py) (also ValueError)
+     └── ResultsError         a results database proctor cannot open, or a tree, run or query it cannot
+                              ingest or compare (`proctor results`; a missing duckdb says what to install)
 
 Every error that comes from a file names the file, the line and the key, so the user can go
 straight to it. The modules that raise an error import it from here; the tree is drawn once.
@@ -105,6 +107,10 @@ class TreeError(ProctorError, ValueError):
     """A tree proctor will not walk, read, copy or write as asked; the message names the path."""
 
 
+class ResultsError(ProctorError):
+    """The results database cannot do what was asked; the message names the file, folder or option."""
+
+
 __all__ = [
     "CodecError",
     "ConfigError",
@@ -115,6 +121,7 @@ __all__ = [
     "PackageError",
     "ProctorError",
     "RequestError",
+    "ResultsError",
     "RunError",
     "SSEError",
     "StreamOverrun",

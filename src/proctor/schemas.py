@@ -200,6 +200,88 @@ TRAINING_CHECK_PACKAGE: Schema = {
     },
 }
 
+# `proctor results ingest --json`: the database and what each tree gave
+RESULTS_INGEST: Schema = {
+    "type": "object",
+    "required": ["kind", "version", "db", "db_bytes", "db_results", "trees"],
+    "properties": {
+        "kind": {"type": "string", "enum": ["proctor.results.ingest"]},
+        "version": {"type": "integer", "minimum": 1},
+        "db": {"type": "string"},
+        "db_bytes": {"type": "integer", "minimum": 0},
+        "db_results": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+        "trees": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["tree", "suite", "round", "round_from", "units", "checked", "unchanged", "removed",
+                             "results", "invalid", "findings", "files", "seconds", "failed"],
+                "properties": {
+                    "suite": {"type": "string", "enum": ["inference", "training"]},
+                    "failed": _STRINGS,
+                },
+            },
+        },
+    },
+}
+
+RESULTS_QUERY: Schema = {
+    "type": "object",
+    "required": ["kind", "version", "columns", "rows"],
+    "additionalProperties": False,
+    "properties": {
+        "kind": {"type": "string", "enum": ["proctor.results.query"]},
+        "version": {"type": "integer", "minimum": 1},
+        "columns": _STRINGS,
+        "rows": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+_PEER: Schema = {
+    "type": ["object", "null"],
+    "required": ["rank", "submitter", "system", "accelerator", "accelerators", "value", "per_accelerator", "verdict"],
+    "properties": {
+        "rank": {"type": "integer", "minimum": 1},
+        "value": {"type": "number"},
+        "per_accelerator": _NUMBER_OR_NULL,
+        "verdict": {"type": "string", "enum": ["VALID", "INVALID"]},
+    },
+}
+
+# `proctor results compare --json`: one placement per own result
+RESULTS_COMPARE: Schema = {
+    "type": "object",
+    "required": ["kind", "version", "exit_code", "html", "placements"],
+    "properties": {
+        "kind": {"type": "string", "enum": ["proctor.results.compare"]},
+        "version": {"type": "integer", "minimum": 1},
+        "exit_code": {"type": "integer", "enum": [0, 1, 2]},
+        "html": {"type": ["string", "null"]},
+        "placements": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["own", "findings", "round", "suite", "benchmark", "scenario", "metric", "units",
+                             "higher_is_better", "division", "valid_only", "peers_count", "rank",
+                             "per_accelerator_meaningful", "rank_per_accelerator", "peers_per_accelerator", "above",
+                             "below", "peers", "benchmark_results", "round_results", "rounds_with_benchmark", "notes"],
+                "properties": {
+                    "own": {"type": "object", "required": ["value", "units", "verdict", "accelerators", "per_accelerator"]},
+                    "findings": _FINDINGS,
+                    "higher_is_better": {"type": "boolean"},
+                    "rank": {"type": ["integer", "null"], "minimum": 1},
+                    "rank_per_accelerator": {"type": ["integer", "null"], "minimum": 1},
+                    "peers_count": {"type": "integer", "minimum": 0},
+                    "above": _PEER,
+                    "below": _PEER,
+                    "peers": {"type": "array", "items": _PEER},
+                    "notes": _STRINGS,
+                },
+            },
+        },
+    },
+}
+
 SCHEMAS: dict[str, Schema] = {
     "proctor.run": RUN,
     "proctor.audit": AUDIT,
@@ -209,6 +291,9 @@ SCHEMAS: dict[str, Schema] = {
     "proctor.training.check-seeds": TRAINING_CHECK_SEEDS,
     "proctor.training.summarize": TRAINING_SUMMARIZE,
     "proctor.training.check-package": TRAINING_CHECK_PACKAGE,
+    "proctor.results.ingest": RESULTS_INGEST,
+    "proctor.results.query": RESULTS_QUERY,
+    "proctor.results.compare": RESULTS_COMPARE,
 }
 
 _TYPES: dict[str, tuple[type, ...]] = {

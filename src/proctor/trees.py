@@ -17,6 +17,8 @@ The decisions (docs/deviations.md, "Issue 30: untrusted trees"):
   file for a link redirects. The checks' readers look with `kind` first and then open by path: a
   tree changed under a running check (between the look and the open) is not defended there.
 - A walk or copy stops at MAX_ENTRIES entries, MAX_DEPTH levels below its root and MAX_COPY_BYTES.
+- `fingerprint` digests a tree from one stat per entry (no file opened, no link followed), so a
+  reader that stored the digest can skip a tree that did not change (`proctor results ingest`).
 - A name that becomes a folder is one safe path component (`safe_name`).
 - Output: a new folder must not exist yet, not even as a link (`new_folder`); files are created with
   O_EXCL (`write_new`), and a file changed in place is replaced by a new one (`replace`): never
@@ -511,6 +513,66 @@ def check_tree(root: str | os.PathLike[str], *, links_ok_under: tuple[str, ...] 
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a tree holds, in one digest: equal digests, the same names, kinds, sizes, times and link
+    targets (a file rewritten in place at the same size within the same nanosecond is not seen)."""
+
+    digest: str
+    files: int  # regular files
+    bytes: int  # their sizes, as stat gives them
+    stopped: str = ""  # why the walk stopped early ("" when it saw everything)
+
+
+def fingerprint(root: str | os.PathLike[str], *, budget: Budget | None = None) -> Fingerprint:
+    """The digest of every entry below `root` (its relative name, kind, size, modification time in
+    ns; a link's target text, never followed), walked in name order with `scan`'s bounds: a stat per
+    entry, no file opened."""
+    import hashlib
+
+    base = Path(root)
+    budget = budget or Budget()
+    h = hashlib.blake2b(digest_size=20)
+    files = size = 0
+    stack: list[tuple[Path, str, int]] = [(base, "", 0)]
+    while stack:
+        folder, rel, depth = stack.pop()
+        try:
+            entries = _listing(folder, budget.entries)
+        except OSError as exc:
+            h.update(f"{rel}\0unreadable\0{exc.errno}\n".encode("utf-8", "surrogateescape"))
+            continue
+        below: list[tuple[Path, str, int]] = []
+        for entry in entries:
+            budget.entries -= 1
+            if budget.entries < 0:
+                stopped = f"more than {MAX_ENTRIES} files and folders; proctor walks at most that many"
+                return Fingerprint(h.hexdigest(), files, size, stopped)
+            erel = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                h.update(f"{erel}\0gone\0{exc.errno}\n".encode("utf-8", "surrogateescape"))
+                continue
+            what = _classify(st.st_mode)
+            extra = ""
+            if what == LINK:
+                with suppress(OSError):
+                    extra = os.readlink(entry.path)
+            elif what == FILE:
+                files += 1
+                size += st.st_size
+            elif what == DIR:
+                if depth + 1 >= MAX_DEPTH:
+                    stopped = f"folders nested deeper than {MAX_DEPTH} levels; proctor walks no deeper"
+                    return Fingerprint(h.hexdigest(), files, size, stopped)
+                below.append((Path(entry.path), erel, depth + 1))
+            line = f"{erel}\0{what}\0{st.st_size if what == FILE else 0}\0{st.st_mtime_ns}\0{extra}\n"
+            h.update(line.encode("utf-8", "surrogateescape"))
+        stack.extend(reversed(below))
+    return Fingerprint(h.hexdigest(), files, size)
+
+
 # --- copying -------------------------------------------------------------------------------------
 def copy_file(src: str | os.PathLike[str], dst: str | os.PathLike[str], budget: Budget | None = None) -> int:
     """Copy the regular file `src` to the new file `dst`, following no link on either side; the
@@ -595,10 +657,12 @@ __all__ = [
     "OTHER",
     "SAFE_NAME",
     "Budget",
+    "Fingerprint",
     "Scan",
     "check_tree",
     "copy_file",
     "copy_tree",
+    "fingerprint",
     "first_link",
     "is_dir",
     "is_file",

@@ -29,6 +29,7 @@ WRITES_OUTPUT = {
     "training package",
     "training reference-rcps",
     "training summarize",
+    "results compare",
 }
 # A type label where a metavar should be: `<bool>`, `<int>`, `<path>`, `<float range>`, `<list[...]>`.
 BARE_TYPE = re.compile(r"<(?:bool|str|int|float|path|file|dir|text|list\[[^>]*\])(?: range)?>")

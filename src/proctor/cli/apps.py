@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         "proctor.cli.training_results",
     ),
     "serve": ("proctor.cli.serve",),
+    "results": ("proctor.cli.results",),
 }
 
 
@@ -54,6 +55,7 @@ SUMMARY: dict[str, str] = {
     "submission": "Assemble an inference submission tree and prepare it for the official checker.",
     "training": "MLPerf Training: logs, compliance, convergence, scoring.",
     "serve": "Serve a model or SUT over the network (loopback by default).",
+    "results": "Published results in one database: ingest rounds, query them, compare your result.",
 }
 
 def examples(*lines: str) -> str:
@@ -142,5 +144,16 @@ check_app = typer.Typer(
     rich_markup_mode=None,
     epilog=examples("proctor check submission SUBMISSION", "proctor check submission SUBMISSION --json"),
 )
+results_app = typer.Typer(
+    help="Published results in one database: ingest rounds, query them, compare your result.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    epilog=examples(
+        "proctor results ingest inference_results_v5.1 training_results_v5.1",
+        "proctor results compare runs/resnet50/Offline/performance/run_1 --accelerators 8 -o compare.html",
+        "proctor results query \"SELECT submitter, value FROM results WHERE benchmark = 'resnet50' LIMIT 5\"",
+    ),
+)
 app.add_typer(training_app, name="training")
 app.add_typer(check_app, name="check")
+app.add_typer(results_app, name="results")

@@ -27,9 +27,9 @@ from proctor.findings import Finding
 from proctor.rules.training import package as layout
 from proctor.rules.training import scoring as table
 from proctor.training.package import ComplianceFn, default_compliance, read_system
-from proctor.training.rcp import Policy, check_rcp, olympic_mean
-from proctor.training.runs import read_run_set, result_files
-from proctor.training.scoring import Compliance, score_run_set
+from proctor.training.rcp import Policy, RcpCheck, check_rcp, olympic_mean
+from proctor.training.runs import RunSet, read_run_set, result_files
+from proctor.training.scoring import BenchmarkScore, Compliance, score_run_set
 from proctor.trees import MISSING, is_dir, is_file, kind, real_root, replace
 
 SPEC_COLUMNS = (
@@ -141,6 +141,26 @@ def _predicate(comp: ComplianceFn | None, ruleset: str, bench: str) -> Complianc
     return lambda p: comp(p, ruleset, bench)[0]
 
 
+def score_benchmark(
+    bdir: Path,
+    ruleset: str,
+    division: str | None,
+    comp: ComplianceFn | None,
+    *,
+    policy: Policy = "rules",
+    rcp_bypass: bool = False,
+) -> tuple[RunSet, BenchmarkScore, RcpCheck | None]:
+    """One benchmark folder's runs, its score (002 §11) and, in the closed division, its RCP check,
+    whose normalization applies when there is no scaling.json (the summary's per-benchmark figures)."""
+    rs = read_run_set(bdir, ruleset=ruleset)
+    rcp = None
+    if division == "closed":
+        rcp = check_rcp(rs, ruleset, bypass=rcp_bypass, policy=policy)
+        if kind(bdir / "scaling.json") == MISSING and rcp.passed and not rcp.bypassed:
+            rs.scaling_factor = rcp.scaling_factor
+    return rs, score_run_set(rs, compliance=_predicate(comp, ruleset, bdir.name)), rcp
+
+
 def summarize(
     packages: Sequence[str | os.PathLike[str]],
     ruleset: str = "6.1.0",
@@ -189,14 +209,9 @@ def summarize(
                 bench = bdir.name
                 if bench not in benches and bench not in extra:
                     extra.append(bench)
-                rs = read_run_set(bdir, ruleset=ruleset)
-                check = _predicate(comp, ruleset, bench)
-                rcp = None
-                if specs["division"] == "closed":
-                    rcp = check_rcp(rs, ruleset, bypass=rcp_bypass, policy=policy)
-                    if kind(bdir / "scaling.json") == MISSING and rcp.passed and not rcp.bypassed:
-                        rs.scaling_factor = rcp.scaling_factor
-                sc = score_run_set(rs, compliance=check)
+                rs, sc, rcp = score_benchmark(
+                    bdir, ruleset, specs["division"], comp, policy=policy, rcp_bypass=rcp_bypass
+                )
                 findings.extend(f for f in sc.findings if f.failed)
                 if specs["division"] == "open":
                     open_quality.append(
