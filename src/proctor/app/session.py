@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError
-from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
+from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
     ClosableSUT,
@@ -332,7 +332,13 @@ class RunSession:
         self.resolved = req.resolve()
         check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
         context = RunContext(req.model, str(self.resolved.settings.mode))
-        self._built = build_sut(sut_spec(req.sut, req.dataset), context)
+        sut, qsl = build_sut(sut_spec(req.sut, req.dataset), context)
+        try:  # settings that only the QSL's size refuses (an index past it), before anything runs
+            check_for_qsl(self.resolved, req.audit_conf, qsl.total_sample_count, qsl.performance_sample_count)
+        except ConfigError:
+            close_sut(sut)
+            raise
+        self._built = sut, qsl
         return self.resolved
 
     def execute(self, progress: ProgressHooks | None = None) -> SessionResult:

@@ -150,6 +150,12 @@ def sweep_cmd(
                     f"--tolerance: must be at least {sw.MIN_TOLERANCE} and below 1 (0.02 = 2 %), got {tolerance:g}"
                 )
         request.resolve()  # refuse bad settings before the first point runs
+        from proctor.loadgen.settings import value_problem
+
+        for option, rate in [("--rates", v) for v in values if kind == "rate"] + [("--max-qps", max_qps)]:
+            problem = value_problem("server_target_qps", rate)  # each point is a Server run at that rate
+            if problem:
+                raise ConfigError(f"{option}: {problem}")
     except ConfigError as exc:
         output.fail(str(exc))
 

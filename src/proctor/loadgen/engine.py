@@ -21,7 +21,6 @@ import datetime as dt
 import hashlib
 import importlib.metadata
 import io
-import math
 import os
 import signal
 import sys
@@ -34,7 +33,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.errors import ConfigError, ProctorError, RunError, SettingRangeError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink
@@ -58,10 +57,10 @@ from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
-from proctor.loadgen.resolve import start_settings
+from proctor.loadgen.resolve import max_schedulable_qps, start_settings
 from proctor.loadgen.results import PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
-from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
+from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings, value_problem
 from proctor.loadgen.sink import ReportingSUT, StartableSUT
 from proctor.loadgen.types import (
     QuerySampleLibrary,
@@ -459,6 +458,7 @@ class Run:
             error=self.error,
             on_probe=probe_seen,
             should_stop=lambda: bool(self.incomplete_reason),
+            max_qps=max_schedulable_qps(base.min_duration_ms),
         )
         self.perf_phase, self.eff = found.result
         self.find_peak = found
@@ -986,8 +986,8 @@ def run_test(
     """
     check_sut_qsl(sut, qsl)  # a missing member is one line before the run, not an error inside it
     for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise ConfigError(f"must be a finite number >= 0, not {value}", key=key)
+        if value is not None and value_problem(key, value):  # settings.RUN_ARGUMENT_RANGES
+            raise SettingRangeError(value_problem(key, value), key=key)
     for key, cap in (("max_response_bytes", max_response_bytes), ("max_accuracy_log_bytes", max_accuracy_log_bytes)):
         if cap < 0:
             raise ConfigError(f"must be >= 0, not {cap}", key=key)
