@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError
+from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
@@ -330,6 +331,7 @@ class RunSession:
     def prepare(self) -> Resolved:
         req = self.request
         self.resolved = req.resolve()
+        output_lock.check_free(req.output_dir)  # another run writing there: refused before the SUT is built
         check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
         context = RunContext(req.model, str(self.resolved.settings.mode))
         sut, qsl = build_sut(sut_spec(req.sut, req.dataset), context)
@@ -342,24 +344,43 @@ class RunSession:
         return self.resolved
 
     def execute(self, progress: ProgressHooks | None = None) -> SessionResult:
+        """The run, its verdict and report, holding the output folder (output_lock) throughout."""
+        try:
+            with output_lock.owned(self.request.output_dir, "proctor run"):
+                return self._execute(progress)
+        except output_lock.FolderInUse:
+            if self._built is not None:
+                close_sut(self._built[0])
+            raise
+
+    def _execute(self, progress: ProgressHooks | None) -> SessionResult:
         if self.resolved is None or self._built is None:
             self.prepare()
         assert self.resolved is not None and self._built is not None
         req, resolved = self.request, self.resolved
         sut, qsl = self._built
         short_run = with_generation_override(resolved.short_run, sut)
-        outcome = run(
-            sut,
-            qsl,
-            resolved.settings,
-            req.log_settings(),
-            engine=req.engine,
-            audit_config=req.audit_conf,
-            progress=progress if req.engine == Engine.PROCTOR else None,
-            timeout_s=req.timeout_s,
-            drain_s=req.drain_s,
-            short_run=short_run,
-        )
+        try:
+            outcome = run(
+                sut,
+                qsl,
+                resolved.settings,
+                req.log_settings(),
+                engine=req.engine,
+                audit_config=req.audit_conf,
+                progress=progress if req.engine == Engine.PROCTOR else None,
+                timeout_s=req.timeout_s,
+                drain_s=req.drain_s,
+                short_run=short_run,
+            )
+        except KeyboardInterrupt as exc:  # stopped: the verdict of what was written goes up with it
+            from proctor.loadgen.engine import RunOutcome
+
+            partial = stop_signals.partial_of(exc)
+            if isinstance(partial, RunOutcome):
+                _, lines = verdict(partial, short_run)
+                stop_signals.keep_partial(exc, SessionResult(partial, False, lines, [("logs", str(req.output_dir))]))
+            raise
         ok, lines = verdict(outcome, short_run)
         log_dir = outcome.log_paths["detail"].parent
         # issue 23: an accuracy run writes accuracy.txt and says its score against the target

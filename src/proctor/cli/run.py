@@ -135,8 +135,17 @@ def run_cmd(
         output.fail(str(exc))
     try:
         result = session.execute(progress=None if opts.quiet else PeakProgress(err))
-    except KeyboardInterrupt:
-        output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)")
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the logs are whole, marked incomplete
+        from proctor.app.session import SessionResult
+        from proctor.loadgen import stop_signals
+
+        partial = stop_signals.partial_of(exc)
+        if opts.as_json and isinstance(partial, SessionResult):  # the partial result: verdict INCOMPLETE
+            from proctor.app.documents import dumps, run_document
+
+            short_run = session.resolved.short_run if session.resolved is not None else ""
+            sys.stdout.write(dumps(run_document(partial, stop_signals.exit_status(exc), short_run)))
+        output.interrupted(f"interrupted: partial logs in {opts.output_dir} (summary marked incomplete)", exc)
     except ProctorError as exc:
         if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
             from proctor.app.documents import dumps, failed_run_document

@@ -23,6 +23,7 @@ from pathlib import Path
 import orjson
 
 from proctor.errors import PackageError
+from proctor.loadgen.output_lock import LOCK_NAME, owned
 from proctor.submission.describe import SYSTEM_FILE
 from proctor.submission.truncate import truncate_tree
 
@@ -32,7 +33,8 @@ SIDE_FILES = ("measurements.json", "README.md", "user.conf", "mlperf.conf")
 DIVISIONS = ("closed", "network", "open")
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-PROCTOR_ONLY = shutil.ignore_patterns("mlperf_log_samples.bin", "report.html")  # proctor's own files
+# proctor's own files (the lock a killed run may leave, output_lock)
+PROCTOR_ONLY = shutil.ignore_patterns("mlperf_log_samples.bin", "report.html", LOCK_NAME)
 
 
 @dataclass(slots=True)
@@ -167,61 +169,66 @@ def package(
     rows = {(p.parent.name, p.name) for p in scen_dirs}
     for bench, name in sorted(set(extra) - rows):
         result.notes.append(f"--audits: {bench}/{name} has audit folders but no runs in {runs}; left out")
-    (sub / "systems").mkdir(parents=True)
-    shutil.copy(system_json, sub / "systems" / f"{system}.json")
-    code = sub / ("code" if v5 else "src")
-    code.mkdir()
-    readme = _side(runs, runs, "README.md")
-    (code / "README.md").write_text(readme.read_text() if readme else "Produced with proctor.\n")
-    for scen in scen_dirs:
-        bench, name = scen.parent.name, scen.name
-        row = PackagedRow(bench, name)
-        res = sub / "results" / system / bench / name
-        perf = (
-            scen / "performance" / "run_1"
-            if (scen / "performance" / "run_1").is_dir()
-            else scen / "performance"
-        )
-        if perf.is_dir():
-            _copy(perf, res / "performance" / "run_1", PERF_FILES, "performance")
-            row.parts.append("performance")
-        acc_files: tuple[str, ...] = ACC_FILES
-        if bench in PROCTOR_SCORED and not (scen / "accuracy" / "accuracy.txt").exists():
-            acc_files = tuple(n for n in ACC_FILES if n != "accuracy.txt")  # scored in the copy below
-        _copy(scen / "accuracy", res / "accuracy", acc_files, "accuracy")
-        note = _score_missing(res / "accuracy", bench)
-        result.notes += [note] if note else []
-        if (scen / "accuracy" / "mlperf_log_summary.txt").is_file():
-            shutil.copy(
-                scen / "accuracy" / "mlperf_log_summary.txt", res / "accuracy" / "mlperf_log_summary.txt"
+    try:  # made here, once: a second packaging into it finds it there
+        output.mkdir(parents=True)
+    except FileExistsError:
+        raise PackageError(f"{output}: already exists; give a new folder") from None
+    with owned(output, "proctor submission package"):  # no run or package writes into it meanwhile
+        (sub / "systems").mkdir(parents=True)
+        shutil.copy(system_json, sub / "systems" / f"{system}.json")
+        code = sub / ("code" if v5 else "src")
+        code.mkdir()
+        readme = _side(runs, runs, "README.md")
+        (code / "README.md").write_text(readme.read_text() if readme else "Produced with proctor.\n")
+        for scen in scen_dirs:
+            bench, name = scen.parent.name, scen.name
+            row = PackagedRow(bench, name)
+            res = sub / "results" / system / bench / name
+            perf = (
+                scen / "performance" / "run_1"
+                if (scen / "performance" / "run_1").is_dir()
+                else scen / "performance"
             )
-        row.parts.append("accuracy")
-        audit_dirs = {p.name: p for p in sorted(scen.glob("TEST0*")) if p.is_dir()}
-        for test in extra.get((bench, name), []):
-            if test.name in audit_dirs:
-                raise PackageError(
-                    f"--audits {test}: {bench}/{name} already has a {test.name} in {audit_dirs[test.name]}"
+            if perf.is_dir():
+                _copy(perf, res / "performance" / "run_1", PERF_FILES, "performance")
+                row.parts.append("performance")
+            acc_files: tuple[str, ...] = ACC_FILES
+            if bench in PROCTOR_SCORED and not (scen / "accuracy" / "accuracy.txt").exists():
+                acc_files = tuple(n for n in ACC_FILES if n != "accuracy.txt")  # scored in the copy below
+            _copy(scen / "accuracy", res / "accuracy", acc_files, "accuracy")
+            note = _score_missing(res / "accuracy", bench)
+            result.notes += [note] if note else []
+            if (scen / "accuracy" / "mlperf_log_summary.txt").is_file():
+                shutil.copy(
+                    scen / "accuracy" / "mlperf_log_summary.txt", res / "accuracy" / "mlperf_log_summary.txt"
                 )
-            audit_dirs[test.name] = test
-        for tname, test in sorted(audit_dirs.items()):
-            dst = (sub / "compliance" / system / bench / name / tname) if v5 else res / tname
-            shutil.copytree(test, dst, ignore=PROCTOR_ONLY)  # the checker flags unknown files
-            if (dst / "accuracy").is_dir():  # TEST01: the accuracy script's output on its log
-                note = _score_missing(dst / "accuracy", bench)
-                result.notes += [note] if note else []
-            row.parts.append(tname)
-        meas = sub / "measurements" / system / bench / name if v5 else res
-        meas.mkdir(parents=True, exist_ok=True)
-        for side in SIDE_FILES:
-            src = _side(runs, scen, side)
-            if src is None:
-                if side != "mlperf.conf":
-                    result.notes.append(f"{bench}/{name}: no {side} in the runs; the checker will ask for it")
-                continue
-            target = meas / (f"{system}.json" if v5 and side == "measurements.json" else side)
-            shutil.copy(src, target)
-            row.parts.append(side)
-        result.rows.append(row)
-    rep = truncate_tree(output, submitter)
-    result.notes += [f"{p}: {why}" for p, why in rep.problems]
-    return result
+            row.parts.append("accuracy")
+            audit_dirs = {p.name: p for p in sorted(scen.glob("TEST0*")) if p.is_dir()}
+            for test in extra.get((bench, name), []):
+                if test.name in audit_dirs:
+                    raise PackageError(
+                        f"--audits {test}: {bench}/{name} already has a {test.name} in {audit_dirs[test.name]}"
+                    )
+                audit_dirs[test.name] = test
+            for tname, test in sorted(audit_dirs.items()):
+                dst = (sub / "compliance" / system / bench / name / tname) if v5 else res / tname
+                shutil.copytree(test, dst, ignore=PROCTOR_ONLY)  # the checker flags unknown files
+                if (dst / "accuracy").is_dir():  # TEST01: the accuracy script's output on its log
+                    note = _score_missing(dst / "accuracy", bench)
+                    result.notes += [note] if note else []
+                row.parts.append(tname)
+            meas = sub / "measurements" / system / bench / name if v5 else res
+            meas.mkdir(parents=True, exist_ok=True)
+            for side in SIDE_FILES:
+                src = _side(runs, scen, side)
+                if src is None:
+                    if side != "mlperf.conf":
+                        result.notes.append(f"{bench}/{name}: no {side} in the runs; the checker will ask for it")
+                    continue
+                target = meas / (f"{system}.json" if v5 and side == "measurements.json" else side)
+                shutil.copy(src, target)
+                row.parts.append(side)
+            result.rows.append(row)
+        rep = truncate_tree(output, submitter)
+        result.notes += [f"{p}: {why}" for p, why in rep.problems]
+        return result
