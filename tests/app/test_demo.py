@@ -426,16 +426,18 @@ def _wait_for_detail_log(proc: subprocess.Popen[str], out: Path, limit_s: float 
     time.sleep(1.0)
 
 
-def test_ctrl_c_stops_the_demo_writes_what_was_measured_and_exits_130(tmp_path):
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_stops_the_demo_writes_what_was_measured_and_exits_130(tmp_path, sig, status):
+    """Ctrl-C, and SIGTERM the same way (exit 143: 128 + the signal, loadgen/stop_signals.py)."""
     out = tmp_path / "out"
     proc = _start_demo(out)
     try:
         _wait_for_detail_log(proc, out)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=15)  # a hang guard, not a timing assertion
     finally:
         proc.kill()
-    assert proc.returncode == 130, stdout[-2000:] + stderr
+    assert proc.returncode == status, stdout[-2000:] + stderr
     assert "demo interrupted" in stderr and str(out) in stderr and "Traceback" not in stderr
     assert stderr.count("\n") == 1  # one line
     report = orjson.loads((out / "demo_report.json").read_bytes())
@@ -444,7 +446,7 @@ def test_ctrl_c_stops_the_demo_writes_what_was_measured_and_exits_130(tmp_path):
     assert details
     summaries = [p.read_text() for p in out.rglob("mlperf_log_summary.txt")]
     # none half-written: the run the Ctrl-C cut says it is incomplete (tests/loadgen/test_interrupt.py);
-    # on a slow host it may land just as a short run ended, whose logs are then whole (engine.ctrl_c_held)
+    # on a slow host it may land just as a short run ended, whose logs are then whole (stop_signals.held)
     assert summaries and all("Result is" in s for s in summaries), summaries
 
 

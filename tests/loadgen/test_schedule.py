@@ -337,6 +337,10 @@ def test_trace_equals_official(name):
 
 
 def test_zero_rate_cannot_be_scheduled():
-    e = eff_for(100, 20, scenario=Scenario.SERVER, server_target_qps=0.0, min_duration_ms=10)
-    with pytest.raises(ValueError, match="target_qps"):
-        generate_schedule(e, loadable_sets(e, 100, PERF)[0], PERF)
+    with pytest.raises(ValueError, match="target_qps"):  # normalize refuses it ...
+        eff_for(100, 20, scenario=Scenario.SERVER, server_target_qps=0.0, min_duration_ms=10)
+    e = eff_for(100, 20, scenario=Scenario.SERVER, server_target_qps=1.0, min_duration_ms=10)
+    for qps in (0.0, 1e-300, float("nan"), float("inf")):  # ... and so does the schedule, built around it
+        bad = dataclasses.replace(e, target_qps=qps)
+        with pytest.raises(ValueError, match="target_qps"):
+            generate_schedule(bad, loadable_sets(bad, 100, PERF)[0], PERF)

@@ -46,6 +46,7 @@ import orjson
 
 from proctor.errors import RunError
 from proctor.findings import Finding
+from proctor.loadgen import output_lock, stop_signals
 
 SUBMITTER = "proctor"
 SYSTEM = "local-cpu"
@@ -217,8 +218,9 @@ class StopFlag:
 
 @contextmanager
 def interruptible(stop: StopFlag) -> Iterator[None]:
-    """For the demo's duration: the first SIGINT sets `stop` and raises KeyboardInterrupt in the main
-    thread (once); a second one exits at once with status 130. Outside the main thread: no-op."""
+    """For the demo's duration: the first stop signal (Ctrl-C; SIGTERM or SIGHUP where the process
+    handles them, stop_signals.install) sets `stop` and raises its KeyboardInterrupt in the main
+    thread (once); a second one exits at once with 128 + the signal. Outside the main thread: no-op."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -226,15 +228,18 @@ def interruptible(stop: StopFlag) -> Iterator[None]:
     def handler(signum: int, frame: Any) -> None:
         if stop.is_set:
             os.write(2, b"\ninterrupted again: exiting now\n")
-            os._exit(130)
+            os._exit(128 + signum)
         stop.event.set()
-        raise KeyboardInterrupt
+        raise stop_signals.interruption(signum)
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {
+        sig: signal.signal(sig, handler) for sig in stop_signals.STOP_SIGNALS if callable(signal.getsignal(sig))
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 class _StoppableBackend:
@@ -802,15 +807,25 @@ def training_check_commands(package: Path, bdir: Path, runs: int | None = None) 
 
 # --- the job -----------------------------------------------------------------------------------
 def run_demo(opts: DemoOptions, echo: Echo | None = None) -> DemoReport:
-    """Run the whole round into `opts.output` (emptied first) and return its table.
+    """Run the whole round into `opts.output` (emptied first, owned while the demo runs: a second
+    demo or run into it is refused, loadgen/output_lock.py) and return its table.
 
-    Ctrl-C (in the main thread) raises DemoInterrupted within a second, after the report of what
-    was measured so far is written (`interrupted: true`)."""
+    Ctrl-C or SIGTERM (in the main thread) raises DemoInterrupted within a second, after the report
+    of what was measured so far is written (`interrupted: true`)."""
+    with output_lock.owned(opts.output, "proctor demo") as out:
+        for old in sorted(out.iterdir()):  # emptied, but for the lock this process now holds
+            if old.name == output_lock.LOCK_NAME:
+                continue
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+        return _run_demo(opts, echo)
+
+
+def _run_demo(opts: DemoOptions, echo: Echo | None) -> DemoReport:
     say = echo or _quiet
     out = opts.output
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
     work = out / "work"
     report = DemoReport(out, opts.mode)
     stop = StopFlag()

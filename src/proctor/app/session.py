@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError, RunError
-from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
+from proctor.loadgen import output_lock, stop_signals
+from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
     ClosableSUT,
@@ -387,6 +388,7 @@ class RunSession:
     def prepare(self) -> Resolved:
         req = self.request
         self.resolved = req.resolve()
+        output_lock.check_free(req.output_dir)  # another run writing there: refused before the SUT is built
         check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
         if req.fit and self.resolved.settings.scenario != Scenario.OFFLINE:
             raise ConfigError(
@@ -400,7 +402,13 @@ class RunSession:
         req = self.request
         assert self.resolved is not None
         context = RunContext(req.model, str(self.resolved.settings.mode))
-        return build_sut(sut_spec(req.sut, req.dataset), context)
+        sut, qsl = build_sut(sut_spec(req.sut, req.dataset), context)
+        try:  # settings that only the QSL's size refuses (an index past it), before anything runs
+            check_for_qsl(self.resolved, req.audit_conf, qsl.total_sample_count, qsl.performance_sample_count)
+        except ConfigError:
+            close_sut(sut)
+            raise
+        return sut, qsl
 
     def _run(self, built: tuple[SystemUnderTest, QuerySampleLibrary], settings: TestSettings, short_run: str,
              progress: ProgressHooks | None) -> RunOutcome:
@@ -448,8 +456,17 @@ class RunSession:
     def execute(
         self, progress: ProgressHooks | None = None, say: Callable[[str], None] | None = None
     ) -> SessionResult:
-        """Run and judge; `say` hears each line worth telling while it runs (--fit: why a run is made
-        again), which the verdict's lines repeat."""
+        """Run and judge, holding the output folder (output_lock) throughout; `say` hears each line
+        worth telling while it runs (--fit: why a run is made again), which the verdict's lines repeat."""
+        try:
+            with output_lock.owned(self.request.output_dir, "proctor run"):
+                return self._execute(progress, say)
+        except output_lock.FolderInUse:
+            if self._built is not None:
+                close_sut(self._built[0])
+            raise
+
+    def _execute(self, progress: ProgressHooks | None, say: Callable[[str], None] | None) -> SessionResult:
         if self.resolved is None or self._built is None:
             self.prepare()
         assert self.resolved is not None and self._built is not None
@@ -465,9 +482,15 @@ class RunSession:
             if exc.outcome is None:
                 raise
             outcome, failure = exc.outcome, exc
-        except KeyboardInterrupt:  # the logs are written, marked incomplete: their report too
+        except KeyboardInterrupt as exc:  # stopped: the logs are whole, marked incomplete; their report
+            from proctor.loadgen.engine import RunOutcome  # and the verdict of what was written go up
+
             if req.report and req.engine == Engine.PROCTOR and (req.output_dir / DETAIL_LOG).is_file():
                 html_report(req.output_dir)
+            partial = stop_signals.partial_of(exc)
+            if isinstance(partial, RunOutcome):
+                _, lines = verdict(partial, short_run)
+                stop_signals.keep_partial(exc, SessionResult(partial, False, lines, [("logs", str(req.output_dir))]))
             raise
         ok, lines = verdict(outcome, short_run)
         lines += notes

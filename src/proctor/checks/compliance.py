@@ -557,9 +557,9 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
     scenario = "Interactive" if ctx.variant.interactive else ctx.category
     try:
         base_entries, _ = parse_conf_as_loadgen(mlperf, ConfType.MLPERF)
-        base = apply_conf(TestSettings(), base_entries, model, scenario, ConfType.MLPERF)
+        base = apply_conf(TestSettings(), base_entries, model, scenario, ConfType.MLPERF, ranges=False)
         entries, ignored = parse_conf_as_loadgen(user, ConfType.USER)
-        pairs = list(applied(base, entries, model, scenario, ConfType.USER))
+        pairs = list(applied(base, entries, model, scenario, ConfType.USER, ranges=False))
     except (ProctorError, ValueError, OSError) as exc:
         return [_err("measurements", user, f"cannot be read as LoadGen reads it: {exc}")]
     # a line the official LoadGen skips had no effect on the run: worth fixing, not a rejection

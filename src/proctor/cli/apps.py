@@ -108,6 +108,16 @@ class LazyGroup(TyperGroup):
                 self.commands[cmd_name] = fresh.commands[cmd_name]
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: Any) -> Any:
+        """A stop signal a command did not handle itself (typer would exit 130 without a word,
+        whatever the signal): the one "interrupted" line and 128 + the signal (cli/output.py)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            from proctor.cli import output
+
+            output.interrupted(exc=exc)
+
 
 app = typer.Typer(
     name="proctor",

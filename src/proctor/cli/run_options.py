@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -70,8 +69,12 @@ class RunOptions:
             output.fail("missing option --scenario (SingleStream, MultiStream, Server or Offline)")
         if self.quick and self.duration_ms is None:  # an explicit --duration-ms wins: a verdict's
             self.duration_ms = QUICK_DURATION_MS  # "--duration-ms N" can be added to the same command
-        if self.timeout_s is not None and (not math.isfinite(self.timeout_s) or self.timeout_s <= 0):
-            output.fail(f"--timeout-s must be a finite number > 0, got {self.timeout_s!r}")
+        from proctor.loadgen.settings import value_problem
+
+        for option, name, value in (("--timeout-s", "timeout_s", self.timeout_s), ("--drain-s", "drain_s", self.drain_s)):
+            problem = value_problem(name, value) if value is not None else ""
+            if problem:  # the one range table (loadgen/settings.py RUN_ARGUMENT_RANGES)
+                output.fail(f"{option}: {problem}")
         check_output_dir(self.output_dir)
         return self.scenario
 

@@ -6,7 +6,7 @@ starts), issue, wait for completion, unload -> summarize -> detail results, summ
 trace files.
 
 Faults keep what was measured: a SUT that raises (any exception, SystemExit included), never
-completes, or a Ctrl-C ends the run early, the logs written so far stay and the summary says the run
+completes, or a stop signal (Ctrl-C, SIGTERM, SIGHUP: loadgen/stop_signals.py) ends the run early, the logs written so far stay and the summary says the run
 is incomplete. A raising SUT surfaces as `RunError` chained to its exception. Ctrl-C stops issuing at
 once, gives the SUT `drain_s` to complete what is in flight, writes the logs marked incomplete and is
 re-raised; a second Ctrl-C skips the drain. Failures a SUT's threads report (`report_failure`) are
@@ -21,21 +21,20 @@ import datetime as dt
 import hashlib
 import importlib.metadata
 import io
-import math
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.errors import ConfigError, ProctorError, RunError, SettingRangeError
 from proctor.loadgen import completion as completion_mod
+from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink, failure_text
 from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
@@ -58,10 +57,10 @@ from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
-from proctor.loadgen.resolve import start_settings
+from proctor.loadgen.resolve import max_schedulable_qps, start_settings
 from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
-from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
+from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings, value_problem
 from proctor.loadgen.sink import ReportingSUT, StartableSUT
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S, Fault, FaultKind, FaultTally, notice_bound_s
 from proctor.loadgen.types import (
@@ -89,26 +88,6 @@ DRAIN_S = 0.5  # after Ctrl-C: how long the SUT may still complete what it was g
 # must not fill the disk. Settable per run (run_test's max_response_bytes / max_accuracy_log_bytes).
 MAX_RESPONSE_BYTES = 1 << 30
 MAX_ACCURACY_LOG_BYTES = 16 << 30
-
-
-@contextlib.contextmanager
-def ctrl_c_held() -> Iterator[list[bool]]:
-    """Hold Ctrl-C (SIGINT) while the logs are written: one raised in the middle of writing them left
-    a summary empty (seen once in CI, a Ctrl-C landing as a short run ended). Yields a list that is
-    non-empty once a Ctrl-C came. Only the main thread can hold it; elsewhere nothing changes."""
-    held: list[bool] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield held
-        return
-    try:
-        old = signal.signal(signal.SIGINT, lambda _sig, _frame: held.append(True))
-    except (ValueError, OSError):  # no signals here (an embedded interpreter)
-        yield held
-        return
-    try:
-        yield held
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,8 +327,8 @@ class Run:
         try:
             self._prologue()
             self._dispatch()
-        except KeyboardInterrupt as exc:
-            self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (stop_signals.Stopped)
+            self.incomplete_reason = self.incomplete_reason or stop_signals.reason(exc)
             self.interrupted = True
             failure = exc
         except BaseException as exc:  # SystemExit from a SUT too: never "No errors encountered"
@@ -359,7 +338,7 @@ class Run:
             failure = exc
         finally:
             epilogue_failure: BaseException | None = None
-            with ctrl_c_held() as held:  # the logs are written whole, then a Ctrl-C that came meanwhile counts
+            with stop_signals.held() as held:  # the logs are written whole, then a stop that came meanwhile counts
                 try:
                     outcome = self._epilogue()
                 except BaseException as exc:  # never mask the first failure with one from closing
@@ -368,7 +347,7 @@ class Run:
                     epilogue_failure = exc
         if held and failure is None:  # the run had ended: its logs stand as written, the caller stops
             self.interrupted = True
-            failure = KeyboardInterrupt()
+            failure = stop_signals.interruption(held[0])
         if failure is not None:
             if self._sut_failed and not isinstance(failure, ProctorError | KeyboardInterrupt):
                 error = RunError(f"run incomplete: {self.incomplete_reason} (logs in {self.paths['detail'].parent})")
@@ -376,6 +355,8 @@ class Run:
                 raise error from failure
             if epilogue_failure is not None:
                 failure.add_note(f"while writing the logs: {epilogue_failure!r}")
+            elif isinstance(failure, KeyboardInterrupt):  # stopped: what was written goes up with it
+                stop_signals.keep_partial(failure, outcome)
             raise failure
         assert outcome is not None
         return outcome
@@ -474,6 +455,7 @@ class Run:
             error=self.error,
             on_probe=probe_seen,
             should_stop=lambda: bool(self.incomplete_reason),
+            max_qps=max_schedulable_qps(base.min_duration_ms),
         )
         self.perf_phase, self.eff = found.result
         self.find_peak = found
@@ -630,8 +612,8 @@ class Run:
             self.stop_reason = phase.outcome.stop_reason
             self.sut.flush_queries()
             self._wait(phase, limit, stall)
-        except KeyboardInterrupt:
-            self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+        except KeyboardInterrupt as exc:
+            self.incomplete_reason = self.incomplete_reason or stop_signals.reason(exc)
             self.interrupted = True
             drained = self._drain(phase)
             self.error(f"run interrupted: {self._progress_text(phase)}{drained}")
@@ -677,8 +659,8 @@ class Run:
             if tracker.all_done.wait(timeout=max(self.drain_s, 0.0)):
                 return "; everything issued completed within the drain"
             return f"; not drained after {self.drain_s:g} s"
-        except KeyboardInterrupt:
-            return "; drain skipped (second Ctrl-C)"
+        except KeyboardInterrupt as exc:
+            return f"; drain skipped (a second {stop_signals.signal_name(stop_signals.signal_of(exc))})"
 
     @staticmethod
     def _progress_text(phase: _Phase) -> str:
@@ -1090,8 +1072,8 @@ def run_test(
     """
     check_sut_qsl(sut, qsl)  # a missing member is one line before the run, not an error inside it
     for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise ConfigError(f"must be a finite number >= 0, not {value}", key=key)
+        if value is not None and value_problem(key, value):  # settings.RUN_ARGUMENT_RANGES
+            raise SettingRangeError(value_problem(key, value), key=key)
     for key, cap in (("max_response_bytes", max_response_bytes), ("max_accuracy_log_bytes", max_accuracy_log_bytes)):
         if cap < 0:
             raise ConfigError(f"must be >= 0, not {cap}", key=key)
@@ -1104,23 +1086,28 @@ def run_test(
     if not _run_lock.acquire(blocking=False):
         raise RunError("another run is already in progress in this process")
     try:
-        return Run(
-            sut,
-            qsl,
-            settings,
-            log_settings or LogSettings(),
-            audit_config=audit_config,
-            progress=progress,
-            clock=clock,
-            timeout_s=timeout_s,
-            drain_s=drain_s,
-            max_response_bytes=max_response_bytes,
-            max_accuracy_log_bytes=max_accuracy_log_bytes,
-            short_run=short_run,
-            config_errors=config_errors,
-            early_stopping_extension=early_stopping_extension,
-            concurrency=concurrency,
-        ).execute()
+        with contextlib.ExitStack() as owning:
+            try:  # one process writes a log folder at a time (output_lock): a second is refused
+                owning.enter_context(output_lock.owned(log_settings.log_output.outdir if log_settings else "."))
+            except OSError as exc:
+                raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
+            return Run(
+                sut,
+                qsl,
+                settings,
+                log_settings or LogSettings(),
+                audit_config=audit_config,
+                progress=progress,
+                clock=clock,
+                timeout_s=timeout_s,
+                drain_s=drain_s,
+                max_response_bytes=max_response_bytes,
+                max_accuracy_log_bytes=max_accuracy_log_bytes,
+                short_run=short_run,
+                config_errors=config_errors,
+                early_stopping_extension=early_stopping_extension,
+                concurrency=concurrency,
+            ).execute()
     finally:
         _run_lock.release()
 
