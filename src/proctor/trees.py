@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import IO, Any
 
 from proctor.errors import TreeError
 from proctor.untrusted_text import printable
@@ -270,6 +271,53 @@ def make_dirs(path: str | os.PathLike[str], below: str | os.PathLike[str] | None
         if got != MISSING:
             raise TreeError(f"{show(prefix)}: {not_a_file(prefix, got)}; proctor creates no folder through it")
         make_dir(prefix)
+
+
+def open_output(path: str | os.PathLike[str], mode: str = "w") -> IO[Any]:
+    """`path` opened for writing as a run's log (`mode` "w" text UTF-8 or "wb"): a regular file is
+    truncated, a new one created; the last component is never followed nor opened when it is a link,
+    FIFO, socket or device (TreeError naming it), so a file someone placed in an output folder cannot
+    redirect proctor's write. The folders above are the user's and resolve as named."""
+    p = Path(path)
+    try:
+        got = _classify(os.lstat(p).st_mode)
+    except FileNotFoundError:
+        got = MISSING
+    if got not in (FILE, MISSING):
+        raise TreeError(f"{show(p)}: {not_a_file(p, got)}; proctor writes a log only as a regular file: "
+                        "remove it or choose another output folder")
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | _NONBLOCK, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):  # became a link or a FIFO meanwhile
+            raise TreeError(f"{show(p)}: {not_a_file(p)}; proctor writes a log only as a regular file") from exc
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TreeError(f"{show(p)}: {not_a_file(p, OTHER)}; proctor writes a log only as a regular file")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    if mode == "wb":
+        return os.fdopen(fd, "wb")
+    return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+
+
+def clear_output(path: str | os.PathLike[str]) -> None:
+    """Remove a stale log a run will not write this time (a regular file, or nothing there); a link,
+    FIFO or device there is refused as `open_output` refuses it, never removed or followed."""
+    p = Path(path)
+    try:
+        got = _classify(os.lstat(p).st_mode)
+    except FileNotFoundError:
+        return
+    if got != FILE:
+        raise TreeError(f"{show(p)}: {not_a_file(p, got)}; proctor writes a log only as a regular file: "
+                        "remove it or choose another output folder")
+    with suppress(FileNotFoundError):
+        p.unlink()
 
 
 def write_new(path: str | os.PathLike[str], data: bytes) -> None:

@@ -25,7 +25,7 @@ import typer
 from proctor.cli import output
 from proctor.cli.apps import app, examples
 from proctor.cli.run_options import RunOptions, run_options
-from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.errors import ConfigError, ProctorError, RunError, TreeError
 from proctor.loadgen.types import TestMode
 
 if TYPE_CHECKING:
@@ -61,8 +61,9 @@ def list_suts(out: Console) -> None:
 
 
 def run_failed(exc: BaseException, err: Console) -> NoReturn:
-    """Exit for a run that raised: 2 for refused settings, 1 for a failed run (its cause with --debug)."""
-    if isinstance(exc, ConfigError):
+    """Exit for a run that raised: 2 for refused settings or an output folder proctor will not write
+    into (a link, FIFO or device where a log goes), 1 for a failed run (its cause with --debug)."""
+    if isinstance(exc, ConfigError | TreeError):
         output.fail(str(exc), output.EXIT_USAGE)
     if isinstance(exc, RunError):
         if output.debug() and exc.__cause__ is not None:
@@ -163,7 +164,7 @@ def run_cmd(
         report = " and report.html" if fresh and not no_report else ""
         output.interrupted(f"interrupted: partial logs{report} in {opts.output_dir} (summary marked incomplete)", exc)
     except ProctorError as exc:
-        if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
+        if opts.as_json and not isinstance(exc, ConfigError | TreeError):  # exit 1 still prints its document
             from proctor.app.documents import dumps, failed_run_document
 
             req = session.request

@@ -35,6 +35,7 @@ from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
 from proctor.loadgen.types import ArraySUT, sut_name
 from proctor.rules.loadgen_releases import OFFICIAL_EXTRA, OFFICIAL_EXTRA_CHECKOUT
+from proctor.trees import clear_output
 
 
 def official_module() -> Any:
@@ -249,6 +250,8 @@ def run_official(
     lg = official_module()
     log_settings = log_settings or LogSettings()
     Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
+    for path in log_paths(log_settings).values():  # the official opens its logs following any link:
+        clear_output(path)  # a link, FIFO or device placed where one goes is refused first (TreeError)
     arrays = sut.issue_query_arrays if isinstance(sut, ArraySUT) else None  # None: an objects-only SUT
     if arrays is not None:
         handle = lg.ConstructFastSUT(_FastAdapter(sut), sut.flush_queries)

@@ -32,7 +32,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from proctor.errors import ConfigError, ProctorError, RunError, SettingRangeError
+from proctor.errors import ConfigError, ProctorError, RunError, SettingRangeError, TreeError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.clock import Clock, MonotonicClock
@@ -73,6 +73,7 @@ from proctor.loadgen.types import (
     sut_name,
 )
 from proctor.loadgen.watch import STALL_KEY, PhaseWatch
+from proctor.trees import clear_output, open_output
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = STUCK_LIMIT_S * 1_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)
@@ -882,17 +883,26 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
         if log_settings.enable_trace:
             opened.append(TraceLog(paths["trace"], start_ns=origin))
         else:  # no file at all (the official leaves an empty one); a stale one is not this run's
-            paths["trace"].unlink(missing_ok=True)
+            clear_output(paths["trace"])
             opened.append(TraceLog(io.StringIO(), enabled=False, start_ns=origin))
-        with open(paths["summary"], "w", encoding="utf-8"):
+        with open_output(paths["summary"]):
             pass
     except OSError as exc:
         for log in opened:
             log.close()
         raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
+    except TreeError:  # a link, FIFO or device where a log goes: refused, nothing written through it
+        for log in opened:
+            log.close()
+        raise
     detail, accuracy, trace = opened
     assert isinstance(detail, DetailLogWriter) and isinstance(accuracy, AccuracyLog) and isinstance(trace, TraceLog)
-    paths["samples"].unlink(missing_ok=True)  # a stale one from an earlier run in this folder is not this run's
+    try:
+        clear_output(paths["samples"])  # a stale one from an earlier run in this folder is not this run's
+    except TreeError:
+        for log in opened:
+            log.close()
+        raise
     return _Logs(detail, accuracy, trace, paths["summary"], paths["samples"], origin)
 
 
@@ -900,7 +910,8 @@ def _close_logs(logs: _Logs, summary_text: str, log_settings: LogSettings) -> No
     logs.accuracy.close()
     logs.trace.close()
     logs.detail.close()
-    logs.summary.write_text(summary_text, encoding="utf-8")
+    with open_output(logs.summary) as fh:
+        fh.write(summary_text)
     if log_settings.log_output.copy_summary_to_stdout:
         sys.stdout.write(summary_text)
 

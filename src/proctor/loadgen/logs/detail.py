@@ -22,6 +22,7 @@ from proctor.loadgen.logs.numbers import ostream, percentile_label
 from proctor.loadgen.logs.writer_thread import WriterThread
 from proctor.loadgen.results import PERCENTILES, PerformanceResult
 from proctor.loadgen.settings import EffectiveSettings, TestSettings
+from proctor.trees import open_output
 
 PREFIX = ":::MLLOG "
 _R = "results.cc"
@@ -266,7 +267,7 @@ class DetailLogWriter:
             self._file: IO[str] = path_or_file  # type: ignore[assignment]
             self._owns = False
         else:
-            self._file = open(path_or_file, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            self._file = open_output(path_or_file)  # never through a link placed in the folder
             self._owns = True
         self._clock = clock_ns
         self._start = clock_ns()

@@ -67,18 +67,21 @@ class DetailLogData:
 
 
 def open_regular(path: str | Path) -> IO[bytes]:
-    """Open a regular file for reading, or raise LogFormatError saying why not (never blocks)."""
+    """Open a regular file for reading, or raise LogFormatError saying why not (never blocks). A log
+    that is itself a link is refused: a run's folder is a tree, and no link in it is followed."""
     p = str(path)
     try:
-        st = os.stat(p)
+        st = os.lstat(p)
     except FileNotFoundError:
         raise LogFormatError("no such file", file=p) from None
     except OSError as exc:
         raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise LogFormatError("a link: proctor follows no link to a log; copy the file here", file=p)
     if not stat.S_ISREG(st.st_mode):
         raise LogFormatError("not a regular file (a folder, FIFO or device); expected a log file", file=p)
     try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two looks
             os.close(fd)
             raise LogFormatError("not a regular file", file=p)

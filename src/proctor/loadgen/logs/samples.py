@@ -59,6 +59,7 @@ import numpy as np
 
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import open_regular
+from proctor.trees import open_output
 
 MAGIC = b"PRSMPL\r\n"
 VERSION = 1
@@ -169,7 +170,7 @@ def write_samples(path: str | Path, cols: SampleColumns) -> int:
             raise ValueError("every column must hold one value per sample")
     encoded = [_encode(cid, values) for cid, values in columns]
     size = _HEADER.size
-    with open(path, "wb") as fh:
+    with open_output(path, "wb") as fh:  # never through a link placed in the folder
         fh.write(_HEADER.pack(MAGIC, VERSION, len(encoded), 0, n, int(cols.origin_ns)))
         for desc, _ in encoded:
             fh.write(desc)
