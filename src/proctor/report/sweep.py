@@ -8,11 +8,12 @@ document only (app/sweep.py `sweep_document`), so it can be redrawn from a saved
 from __future__ import annotations
 
 import base64
-import io
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
+
+from proctor.report.plots import png
 
 BOUND, PASS, FAIL = "#d62728", "#2ca02c", "#d62728"
 
@@ -80,9 +81,7 @@ def sweep_figure(doc: dict[str, Any]) -> bytes | None:
     if good.get("found"):
         for ax in (left, right):
             ax.axvline(float(good["goodput_qps"]), color=PASS, linestyle="--")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    return buf.getvalue()
+    return png(fig, dpi=100)
 
 
 def _cell(value: Any) -> str:
