@@ -142,14 +142,17 @@ class Tally:
             self.endpoints[k].down = True
         where = f"the endpoint {self.endpoints[k].url}" if k >= 0 else "the endpoint"
         earlier = f" (after {len(self.dropped)} other(s) were dropped)" if self.dropped else ""
-        self.down = (
+        down = (
             f"openai SUT: {where} stopped answering at {since}: {what}{earlier}; "
             "the run stopped issuing and ended incomplete"
         )
-        log.warning("%s", self.down)
+        # the run's stop first, then `down`: an issue that sees `down` raises EndpointDown, and the
+        # engine takes that for the stop's consequence only once the stop is recorded
         abort = getattr(self.sink, "abort", None)
         if abort is not None:
-            abort(self.down)
+            abort(down)
+        self.down = down
+        log.warning("%s", down)
 
     def lateness_line(self) -> str | None:
         lat = np.frombuffer(self.lateness_ns, np.int64) if len(self.lateness_ns) else None
