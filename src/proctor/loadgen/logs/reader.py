@@ -5,7 +5,8 @@
 error, warning and bad lines is kept (all are counted), so a huge or hostile log costs constant
 memory beyond its distinct keys. A line that is not JSON, longer than `MAX_LINE_BYTES` or holds a
 value nested deeper than `MAX_DEPTH` is kept as a `BadLine` with its number instead of stopping
-the read. Only regular files are opened (a FIFO named like a log would block forever).
+the read. Only regular files are opened (a FIFO named like a log would block forever). Inside
+`proctor.trees.reading()` a log read again (unchanged) is parsed once.
 `read_summary` turns `name : value` lines into a dict. Both raise `LogFormatError` (naming the
 file, and the line where there is one) for anything they cannot read.
 """
@@ -23,6 +24,7 @@ from typing import IO, Any, NamedTuple
 from proctor.errors import LogFormatError
 from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, LogLine, nested_deeper, parse_line
 from proctor.text_files import universal_lines
+from proctor.trees import parsed
 
 MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
 MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value
@@ -128,6 +130,13 @@ def read_detail(path: str | Path, *, strict: bool = False, keep_entries: bool = 
     no `:::MLLOG` line.
     """
     p = str(path)
+    if keep_entries:
+        return _read_detail(p, strict, keep_entries)
+    # inside a tree reading (the submission checker), a log read again is parsed once
+    return parsed(p, f"detail log, strict={strict}", lambda: _read_detail(p, strict, keep_entries))
+
+
+def _read_detail(p: str, strict: bool, keep_entries: bool) -> DetailLogData:
     data = DetailLogData(path=p)
     with open_regular(p) as fh:
         try:
