@@ -113,7 +113,7 @@ def test_a_percentile_outside_the_checked_set_walks_the_table():
 
 def test_the_counts_load_no_numpy_or_scipy():
     """A checker that needs only the counts (min_queries, stream_t, server_required_queries) starts
-    without numpy and scipy."""
+    without numpy and scipy (nor statistics and fractions, which load random and decimal)."""
     import subprocess
     import sys
 
@@ -122,7 +122,7 @@ def test_the_counts_load_no_numpy_or_scipy():
         "from proctor.loadgen import early_stopping as es\n"
         "assert (es.min_queries(0.9), es.stream_t(10000, 0.9), es.stream_t(2877878, 0.99),"
         " es.server_required_queries(5, 0.99)) == (64, 930, 28386, 1307)\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy')))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'statistics', 'fractions')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -182,3 +182,10 @@ def test_token_short_circuit():
     assert not ok and not tpot.ok and ttft.text == ""
     ok, ttft, tpot = es.evaluate_tokens("Server", 500, lat, lat, 0.99, 100, 100)
     assert ok and ttft.text == tpot.text == " * Run successful."
+
+
+def test_the_99th_percentile_constant():
+    from statistics import NormalDist
+
+    assert NormalDist().inv_cdf(es.CONFIDENCE) == es.Z_99
+    assert es._z(0.95) == NormalDist().inv_cdf(0.95)

@@ -20,9 +20,7 @@ without them. Everything here is pure and cached.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from functools import lru_cache
-from statistics import NormalDist
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -161,10 +159,11 @@ def _stirlerr(n: int) -> float:
     return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
 
 
-def _bd0(x: int, n: int, prob: Fraction) -> float:
-    """x log(x / m) + m - x for m = n * prob, with x - m taken exactly (it is what the value hangs on)."""
-    m = float(n * prob)
-    d = float(x - n * prob)
+def _bd0(x: int, n: int, num: int, den: int) -> float:
+    """x log(x / m) + m - x for m = n * num / den (a float's exact ratio), with x - m taken exactly
+    (it is what the value hangs on)."""
+    m = n * num / den
+    d = (x * den - n * num) / den
     if abs(d) < 0.1 * (x + m):  # the series in v = d / (x + m): no cancellation
         v = d / (x + m)
         s, ej, v2, j = d * v, 2.0 * x * v, v * v, 1
@@ -177,13 +176,15 @@ def _bd0(x: int, n: int, prob: Fraction) -> float:
     return x * math.log(x / m) + m - x
 
 
-def _binomial_term(k: int, n: int, q: float, fq: Fraction, fp: Fraction) -> float:
-    """P(X = k) for X ~ Binomial(n, q), q = 1 - p (Loader's saddle-point form: ~1e-15 relative)."""
+def _binomial_term(k: int, n: int, p: float) -> float:
+    """P(X = k) for X ~ Binomial(n, 1 - p) (Loader's saddle-point form: ~1e-15 relative)."""
+    q = 1.0 - p
     if k == 0:
         return math.exp(n * math.log1p(-q))
     if k == n:
         return math.exp(n * math.log(q))
-    lc = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, n, fq) - _bd0(n - k, n, fp)
+    num, den = p.as_integer_ratio()  # exact: q = (den - num) / den
+    lc = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, n, den - num, den) - _bd0(n - k, n, num, den)
     return math.exp(lc - 0.5 * (_LN_2PI + math.log(k) + math.log1p(-k / n)))
 
 
@@ -193,10 +194,9 @@ def _passes_one(h: int, t: int, p: float, c: float) -> bool:
     already decides)."""
     if h <= 0:
         return False
-    limit, q, n = 1.0 - c, 1.0 - p, h + t
-    fp = Fraction(p)
-    term = total = _binomial_term(t, n, q, 1 - fp, fp)
-    ratio = p / q
+    limit, n = 1.0 - c, h + t
+    term = total = _binomial_term(t, n, p)
+    ratio = p / (1.0 - p)
     k = t
     while total <= limit and k > 0 and term > total * 1e-17:
         term *= k / (n - k + 1) * ratio
@@ -205,9 +205,20 @@ def _passes_one(h: int, t: int, p: float, c: float) -> bool:
     return total <= limit
 
 
+Z_99 = 2.3263478740408408  # the standard normal's 99th percentile (statistics.NormalDist().inv_cdf(0.99))
+
+
+def _z(c: float) -> float:
+    if c == CONFIDENCE:
+        return Z_99
+    from statistics import NormalDist  # another confidence: rare, and statistics loads fractions, random
+
+    return NormalDist().inv_cdf(c)
+
+
 def _guess_one(t: int, p: float, c: float) -> int:
     """The Cornish-Fisher guess of f(t) (as _quantile_guess)."""
-    q, r, z = 1.0 - p, t + 1.0, NormalDist().inv_cdf(c)
+    q, r, z = 1.0 - p, t + 1.0, _z(c)
     mean, sd = r * p / q, math.sqrt(r * p) / q
     skew, exkurt = (1.0 + p) / math.sqrt(r * p), 6.0 / r + q * q / (r * p)
     y = mean + sd * (
