@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from proctor.audits.configs import TEST06_DTYPES
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import iter_lines, open_regular, read_detail
@@ -91,9 +93,14 @@ def read_accuracy_log(path: str | Path) -> list[AccuracyEntry]:
     if len(raw) > MAX_ACCURACY_JSON_BYTES:
         raise LogFormatError(f"larger than {MAX_ACCURACY_JSON_BYTES} bytes: not an accuracy log", file=p)
     try:
-        doc = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise LogFormatError("not UTF-8 text: not an accuracy log", file=p) from None
+    fast = _plain_entries(text)
+    if fast is not None:
+        return fast
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LogFormatError(f"not JSON ({exc.msg})", file=p, line=exc.lineno) from None
     except (RecursionError, ValueError) as exc:
@@ -110,6 +117,30 @@ def read_accuracy_log(path: str | Path) -> list[AccuracyEntry]:
         if not isinstance(data, str):
             raise LogFormatError(f"entry {i} (qsl_idx {idx}): data must be a hex string", file=p)
         out.append(AccuracyEntry(idx, data, item.get("token_data"), item.get("token_count")))
+    return out
+
+
+def _plain_entries(text: str) -> list[AccuracyEntry] | None:
+    """The entries of a log LoadGen wrote (a list of objects whose qsl_idx is a whole number >= 0,
+    data and token_data text, token_count a whole number), read by orjson; None for anything else,
+    which json.loads reads as the official script does (orjson refuses NaN and lone surrogates and
+    turns whole numbers past 64 bits into floats: those never pass here)."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if type(doc) is not list:
+        return None
+    out: list[AccuracyEntry] = []
+    for item in doc:
+        if type(item) is not dict:
+            return None
+        idx, data, tokens, count = item.get("qsl_idx"), item.get("data"), item.get("token_data"), item.get("token_count")
+        if type(idx) is not int or idx < 0 or type(data) is not str:
+            return None
+        if (tokens is not None and type(tokens) is not str) or (count is not None and type(count) is not int):
+            return None
+        out.append(AccuracyEntry(idx, data, tokens, count))
     return out
 
 
