@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 from proctor.errors import ConfigError
@@ -159,7 +158,7 @@ Err = Callable[[str], ConfigError]
 
 def shipped_mlperf_conf() -> Path:
     """The official mlperf.conf of LoadGen 6.0.17, as compiled into its library."""
-    return Path(str(resources.files("proctor.loadgen") / "mlperf.conf"))
+    return Path(__file__).with_name("mlperf.conf")  # beside this module (importlib.resources loads tempfile)
 
 
 @cache
