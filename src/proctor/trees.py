@@ -165,7 +165,7 @@ def kind(path: str | os.PathLike[str]) -> str:
     """"file" (regular), "dir", "link" (the path or a folder on it is a symbolic link: never
     followed), "other" (FIFO, socket, device), "missing" or "error: <why>". Nothing is followed.
     Inside `reading()`, each folder on the way is looked at once."""
-    p = Path(path)
+    p = path if isinstance(path, Path) else Path(path)
     look = _READING.get()
     if look is not None:
         return _kind_in(p, look.kinds)
