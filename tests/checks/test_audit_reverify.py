@@ -209,6 +209,8 @@ def test_test06_log_is_read_once_for_every_token_type(tmp_path: Path, monkeypatc
     folder, claim = _test06(tmp_path, [{**GOOD[0], "token_count": 9}])  # fails every type: all are tried
     [f] = reverify_audit("TEST06", folder, tmp_path, "Server", {"accuracy": claim})
     assert f.failed and all(d in f.message for d in ("int64", "int32", "int16", "float32"))
+    at = [f.message.index(f"{d}: ") for d in ("int64", "int32", "int16", "float32")]
+    assert at == sorted(at)  # the script's order, whichever type was tried first
     assert reads == [folder / "accuracy" / "mlperf_log_accuracy.json"]
 
 
