@@ -149,6 +149,10 @@ def _json_only(p) -> object:
 @example(entries=[{"qsl_idx": 1, "data": "00", "token_data": [2**70]}], raw=None)
 @example(entries=[{"qsl_idx": 1, "data": "00", "token_count": float("nan")}], raw=None)
 @example(entries=[{"qsl_idx": 1, "data": "\ud800"}], raw=None)
+@example(entries=[], raw=b'\xef\xbb\xbf[{"qsl_idx": 1, "data": "00"}]')
+@example(entries=[], raw=b'\xef\xbb\xbf\xef\xbb\xbf[{"qsl_idx": 1, "data": "00"}]')
+@example(entries=[], raw=b'[{"qsl_idx": 1, "data": "\xff"}]')
+@example(entries=[], raw=b'[{"qsl_idx": 1, "data": "\xc3\xa9"}]')
 def test_accuracy_reader_reads_as_json_loads(tmp_path_factory, entries, raw):
     """orjson reads a log LoadGen wrote; anything else goes through json.loads: the entries (and their
     types: whole numbers past 64 bits stay whole) or the refusal are json.loads's."""

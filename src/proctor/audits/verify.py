@@ -16,6 +16,7 @@ import json
 import math
 import re
 import sys
+from codecs import BOM_UTF8
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,13 +93,13 @@ def read_accuracy_log(path: str | Path) -> list[AccuracyEntry]:
         raw = fh.read(MAX_ACCURACY_JSON_BYTES + 1)
     if len(raw) > MAX_ACCURACY_JSON_BYTES:
         raise LogFormatError(f"larger than {MAX_ACCURACY_JSON_BYTES} bytes: not an accuracy log", file=p)
+    fast = _plain_entries(raw[len(BOM_UTF8):] if raw.startswith(BOM_UTF8) else raw)  # what utf-8-sig drops
+    if fast is not None:
+        return fast
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise LogFormatError("not UTF-8 text: not an accuracy log", file=p) from None
-    fast = _plain_entries(text)
-    if fast is not None:
-        return fast
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -120,11 +121,12 @@ def read_accuracy_log(path: str | Path) -> list[AccuracyEntry]:
     return out
 
 
-def _plain_entries(text: str) -> list[AccuracyEntry] | None:
+def _plain_entries(text: bytes) -> list[AccuracyEntry] | None:
     """The entries of a log LoadGen wrote (a list of objects whose qsl_idx is a whole number >= 0,
-    data and token_data text, token_count a whole number), read by orjson; None for anything else,
-    which json.loads reads as the official script does (orjson refuses NaN and lone surrogates and
-    turns whole numbers past 64 bits into floats: those never pass here)."""
+    data and token_data text, token_count a whole number), read by orjson from its UTF-8 bytes; None
+    for anything else, which json.loads reads as the official script does (orjson refuses NaN, lone
+    surrogates and bytes that are not UTF-8, and turns whole numbers past 64 bits into floats: those
+    never pass here)."""
     try:
         doc = orjson.loads(text)
     except orjson.JSONDecodeError:
