@@ -41,7 +41,7 @@ from proctor.loadgen.logs.numbers import ostream
 from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant, empty_response
 from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
-from proctor.trees import is_dir, is_file
+from proctor.trees import is_dir, is_file, parsed
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"
@@ -555,8 +555,8 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
     mlperf = folder / "mlperf.conf" if _is_file(folder / "mlperf.conf") else shipped_mlperf_conf()
     model = ctx.variant.benchmark.name
     scenario = "Interactive" if ctx.variant.interactive else ctx.category
-    try:
-        base_entries, _ = parse_conf_as_loadgen(mlperf, ConfType.MLPERF)
+    try:  # the same mlperf.conf for every result: parsed once per reading of the tree
+        base_entries, _ = parsed(mlperf, "mlperf.conf", lambda: parse_conf_as_loadgen(mlperf, ConfType.MLPERF))
         base = apply_conf(TestSettings(), base_entries, model, scenario, ConfType.MLPERF, ranges=False)
         entries, ignored = parse_conf_as_loadgen(user, ConfType.USER)
         pairs = list(applied(base, entries, model, scenario, ConfType.USER, ranges=False))

@@ -53,7 +53,7 @@ from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
 from proctor.submission.truncate import CODE_FOLDERS
 from proctor.text_files import read_text
-from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, real_root, scan
+from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, reading, real_root, scan
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -234,7 +234,12 @@ def check_submission(
     `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
     release as warnings; the report is then still not `submittable`. `skip_extra_accuracy_files`:
     the official --skip-extra-accuracy-files-check (SDXL's images, WAN's videos are not looked for)."""
-    root = real_root(root)  # the user's links above the root are theirs; below it none is followed
+    with reading():  # one look at the tree: each kind looked up once, each log parsed once
+        return _check_tree(real_root(root), version, allow_unofficial_loadgen, skip_extra_accuracy_files)
+
+
+def _check_tree(root: Path, version: str, allow_unofficial_loadgen: bool, skip_extra_accuracy_files: bool) -> SubmissionReport:
+    """check_submission on `root` (the user's links above it are theirs; below it none is followed)."""
     opts = (allow_unofficial_loadgen, skip_extra_accuracy_files)
     rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()

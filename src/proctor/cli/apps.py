@@ -5,7 +5,8 @@ says which module holds it), so `proctor --version` imports no command module an
 `proctor X` imports only X's; `proctor --help` lists every command from `SUMMARY` without loading
 any. A command module keeps its top-level imports light (typer, the standard library) and imports
 libraries inside the command bodies. Help is click's plain text (`rich_markup_mode=None` on every app): typer's
-rich help formatter alone costs about as much as the rest of `proctor --help` together.
+rich help formatter alone costs about as much as the rest of `proctor --help` together. A command's
+parameters are coerced without pydantic where the value is plain (cli/param_coercion.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Any
 
 import typer
 from typer.core import TyperGroup
+
+from proctor.cli import param_coercion
+
+param_coercion.install()  # plain option values coerced without pydantic (its import alone costs ~50 ms)
 
 # Top-level command or group -> the modules that register it (a group's subcommands may come
 # from several). tests/cli/test_fast_start.py checks this against an eager registration.

@@ -10,10 +10,8 @@ the traceback instead. SIGTERM and SIGHUP are handled as Ctrl-C is (exit 143 and
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
-import traceback
 from typing import Any
 
 import typer
@@ -79,6 +77,12 @@ def _json_command(command: Any, args: list[str]) -> str:
     return " ".join(path) if takes and not hasattr(current, "get_command") else ""
 
 
+def _print_traceback() -> None:
+    import traceback  # only with --debug: it loads linecache and tokenize
+
+    traceback.print_exc()
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on argv and return its exit status; every failure is one line unless --debug.
     With `--json`, stdout holds exactly one JSON document whatever the status: the command's own,
@@ -126,28 +130,28 @@ def _run(command: Any, args: list[str]) -> int:
             return int(done.exit_code)
     except RunError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(f"run failed: {exc}")
         return output.EXIT_INVALID
     except ProctorError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(str(exc))
         return output.EXIT_USAGE
     except OSError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         where = f"{exc.filename}: " if exc.filename else ""
         output.error_line(f"{where}{exc.strerror or exc}")
         return output.EXIT_USAGE
     except RecursionError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(f"input nested too deeply to read ({exc})")
         return output.EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last resort keeps the one-line promise
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(
             f"internal error: {type(exc).__name__}: {exc} (a bug in proctor {__version__}: please report it with "
             "the command line and the traceback that rerunning with --debug prints)"
@@ -164,6 +168,8 @@ def main() -> None:
     if rc in output.EXIT_STOPPED:
         # Ctrl-C: the logs are written and closed; the interpreter's teardown of a large heap took
         # 0.6-1 s on a loaded host, past the one second a stop may take. Flush and leave now.
+        import logging  # loaded already by whatever logged; cheap to ask again
+
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):

@@ -24,8 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import cache
-from importlib import resources
+from functools import cache, lru_cache
 from pathlib import Path
 
 from proctor.errors import ConfigError, SettingRangeError
@@ -161,7 +160,7 @@ Err = Callable[[str], ConfigError]
 
 def shipped_mlperf_conf() -> Path:
     """The official mlperf.conf of LoadGen 6.0.17, as compiled into its library."""
-    return Path(str(resources.files("proctor.loadgen") / "mlperf.conf"))
+    return Path(__file__).with_name("mlperf.conf")  # beside this module (importlib.resources loads tempfile)
 
 
 @cache
@@ -351,6 +350,12 @@ def parse_conf_as_loadgen(
     return entries, ignored
 
 
+@lru_cache(maxsize=1024)
+def _close_keys(key: str) -> tuple[str, ...]:
+    """The known key closest to an unknown one (difflib: a conf's unknown keys repeat in every copy)."""
+    return tuple(difflib.get_close_matches(key, list(_KNOWN_KEYS), n=1, cutoff=0.6))
+
+
 def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType, *, ranges: bool) -> ConfEntry:
     full_key = tokens[0]
 
@@ -398,10 +403,10 @@ def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType, *, 
             return ConfEntry(fname, lineno, model, scenario, key, value)  # for the compliance scripts
         if inert:
             raise err(f"has no effect: {inert[0]} (the official LoadGen ignores it)", key=key)
-        hint = difflib.get_close_matches(key, list(_KNOWN_KEYS), n=1, cutoff=0.6)
+        close = _close_keys(key)
         raise err(
             "unknown key"
-            + (f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(sorted(_KNOWN_KEYS))})"),
+            + (f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(_KNOWN_KEYS))})"),
             key=key,
         )
     if reads[0].mlperf_only and ctype is not ConfType.MLPERF:

@@ -153,13 +153,26 @@ class _Claims:
         self.out.corrected[key] = exact
 
 
+_POWER_TIME = re.compile(r"([0-9]{2})-([0-9]{2})-([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{1,6})")
+
+
+def _power_time(text: str) -> dt.datetime:
+    """datetime.strptime(text, POWER_FORMAT), for the form LoadGen writes without loading _strptime (its
+    locale and calendar: a few ms of every check's start); any other text goes to strptime."""
+    m = _POWER_TIME.fullmatch(text)
+    if m is None:
+        return dt.datetime.strptime(text, POWER_FORMAT)
+    month, day, year, hour, minute, second, fraction = m.groups()
+    return dt.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), int(fraction.ljust(6, "0")))
+
+
 def _power_span(c: _Claims) -> Span | None:
     """The power window's length (the official's start of issue to its last completion), seconds."""
     begin, end = c.log.get("power_begin"), c.log.get("power_end")
     if not isinstance(begin, str) or not isinstance(end, str) or len(begin) > 40 or len(end) > 40:
         return None
     try:
-        d = (dt.datetime.strptime(end, POWER_FORMAT) - dt.datetime.strptime(begin, POWER_FORMAT)).total_seconds()
+        d = (_power_time(end) - _power_time(begin)).total_seconds()
     except ValueError:
         return None
     return Span(d - POWER_RESOLUTION_S, d + POWER_RESOLUTION_S) if d >= 0 else None
