@@ -1,0 +1,71 @@
+"""Each class of disagreement the whole-round comparison with the official checkers found (published
+v4.1 and v5.1 results, official v4.1 and v5.1.1 checkers), rebuilt in tmp_path from the corpus logs:
+
+- an Offline query padded by equal issue, logged unpadded by LoadGen before 5.0.11 (203 published
+  v4.1 results read as forged rates) or with a loaded set smaller than the performance sample count
+  (a v5.1 open Llama3.1-8B edge run);
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
+
+from proctor.checks.rederive import RULE, check_rederived
+from proctor.loadgen.logs import read_detail
+from tests.checks import test_rounds as built
+
+OFFLINE = Path("closed/UntetherAI/results") / UT_EDGE / "resnet50" / "offline" / "performance/run_1"
+CONCAT = "effective_sample_concatenate_permutation"
+
+
+def _set(detail: Path, key: str, value: str | None) -> None:
+    """A detail-log key set to `value` (added when the log lacks it), or removed (None)."""
+    text = detail.read_text()
+    if value is None:
+        detail.write_text("".join(ln for ln in text.splitlines(keepends=True) if f'"key": "{key}"' not in ln))
+    elif f'"key": "{key}"' in text:
+        edit_detail(detail, key, value)
+    else:
+        built._append(detail, key, value)
+
+
+# The corpus Offline run: 92,400,000 samples over 657.065314409 s (140,625 samples/s as logged).
+# (concatenation setting, loaded set, QSL total, generated size, logged rate) -> the rate is a forgery
+PADDING = [
+    # LoadGen 4.x logged neither the setting nor the padded size: either size is the run's
+    (None, 10833, None, "92400000", "140625", False),  # unpadded: equal issue off
+    (None, 10833, None, "92400000", "140634", False),  # padded to 8,530 x 10,833 = 92,405,490
+    (None, 10833, None, "92400000", "150000", True),
+    # the setting logged on: the query held the padded size, logged so or not
+    ("true", 10833, None, "92400000", "140634", False),
+    ("true", 10833, None, "92405490", "140634", False),
+    ("true", 10833, None, "92400000", "140625", True),
+    # a loaded set of the QSL's 4,761 samples (performance count 5,000): 9,522 = 2 x 4,761 held
+    ("true", 5000, 4761, "9522", "14.4917", False),
+    ("true", 5000, None, "9522", "14.4917", True),  # without the QSL's total, padding to 5,000 gives 10,000
+    # off: nothing padded
+    ("false", 10833, None, "92400000", "140625", False),
+    ("false", 10833, None, "92400000", "140634", True),
+]
+
+
+@pytest.mark.parametrize(("concat", "loaded", "total", "generated", "rate", "forged"), PADDING)
+def test_offline_rate_of_an_equal_issue_query(
+    tmp_path: Path, concat: str | None, loaded: int, total: int | None, generated: str, rate: str, forged: bool
+) -> None:
+    detail = build_valid_tree(tmp_path) / OFFLINE / "mlperf_log_detail.txt"
+    _set(detail, CONCAT, concat)
+    _set(detail, "effective_performance_sample_count", str(loaded))
+    _set(detail, "qsl_reported_total_count", str(total) if total else None)
+    _set(detail, "generated_samples_per_query", generated)
+    _set(detail, "result_samples_per_second", rate)
+    if generated == "9522":  # one query of 9,522 samples: the same 657 s run, its counts scaled down
+        _set(detail, "effective_samples_per_query", "5000")
+        _set(detail, "effective_min_sample_count", "5000")
+    found = [f for f in check_rederived(read_detail(detail)).findings if f.key == "result_samples_per_second"]
+    assert bool(found) is forged, [f.message for f in found]
+    if forged:
+        assert found[0].rule == RULE
