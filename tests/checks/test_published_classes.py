@@ -4,17 +4,22 @@ v4.1 and v5.1 results, official v4.1 and v5.1.1 checkers), rebuilt in tmp_path f
 - an Offline query padded by equal issue, logged unpadded by LoadGen before 5.0.11 (203 published
   v4.1 results read as forged rates) or with a loaded set smaller than the performance sample count
   (a v5.1 open Llama3.1-8B edge run);
+- a hash of the truncated log is named, not rejected (three v5.1 Llama2, two v4.1 DLRM results);
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
 
+from proctor.checks.compliance import check_accuracy_hash
 from proctor.checks.rederive import RULE, check_rederived
+from proctor.findings import Severity
 from proctor.loadgen.logs import read_detail
+from proctor.submission.truncate import truncate_bytes
 from tests.checks import test_rounds as built
 
 OFFLINE = Path("closed/UntetherAI/results") / UT_EDGE / "resnet50" / "offline" / "performance/run_1"
@@ -69,3 +74,19 @@ def test_offline_rate_of_an_equal_issue_query(
     assert bool(found) is forged, [f.message for f in found]
     if forged:
         assert found[0].rule == RULE
+
+
+# --- accuracy hash of the truncated log -----------------------------------------------------------
+def test_hash_of_the_truncated_log_is_a_warning(tmp_path: Path) -> None:
+    full = b"[\n" + b",\n".join(b'{"seq_id": %d, "qsl_idx": %d, "data": "00"}' % (i, i) for i in range(400)) + b"\n]\n"
+    acc = tmp_path / "accuracy"
+    acc.mkdir()
+    cut = truncate_bytes(full)
+    (acc / "mlperf_log_accuracy.json").write_bytes(cut)
+    (acc / "accuracy.txt").write_text(f"{{'rouge1': 44.4}}\nhash={hashlib.sha256(cut).hexdigest()}\n")
+    found = check_accuracy_hash(acc)
+    assert [(f.rule, f.severity) for f in found] == [("accuracy_hash", Severity.WARNING)]
+    assert "truncated log" in found[0].message
+    # the full log's hash: nothing to say; a hash of neither: cannot be told from the cut log either
+    (acc / "accuracy.txt").write_text(f"{{'rouge1': 44.4}}\nhash={hashlib.sha256(full).hexdigest()}\n")
+    assert check_accuracy_hash(acc) == []

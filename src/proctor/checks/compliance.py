@@ -439,8 +439,17 @@ def check_accuracy_hash(acc_dir: Path, text: str | None = None) -> list[Finding]
     truncated = is_truncated(data) or is_truncated(lf)
     if truncated:
         if value in (digest, lf_digest):
+            # the full log's hash is lost (the official truncation script run on a log already cut): the
+            # score cannot be tied to the full log, but the official checker only asks for a hash line
+            # and the rules name none, so it is not a reason to reject (published v5.1 had three)
             out.append(
-                _err("accuracy_hash", txt, "the hash is of the truncated log; it must be the full log's")
+                _err(
+                    "accuracy_hash",
+                    txt,
+                    "the hash is of the truncated log, not of the full log the score was computed from: "
+                    "keep the full log and hash it before truncating (proctor submission truncate-accuracy)",
+                    severity=Severity.WARNING,
+                )
             )
     elif value not in (digest, lf_digest):
         out.append(
