@@ -66,6 +66,10 @@ ACCURACY_RUN_SRC = (
     f"{RULES} §LoadGen Operation ('One LoadGen validation run is required for each ... result')"
 )
 DATASET_SRC = f"{RULES} §Benchmarks ('the accuracy test must be run with one copy of the ... dataset')"
+CLOSED_MODEL_SRC = (
+    f"{RULES} §Closed Division ('requires using pre-processing, post-processing, and model that is equivalent "
+    "to the reference'); §Network Division inherits it"
+)
 
 
 @dataclass(slots=True)
@@ -307,7 +311,8 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
         return
     if sub.division == "network":
         f.extend(check_network_submitter(sub.root))
-    mapping = _model_mapping(sub.root / "model_mapping.json", f)
+    # the official reads model_mapping.json in the open division only
+    mapping = _model_mapping(sub.root / "model_mapping.json", f) if sub.division == "open" else None
     for sysdir in _dirs(sub.root / "results", f):
         desc, found = check_system_description(
             sub.root / "systems" / f"{sysdir.name}.json", sub.division, sub.name
@@ -348,23 +353,38 @@ def _check_benchmark(
     system: str,
     suites: tuple[Suite, ...],
     benchdir: Path,
-    mapping: dict[str, str],
+    mapping: dict[str, str] | None,
     report: SubmissionReport,
 ) -> None:
     f = report.findings
     try:
-        variant = sub.round.table.resolve(mapping.get(benchdir.name, benchdir.name))
+        # as the round's official checker: its names, its model_mapping, model_mapping.json, its guess
+        found = sub.round.folder_benchmark(benchdir.name, mapping)
     except KeyError as exc:
         f.append(
             _err(
                 "benchmark_name",
                 benchdir,
                 f"{exc.args[0]} (in the {sub.version} benchmark table); name the folder as the submission layout does "
-                "(e.g. resnet, llama2-70b-99.9, llama2-70b-interactive-99.9)",
+                "(e.g. resnet, llama2-70b-99.9, llama2-70b-interactive-99.9)"
+                + (", or map it in model_mapping.json" if sub.division == "open" else ""),
             )
         )
         return
+    variant = found.variant
     bench = variant.benchmark
+    if sub.closed and not found.reference:
+        f.append(
+            _err(
+                "benchmark_name",
+                benchdir,
+                f"'{benchdir.name}' names a model other than {bench.display}'s reference (read as {found.via}); "
+                f"the {sub.division} division runs the reference model: name the folder {bench.name} "
+                "or move the result to open",
+                source=CLOSED_MODEL_SRC,
+            )
+        )
+        return
     in_suites = tuple(s for s in suites if s in bench.qsl_size)
     if sub.closed and suites and not in_suites:
         f.append(
@@ -413,7 +433,8 @@ def _check_benchmark(
 
 
 def _result_suites(bench: Benchmark, in_suites: tuple[Suite, ...], folder: str) -> tuple[Suite, ...]:
-    """The suites a result is held to: edge for a `*-edge` folder, else the system's that have it."""
+    """The suites a result is held to: edge for a `*-edge` folder (or one mapped to a `*-edge` name),
+    else the system's that have it."""
     if folder.endswith("-edge") and Suite.EDGE in bench.qsl_size:
         return (Suite.EDGE,)
     return in_suites
@@ -480,8 +501,8 @@ def _check_result(
                     seeds=sub.round.seeds,
                     version=sub.version,
                     closed=sub.closed,
-                    min_performance_samples=_required_psc(bench, in_suites, scendir.parent.name),
-                    suites=_result_suites(bench, in_suites, scendir.parent.name),
+                    min_performance_samples=_required_psc(bench, in_suites, variant.name),
+                    suites=_result_suites(bench, in_suites, variant.name),
                 )
                 local += check_performance_log(detail, rules)
                 if not any(f.rule == "detail_log_value" for f in local):  # else: said, nothing to derive from
@@ -489,7 +510,7 @@ def _check_result(
                     rederived = check_rederived(detail, summary if _kind(summary) == "file" else None)
                     local += rederived.findings
                     corrected = rederived.corrected
-    local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, scendir.parent.name), cat)
+    local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, variant.name), cat)
     ctx = ResultContext(
         sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail,
         sub.allow_unofficial,

@@ -17,8 +17,10 @@ from proctor.rules.inference import Benchmark, Category, GenerationBound, Suite
 from proctor.rules.inference_rounds import (
     COMPLETED,
     COMPLETED_TOKENS,
+    MAPPING_V50,
     TOKENS,
     InferenceRound,
+    folder_names,
     level,
     official,
     target,
@@ -139,6 +141,11 @@ AUDITS: dict[str, tuple[str, ...]] = {
 # No accuracy artifacts: REQUIRED_ACC_BENCHMARK at tag v5.0.1 lists SDXL images for v4.0 and v4.1 only
 # (the v5.0 list appears at tag v5.1, after the round was reviewed).
 
+# get_mlperf_model: the folder names the round's checker maps to its model names
+FOLDER_NAMES = folder_names(
+    MAPPING_V50, official("v5.0.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.0"]["model_mapping"]')
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -146,6 +153,7 @@ ROUND = InferenceRound(
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v5.0"]["Server"]
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
+    folder_names=FOLDER_NAMES,
     source=CHECKER,
 )
 

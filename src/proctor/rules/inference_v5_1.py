@@ -18,10 +18,12 @@ from proctor.rules.inference import Benchmark, Category, GenerationBound, Suite
 from proctor.rules.inference_rounds import (
     COMPLETED,
     COMPLETED_TOKENS,
+    MAPPING_V51,
     TOKENS,
     AccuracyArtifacts,
     InferenceRound,
     ResultField,
+    folder_names,
     level,
     official,
     target,
@@ -213,6 +215,11 @@ ACCURACY_ARTIFACTS = {
     )
 }
 
+# get_mlperf_model: the folder names the round's checker maps to its model names
+FOLDER_NAMES = folder_names(
+    MAPPING_V51, official("v5.1.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.1"]["model_mapping"]')
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -221,6 +228,7 @@ ROUND = InferenceRound(
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     accuracy_artifacts=ACCURACY_ARTIFACTS,
+    folder_names=FOLDER_NAMES,
     source=CHECKER,
 )
 
