@@ -5,6 +5,7 @@ v4.1 and v5.1 results, official v4.1 and v5.1.1 checkers), rebuilt in tmp_path f
   v4.1 results read as forged rates) or with a loaded set smaller than the performance sample count
   (a v5.1 open Llama3.1-8B edge run);
 - a hash of the truncated log is named, not rejected (three v5.1 Llama2, two v4.1 DLRM results);
+- equal issue mode, which the v5.0.1 (closed) and v5.1.1 (every division) checkers require;
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
 
 from proctor.checks.compliance import check_accuracy_hash
 from proctor.checks.rederive import RULE, check_rederived
+from proctor.checks.submission import check_submission
 from proctor.findings import Severity
 from proctor.loadgen.logs import read_detail
+from proctor.rules.inference_rounds import round_table
 from proctor.submission.truncate import truncate_bytes
 from tests.checks import test_rounds as built
 
@@ -90,3 +93,36 @@ def test_hash_of_the_truncated_log_is_a_warning(tmp_path: Path) -> None:
     # the full log's hash: nothing to say; a hash of neither: cannot be told from the cut log either
     (acc / "accuracy.txt").write_text(f"{{'rouge1': 44.4}}\nhash={hashlib.sha256(full).hexdigest()}\n")
     assert check_accuracy_hash(acc) == []
+
+
+# --- equal issue mode -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("builder", "version", "value", "rejected"),
+    [
+        ("_llama2_v51", "v5.1", "true", False),
+        ("_llama2_v51", "v5.1", "false", True),
+        ("_llama2_v51", "v5.1", None, True),  # not logged: the official reads None, not True
+        ("_llama2_interactive_v50", "v5.0", "false", True),
+        ("_gptj_v41", "v4.1", "false", False),  # v4.1's checker computes it and never fails on it
+    ],
+)
+def test_equal_issue_mode_as_the_round_requires(
+    tmp_path: Path, builder: str, version: str, value: str | None, rejected: bool
+) -> None:
+    root = built._build(tmp_path, getattr(built, builder))
+    for detail in root.glob("closed/*/results/*/*/*/performance/run_1/mlperf_log_detail.txt"):
+        _set(detail, CONCAT, value)
+    report = check_submission(root, version)
+    found = [f for f in report.findings if f.rule == "equal_issue"]
+    assert bool(found) is rejected and report.valid is not rejected, [f.message for f in report.findings if f.failed]
+    if rejected:
+        assert len(found) == 2 and all(f.failed and f.source == round_table(version).equal_issue.source for f in found)  # type: ignore[union-attr]
+        assert ("not logged" if value is None else "is false") in found[0].message
+
+
+def test_equal_issue_lists_are_the_rounds() -> None:
+    v50, v51 = round_table("v5.0").equal_issue, round_table("v5.1").equal_issue
+    assert v50 is not None and v51 is not None
+    assert v50.closed_only and not v51.closed_only
+    assert "llama2-70b-interactive-99" in v50.models and "whisper" in v51.models
+    assert round_table("v4.1").equal_issue is None and round_table("v6.1").equal_issue is None

@@ -412,7 +412,7 @@ def _check_benchmark(
             cat = Category.INTERACTIVE
         present.add(cat)
         try:
-            _check_result(sub, system, suites, in_suites, variant, cat, scendir, report)
+            _check_result(sub, system, suites, in_suites, variant, cat, scendir, report, found.official)
         except (OSError, ProctorError) as exc:
             f.append(_unreadable(scendir, exc))
     if not sub.closed:
@@ -430,6 +430,37 @@ def _check_benchmark(
                         source=DC_REQUIRED if suite is Suite.DATACENTER else EDGE_REQUIRED,
                     )
                 )
+
+
+def _json_text(value: object) -> str:
+    """A log value as the log spells it (false, null), else short()."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return short(value)
+
+
+def _equal_issue(sub: _Submitter, official: str, log: DetailLogData) -> list[Finding]:
+    """The round's official checker requires equal issue mode for some models' runs."""
+    need = sub.round.equal_issue
+    if need is None or official not in need.models or (need.closed_only and not sub.closed):
+        return []
+    key = "effective_sample_concatenate_permutation"
+    value = log.get(key)
+    if value is True:
+        return []
+    return [
+        _err(
+            "equal_issue",
+            log.path,
+            f"{key} is {_json_text(value) if key in log else 'not logged'}: the {sub.version} checker requires "
+            f"{official}'s runs in equal issue mode; run with the round's mlperf.conf (sample_concatenate_permutation = 1)",
+            key=key,
+            line=log.line_of(key),
+            source=need.source,
+        )
+    ]
 
 
 def _result_suites(bench: Benchmark, in_suites: tuple[Suite, ...], folder: str) -> tuple[Suite, ...]:
@@ -457,7 +488,9 @@ def _check_result(
     cat: Category,
     scendir: Path,
     report: SubmissionReport,
+    official: str = "",
 ) -> None:
+    """One result; `official`: the model name the round's official checker gives its folder."""
     bench = variant.benchmark
     local: list[Finding] = []
     perf = scendir / "performance" / "run_1"
@@ -505,6 +538,7 @@ def _check_result(
                     suites=_result_suites(bench, in_suites, variant.name),
                 )
                 local += check_performance_log(detail, rules)
+                local += _equal_issue(sub, official or variant.name, detail)
                 if not any(f.rule == "detail_log_value" for f in local):  # else: said, nothing to derive from
                     summary = perf / "mlperf_log_summary.txt"
                     rederived = check_rederived(detail, summary if _kind(summary) == "file" else None)

@@ -173,6 +173,18 @@ FOLDER_NAMES_HEAD = folder_names(
 
 
 @dataclass(frozen=True, slots=True)
+class EqualIssue:
+    """The models (official names) whose performance runs the round's official checker requires in
+    equal issue mode (the detail log's effective_sample_concatenate_permutation true, as the round's
+    mlperf.conf sets sample_concatenate_permutation); `closed_only`: it checks closed and network
+    results only."""
+
+    models: frozenset[str]
+    closed_only: bool
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class InferenceRound:
     """One round: its benchmarks, seeds, and the metric conventions its official checker follows."""
 
@@ -192,6 +204,9 @@ class InferenceRound:
     accuracy_artifacts: Mapping[str, AccuracyArtifacts] = field(default_factory=dict)
     # How the round's official checker maps a folder name it does not list (None: HEAD's)
     folder_names: FolderNames | None = None
+    # None: the round's checker requires no equal issue mode (v4.1 computes it and never fails on it;
+    # HEAD's check for v6.x names v4.1 only)
+    equal_issue: EqualIssue | None = None
     source: str = ""
     table: BenchmarkTable = field(init=False)
 
@@ -320,6 +335,7 @@ __all__ = [
     "FolderBenchmark",
     "FolderGuess",
     "FolderName",
+    "EqualIssue",
     "FolderNames",
     "AccuracyArtifacts",
     "COMPLETED_TOKENS",

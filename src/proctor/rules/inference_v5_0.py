@@ -19,6 +19,7 @@ from proctor.rules.inference_rounds import (
     COMPLETED_TOKENS,
     MAPPING_V50,
     TOKENS,
+    EqualIssue,
     InferenceRound,
     folder_names,
     level,
@@ -146,6 +147,27 @@ FOLDER_NAMES = folder_names(
     MAPPING_V50, official("v5.0.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.0"]["model_mapping"]')
 )
 
+# Config.requires_equal_issue: the models whose runs need equal issue mode; closed and network results only
+EQUAL_ISSUE = EqualIssue(
+    models=frozenset(
+        {
+            "3d-unet-99",
+            "3d-unet-99.9",
+            "gptj-99",
+            "gptj-99.9",
+            "llama2-70b-99",
+            "llama2-70b-99.9",
+            "llama2-70b-interactive-99",
+            "llama2-70b-interactive-99.9",
+            "mixtral-8x7b",
+            "llama3.1-405b",
+            "rgat",
+        }
+    ),
+    closed_only=True,
+    source=official("v5.0.1", "tools/submission/submission_checker.py", "Config.requires_equal_issue; check_performance_dir"),
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -154,6 +176,7 @@ ROUND = InferenceRound(
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     folder_names=FOLDER_NAMES,
+    equal_issue=EQUAL_ISSUE,
     source=CHECKER,
 )
 

@@ -21,6 +21,7 @@ from proctor.rules.inference_rounds import (
     MAPPING_V51,
     TOKENS,
     AccuracyArtifacts,
+    EqualIssue,
     InferenceRound,
     ResultField,
     folder_names,
@@ -220,6 +221,29 @@ FOLDER_NAMES = folder_names(
     MAPPING_V51, official("v5.1.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.1"]["model_mapping"]')
 )
 
+# Config.requires_equal_issue: the models whose runs need equal issue mode; every division (the function takes no division)
+EQUAL_ISSUE = EqualIssue(
+    models=frozenset(
+        {
+            "3d-unet-99",
+            "3d-unet-99.9",
+            "gptj-99",
+            "gptj-99.9",
+            "llama2-70b-99",
+            "llama2-70b-99.9",
+            "mixtral-8x7b",
+            "llama3.1-405b",
+            "llama3.1-8b",
+            "llama3.1-8b-edge",
+            "deepseek-r1",
+            "rgat",
+            "whisper",
+        }
+    ),
+    closed_only=False,
+    source=official("v5.1.1", "tools/submission/submission_checker.py", "Config.requires_equal_issue; check_performance_dir"),
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -229,6 +253,7 @@ ROUND = InferenceRound(
     audits=AUDITS,
     accuracy_artifacts=ACCURACY_ARTIFACTS,
     folder_names=FOLDER_NAMES,
+    equal_issue=EQUAL_ISSUE,
     source=CHECKER,
 )
 
