@@ -6,11 +6,15 @@ v4.1 and v5.1 results, official v4.1 and v5.1.1 checkers), rebuilt in tmp_path f
   (a v5.1 open Llama3.1-8B edge run);
 - a hash of the truncated log is named, not rejected (three v5.1 Llama2, two v4.1 DLRM results);
 - equal issue mode, which the v5.0.1 (closed) and v5.1.1 (every division) checkers require;
+- TEST01's fallback compares the benchmark's target metrics, not every number (a v4.1 BERT result's
+  exact_match moved 0.107 %, its F1 0.098 %);
+- a TEST01 that passed keeps its accuracy log (the official rejects it without);
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -21,7 +25,7 @@ from proctor.checks.rederive import RULE, check_rederived
 from proctor.checks.submission import check_submission
 from proctor.findings import Severity
 from proctor.loadgen.logs import read_detail
-from proctor.rules.inference_rounds import round_table
+from proctor.rules.inference_rounds import delta_perc_of_test01, round_table
 from proctor.submission.truncate import truncate_bytes
 from tests.checks import test_rounds as built
 
@@ -126,3 +130,49 @@ def test_equal_issue_lists_are_the_rounds() -> None:
     assert v50.closed_only and not v51.closed_only
     assert "llama2-70b-interactive-99" in v50.models and "whisper" in v51.models
     assert round_table("v4.1").equal_issue is None and round_table("v6.1").equal_issue is None
+
+
+# --- TEST01 -----------------------------------------------------------------------------------------
+def _test01(root: Path, scenario: str = "Offline") -> Path:
+    return next(root.glob(f"closed/*/compliance/*/bert-99/{scenario}/TEST01"))
+
+
+@pytest.mark.parametrize(
+    ("baseline", "compliance", "failed"),
+    [
+        # the published v4.1 ASUSTeK bert-99.9 numbers, at bert-99's 1 %: exact_match is no target
+        ((26.650898770104067, 29.099668791545227), (26.62251655629139, 29.07128657773255), ()),
+        ((80.0, 90.0), (70.0, 89.5), ()),  # exact_match 13 % apart: not a target metric
+        ((80.0, 90.0), (80.0, 88.0), ("f1",)),  # F1 2.2 % apart
+        ((80.0, 90.0), (80.0, 0.0), ("f1",)),  # a zero is the official's missing metric
+    ],
+)
+def test_test01_fallback_compares_the_target_metrics(
+    tmp_path: Path, baseline: tuple[float, float], compliance: tuple[float, float], failed: tuple[str, ...]
+) -> None:
+    root = built._build(tmp_path, built._bert_v41)
+    t = _test01(root)
+    (t / "verify_accuracy.txt").write_text("num_perf_log_data_mismatch = 3\nTEST FAIL\n")
+    for name, (em, f1) in (("baseline_accuracy.txt", baseline), ("compliance_accuracy.txt", compliance)):
+        (t / "accuracy" / name).write_text(json.dumps({"exact_match": em, "f1": f1}) + "\n")
+    found = [f for f in check_submission(root, "v4.1").findings if f.failed and "TEST01" in f.path]
+    assert [f.rule for f in found if "Offline" in f.path] == (["compliance_failed"] if failed else [])
+    if failed:
+        assert "f1" in found[0].message and "exact_match" not in found[0].message
+
+
+def test_test01_deltas_are_the_official_ones() -> None:
+    assert delta_perc_of_test01("stable-diffusion-xl", "CLIP_SCORE", False) == 1.0
+    assert delta_perc_of_test01("stable-diffusion-xl", "FID_SCORE", False) == 2.0
+    assert delta_perc_of_test01("bert-99.9", "F1", True) == 0.1
+    assert delta_perc_of_test01("bert-99", "F1", False) == 1.0
+
+
+@pytest.mark.parametrize("missing", ["mlperf_log_accuracy.json", "accuracy.txt"])
+def test_test01_that_passed_keeps_its_accuracy_files(tmp_path: Path, missing: str) -> None:
+    """A published v4.1 result whose TEST01 accuracy log is gone: the official rejects it."""
+    root = built._build(tmp_path, built._bert_v41)
+    (_test01(root) / "accuracy" / missing).unlink()
+    found = [f for f in check_submission(root, "v4.1").findings if f.failed]
+    assert [(f.rule, Path(f.path).name) for f in found] == [("compliance_file", missing)]
+    assert "REQUIRED_TEST01_ACC_FILES" in (found[0].source or "")

@@ -88,6 +88,24 @@ WAN_V61_VIDEOS = AccuracyArtifacts(
 )
 
 
+# TEST01's fallback (the performance-mode accuracy against the accuracy run's, when the logged
+# responses differ): the largest relative difference, in percent, per official model and target
+# metric; any other: 0.1 for a 99.9 % model, else 1. The same in every round's checker (tags v4.1,
+# v5.0.1, v5.1.1 submission_checker.py and HEAD constants.py, MODEL_CONFIG[...]["accuracy-delta-perc"]).
+TEST01_DELTA_PERC: Mapping[str, Mapping[str, float]] = {"stable-diffusion-xl": {"clip_score": 1.0, "fid_score": 2.0}}
+TEST01_DELTA_SOURCE = official(
+    "v5.1.1", "tools/submission/submission_checker.py", "check_compliance_acc_dir; get_delta_perc"
+)
+
+
+def delta_perc_of_test01(model: str, metric: str, high_accuracy: bool) -> float:
+    """The TEST01 fallback's bound for one metric of `model` (its official name)."""
+    own = TEST01_DELTA_PERC.get(model, {}).get(metric.lower())
+    if own is not None:
+        return own
+    return 0.1 if high_accuracy else 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class FolderName:
     """What a benchmark folder's name stands for where the round's official checker does not list it
@@ -337,6 +355,9 @@ __all__ = [
     "FolderName",
     "EqualIssue",
     "FolderNames",
+    "TEST01_DELTA_PERC",
+    "TEST01_DELTA_SOURCE",
+    "delta_perc_of_test01",
     "AccuracyArtifacts",
     "COMPLETED_TOKENS",
     "INFERRED_COMPLETED_TOKENS",
