@@ -9,12 +9,16 @@ v4.1 and v5.1 results, official v4.1 and v5.1.1 checkers), rebuilt in tmp_path f
 - TEST01's fallback compares the benchmark's target metrics, not every number (a v4.1 BERT result's
   exact_match moved 0.107 %, its F1 0.098 %);
 - a TEST01 that passed keeps its accuracy log (the official rejects it without);
+- an open result's accuracy run covers the whole dataset (rules §Open division), as the official
+  says, though it keeps the result.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +26,7 @@ from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
 
 from proctor.checks.compliance import check_accuracy_hash
 from proctor.checks.rederive import RULE, check_rederived
-from proctor.checks.submission import check_submission
+from proctor.checks.submission import OPEN_DATASET_SRC, check_submission
 from proctor.findings import Severity
 from proctor.loadgen.logs import read_detail
 from proctor.rules.inference_rounds import delta_perc_of_test01, round_table
@@ -176,3 +180,18 @@ def test_test01_that_passed_keeps_its_accuracy_files(tmp_path: Path, missing: st
     found = [f for f in check_submission(root, "v4.1").findings if f.failed]
     assert [(f.rule, Path(f.path).name) for f in found] == [("compliance_file", missing)]
     assert "REQUIRED_TEST01_ACC_FILES" in (found[0].source or "")
+
+
+# --- the open division's dataset ----------------------------------------------------------------------
+def test_open_accuracy_run_over_part_of_the_dataset_cites_the_open_rule(tmp_path: Path) -> None:
+    root = build_valid_tree(tmp_path)
+    (root / "open").mkdir()
+    shutil.move(str(root / "closed" / "UntetherAI"), root / "open" / "UntetherAI")
+    system = root / "open/UntetherAI/systems" / f"{UT_EDGE}.json"
+    system.write_text(re.sub(r'"division":\s*"closed"', '"division": "open"', system.read_text()))
+    acc = root / "open/UntetherAI/results" / UT_EDGE / "resnet50" / "offline" / "accuracy" / "mlperf_log_detail.txt"
+    assert check_submission(root, "v4.1").valid
+    edit_detail(acc, "qsl_reported_total_count", "47610")
+    found = [f for f in check_submission(root, "v4.1").findings if f.failed]
+    assert [(f.rule, f.path) for f in found] == [("accuracy_dataset", str(acc))]
+    assert found[0].source is not None and found[0].source.startswith(OPEN_DATASET_SRC)

@@ -66,6 +66,10 @@ ACCURACY_RUN_SRC = (
     f"{RULES} §LoadGen Operation ('One LoadGen validation run is required for each ... result')"
 )
 DATASET_SRC = f"{RULES} §Benchmarks ('the accuracy test must be run with one copy of the ... dataset')"
+OPEN_DATASET_SRC = (
+    f"{RULES} §Relaxed constraints for the Open division ('An Open benchmark must use all the available samples "
+    "in the dataset')"
+)
 CLOSED_MODEL_SRC = (
     f"{RULES} §Closed Division ('requires using pre-processing, post-processing, and model that is equivalent "
     "to the reference'); §Network Division inherits it"
@@ -577,9 +581,10 @@ def _check_result(
 
 
 def _dataset_coverage(
-    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...], cat: Category | None
+    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...], cat: Category | None, *, closed: bool = True
 ) -> list[Finding]:
-    """The accuracy run covers one copy of the benchmark's accuracy dataset (of the result's suite)."""
+    """The accuracy run covers one copy of the benchmark's accuracy dataset (of the result's suite);
+    an open result too ("must use all the available samples in the dataset")."""
     sizes = {bench.dataset_size(s) for s in suites} if suites else {bench.dataset_size()}
     sizes.discard(None)
     key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
@@ -587,7 +592,7 @@ def _dataset_coverage(
     if not sizes or not isinstance(count, int) or isinstance(count, bool) or count in sizes:
         return []
     size = max(s for s in sizes if s is not None)
-    src = f"{DATASET_SRC}; size: {bench.accuracy_dataset_source or bench.source}"
+    src = f"{DATASET_SRC if closed else OPEN_DATASET_SRC}; size: {bench.accuracy_dataset_source or bench.source}"
     where = dict(key=key, line=log.line_of(key) if key else None, source=src)
     tolerated = bench.accuracy_dataset_tolerated.get(cat) if cat is not None else None
     if tolerated is not None and count == tolerated:
@@ -717,7 +722,7 @@ def _check_accuracy_dir(
         )
     if _kind(accdir / "mlperf_log_detail.txt") == "file":
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
-        out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat)
+        out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat, closed=sub.closed)
         out += check_loadgen_origin(log, sub.version, allow_unofficial=sub.allow_unofficial)
     acc = accdir / "accuracy.txt"
     if _kind(acc) != "file":
@@ -738,7 +743,12 @@ def _check_accuracy_dir(
 
 
 def _check_accuracy_log(
-    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...] = (), cat: Category | None = None
+    log: DetailLogData,
+    bench: Benchmark,
+    suites: tuple[Suite, ...] = (),
+    cat: Category | None = None,
+    *,
+    closed: bool = True,
 ) -> list[Finding]:
     out: list[Finding] = []
     mode = log.get("effective_test_mode")
@@ -754,7 +764,7 @@ def _check_accuracy_log(
                 source=ACCURACY_RUN_SRC,
             )
         )
-    out += _dataset_coverage(log, bench, suites, cat)
+    out += _dataset_coverage(log, bench, suites, cat, closed=closed)
     for line, k, value in log.errors[:5]:
         out.append(
             _err(
