@@ -10,7 +10,9 @@ v4.1 and v5.1 results, official v4.1 and v5.1.1 checkers), rebuilt in tmp_path f
   exact_match moved 0.107 %, its F1 0.098 %);
 - a TEST01 that passed keeps its accuracy log (the official rejects it without);
 - an open result's accuracy run covers the whole dataset (rules §Open division), as the official
-  says, though it keeps the result.
+  says, though it keeps the result;
+- a system description with a repeated key is read as the official reads it (its last value), with
+  a warning (a published v4.1 system repeats network_speed_mbit).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from checks_corpus import UT_EDGE, build_valid_tree, edit_detail
 from proctor.checks.compliance import check_accuracy_hash
 from proctor.checks.rederive import RULE, check_rederived
 from proctor.checks.submission import OPEN_DATASET_SRC, check_submission
+from proctor.checks.system_description import check_system_description
 from proctor.findings import Severity
 from proctor.loadgen.logs import read_detail
 from proctor.rules.inference_rounds import delta_perc_of_test01, round_table
@@ -195,3 +198,26 @@ def test_open_accuracy_run_over_part_of_the_dataset_cites_the_open_rule(tmp_path
     found = [f for f in check_submission(root, "v4.1").findings if f.failed]
     assert [(f.rule, f.path) for f in found] == [("accuracy_dataset", str(acc))]
     assert found[0].source is not None and found[0].source.startswith(OPEN_DATASET_SRC)
+
+
+# --- a repeated key in the system description ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("repeated", "last", "failed"),
+    [
+        ('"host_network_card_count": "2", "host_network_card_count": "4"', "4", False),
+        ('"division": "open", "division": "closed"', "closed", False),  # the last value is the closed one
+        ('"division": "closed", "division": "open"', "open", True),  # ... and here it is open: wrong division
+    ],
+)
+def test_system_description_with_a_repeated_key(tmp_path: Path, repeated: str, last: str, failed: bool) -> None:
+    root = build_valid_tree(tmp_path)
+    system = root / "closed/UntetherAI/systems" / f"{UT_EDGE}.json"
+    text = system.read_text().rstrip()
+    assert text.endswith("}")
+    system.write_text(text[:-1].rstrip() + ", " + repeated + "}\n")
+    desc, found = check_system_description(system, "closed", "UntetherAI")
+    key = repeated.split('"')[1]
+    assert desc is not None and str(desc[key]) == last
+    warned = [f for f in found if "duplicate key" in f.message]
+    assert [(f.severity, f.key) for f in warned] == [(Severity.WARNING, key)]
+    assert any(f.failed for f in found) is failed

@@ -376,6 +376,7 @@ def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
                 f"this log is not a {test} run ({' / '.join(keys)} off or absent): "
                 f"the audit must run with {test}'s audit.config",
                 key=keys[0],
+                source=f"official compliance/{test}/README.md and audit.config (the audit is the run with its settings)",
             )
         )
     dur = log.get("effective_min_duration_ms")
