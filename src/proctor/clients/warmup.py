@@ -31,6 +31,14 @@ from proctor.clients.openai_config import OpenAIConfig
 MAX_WARMUP_REQUESTS = 1_000_000
 MAX_WARMUP_S = 86_400.0
 WAIT_MARGIN_S = 5.0  # past the per-request timeout, the wait for the last warm-up outcomes ends
+# Once every warm-up request was sent, the wait for the last ones ends LAG_FACTOR x the longest any
+# of them took (at least LAG_MIN_S) after the latest outcome: a request whose connection the server
+# never accepted (a full accept backlog drops the handshake's last ACK; the client's side is open)
+# would otherwise hold the warm-up for the whole stall timeout (60 s), though the others show how
+# long a request takes. Such a request stays open on its own connection, which the run never gets;
+# it ends in its own time, counted as the warm-up's.
+LAG_FACTOR = 4.0
+LAG_MIN_S = 2.0
 
 
 def warm_id(k: int) -> int:
@@ -83,15 +91,19 @@ class WarmUp:
         self.sent = 0
         self.completed = 0
         self.faults: Counter[str] = Counter()
-        self._open: set[int] = set()
+        self._open: dict[int, float] = {}  # id -> when it was sent (monotonic)
+        self._longest = 0.0  # the longest any warm-up request took so far (s)
+        self._last = 0.0  # when the latest outcome came (monotonic)
         self.elapsed_s = 0.0
         self.left = 0  # requests still in flight when the wait ended (the per-request timeout passed)
 
     def settled(self, i: int, kind: str | None) -> None:
         with self._cond:
-            if i not in self._open:
+            t_sent = self._open.pop(i, None)
+            if t_sent is None:
                 return  # ended after the wait for it did: already counted as left
-            self._open.discard(i)
+            self._last = time.monotonic()
+            self._longest = max(self._longest, self._last - t_sent)
             if kind is None:
                 self.completed += 1
             else:
@@ -117,12 +129,19 @@ class WarmUp:
                     room = min(room, self.requests - self.sent)
                 batch = [(warm_id(self.sent + k), warm_index(self.sent + k, self._n)) for k in range(room)]
                 self.sent += len(batch)
-                self._open.update(i for i, _ in batch)
+                now = time.monotonic()
+                self._open.update((i, now) for i, _ in batch)
             self._issue(batch)
         deadline = time.monotonic() + wait_s
         with self._cond:
-            while self._open and (left := deadline - time.monotonic()) > 0:
-                self._cond.wait(left)
+            while self._open:
+                now = time.monotonic()
+                end = deadline
+                if self._last:  # the others show how long a request takes here
+                    end = min(end, self._last + max(LAG_MIN_S, LAG_FACTOR * self._longest))
+                if now >= end:
+                    break
+                self._cond.wait(end - now)
             self.left = len(self._open)
             self._open.clear()
         self.elapsed_s = time.monotonic() - t0
@@ -135,7 +154,7 @@ class WarmUp:
             if self.faults:
                 what += ", failed: " + ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
             if self.left:
-                what += f", {self.left} still open after the per-request timeout"
+                what += f", {self.left} not answered in time, left open on connections the run does not use"
             parts.append(what + ")")
         return "warm-up: " + ", ".join(parts) + ", not timed" if parts else ""
 
