@@ -331,11 +331,13 @@ def test_under_the_official_loadgen_the_warm_up_comes_before_start_test(tmp_path
     assert read_detail(tmp_path / "mlperf_log_detail.txt").values[WARMUP_KEY] == out.warmup
 
 
-def test_the_warm_up_does_not_wait_out_a_request_the_server_never_answers():
+def test_the_warm_up_does_not_wait_out_a_request_the_server_never_answers(monkeypatch):
     """One request never ends (its connection was never accepted): once the others ended, the wait
-    stops LAG_FACTOR x the longest of them (at least LAG_MIN_S) after the last one, not at wait_s."""
+    stops LAG_FACTOR x the longest of them (at least LAG_MIN_S) after the last one, not at wait_s
+    (an hour: were the rule broken, this test would hang there rather than pass)."""
     from proctor.clients import warmup as wu
 
+    monkeypatch.setattr(wu, "LAG_MIN_S", 0.05)
     w: WarmUp
 
     def issue(batch: list[tuple[int, int]]) -> None:
@@ -344,11 +346,8 @@ def test_the_warm_up_does_not_wait_out_a_request_the_server_never_answers():
                 threading.Thread(target=w.settled, args=(i, None)).start()
 
     w = WarmUp(issue, n_samples=4, requests=4, seconds=0.0, streams=4)
-    t0 = time.monotonic()
     w.run(wait_s=3600)
     assert w.completed == 3 and w.left == 1 and not w.faults
-    assert time.monotonic() - t0 < 600  # bounded by the others' pace, not by wait_s (an hour)
     assert "1 not answered in time" in w.line(0)
     w.settled(-3, "stall")  # its late end is the warm-up's, already counted as left
     assert not w.faults and w.completed == 3
-    assert wu.LAG_MIN_S <= 10
