@@ -164,6 +164,8 @@ def point_of(outcome: RunOutcome, kind: str, value: float, ok: bool, verdict_lin
         )
     if closed:
         first = f"not an MLPerf scenario ({CLOSED_LOOP}, {int(value)} in flight); ran: {outcome.issue_stop_reason}"
+        if outcome.warmup:  # its streams connected and warmed up before the timed part (sink.WarmUpSUT)
+            first += f"; {outcome.warmup}"
         if outcome.errors:
             first += f"; {outcome.errors} error(s)"
     if r is None:

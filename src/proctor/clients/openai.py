@@ -40,6 +40,11 @@ The completion sink: the engine hands the SUT its own with `start(sink)`; until 
 never calls `start`) a `ForwardingSink` routes to the run in progress. `record_times()` has every
 request's hops stamped into `times` (`stream.RequestTimes`), for the client bench.
 
+Warm-up (`warmup=N` requests, `warmup_s=S` seconds; `clients.warmup`): `warm_up`, which the engine
+calls after `start` and before its clock starts (`sink.WarmUpSUT`), opens the connections the run
+will keep busy (a closed loop's N) and sends the warm-up's requests; their ids are negative, so none
+of their outcomes reaches the run. The report and the detail log (proctor_warmup) say what it did.
+
 Datasets: JSONL, ShareGPT JSON, CSV, Parquet, the official pickled DataFrames (`llm_formats`, by
 extension or `format=`), or synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
 request at the end of the run (`request_export`), fed by the SUT's `RequestLog`.
@@ -76,6 +81,14 @@ from proctor.clients.request_export import RequestLog, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
+from proctor.clients.warmup import (
+    MAX_WARMUP_REQUESTS,
+    MAX_WARMUP_S,
+    WAIT_MARGIN_S,
+    WarmUp,
+    is_warm,
+    warm_body,
+)
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
@@ -93,10 +106,13 @@ class LocalSink:
         self.tally = tally
 
     def sent(self, i: int, t_issue: int, t_sent: int) -> None:
-        self.tally.note_sent(i, t_issue, t_sent)
+        if i >= 0:  # a warm-up request's (clients.warmup) is not timed
+            self.tally.note_sent(i, t_issue, t_sent)
 
     def first_token(self, i: int, text: bytes, t_ns: int | None = None) -> None:
         tally = self.tally
+        if is_warm(i):
+            return
         if tally.times is not None:
             times_of(tally.times, i).first_token = time.perf_counter_ns()
         tally.sink.first_token([QuerySampleResponse(i, text)], t_ns=t_ns)
@@ -105,12 +121,18 @@ class LocalSink:
         self, i: int, output: bytes, n: int, source: str, mismatch: bool, t_ns: int | None = None
     ) -> None:
         tally = self.tally
+        if is_warm(i):
+            tally.warm_settled(i, None)
+            return
         tally.note_done(i, source, mismatch)
         if tally.times is not None:
             times_of(tally.times, i).done = time.perf_counter_ns()
         tally.sink.complete([QuerySampleResponse(i, output, n)], t_ns=t_ns)
 
     def fail(self, i: int, idx: int, kind: str, message: str) -> None:
+        if is_warm(i):
+            self.tally.warm_settled(i, kind)
+            return
         if self.tally.times is not None:
             times_of(self.tally.times, i).done = time.perf_counter_ns()
         self.tally.fail(i, idx, kind, message)
@@ -129,6 +151,10 @@ class OpenAISUT(Tally):
         self.generation_override = ""  # "" = the benchmark's; read by the run session (logs and verdict)
         self.generation_line = ""
         self.qsl = qsl
+        self.warmup_requests: int | None = None  # warmup=N (None: one per stream where the run fixes several)
+        self.warmup_s = 0.0  # warmup_s=S
+        self.warmup_line = ""  # what warm_up did, for the report
+        self._warm_bodies: dict[int, bytes] = {}
         self._closed = False
         self.pool: Any = None
         self.client: Transport | None = None
@@ -147,6 +173,11 @@ class OpenAISUT(Tally):
         asyncio.run_coroutine_threadsafe(client.open(), self._loop).result()
 
     def _body(self, idx: int) -> bytes:
+        if is_warm(idx):  # a warm-up request's: the sample's prompt reversed (clients.warmup)
+            body = self._warm_bodies.get(idx)
+            if body is None:
+                body = self._warm_bodies[idx] = warm_body(self.config, self.qsl.samples, idx)
+            return body
         body = self.qsl.bodies.get(idx)
         if body is None:  # not loaded (a caller outside the engine): build it now
             body = self.config.body(self.qsl.samples[idx])
@@ -214,6 +245,45 @@ class OpenAISUT(Tally):
     def flush_queries(self) -> None:
         pass
 
+    # --- before the clock starts (sink.WarmUpSUT) ------------------------------------------------------
+
+    def warm_up(self, in_flight: int) -> str:
+        """Connect ahead for `in_flight` streams (http=raw in this process) and send the warm-up's
+        requests, `in_flight` (else the connections kept ready) at a time; by default one per stream
+        where the run keeps more than one in flight (a closed loop), none otherwise. The line says
+        what was done ("" for nothing beyond the connections opened at start)."""
+        n_eps = len(self.endpoints)
+        streams = in_flight if in_flight > 0 else (self.config.concurrency or self.config.warm * n_eps)
+        if self.config.concurrency:
+            streams = min(streams, self.config.concurrency)
+        opened = 0
+        if in_flight > 0 and self.client is not None:
+            per_endpoint = min(-(-streams // n_eps), self.config.max_connections)
+            opened = asyncio.run_coroutine_threadsafe(self.client.preconnect(per_endpoint), self._loop).result()
+        requests = self.warmup_requests
+        if requests is None:
+            requests = in_flight if in_flight > 1 else 0
+        if requests or self.warmup_s:
+            sent_before = [e.sent for e in self.endpoints]
+            warm = WarmUp(self._warm_issue, len(self.qsl.samples), requests, self.warmup_s, max(streams, 1))
+            self.warming = warm
+            try:
+                warm.run(self.config.timeout_s + WAIT_MARGIN_S)
+            finally:
+                for e, before in zip(self.endpoints, sent_before, strict=True):
+                    e.sent = before  # "requests per endpoint" counts the run's
+            self.warmup_line = warm.line(opened)
+        elif opened:
+            self.warmup_line = f"warm-up: {opened} connections opened ahead, no requests, not timed"
+        return self.warmup_line
+
+    def _warm_issue(self, pairs: list[tuple[int, int]]) -> None:
+        t = time.perf_counter_ns()
+        if self.pool is not None:
+            self.pool.issue(pairs, t)
+        elif self.client is not None:
+            self.client.submit([(i, idx, -1, t) for i, idx in pairs])
+
     # --- reporting and shutdown ----------------------------------------------------------------------
 
     def report(self) -> list[str]:
@@ -225,6 +295,11 @@ class OpenAISUT(Tally):
         ]
         if self.generation_line:  # what every request asked (clients.generation)
             lines.append(self.generation_line)
+        if self.warmup_line:
+            lines.append(self.warmup_line)
+        counts = self.client.connect_counts() if self.client is not None else None
+        if counts is not None:
+            lines.append(f"connections: {counts[0]} opened ahead of requests, {counts[1]} while a request waited")
         if self.count_mismatches:
             lines.append(f"token ids and usage disagreed on {self.count_mismatches} streams (ids used)")
         faults = {k: self.faults[k] for k in FAULT_KINDS if self.faults[k]}
@@ -322,7 +397,14 @@ class OpenAIParams:
                        low=0, high=MAX_PROCS)
     http: str = param(_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; "
                       "https: aiohttp) or aiohttp", choices=HTTP_TRANSPORTS)
-    warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
+    warm: int = param(_D.warm, "idle connections kept ready per endpoint: opened at start, topped up as requests "
+                      "take them (http=raw)", low=0, high=1024)
+    warmup: int | None = param(None, "warm-up requests sent before the timed part, not recorded (prompts reversed, "
+                               "so no timed prompt is cached); default: one per stream where the run keeps several "
+                               "in flight (a closed loop), else none", low=0, high=MAX_WARMUP_REQUESTS,
+                               shown="auto")
+    warmup_s: float = param(0.0, "keep sending warm-up requests for this many seconds (with warmup=N: both)",
+                            low=0, high=MAX_WARMUP_S)
     rx_stamp: str = param(_D.rx_stamp, "http=raw: when a token arrived, from the kernel's receive timestamp of "
                           "its bytes (kernel; Linux) or from the read that returned them (user: adds the client's "
                           "wake-up)", choices=RX_STAMPS)
@@ -379,6 +461,7 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     sut = OpenAISUT(cfg, qsl, spec)
     sut.generation_override = gen.override
     sut.generation_line = gen.line
+    sut.warmup_requests, sut.warmup_s = p.warmup, p.warmup_s
     if p.export:
         sut.export_to(p.export)
     return sut, qsl

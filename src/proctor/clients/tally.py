@@ -11,6 +11,7 @@ import logging
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,6 +70,12 @@ class Tally:
         self.dropped: list[str] = []  # one line per endpoint taken for down while others went on
         self.down = ""  # why the endpoints are taken for down (set once; the run is ended)
         self.export: RequestLog | None = None  # per-request notes for the export (export=FILE)
+        self.warming: Any = None  # clients.warmup.WarmUp: takes the warm-up requests' outcomes (ids < 0)
+
+    def warm_settled(self, i: int, kind: str | None) -> None:
+        """A warm-up request ended (kind: its fault, None: completed): counted there, nowhere else."""
+        if self.warming is not None:
+            self.warming.settled(i, kind)
 
     def note_sent(self, i: int, t_issue: int, t_sent: int) -> None:
         self.lateness_ns.append(t_sent - t_issue)

@@ -46,6 +46,7 @@ from proctor.loadgen.logs.detail import (
     CONFIG_ERROR_KEY,
     SHORT_RUN_KEY,
     SUT_REPORT_KEY,
+    WARMUP_KEY,
     DetailLogWriter,
     log_effective_settings,
     log_requested_settings,
@@ -61,7 +62,7 @@ from proctor.loadgen.resolve import max_schedulable_qps, start_settings
 from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings, value_problem
-from proctor.loadgen.sink import ReportingSUT, StartableSUT
+from proctor.loadgen.sink import ReportingSUT, StartableSUT, WarmUpSUT
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S, Fault, FaultKind, FaultTally, notice_bound_s
 from proctor.loadgen.types import (
     QuerySampleLibrary,
@@ -159,6 +160,7 @@ class RunOutcome:
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
     warning_messages: list[str] = field(default_factory=list)  # the first warnings logged, to name them
     faults: list[Fault] = field(default_factory=list)  # what the SUT did wrong, the true cause first
+    warmup: str = ""  # what the SUT did before the timed part (sink.WarmUpSUT), "" for nothing
 
 
 def closed_loop_reason(n: int) -> str:
@@ -244,6 +246,7 @@ class Run:
         self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
         self.error_messages: list[str] = []
         self.sut_report: list[str] = []
+        self.warmup = ""  # the SUT's warm-up line (sink.WarmUpSUT), logged before the first phase
         self.requested = settings
         self.settings = settings
         self.log_settings = log_settings
@@ -400,6 +403,27 @@ class Run:
                 if not isinstance(exc, KeyboardInterrupt):
                     self.sut_faults.add(FaultKind.RAISED, f"{failure_text(exc)} in start()")
                 raise
+        if isinstance(self.sut, WarmUpSUT):  # readiness before the clock starts: nothing here is timed
+            try:
+                self.warmup = self.sut.warm_up(self._in_flight())
+            except BaseException as exc:
+                self._sut_failed = True
+                if not isinstance(exc, KeyboardInterrupt):
+                    self.sut_faults.add(FaultKind.RAISED, f"{failure_text(exc)} in warm_up()")
+                raise
+            if self.warmup:
+                self.log(WARMUP_KEY, self.warmup)
+
+    def _in_flight(self) -> int:
+        """The most queries this run keeps in flight, where the scenario fixes it (0: it does not)."""
+        assert self.eff is not None
+        if self.concurrency:
+            return self.concurrency
+        if self.eff.scenario == Scenario.SINGLE_STREAM:
+            return 1
+        if self.eff.scenario == Scenario.MULTI_STREAM:
+            return int(self.eff.samples_per_query)
+        return 0
 
     def _dispatch(self) -> None:
         assert self.eff is not None
@@ -828,6 +852,7 @@ class Run:
             sut_failures=self.faults.total,
             warning_messages=list(logs.detail.warning_messages),
             faults=self.sut_faults.ranked(),
+            warmup=self.warmup,
         )
         self.progress.on_end(outcome)
         return outcome

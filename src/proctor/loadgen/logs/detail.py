@@ -235,6 +235,7 @@ CONFIG_OPEN_SOURCE = ("test_settings_internal.cc", 620)
 
 SUT_REPORT_KEY = "proctor_sut_report"  # value: the SUT's report lines (sink.ReportingSUT), "sut: ..."
 CLOSED_LOOP_KEY = "proctor_closed_loop_in_flight"  # value: N of a closed loop with N in flight (not MLPerf)
+WARMUP_KEY = "proctor_warmup"  # value: what the SUT did before the timed part (sink.WarmUpSUT), not timed
 SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
 SHORT_RUN_VERDICT = "VALID for these settings; not a submission run"  # a valid run with that mark, everywhere
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
