@@ -42,7 +42,8 @@ request's hops stamped into `times` (`stream.RequestTimes`), for the client benc
 
 Datasets: JSONL, ShareGPT JSON, CSV, Parquet, the official pickled DataFrames (`llm_formats`, by
 extension or `format=`), or synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
-request at the end of the run (`request_export`), fed by the SUT's `RequestLog`.
+request at the end of the run (`request_export`; .csv and .parquet the same columns), fed by the SUT's
+`RequestLog`.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ from proctor.clients.openai_config import (
     endpoint_url,
 )
 from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, server_owner
-from proctor.clients.request_export import RequestLog, write_export
+from proctor.clients.request_export import RequestLog, check_export_path, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
@@ -291,8 +292,8 @@ class OpenAIParams:
                                          shown="pickle: tok_input")
     allow_pickle: bool = param(False, "read a .pkl dataset: unpickling runs code from the file, so only "
                                "for a file you trust")
-    export: str | None = param(None, "write one JSON line per request here at the end of the run "
-                               "(times, tokens, count source, fault)")
+    export: str | None = param(None, "write one row per request here at the end of the run (times, tokens, "
+                               "count source, fault, SLO met): FILE.jsonl, FILE.csv or FILE.parquet (pyarrow)")
     synthetic: int | None = param(None, "N synthetic prompts instead of dataset= (lengths from in= and out=)", low=1)
     input_len: str = param("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (DIST one of "
                            f"{', '.join(LENGTH_DISTS[:-1])}) or file:PATH (lengths, one per line)", key="in")
@@ -343,8 +344,8 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
         ignore_eos=p.ignore_eos, logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
         rx_stamp=p.rx_stamp, output=p.output,
     )
-    if p.export and not Path(p.export).resolve().parent.is_dir():  # said before the run, not after it
-        raise ConfigError(f"export={p.export}: no folder {Path(p.export).parent} to write it in", key="export")
+    if p.export:  # its format, pyarrow for Parquet, a folder: said before the run, not after it
+        check_export_path(p.export)
     if p.dataset and p.synthetic:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
     spec: DatasetSpec

@@ -53,13 +53,19 @@ from proctor.loadgen.logs.detail import (
     log_results,
 )
 from proctor.loadgen.logs.samples import SampleColumns, write_samples
-from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
+from proctor.loadgen.logs.summary import (
+    INCOMPLETE_MARK,
+    annotation_text,
+    attainment_lines,
+    footer_lines,
+    render_summary,
+)
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.resolve import start_settings
-from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
+from proctor.loadgen.results import CheckFailure, PerformanceResult, SLOTargets, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
 from proctor.loadgen.sink import ReportingSUT, StartableSUT
@@ -255,8 +261,10 @@ class Run:
         config_errors: Sequence[ConfigNote] = (),
         early_stopping_extension: bool = True,
         concurrency: int = 0,
+        slo: SLOTargets | None = None,
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.slo = slo  # per-request SLO targets (None: the benchmark's bounds)
         self.concurrency = concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
         self.early_stopping_extension = early_stopping_extension
         self.short_run = short_run
@@ -781,7 +789,7 @@ class Run:
         phase = self.perf_phase
         if phase is not None and phase.records.n_queries_issued and self.eff is not None:
             try:
-                self.result = summarize(self.eff, phase.schedule, phase.records)
+                self.result = summarize(self.eff, phase.schedule, phase.records, self.slo)
             except Exception as exc:  # a partial run may not be summarisable; say so, keep the logs
                 self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
                 self.result = None
@@ -817,7 +825,7 @@ class Run:
             text = "\n".join(footer_lines(self.warnings, self.errors)) + "\n"
         if incomplete and (self.result is None or self.result.complete):
             text += f"\nResult is : INVALID\n{INCOMPLETE_MARK} {self.incomplete_reason}\n"
-        text += annotation_text(self.short_run, self.sut_report)
+        text += annotation_text(self.short_run, self.sut_report, attainment_lines(self.result))
         _close_logs(logs, text, self.log_settings)
         outcome = RunOutcome(
             result=self.result,
@@ -1066,6 +1074,7 @@ def run_test(
     config_errors: Sequence[ConfigNote] = (),
     early_stopping_extension: bool = True,
     concurrency: int = 0,
+    slo: SLOTargets | None = None,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -1083,6 +1092,8 @@ def run_test(
     False: stop where the official LoadGen stops). `concurrency` N > 0 (SingleStream settings only):
     a closed loop keeping N queries in flight, the peers' everyday mode; not an MLPerf scenario, so
     the run is INVALID whatever its numbers (its logs say why: detail key proctor_closed_loop_in_flight).
+    `slo`: per-request targets for proctor's SLO attainment and goodput (None: the benchmark's
+    bounds where the scenario has them; results.SLOTargets), logged beside the MLPerf verdict.
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -1120,6 +1131,7 @@ def run_test(
             config_errors=config_errors,
             early_stopping_extension=early_stopping_extension,
             concurrency=concurrency,
+            slo=slo,
         ).execute()
     finally:
         _run_lock.release()
