@@ -158,8 +158,9 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP, metavar="SPEC")], "synthetic"),
         ("dataset", Annotated[Path | None, typer.Option(
             "--dataset", metavar="FILE",
-            help="Dataset for LLM SUTs: JSONL (prompt or input_ids, optional output per line), ShareGPT .json, "
-            ".csv, .parquet, or the official .pkl files (with --allow-pickle); passed to the SUT as "
+            help="Dataset for LLM SUTs: JSONL (prompt or input_ids, optional output per line), .json (ShareGPT "
+            "or records), .csv, .parquet, or the official .pkl files (with --allow-pickle), the columns by "
+            "the file's layout (ShareGPT, MLPerf's processed files, OpenOrca); passed to the SUT as "
             "dataset=FILE.")], None),
         ("allow_pickle", Annotated[bool, typer.Option(
             "--allow-pickle", help="Let the SUT read a pickled dataset (the official MLPerf LLM .pkl files): "

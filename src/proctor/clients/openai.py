@@ -40,8 +40,9 @@ The completion sink: the engine hands the SUT its own with `start(sink)`; until 
 never calls `start`) a `ForwardingSink` routes to the run in progress. `record_times()` has every
 request's hops stamped into `times` (`stream.RequestTimes`), for the client bench.
 
-Datasets: JSONL, ShareGPT JSON, CSV, Parquet, the official pickled DataFrames (`llm_formats`, by
-extension or `format=`), or synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
+Datasets: JSONL, JSON records (ShareGPT or named columns), CSV, Parquet, the official pickled
+DataFrames (`llm_formats`, by extension or `format=`, the columns by the file's layout), or
+synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
 request at the end of the run (`request_export`; .csv and .parquet the same columns), fed by the SUT's
 `RequestLog`.
 """
@@ -280,16 +281,18 @@ class OpenAIParams:
     model: str = param(_D.model, "model name sent in each request")
     api: str = param(_D.api, "endpoint", choices=tuple(APIS))
     dataset: str | None = param(None, "(or synthetic=N) dataset file: JSONL (prompt or input_ids, optional "
-                                "output and max_tokens per line), ShareGPT .json, .csv, .parquet, or .pkl "
-                                "(the official MLPerf files; needs allow_pickle)")
+                                "output and max_tokens per line), .json records or ShareGPT, .csv, .parquet, or "
+                                ".pkl (the official MLPerf files; needs allow_pickle); the columns by its layout "
+                                "(proctor's, ShareGPT, MLPerf's processed llama2-70b/llama3.1/gpt-oss, OpenOrca)")
     format: str | None = param(None, "dataset format when its extension does not say", choices=FORMATS,
                                shown="by extension")
-    prompt_column: str | None = param(None, "CSV/Parquet/pickle column of the prompt text", shown="prompt "
-                                      "(pickle: input)")
-    output_column: str | None = param(None, "column of the reference output", shown="output")
+    prompt_column: str | None = param(None, "column of the prompt text (CSV, Parquet, pickle, JSON records)",
+                                      shown="the layout's: prompt, input, question")
+    output_column: str | None = param(None, "column of the reference output", shown="the layout's: output, "
+                                      "gt_output, ground_truth, response")
     max_tokens_column: str | None = param(None, "column of each sample's output budget", shown="max_tokens")
-    input_ids_column: str | None = param(None, "column of the prompt's token ids (Parquet/pickle)",
-                                         shown="pickle: tok_input")
+    input_ids_column: str | None = param(None, "column of the prompt's token ids (Parquet/pickle/JSON)",
+                                         shown="the layout's: input_ids, tok_input, input_tokens")
     allow_pickle: bool = param(False, "read a .pkl dataset: unpickling runs code from the file, so only "
                                "for a file you trust")
     export: str | None = param(None, "write one row per request here at the end of the run (times, tokens, "
