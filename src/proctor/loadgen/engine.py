@@ -39,12 +39,14 @@ from proctor.loadgen import completion as completion_mod
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink, failure_text
 from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
+from proctor.loadgen.expected import expected_length
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
     AUDIT_CONFIG_NOTICE,
     AUDIT_CONFIG_NOTICE_SOURCE,
     CONFIG_ERROR_KEY,
+    EXPECTED_KEY,
     SHORT_RUN_KEY,
     SUT_REPORT_KEY,
     DetailLogWriter,
@@ -598,6 +600,8 @@ class Run:
         )
         self.log("generated_query_duration", sched.duration_ns)  # the timestamp after the last query
         accuracy = phase.mode == TestMode.ACCURACY_ONLY
+        if not accuracy:  # how long it will last and why, before it starts (loadgen.expected)
+            self._expect(phase)
         limit, stall = self._limits(accuracy)
         issuer = Issuer(
             self.sut,
@@ -675,6 +679,20 @@ class Run:
         power_begin, power_end = _power_window(phase.records, wall_ref, clock_ref)
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
+
+    def _expect(self, phase: _Phase) -> None:
+        """Log and tell the progress hooks the phase's expected length and why."""
+        assert self.eff is not None
+        pad = self.eff.samples_per_query - 1 if self.eff.scenario == Scenario.MULTI_STREAM else 0
+        try:
+            expected = expected_length(self.eff, phase.schedule, phase.mode, int(phase.loaded.shape[0]) - pad)
+        except (ValueError, IndexError) as exc:  # a schedule too odd to foresee: the run goes on
+            self.info(f"expected length not known: {exc}")
+            return
+        self.log(EXPECTED_KEY, expected.text)
+        on_expected = getattr(self.progress, "on_expected", None)  # hooks written before it may lack it
+        if on_expected is not None:
+            on_expected(expected)
 
     def _drain(self, phase: _Phase) -> str:
         """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
