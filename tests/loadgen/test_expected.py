@@ -68,8 +68,9 @@ def test_the_readmes_quick_llm_run_is_too_short_for_early_stopping():
     assert "(`--quick` with 24 prompts: 216 and 216 more are too few" in README
     e, schedule = expect("llama3_1-8b", Scenario.SERVER, 24, duration_ms=10_000, target_qps=20)
     assert schedule.nominal_queries == 216 and schedule.n_queries == 432 and e.queries == 432
-    assert ("a 99th percentile early-stopping estimate needs 459 queries even with none over latency: proctor "
-            "issues them (the rules' early-stopping procedure), at most 216 more") in e.text
+    assert ("a 99th percentile early-stopping estimate needs 459 queries with none over latency, 662 while one is "
+            "still in flight (counted as over): proctor issues them (the rules' early-stopping procedure), at most "
+            "216 more") in e.text
     # a goodput probe stops where the official LoadGen stops: the same cause, said as what it costs
     e, _ = expect("llama3_1-8b", Scenario.SERVER, 24, extend=False, duration_ms=10_000, target_qps=20)
     assert e.queries == 216 and e.text.endswith("needs 459 queries even with none over latency: fewer make the "
@@ -133,6 +134,15 @@ def test_the_progress_line_shows_elapsed_against_expected():
     snap = Snapshot(2.0, 1, 1, 1, 1.0, {}, expected_s=660.0)
     assert "  2.0 s / ~11 min 00 s  queries" in format_snapshot(snap, "PerformanceOnly")
     assert " / " not in format_snapshot(Snapshot(2.0, 1, 1, 1, 1.0, {}), "AccuracyOnly").split("queries")[0]
+
+
+def test_a_server_run_that_needs_the_procedure_gives_its_range():
+    # measured against proctor serve llm (TTFT 40-70 ms): 256 queries scheduled, 512 issued in 26.6 s
+    e, schedule = expect("llama3_1-8b", Scenario.SERVER, 64, duration_ms=10_000, target_qps=20)
+    assert (schedule.nominal_queries, schedule.n_queries) == (256, 512)
+    assert (e.low_queries, e.queries) == (459, 512) and not e.exact
+    assert e.low_seconds == schedule.scheduled_ns[458] / 1e9 and e.seconds == schedule.scheduled_ns[511] / 1e9
+    assert e.text.startswith(f"expected length: ~{e.low_seconds:.0f}-{e.seconds:.0f} s (459-512 queries): ")
 
 
 def test_every_expectation_names_its_cause():

@@ -21,7 +21,10 @@ timeout, dropped streams, broken SSE, a stream without a token count) are counte
 sample fails (`sink.fail`): the engine counts it as an error, it adds no TTFT and no per-token time
 of its own. Before the run (`preflight=1`, the default) each endpoint must answer one
 `GET /v1/models` within `connect_s` (`preflight.check_endpoints`), else the SUT is not built (a
-ConfigError on `url=`). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row to
+ConfigError on `url=`); then one small streamed request to each (`preflight.probe_offer`) finds what
+it offers for counting (token ids, logprobs, usage: `clients.offer`), which says which counts are
+exact, whether TEST06 can pass, and, `logprobs` left unset, asks for logprobs in every request where
+only they count (llama.cpp's server). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row to
 one endpoint that could not connect take that endpoint for down (counted per endpoint): while
 others answer it is dropped with one line (no more requests go to it); once every endpoint is down
 the run is aborted (`sink.abort`) and the next issue raises `EndpointDown`, so the run ends
@@ -65,6 +68,7 @@ import numpy as np
 from proctor.clients.generation import DEFAULT_MAX_TOKENS, MIN_TOKENS_CHOICES, Generation, plan
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset
 from proctor.clients.llm_formats import FORMATS, Columns, load_dataset, load_file
+from proctor.clients.offer import CountPlan, plan_counts
 from proctor.clients.openai_config import (
     APIS,
     HTTP_TRANSPORTS,
@@ -73,7 +77,7 @@ from proctor.clients.openai_config import (
     OpenAIConfig,
     endpoint_url,
 )
-from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, server_owner
+from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, probe_offers, server_owner
 from proctor.clients.request_export import RequestLog, check_export_path, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
@@ -130,6 +134,7 @@ class OpenAISUT(Tally):
         # what the requests carry against the benchmark's parameters (clients.generation; set by from_params)
         self.generation_override = ""  # "" = the benchmark's; read by the run session (logs and verdict)
         self.generation_line = ""
+        self.preflight_lines: list[str] = []  # what the servers offer for counting tokens (clients.offer)
         self.qsl = qsl
         self._closed = False
         self.pool: Any = None
@@ -227,6 +232,7 @@ class OpenAISUT(Tally):
         ]
         if self.generation_line:  # what every request asked (clients.generation)
             lines.append(self.generation_line)
+        lines += self.preflight_lines
         if self.count_mismatches:
             lines.append(f"token ids and usage disagreed on {self.count_mismatches} streams (ids used)")
         faults = {k: self.faults[k] for k in FAULT_KINDS if self.faults[k]}
@@ -318,7 +324,9 @@ class OpenAIParams:
     connect_s: float = param(_D.connect_s, "connect timeout", low=0, high=86_400, low_open=True)
     token_ids: bool = param(_D.token_ids, "ask for token ids (vLLM return_token_ids) and count them")
     ignore_eos: bool = param(_D.ignore_eos, "ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)")
-    logprobs: bool = param(_D.logprobs, "ask for per-token logprobs and count their entries (servers without usage)")
+    logprobs: bool | None = param(None, "ask for per-token logprobs and count their entries (servers without "
+                                  "usage: llama.cpp); unset: when the preflight finds no usage record but logprobs",
+                                  shown="by the preflight")
     tokenizer: str | None = param(_D.tokenizer, "local tokenizer.json (or its folder) to count tokens when the "
                                   "server gives none")
     procs: int = param(_D.procs, "worker processes carrying the streams (0: one loop thread in the engine's "
@@ -332,6 +340,9 @@ class OpenAIParams:
                           "wake-up)", choices=RX_STAMPS)
     preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
                             "one that does not answer HTTP is refused at once")
+    probe: bool = param(True, "with preflight, one small streamed request to each endpoint: what it offers for "
+                        "counting tokens (token ids, logprobs, usage), which counts are exact, whether TEST06 can "
+                        "pass; logprobs unset: asked for where only they count")
     output: str = param(_D.output, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
                         "references log them, which TEST06 checks; asks for token ids)")
 
@@ -344,7 +355,8 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     base = OpenAIConfig(  # every parameter checked before anything loads; the generation's come later
         urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens or DEFAULT_MAX_TOKENS, timeout_s=p.timeout_s,
         stall_s=p.stall_s, connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids,
-        ignore_eos=p.ignore_eos, logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+        ignore_eos=p.ignore_eos, logprobs=bool(p.logprobs), tokenizer=p.tokenizer, procs=p.procs, http=p.http,
+        warm=p.warm,
         rx_stamp=p.rx_stamp, output=p.output,
     )
     if p.export:  # its format, pyarrow for Parquet, a folder: said before the run, not after it
@@ -367,8 +379,16 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
         name = f"synthetic-{len(samples)}"
     else:
         raise ConfigError("the openai SUT needs dataset=FILE or synthetic=N", key="dataset")
+    counts: CountPlan | None = None
     if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
         check_endpoints(base.urls, base.api, base.connect_s)
+    if p.preflight and p.probe:  # what the servers offer for counting: the exact source, logprobs=1 where needed
+        counts = plan_counts(probe_offers(base.urls, base.api, base.model, base.timeout_s),
+                             ids_asked=base.token_ids or base.output == "ids", logprobs=p.logprobs,
+                             tokenizer=base.tokenizer is not None)
+        for line in counts.lines:
+            log.warning("%s", line)
+        base = dataclasses.replace(base, logprobs=counts.logprobs)
 
     def accepts_min_tokens() -> bool:  # asked only for min_tokens=auto where the benchmark names one
         return p.preflight and all(
@@ -383,6 +403,7 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     sut = OpenAISUT(cfg, qsl, spec)
     sut.generation_override = gen.override
     sut.generation_line = gen.line
+    sut.preflight_lines = [] if counts is None else list(counts.lines)
     if p.export:
         sut.export_to(p.export)
     return sut, qsl

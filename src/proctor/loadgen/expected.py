@@ -33,6 +33,10 @@ class Expected:
     samples: int
     why: list[str] = field(default_factory=list)
     exact: bool = False  # the schedule fixes the length (Server), up to the last query's latency
+    # the shortest it may be, where the length depends on the SUT (a Server run's early-stopping
+    # procedure stops sooner when no query is in flight); None: `seconds` alone
+    low_seconds: float | None = None
+    low_queries: int | None = None
 
     @property
     def text(self) -> str:
@@ -41,9 +45,15 @@ class Expected:
             head = f"expected: {self.samples:,} samples, as fast as the SUT answers"
         else:
             counts = f"{self.queries:,} {'query' if self.queries == 1 else 'queries'}"
+            length = _secs(self.seconds)
+            if self.low_queries is not None and self.low_seconds is not None and self.low_queries < self.queries:
+                counts = f"{self.low_queries:,}-{counts}"
+                low = _secs(self.low_seconds)
+                length = f"{low.removesuffix(' s')}-{length}" if low.endswith(" s") and length.endswith(" s") \
+                    else f"{low} to {length}"
             if self.samples != self.queries:
                 counts += f", {self.samples:,} samples"
-            head = f"expected length: {'' if self.exact else '~'}{_secs(self.seconds)} ({counts})"
+            head = f"expected length: {'' if self.exact else '~'}{length} ({counts})"
         return head + (": " + "; ".join(self.why) if self.why else "")
 
 
@@ -92,23 +102,33 @@ def _server(eff: EffectiveSettings, schedule: Schedule, min_s: float, rate: floa
         why.append(f"rounded up to {nominal:,}, whole passes over the {n_loaded:,} loaded samples "
                    "(equal issue: sample_concatenate_permutation)" if equal else f"the schedule holds {nominal:,}")
     queries = nominal
+    low: int | None = None
     pct = float(eff.target_latency_percentile)
     need = es.server_required_queries(0, pct)
     if total > nominal and need > nominal:  # the rules' early-stopping procedure issues more
-        queries = min(need, total)
-        why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries even with none "
-                   "over latency: proctor issues them (the rules' early-stopping procedure)"
-                   + ("" if need <= total else f", at most {total - nominal:,} more"))
+        # it stops once the estimate holds even if every query still in flight ends over latency:
+        # with one in flight at each issue (any SUT that takes time), that is the count for one
+        open_need = es.server_required_queries(1, pct)
+        low, queries = min(need, total), min(open_need, total)
+        why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries with none over "
+                   f"latency, {open_need:,} while one is still in flight (counted as over): proctor issues them "
+                   f"(the rules' early-stopping procedure), at most {total - nominal:,} more")
     elif need > nominal:
         why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries even with none "
                    "over latency: fewer make the run INVALID")
-    seconds = float(schedule.scheduled_ns[queries - 1]) / 1e9 if queries else 0.0
+    def at(n: int) -> float:
+        return float(schedule.scheduled_ns[n - 1]) / 1e9 if n else 0.0
+
+    seconds = at(queries)
+    low_seconds = None if low is None else at(low)
     if eff.max_duration_ms and seconds > eff.max_duration_ms / 1000.0:
         seconds = eff.max_duration_ms / 1000.0
+        low_seconds = None if low_seconds is None else min(low_seconds, seconds)
         why.append(f"max_duration stops it at {_secs(seconds)}")
     if len(why) == 1:
         why[0] = f"min_duration {_secs(min_s)} at {rate:g} QPS"
-    return Expected(seconds, queries, int(schedule.query_offsets[queries]), why, exact=True)
+    return Expected(seconds, queries, int(schedule.query_offsets[queries]), why, exact=low is None,
+                    low_seconds=low_seconds, low_queries=low)
 
 
 def _offline(eff: EffectiveSettings, ns: int, min_s: float, rate: float, equal: bool, n_loaded: int) -> Expected:
