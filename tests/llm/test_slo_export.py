@@ -143,7 +143,7 @@ def test_reading_a_csv_export_takes_any_bytes(tmp_path_factory, raw):
 @given(st.lists(st.tuples(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)),
                           st.one_of(st.none(), st.text(max_size=8)), st.one_of(st.none(), st.booleans())),
                 max_size=20),
-       st.one_of(st.none(), st.dictionaries(st.text(max_size=6), st.integers(), max_size=3)))
+       st.one_of(st.none(), st.dictionaries(st.text(max_size=6), st.integers(-(2**63), 2**63 - 1), max_size=3)))
 def test_reading_a_parquet_export_takes_any_cells(tmp_path_factory, cells, targets):
     path = tmp_path_factory.mktemp("x") / "e.parquet"
     header = {"proctor_request_export": 1, "scenario": "Server", "slo_targets_ns": targets}

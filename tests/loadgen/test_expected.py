@@ -70,7 +70,8 @@ def test_the_readmes_quick_llm_run_is_too_short_for_early_stopping():
     assert schedule.nominal_queries == 216 and schedule.n_queries == 432 and e.queries == 432
     assert ("a 99th percentile early-stopping estimate needs 459 queries with none over latency, 662 while one is "
             "still in flight (counted as over): proctor issues them (the rules' early-stopping procedure), at most "
-            "216 more") in e.text
+            "216 more: 432 in all are too few, the run will be INVALID (--min-queries 459 or a longer --duration-ms)"
+            ) in e.text
     # a goodput probe stops where the official LoadGen stops: the same cause, said as what it costs
     e, _ = expect("llama3_1-8b", Scenario.SERVER, 24, extend=False, duration_ms=10_000, target_qps=20)
     assert e.queries == 216 and e.text.endswith("needs 459 queries even with none over latency: fewer make the "

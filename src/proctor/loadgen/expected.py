@@ -112,7 +112,9 @@ def _server(eff: EffectiveSettings, schedule: Schedule, min_s: float, rate: floa
         low, queries = min(need, total), min(open_need, total)
         why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries with none over "
                    f"latency, {open_need:,} while one is still in flight (counted as over): proctor issues them "
-                   f"(the rules' early-stopping procedure), at most {total - nominal:,} more")
+                   f"(the rules' early-stopping procedure), at most {total - nominal:,} more"
+                   + (f": {total:,} in all are too few, the run will be INVALID (--min-queries {need} or a longer "
+                      "--duration-ms)" if total < need else ""))
     elif need > nominal:
         why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries even with none "
                    "over latency: fewer make the run INVALID")
