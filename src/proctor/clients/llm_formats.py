@@ -51,6 +51,7 @@ from proctor.clients.llm_dataset import (
     synthetic,
 )
 from proctor.errors import ConfigError
+from proctor.untrusted_text import printable
 
 MAX_FILE_BYTES = 4 << 30  # a whole-file format (JSON, Parquet, pickle) larger than this is refused
 MAX_JSON_BYTES = 1 << 30  # a JSON file is parsed whole: its size bounds the memory
@@ -106,8 +107,6 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("OpenOrca", prompt=("question",), output=("response",), system=("system_prompt",),
            source="Open-Orca/OpenOrca: id, system_prompt, question, response"),
 )
-# kept for readers of earlier versions: the official pickles' prompt, ids and reference columns
-PICKLE_PROMPT, PICKLE_IDS, PICKLE_OUTPUTS = "input", "tok_input", LAYOUTS[2].output
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +139,6 @@ class Picked:
 
 def _shown(names: list[str]) -> str:
     """The columns a file has, for an error line (bounded, printable)."""
-    from proctor.untrusted_text import printable
-
     text = ", ".join(printable(str(n), 40) for n in names[:20]) + (f", ... ({len(names)} in all)" if len(names) > 20 else "")
     return text or "none"
 
