@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
     from proctor.loadgen.engine import RunOutcome
     from proctor.loadgen.progress import ProgressHooks
+    from proctor.loadgen.results import SLOTargets
 
 def build_settings(
     scenario: Scenario | str,
@@ -126,10 +127,12 @@ def run(
     drain_s: float = 0.5,  # = loadgen.engine.DRAIN_S (kept light: the engine loads scipy)
     short_run: str = "",
     close: bool = True,
+    slo: SLOTargets | None = None,
 ) -> RunOutcome:
     """One run on either engine; the same `RunOutcome` either way, its logs annotated (short-run
     mark, the SUT's report) by the engine before they close. The SUT is closed after the run unless
-    `close` is False (the caller then owns its end)."""
+    `close` is False (the caller then owns its end). `slo`: per-request targets for proctor's SLO
+    attainment (its engine only: the official one keeps no per-request records)."""
     try:
         check_sut_qsl(sut, qsl)
         if engine == Engine.OFFICIAL:
@@ -150,6 +153,7 @@ def run(
                 timeout_s=timeout_s,
                 drain_s=drain_s,
                 short_run=short_run,
+                slo=slo,
             )
         except RunError as exc:  # the SUT raised: its logs are written, and get what every run gets
             if exc.outcome is not None:
@@ -277,6 +281,14 @@ def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
     return ok, lines
 
 
+def slo_lines(outcome: RunOutcome) -> list[str]:
+    """Per-request SLO attainment and goodput, beside the verdict (loadgen.results.Attainment)."""
+    r = outcome.result
+    if r is None or r.attainment is None or outcome.mode == TestMode.ACCURACY_ONLY:
+        return []
+    return r.attainment.lines()
+
+
 def peak_lines(outcome: RunOutcome) -> list[str]:
     """FindPeakPerformance: the peak and each probe, for the verdict."""
     found = outcome.find_peak
@@ -344,6 +356,7 @@ class RunRequest:
     engine: Engine = Engine.PROCTOR
     accuracy_script: str | None = None  # an accuracy run's scorer (app/accuracy_scoring.py)
     fit: bool = False  # Offline: a run the SUT finished before min_duration is made again, sized by it
+    slo: SLOTargets | None = None  # per-request SLO targets (None: the benchmark's bounds)
 
     def resolve(self) -> Resolved:
         return build_settings(
@@ -425,6 +438,7 @@ class RunSession:
             timeout_s=req.timeout_s,
             drain_s=req.drain_s,
             short_run=short_run,
+            slo=req.slo,
         )
 
     def _fit(self, outcome: RunOutcome, short_run: str, progress: ProgressHooks | None,
@@ -504,6 +518,7 @@ class RunSession:
         if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
             return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored], failure=failure)
         log_verdict(outcome, lines)
+        lines += slo_lines(outcome)
         lines += peak_lines(outcome)
         lines += outcome.sut_report
         if req.audit_conf.is_file():
@@ -586,6 +601,7 @@ __all__ = [
     "run",
     "run_logs",
     "session_runner",
+    "slo_lines",
     "sut_spec",
     "verdict",
     "with_generation_override",

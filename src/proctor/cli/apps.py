@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 SUMMARY: dict[str, str] = {
     "run": "Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it.",
     "audit": "Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them.",
-    "sweep": "Run a SUT at many loads: one table, sweep.json and sweep.html; or find its goodput.",
+    "sweep": "Run a SUT at many loads: one table, sweep.json, sweep.csv/.parquet and sweep.html; or find its goodput.",
     "demo": "One benchmark round on the reference workloads.",
     "report": "Write a self-contained HTML report (plots, verdicts, comparisons) of inference and training runs.",
     "early-stopping": "Early stopping (MLPerf Inference rules, appendix): queries needed and the percentile reported.",

@@ -25,12 +25,13 @@ if TYPE_CHECKING:
     from proctor.loadgen.progress import ProgressHooks
 
 
-def _ms(block: dict[str, float] | None, key: str) -> str:
-    return "-" if not block else f"{block.get(key, 0):,.1f}"
-
-
 def _table(kind: str, points: list[Point]) -> Table:
     from rich.table import Table
+
+    from proctor.report.sweep import figure_text  # one number per figure: sweep.html writes them alike
+
+    def _ms(block: dict[str, float] | None, key: str) -> str:
+        return "-" if not block else figure_text("ms", block.get(key))
 
     tokens = any(p.ttft_ms for p in points)
     tbl = Table(title="proctor sweep" + (" (closed loop: not an MLPerf scenario)" if kind == "concurrency" else ""))
@@ -45,16 +46,23 @@ def _table(kind: str, points: list[Point]) -> Table:
     tbl.add_column("requests/s", justify="right")
     if tokens:
         tbl.add_column("tokens/s", justify="right")
+    slo = any(p.slo_attainment is not None for p in points)
+    if slo:
+        tbl.add_column("SLO met", justify="right")
+        tbl.add_column("goodput req/s", justify="right")
     for p in points:
         verdict = "not MLPerf" if p.valid is None else ("[green]VALID[/green]" if p.valid else "[red]INVALID[/red]")
-        row = [f"{p.value:g}", verdict]
+        row = [figure_text("value", p.value), verdict]
         if kind == "rate":
             row.append("met" if p.meets_limits else "[red]NOT met[/red]")
         blocks = [p.ttft_ms, p.tpot_ms, p.latency_ms] if tokens else [p.latency_ms]
         row += ["/".join(_ms(b, k) for k in ("p50", "p90", "p99")) for b in blocks]
-        row.append(f"{p.requests_per_s:,.2f}")
+        row.append(figure_text("rate", p.requests_per_s))
         if tokens:
-            row.append("-" if p.tokens_per_s is None else f"{p.tokens_per_s:,.1f}")
+            row.append(figure_text("rate", p.tokens_per_s))
+        if slo:
+            row.append(figure_text("share", p.slo_attainment))
+            row.append(figure_text("rate", p.goodput_per_s))
         tbl.add_row(*row)
     return tbl
 
@@ -68,7 +76,8 @@ def _table(kind: str, points: list[Point]) -> Table:
         "proctor sweep --goodput --target-qps 100 --sut synthetic:service_us=5000,workers=4 --tolerance 0.05",
     ),
 )
-@run_options(output_default=Path("proctor-sweep"), output_help="Directory for sweep.json, sweep.html and each point's logs.")
+@run_options(output_default=Path("proctor-sweep"),
+             output_help="Directory for sweep.json, sweep.csv, sweep.parquet, sweep.html and each point's logs.")
 def sweep_cmd(
     opts: RunOptions,
     rates: Annotated[
@@ -104,7 +113,7 @@ def sweep_cmd(
     ] = 1e6,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write sweep.html.")] = False,
 ) -> None:
-    """Run a SUT at many loads: one table, sweep.json and sweep.html; or find its goodput.
+    """Run a SUT at many loads: one table, sweep.json, sweep.csv/.parquet and sweep.html; or find its goodput.
 
     Each point is a full run with its own logs (a subfolder of --output) and its own verdict. Each
     point lasts --duration-ms (default 10 s, as --quick), plus what early stopping asks of a Server run.
@@ -199,6 +208,7 @@ def sweep_cmd(
         except KeyboardInterrupt as exc:
             doc = sw.sweep_document(kind, points, request, None)
             path = sw.write_document(doc, outdir)
+            sw.write_tables(points, outdir)
             if opts.as_json:  # the points that ended: the partial result
                 _print_json(doc, stop_signals.exit_status(exc), incomplete=True)
             output.interrupted(f"interrupted: the {len(points)} point(s) that ended are in {path}", exc)
@@ -211,6 +221,11 @@ def sweep_cmd(
         if not opts.quiet:
             output.print_table(console, _table(kind, points))
         console.print(f"sweep.json: {path}", markup=False, soft_wrap=True)
+        tables, why = sw.write_tables(points, outdir)
+        for table in tables:
+            console.print(f"{table.name}: {table}", markup=False, soft_wrap=True)
+        if why:
+            err.print(why, markup=False, soft_wrap=True)
         if not no_report:
             from proctor.report.sweep import write_sweep_html
 

@@ -38,12 +38,14 @@ from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink, failure_text
 from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
+from proctor.loadgen.expected import expected_length
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
     AUDIT_CONFIG_NOTICE,
     AUDIT_CONFIG_NOTICE_SOURCE,
     CONFIG_ERROR_KEY,
+    EXPECTED_KEY,
     SHORT_RUN_KEY,
     SUT_REPORT_KEY,
     WARMUP_KEY,
@@ -53,13 +55,19 @@ from proctor.loadgen.logs.detail import (
     log_results,
 )
 from proctor.loadgen.logs.samples import SampleColumns, write_samples
-from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
+from proctor.loadgen.logs.summary import (
+    INCOMPLETE_MARK,
+    annotation_text,
+    attainment_lines,
+    footer_lines,
+    render_summary,
+)
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.resolve import max_schedulable_qps, start_settings
-from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
+from proctor.loadgen.results import CheckFailure, PerformanceResult, SLOTargets, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings, value_problem
 from proctor.loadgen.sink import ReportingSUT, StartableSUT, WarmUpSUT
@@ -237,8 +245,10 @@ class Run:
         config_errors: Sequence[ConfigNote] = (),
         early_stopping_extension: bool = True,
         concurrency: int = 0,
+        slo: SLOTargets | None = None,
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.slo = slo  # per-request SLO targets (None: the benchmark's bounds)
         self.concurrency = concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
         self.early_stopping_extension = early_stopping_extension
         self.short_run = short_run
@@ -597,6 +607,8 @@ class Run:
         )
         self.log("generated_query_duration", sched.duration_ns)  # the timestamp after the last query
         accuracy = phase.mode == TestMode.ACCURACY_ONLY
+        if not accuracy:  # how long it will last and why, before it starts (loadgen.expected)
+            self._expect(phase)
         limit, stall = self._limits(accuracy)
         issuer = Issuer(
             self.sut,
@@ -674,6 +686,20 @@ class Run:
         power_begin, power_end = _power_window(phase.records, wall_ref, clock_ref)
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
+
+    def _expect(self, phase: _Phase) -> None:
+        """Log and tell the progress hooks the phase's expected length and why."""
+        assert self.eff is not None
+        pad = self.eff.samples_per_query - 1 if self.eff.scenario == Scenario.MULTI_STREAM else 0
+        try:
+            expected = expected_length(self.eff, phase.schedule, phase.mode, int(phase.loaded.shape[0]) - pad)
+        except (ValueError, IndexError) as exc:  # a schedule too odd to foresee: the run goes on
+            self.info(f"expected length not known: {exc}")
+            return
+        self.log(EXPECTED_KEY, expected.text)
+        on_expected = getattr(self.progress, "on_expected", None)  # hooks written before it may lack it
+        if on_expected is not None:
+            on_expected(expected)
 
     def _drain(self, phase: _Phase) -> str:
         """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
@@ -788,7 +814,7 @@ class Run:
         phase = self.perf_phase
         if phase is not None and phase.records.n_queries_issued and self.eff is not None:
             try:
-                self.result = summarize(self.eff, phase.schedule, phase.records)
+                self.result = summarize(self.eff, phase.schedule, phase.records, self.slo)
             except Exception as exc:  # a partial run may not be summarisable; say so, keep the logs
                 self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
                 self.result = None
@@ -824,7 +850,7 @@ class Run:
             text = "\n".join(footer_lines(self.warnings, self.errors)) + "\n"
         if incomplete and (self.result is None or self.result.complete):
             text += f"\nResult is : INVALID\n{INCOMPLETE_MARK} {self.incomplete_reason}\n"
-        text += annotation_text(self.short_run, self.sut_report)
+        text += annotation_text(self.short_run, self.sut_report, attainment_lines(self.result))
         _close_logs(logs, text, self.log_settings)
         outcome = RunOutcome(
             result=self.result,
@@ -1084,6 +1110,7 @@ def run_test(
     config_errors: Sequence[ConfigNote] = (),
     early_stopping_extension: bool = True,
     concurrency: int = 0,
+    slo: SLOTargets | None = None,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -1101,6 +1128,8 @@ def run_test(
     False: stop where the official LoadGen stops). `concurrency` N > 0 (SingleStream settings only):
     a closed loop keeping N queries in flight, the peers' everyday mode; not an MLPerf scenario, so
     the run is INVALID whatever its numbers (its logs say why: detail key proctor_closed_loop_in_flight).
+    `slo`: per-request targets for proctor's SLO attainment and goodput (None: the benchmark's
+    bounds where the scenario has them; results.SLOTargets), logged beside the MLPerf verdict.
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -1143,6 +1172,7 @@ def run_test(
                 config_errors=config_errors,
                 early_stopping_extension=early_stopping_extension,
                 concurrency=concurrency,
+                slo=slo,
             ).execute()
     finally:
         _run_lock.release()

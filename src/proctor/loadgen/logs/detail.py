@@ -240,6 +240,7 @@ SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission ru
 SHORT_RUN_VERDICT = "VALID for these settings; not a submission run"  # a valid run with that mark, everywhere
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
 GENERATION_OVERRIDE_KEY = "proctor_generation_override"
+EXPECTED_KEY = "proctor_expected_length"  # value: a phase's expected length and why (loadgen.expected)
 VERDICT_KEY = "proctor_verdict"  # value: the verdict's lines as `proctor run` printed them (app.session)
 
 
@@ -549,4 +550,13 @@ def log_results(detail: DetailLogWriter, result: PerformanceResult) -> None:
         detail.log("proctor_early_stopping_extension_stop", result.early_stopping_extension_stop)
     if result.reasons:
         detail.log("proctor_invalid_reasons", list(result.reasons))
+    att = result.attainment
+    if att is not None:  # per-request SLO attainment (results.Attainment), beside the MLPerf verdict
+        detail.log("proctor_slo_targets_ns", dict(att.targets_ns))
+        detail.log("proctor_slo_target_source", att.source)
+        detail.log("proctor_slo_met", {**att.met, "all": att.met_all})
+        detail.log("proctor_slo_judged_samples", att.judged)
+        detail.log("proctor_slo_attainment", att.share)
+        detail.log("proctor_requests_per_sec", att.requests_per_s)
+        detail.log("proctor_goodput_requests_per_sec", att.goodput_per_s)
     detail.log("num_errors", detail.n_errors, file=_R, line_no=852)
