@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from proctor.clients.llm_dataset import LLMSample
 from proctor.clients.openai import from_params
 from proctor.clients.openai_config import OpenAIConfig
+from proctor.clients.preflight import PROBE_PROMPT
 from proctor.clients.warmup import WarmUp, is_warm, warm_body, warm_id, warm_index, warm_sample
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.logs.detail import WARMUP_KEY
@@ -83,7 +84,7 @@ def _serve(stub: Stub, conn: socket.socket, k: int, fail: Callable[[str], bool])
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(models), models))
                 continue
             prompt = str(orjson.loads(body).get("prompt"))
-            stub.note("request", k, prompt)
+            stub.note("probe" if prompt == PROBE_PROMPT else "request", k, prompt)  # the preflight's probe: not the run's
             conn.sendall(_answer(prompt, fail))
 
 

@@ -261,7 +261,7 @@ def test_offline_consistently_shortened_contradicts_its_power_window(bases: dict
         assert len(power) == 1 and "power" in power[0].basis, b.name
         assert {m.key for m in rc.mismatches} <= {"result_max_latency_ns", "result_min_duration_met", "result_validity"}
         tried += 1
-    assert tried >= 2
+    assert tried >= (2 if CORPUS.is_dir() else 1)  # the corpus's runs with a power window, and proctor's
 
 
 def test_server_rates_raised_together_contradict_the_schedule(bases: dict[str, Base]) -> None:

@@ -193,3 +193,22 @@ def test_any_name_on_a_figure_is_drawn_as_written(name: str) -> None:
     ax.set_xticks([0, 1], [name, name])
     ax.legend()
     assert png(fig)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_log_axis_keeps_its_powers_of_ten_drawn_as_numbers() -> None:
+    """The numbers' tick labels matplotlib writes itself stay mathtext: a log axis labels 10^6 as
+    '$\\mathdefault{10^{6}}$', drawn as written it showed that text (compare.html, report.html)."""
+    from matplotlib.figure import Figure
+
+    from proctor.report.plots import png
+
+    fig = Figure(figsize=(3, 3))
+    ax = fig.add_subplot()
+    ax.plot([1, 2], [10, 1e6])
+    ax.set_yscale("log")
+    ax.set_xticks([1, 2], ["a$b", "c"])
+    png(fig)
+    powers = [t.label1 for t in ax.yaxis.get_major_ticks() if "mathdefault" in t.label1.get_text()]
+    assert powers and all(label.get_parse_math() for label in powers)
+    names = [t.label1.get_text() for t in ax.xaxis.get_major_ticks()]
+    assert names == ["a\\$b", "c"]  # a name's '$' escaped: drawn as a dollar sign

@@ -73,7 +73,7 @@ CASES: dict[str, tuple[Path, Callable[[Path, Path], None], dict[str, str], set[s
     "system-link-out": (Path("systems") / f"{SYSTEM}.json", _swap(lambda p, o: p.symlink_to(o / "system.json")),
                         {"offline": "INVALID", "singlestream": "INVALID", "multistream": "INVALID"}, {"system_description"}),
     "scenario-misnamed": (OFF, lambda p, o: p.rename(p.parent / "Offlne"), {"Offlne": "INVALID"}, {"scenario_name"}),
-    "benchmark-unknown": (RES, lambda p, o: p.rename(p.parent / "resnet5000"),
+    "benchmark-unknown": (RES, lambda p, o: p.rename(p.parent / "bogusnet"),
                           {"offline": "INVALID", "singlestream": "INVALID", "multistream": "INVALID"}, {"benchmark_name"}),
     "odd-name-link": (OFF / os.fsdecode(b"evil\nname\xff"), lambda p, o: p.symlink_to("/etc/passwd"),
                       {"offline": "INVALID"}, {"tree"}),

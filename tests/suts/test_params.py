@@ -123,10 +123,12 @@ def test_the_builtin_defaults_are_the_configs_defaults():
 
     o, c = OpenAIParams(), OpenAIConfig(urls=("http://x:1",), model="m")
     for name in ("api", "timeout_s", "stall_s", "connect_s", "concurrency", "procs", "http", "warm",
-                 "token_ids", "ignore_eos", "logprobs", "tokenizer"):
+                 "token_ids", "ignore_eos", "tokenizer"):
         assert getattr(o, name) == getattr(c, name), name
     # issue 24: max_tokens is the benchmark's unless given (clients.generation); the config's fallback is 128
     assert o.max_tokens is None and c.max_tokens == 128
+    # issue 34 §7: logprobs unset is the preflight's choice (asked for where only they count); the config's is off
+    assert o.logprobs is None and c.logprobs is False
     s, d = SyntheticSpec(), SyntheticParams()
     for name in SyntheticParams.__dataclass_fields__:
         assert getattr(s, name) == getattr(d, name), name

@@ -41,14 +41,38 @@ def _run(name: str) -> str:
     return name.removeprefix("result_").removesuffix(".txt")
 
 
+def _dollars_as_text(formatter: Any) -> Any:
+    """A tick formatter whose labels are text (names: fixed labels, categories, functions) wrapped so
+    a '$' in them is a dollar sign; matplotlib's own number formatters are left to write mathtext."""
+    from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, ScalarFormatter
+
+    if isinstance(formatter, ScalarFormatter | LogFormatter | NullFormatter) or getattr(formatter, "as_text", False):
+        return formatter
+
+    def label(x: float, pos: int | None = None) -> str:
+        return str(formatter(x, pos)).replace("$", "\\$")
+
+    wrapped = FuncFormatter(label)
+    wrapped.as_text = True  # type: ignore[attr-defined]
+    return wrapped
+
+
 def png(fig: Figure, dpi: int = DPI) -> bytes:
     """The one place a figure becomes a PNG. Every text on it is drawn as written: names from logs,
     trees and the wire reach titles, ticks and legends, and matplotlib would read a '$' in them as
     mathtext (a run named 'a$^{' stopped the drawing); proctor's own labels use no mathtext."""
     from matplotlib.text import Text
 
+    ticks: set[int] = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(_dollars_as_text(axis.get_major_formatter()))
+            axis.set_minor_formatter(_dollars_as_text(axis.get_minor_formatter()))
+            for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()):
+                ticks.update((id(tick.label1), id(tick.label2)))
     for text in fig.findobj(Text):
-        text.set_parse_math(False)
+        if id(text) not in ticks:  # tick labels keep mathtext: a log axis writes 10^6 with it
+            text.set_parse_math(False)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
