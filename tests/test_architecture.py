@@ -8,6 +8,7 @@ Every `import` in `src/proctor` counts, wherever it stands (module top, inside a
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import re
 from collections import defaultdict
@@ -519,6 +520,80 @@ def test_trees_are_walked_and_copied_through_trees_py() -> None:
     elsewhere."""
     found = {(m, call) for m, tree in _trees().items() if m != "proctor.trees" for call in tree_calls(tree)}
     assert sorted(found - KNOWN_TREE_CALLS) == []
+
+
+RUN_CALLS = {"run_test", "run_official"}
+# app/sweep.py runs its points with run_test itself; issue 32 item 4 runs them through the session.
+KNOWN_RUN_OWNERS = {"proctor.app.sweep"}
+
+
+def test_one_owner_per_run() -> None:
+    """"app/  session.py (one owner per run)" (docs/architecture.md, "Layers"; "A run, from the command
+    line to the verdict": the CLI, the demo, find-peak and the audits run through the session): outside
+    the engines (loadgen/, compat/), the session and the facade, no module calls run_test or
+    run_official."""
+    found = sorted(
+        m
+        for m, tree in _trees().items()
+        if not _in(m, "proctor.loadgen", "proctor.compat") and m not in (ROOT, "proctor.app.session")
+        and any(_called(n) in RUN_CALLS for n in ast.walk(tree))
+    )
+    assert sorted(set(found) - KNOWN_RUN_OWNERS) == []
+
+
+# loadgen/progress.py draws the engine's progress itself; issue 32 item 5 moves the drawing to the CLI.
+KNOWN_CONSOLES = {"proctor.loadgen.progress"}
+
+
+def test_the_consoles_are_the_clis() -> None:
+    """"`cli/output.py` holds the consoles" (docs/architecture.md, "Command line and the public API"):
+    no other module makes a rich Console."""
+    found = sorted(
+        m
+        for m, tree in _trees().items()
+        if m != "proctor.cli.output" and any(_called(n) == "Console" for n in ast.walk(tree))
+    )
+    assert sorted(set(found) - KNOWN_CONSOLES) == []
+
+
+def _base_names(node: ast.ClassDef) -> list[str]:
+    return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases]
+
+
+def error_classes_outside_the_tree(trees: dict[str, ast.Module]) -> list[str]:
+    """Public exception classes that do not descend from errors.py's ProctorError (by base names; an
+    interrupt, a KeyboardInterrupt, is not an error)."""
+    classes = {(m, n.name): _base_names(n) for m, t in trees.items() for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+    bases_by_name: dict[str, list[str]] = defaultdict(list)
+    for (_, name), bases in classes.items():
+        bases_by_name[name] += bases
+
+    def ancestors(name: str) -> set[str]:
+        found, todo = {name}, [name]
+        while todo:
+            for b in bases_by_name.get(todo.pop(), []):
+                if b not in found:
+                    found.add(b)
+                    todo.append(b)
+        return found
+
+    builtin_errors = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+                      and issubclass(getattr(builtins, n), Exception)}
+    return sorted(
+        f"{m}.{name}"
+        for (m, name), _ in classes.items()
+        if not name.startswith("_") and (a := ancestors(name)) & builtin_errors and "ProctorError" not in a
+    )
+
+
+# clients/tally.py's EndpointDown is a ConnectionError the engine's fault classification reads.
+KNOWN_ERRORS_OUTSIDE = {"proctor.clients.tally.EndpointDown"}
+
+
+def test_every_error_is_in_the_tree_errors_py_draws() -> None:
+    """"Every error class is in the tree `errors.py` draws" (docs/architecture.md): a public exception
+    class descends from `ProctorError`."""
+    assert sorted(set(error_classes_outside_the_tree(_trees())) - KNOWN_ERRORS_OUTSIDE) == []
 
 
 def test_no_test_tooling_in_the_package() -> None:
