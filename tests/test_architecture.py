@@ -206,19 +206,34 @@ def test_the_layer_table_is_the_documented_picture() -> None:
     assert undrawn == [], "draw these in the picture of docs/architecture.md"
 
 
-def test_no_import_reaches_up() -> None:
-    """"Each package imports only from the layers below it" (docs/architecture.md, "Layers")."""
-    graph = import_graph()
-    up = sorted(
+def upward_edges(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
         f"{m} -> {t}" for m, targets in graph.items() for t in targets if RANK[package_of(t)] > RANK[package_of(m)]
     )
-    assert up == []
+
+
+def test_no_import_reaches_up() -> None:
+    """"Each package imports only from the layers below it" (docs/architecture.md, "Layers")."""
+    assert upward_edges(import_graph()) == []
 
 
 def test_the_rank_check_can_fail() -> None:
-    """The ranks are read the right way round: a leaf importing the CLI, or loadgen a SUT, is up."""
-    assert RANK["proctor.errors"] < RANK["proctor.loadgen"] < RANK["proctor.suts"] < RANK["proctor.app"]
-    assert RANK["proctor.wire"] < RANK["proctor.rules"] < RANK["proctor.loadgen"] < RANK["proctor.cli"]
+    """The ranks are read the right way round: a leaf importing the CLI, loadgen a SUT, the rules the
+    engine or the wire the rules is up; the CLI importing a leaf, or a sibling a sibling, is not."""
+    graph = {
+        "proctor.errors": {"proctor.cli.output"},
+        "proctor.loadgen.engine": {"proctor.suts.registry", "proctor.rules.inference"},
+        "proctor.rules.rounds": {"proctor.loadgen.settings"},
+        "proctor.wire.kserve_v2": {"proctor.rules.inference"},
+        "proctor.cli.run": {"proctor.errors", "proctor.app.session"},
+        "proctor.clients.network": {"proctor.suts.registry"},
+    }
+    assert upward_edges(graph) == [
+        "proctor.errors -> proctor.cli.output",
+        "proctor.loadgen.engine -> proctor.suts.registry",
+        "proctor.rules.rounds -> proctor.loadgen.settings",
+        "proctor.wire.kserve_v2 -> proctor.rules.inference",
+    ]
 
 
 _MIDDLE = LAYERS[4]
@@ -598,6 +613,53 @@ def test_every_error_is_in_the_tree_errors_py_draws() -> None:
     """"Every error class is in the tree `errors.py` draws" (docs/architecture.md): a public exception
     class descends from `ProctorError`."""
     assert sorted(set(error_classes_outside_the_tree(_trees())) - KNOWN_ERRORS_OUTSIDE) == []
+
+
+HOSTILE_MODULE = '''
+"""A docstring may say resnet50 and --model: it is not a string the code uses."""
+import pyarrow
+import os, shutil
+from importlib.metadata import entry_points
+if TYPE_CHECKING:
+    import duckdb
+
+MODEL = "bert"
+HINT = "raise --duration-ms"
+try:
+    pq = importlib.import_module("pyarrow.parquet")
+except ImportError:
+    pq = None
+
+def f(sut, path, other):
+    hasattr(sut, "close"); getattr(other, "x", None); getattr(self.sut, "report", None)
+    eval("1"); exec("x = 1")
+    os.walk(path); shutil.copyfile(path, other)
+    path.read_text(); open(path); open(path, "rb"); path.open("r"); path.open(mode="rb")
+    text_files.read_text(path)
+    import duckdb  # on first use: fine
+    return entry_points(group="proctor.suts")
+
+class BadError(ValueError): pass
+class Worse(BadError): pass
+class Fine(RunError): pass
+class _Private(Exception): pass
+class Stop(KeyboardInterrupt): pass
+'''
+
+
+def test_the_scanners_find_each_kind_of_break() -> None:
+    """The scans above can fail: each break in HOSTILE_MODULE is found, what is allowed is not."""
+    tree = ast.parse(HOSTILE_MODULE)
+    assert [line.split(": ")[1] for line in evals(tree)] == ["eval", "exec"]
+    assert len(entry_point_reads(tree)) == 2
+    assert sut_probes(tree) == {"close", "report"}
+    assert engine_words(tree, {"bert", "resnet50"}) == {"bert", "--duration-ms"}
+    assert sorted(line.split(": ")[1] for line in eager_imports(tree, EXTRAS)) == ["pyarrow", "pyarrow.parquet"]
+    assert [line.split(": ")[1] for line in text_mode_reads(tree)] == ["path.read_text()", "open(path)", "path.open('r')"]
+    assert tree_calls(tree) == {"walk", "copyfile"}
+    errors_tree = ast.parse("class ProctorError(Exception): pass\nclass RunError(ProctorError): pass")
+    found = error_classes_outside_the_tree({"proctor.x": tree, "proctor.errors": errors_tree})
+    assert found == ["proctor.x.BadError", "proctor.x.Worse"]
 
 
 def test_no_test_tooling_in_the_package() -> None:
