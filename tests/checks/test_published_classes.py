@@ -33,7 +33,7 @@ from proctor.checks.system_description import check_system_description
 from proctor.findings import Severity
 from proctor.loadgen.logs import read_detail
 from proctor.rules.inference_rounds import delta_perc_of_test01, round_table
-from proctor.submission.truncate import truncate_bytes
+from proctor.submission_files import truncate_bytes
 from tests.checks import test_rounds as built
 
 OFFLINE = Path("closed/UntetherAI/results") / UT_EDGE / "resnet50" / "offline" / "performance/run_1"

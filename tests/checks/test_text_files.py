@@ -22,7 +22,7 @@ from proctor.errors import LogFormatError
 from proctor.findings import Severity
 from proctor.loadgen.logs.reader import iter_lines
 from proctor.mllog_lines import iter_log
-from proctor.submission.truncate import hash_lines, is_truncated, lf_form, truncate_bytes
+from proctor.submission_files import hash_lines, is_truncated, lf_form, truncate_bytes
 from proctor.text_files import decode_utf8, read_text, split_lines, universal_lines
 from tests.checks import test_rounds as built
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proctor.submission.truncate import (
+from proctor.submission_files import (
     MAX_ACCURACY_LOG_SIZE,
     TRUNCATION_MARK,
     VIEWABLE_SIZE,

@@ -37,7 +37,7 @@ from proctor.audits.verify import (
 )
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
-from proctor.submission.truncate import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
+from proctor.submission_files import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
 from proctor.trees import is_file
 
 RULE = "compliance_reverify"

@@ -40,7 +40,7 @@ from proctor.findings import Finding, Severity
 from proctor.loadgen.logs.numbers import ostream
 from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant, empty_response
 from proctor.rules.inference_rounds import TEST01_DELTA_SOURCE, delta_perc_of_test01
-from proctor.submission.truncate import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
+from proctor.submission_files import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file, parsed
 

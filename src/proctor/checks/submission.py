@@ -51,7 +51,7 @@ from proctor.rules.inference import (
 )
 from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
-from proctor.submission.truncate import CODE_FOLDERS
+from proctor.submission_files import CODE_FOLDERS
 from proctor.text_files import read_text
 from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, reading, real_root, scan
 

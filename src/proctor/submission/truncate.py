@@ -1,7 +1,8 @@
 """Accuracy-log truncation, as the official `tools/submission/truncate_accuracy_log.py` does it.
 
 A submitted `mlperf_log_accuracy.json` may be at most MAX_ACCURACY_LOG_SIZE bytes (the official
-checker refuses a larger one). The official tool appends `hash=<sha256 of the full log>` to the
+checker refuses a larger one; the limit, the truncated form and the hash line are stated once in
+`proctor.submission_files`, which the checker reads too). The official tool appends `hash=<sha256 of the full log>` to the
 `accuracy.txt` beside it and keeps the first and last VIEWABLE_SIZE characters of the log with
 TRUNCATION_MARK between them. It walks `<division>/<submitter>/results/<system>/<benchmark>/
 <scenario>/` (the result's `accuracy/` and, for TEST01/TEST07/TEST09, the audit's `accuracy/`),
@@ -18,14 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.errors import TruncateError
-from proctor.text_files import split_lines
+from proctor.submission_files import (
+    CODE_FOLDERS,
+    MAX_ACCURACY_LOG_SIZE,
+    TRUNCATION_MARK,
+    VIEWABLE_SIZE,
+    hash_lines,
+    truncate_bytes,
+)
 from proctor.trees import (
     DIR,
     FILE,
@@ -46,14 +53,9 @@ from proctor.trees import (
     show,
 )
 
-MAX_ACCURACY_LOG_SIZE = 10 * 1024  # bytes; the official checker's limit
-VIEWABLE_SIZE = 4096  # kept from the head and from the tail
-TRUNCATION_MARK = b"\n\n...\n\n"
 DIVISIONS = ("closed", "open", "network")
 HASH_TESTS = ("TEST01", "TEST07", "TEST09")  # audits whose folder holds an accuracy log
 NO_ACCURACY_TXT = ("TEST07", "TEST09")  # the hash goes to a fresh accuracy.txt
-_HASH_LINE = re.compile(r"^hash=(\w+)$")  # the official pattern, [\w\d]+
-SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
 def file_hash(path: Path) -> str:
@@ -63,48 +65,6 @@ def file_hash(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 16), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def hash_lines(text: str) -> list[str]:
-    """The values of every `hash=` line of an accuracy.txt, in order (the official reads the first).
-
-    Lines are split as Python's `for line in f` splits them (universal newlines: "\\r\\n", "\\r" and
-    "\\n"), so a CRLF file's hash line counts as it does for the official; a value the official
-    regex would not take is left out.
-    """
-    out = []
-    for line in split_lines(text):
-        m = _HASH_LINE.match(line)
-        if m:
-            out.append(m.group(1))
-    return out
-
-
-def lf_form(data: bytes) -> bytes:
-    """`data` with its line ends made LF (b"\\r\\n" and a lone b"\\r", as universal newlines read
-    them): the log LoadGen wrote before a copy converted its line ends (git's autocrlf on Windows).
-    LoadGen's JSON never holds a raw CR (a string escapes it), so nothing else changes; the same
-    object when there is no CR."""
-    if b"\r" not in data:
-        return data
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-
-
-def truncate_bytes(data: bytes) -> bytes:
-    """The truncated log: unchanged below VIEWABLE_SIZE bytes, else head + mark + tail.
-
-    As the official tool, a log of VIEWABLE_SIZE to 2*VIEWABLE_SIZE+7 bytes is rewritten too (and
-    grows, its head and tail overlapping).
-    """
-    if len(data) < VIEWABLE_SIZE:
-        return data
-    return data[:VIEWABLE_SIZE] + TRUNCATION_MARK + data[len(data) - VIEWABLE_SIZE :]
-
-
-def is_truncated(data: bytes) -> bool:
-    """Whether `data` has the shape truncate_bytes gives a long log."""
-    n = VIEWABLE_SIZE
-    return len(data) == 2 * n + len(TRUNCATION_MARK) and data[n : n + len(TRUNCATION_MARK)] == TRUNCATION_MARK
 
 
 def truncated_file(path: Path) -> bytes:
@@ -174,7 +134,6 @@ def _targets(root: Path, submitter: str | None, skip: Iterable[str]) -> Iterable
 
 
 MAX_ACCURACY_TXT = 16 << 20  # an accuracy script prints a few lines; a larger accuracy.txt is not one
-CODE_FOLDERS = ("code", "src")  # where a submitter's tree may hold links inside itself (model variants)
 
 
 def check_submitter_trees(root: Path, submitter: str | None) -> None:

@@ -1,0 +1,64 @@
+"""What the packager (`submission/`) and the checker (`checks/`) agree on about a submission's files.
+
+A submitted `mlperf_log_accuracy.json` may be at most MAX_ACCURACY_LOG_SIZE bytes (the official
+checker refuses a larger one); a longer log is cut, as the official `truncate_accuracy_log.py`
+cuts it, to its first and last VIEWABLE_SIZE bytes with TRUNCATION_MARK between them, and the
+sha256 of the full log goes to a `hash=` line of the `accuracy.txt` beside it. A submitter's tree
+may hold links inside itself only under CODE_FOLDERS. Stated once here, below both layers: the
+checker reads trees and never imports the code that builds them (docs/architecture.md, "Layers").
+"""
+
+from __future__ import annotations
+
+import re
+
+from proctor.text_files import split_lines
+
+MAX_ACCURACY_LOG_SIZE = 10 * 1024  # bytes; the official checker's limit
+VIEWABLE_SIZE = 4096  # kept from the head and from the tail
+TRUNCATION_MARK = b"\n\n...\n\n"
+SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+CODE_FOLDERS = ("code", "src")  # where a submitter's tree may hold links inside itself (model variants)
+_HASH_LINE = re.compile(r"^hash=(\w+)$")  # the official pattern, [\w\d]+
+
+
+def hash_lines(text: str) -> list[str]:
+    """The values of every `hash=` line of an accuracy.txt, in order (the official reads the first).
+
+    Lines are split as Python's `for line in f` splits them (universal newlines: "\\r\\n", "\\r" and
+    "\\n"), so a CRLF file's hash line counts as it does for the official; a value the official
+    regex would not take is left out.
+    """
+    out = []
+    for line in split_lines(text):
+        m = _HASH_LINE.match(line)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+def lf_form(data: bytes) -> bytes:
+    """`data` with its line ends made LF (b"\\r\\n" and a lone b"\\r", as universal newlines read
+    them): the log LoadGen wrote before a copy converted its line ends (git's autocrlf on Windows).
+    LoadGen's JSON never holds a raw CR (a string escapes it), so nothing else changes; the same
+    object when there is no CR."""
+    if b"\r" not in data:
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def truncate_bytes(data: bytes) -> bytes:
+    """The truncated log: unchanged below VIEWABLE_SIZE bytes, else head + mark + tail.
+
+    As the official tool, a log of VIEWABLE_SIZE to 2*VIEWABLE_SIZE+7 bytes is rewritten too (and
+    grows, its head and tail overlapping).
+    """
+    if len(data) < VIEWABLE_SIZE:
+        return data
+    return data[:VIEWABLE_SIZE] + TRUNCATION_MARK + data[len(data) - VIEWABLE_SIZE :]
+
+
+def is_truncated(data: bytes) -> bool:
+    """Whether `data` has the shape truncate_bytes gives a long log."""
+    n = VIEWABLE_SIZE
+    return len(data) == 2 * n + len(TRUNCATION_MARK) and data[n : n + len(TRUNCATION_MARK)] == TRUNCATION_MARK
