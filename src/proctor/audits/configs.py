@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from proctor.rules.inference import resolve
+from proctor.rules.inference_rounds import round_table
+from proctor.rules.rounds import CURRENT_ROUND
 
 # TEST06's output token dtypes (--dtype) and their numpy codes
 TEST06_DTYPES = {"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}
@@ -159,24 +161,9 @@ def audit_config(audit: Audit | str, model: str) -> AuditConfig:
     return TEST04_CONFIG if a is Audit.TEST04 else TEST06_CONFIG
 
 
-# The one copy of which benchmark needs which audit: the official submission checker's
-# `models_TEST0x` lists (CHECKER_SOURCE), by the official benchmark names. proctor's checker
-# (checks/compliance.py) and `proctor audit all` both read it. TEST07/08/09 are audits proctor
-# checks for but does not run.
-REQUIRED_AUDITS: dict[str, tuple[str, ...]] = {
-    "TEST01": (
-        "resnet", "bert-99", "bert-99.9", "3d-unet-99", "3d-unet-99.9", "stable-diffusion-xl", "rgat",
-        "whisper", "yolo-99", "yolo-95",
-    ),
-    "TEST04": ("resnet", "stable-diffusion-xl", "wan-2.2-t2v-a14b"),
-    "TEST06": (
-        "llama2-70b-99.9", "llama2-70b-interactive-99", "llama2-70b-interactive-99.9", "llama3.1-8b",
-        "llama3.1-8b-interactive", "deepseek-r1",
-    ),
-    "TEST07": ("gpt-oss-120b",),
-    "TEST09": ("gpt-oss-120b", "e2e-rag-qna"),
-    "TEST08": ("dlrm-v3",),
-}  # fmt: skip
+# Which benchmark needs which audit is the round's (rules.inference_rounds: `round_table().audits`,
+# the official checker's `models_TEST0x` lists); proctor's checker (checks/compliance.py) and
+# `proctor audit all` both read it.
 # proctor's own workload is shaped like resnet (image classification): it takes resnet's audits
 # (docs/deviations.md, "Submission side").
 PROCTOR_AUDITS: dict[str, tuple[str, ...]] = {"digits": ("TEST01", "TEST04")}
@@ -226,11 +213,10 @@ def required_audits(model: str, *, llm: bool | None = None) -> tuple[Audit, ...]
     """
     key = _key(model)
     own = PROCTOR_AUDITS.get(key[0])
-    found = tuple(
-        Audit(t)
-        for t, names in REQUIRED_AUDITS.items()
-        if t in Audit.__members__ and (t in own if own is not None else any(_key(n) == key for n in names))
-    )
+    if own is None:
+        lists = round_table(CURRENT_ROUND).audits
+        own = tuple(t for name, tests in lists.items() if _key(name) == key for t in tests)
+    found = tuple(a for a in Audit if a in own)
     if found:
         return found
     if llm is None:
@@ -241,7 +227,6 @@ def required_audits(model: str, *, llm: bool | None = None) -> tuple[Audit, ...]
 __all__ = [
     "ACCURACY_LOG_RNG_SEED",
     "PROCTOR_AUDITS",
-    "REQUIRED_AUDITS",
     "TEST01_SAMPLING_TARGET",
     "TEST04_CONFIG",
     "TEST06_CONFIG",

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from proctor.audits.configs import Audit, audit_config
-from proctor.audits.layout import Layout
 from proctor.audits.verify import (
     TEST_PASS,
     Verdict,
@@ -41,6 +40,7 @@ from proctor.audits.verify import (
 from proctor.errors import ConfigError, ProctorError, TreeError
 from proctor.loadgen.settings import TestSettings
 from proctor.loadgen.types import TestMode
+from proctor.rules.rounds import Layout
 from proctor.trees import DIR, MISSING, copy_file, kind, make_dirs, not_a_file, remove_file, replace, show
 
 AUDIT_RUNS = "audit_runs"
@@ -81,8 +81,7 @@ class Tree:
     def audit_dir(self, audit: Audit) -> Path:
         if self.audits is not None:
             return self.audits / str(audit)
-        top = "results" if self.layout is Layout.RESULTS else "compliance"
-        return self.out / top / self.system / self.benchmark / self.scenario / str(audit)
+        return self.layout.audit_dir(self.out, self.system, self.benchmark, self.scenario, str(audit))
 
     def run_dir(self, audit: Audit) -> Path:
         return self.out / AUDIT_RUNS / self.benchmark / self.scenario / str(audit)

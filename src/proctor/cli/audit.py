@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from proctor.audits.layout import Layout
 from proctor.cli import output
 from proctor.cli.apps import app, examples
 from proctor.cli.run import list_suts
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError, TreeError
+from proctor.rules.rounds import Layout
 
 if TYPE_CHECKING:
     from rich.console import Console
