@@ -3,6 +3,9 @@
 - A round is one object: code outside `proctor.rules` never tests a round's name (no
   `startswith("v5")`, no `== "3.1.0"`, no "6.1.0" default); it asks the round (`round_table(name)`,
   the training `rulesets` module) for its layout, audits, seeds and tables.
+- An audit is one record (`audits/specs.py` SPECS): running, verifying, checking, truncating and the
+  command line read it; no audit's name is branched on, listed or keyed elsewhere (its audit.config
+  in `audits/configs.py` and each round's lists in `proctor.rules` aside).
 """
 
 from __future__ import annotations
@@ -103,11 +106,11 @@ def test_every_round_states_its_layout_seeds_and_audits() -> None:
 
 def test_the_current_round_audits_are_the_rounds() -> None:
     """`proctor audit all` and the checker read the current round's lists: no copy elsewhere."""
-    from proctor.audits import configs
+    from proctor.audits import configs, specs
     from proctor.rules.inference_rounds import AUDITS_V61, round_table
 
     assert round_table().audits is AUDITS_V61
-    assert not hasattr(configs, "REQUIRED_AUDITS")
+    assert not hasattr(configs, "REQUIRED_AUDITS") and not hasattr(specs, "REQUIRED_AUDITS")
 
 
 def _click_options() -> Iterator[tuple[str, Any]]:
@@ -132,3 +135,73 @@ def test_one_name_for_the_round_option(flag: str, name: str) -> None:
     seen = [(path, o.name) for path, o in _click_options() if flag in o.opts]
     assert len(seen) >= 3
     assert [s for s in seen if s[1] != name] == []
+
+
+# The files an audit's name may appear in as a value: its record, its audit.config, the rounds' lists.
+AUDIT_HOMES = ("audits/specs.py", "audits/configs.py")
+AUDIT_NAME = re.compile(r"TEST\d\d")
+
+
+def _audit_mentions(rel: str, tree: ast.Module) -> list[str]:
+    found = []
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and AUDIT_NAME.fullmatch(node.attr):
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and AUDIT_NAME.fullmatch(node.value):
+            expr = parents.get(node)
+            if not (isinstance(expr, ast.Expr) and _is_docstring(parents.get(expr), node)):
+                found.append(f"{rel}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_no_audit_is_named_outside_its_record() -> None:
+    """`if test == "TEST01"`, `audit is Audit.TEST06`, `HASH_TESTS = ("TEST01", ...)`, a `Which` enum
+    copying `Audit`: each states an audit a second time. Code reads the audit's record instead."""
+    found = [m for rel, tree in _sources() if rel not in AUDIT_HOMES for m in _audit_mentions(rel, tree)]
+    assert found == []
+
+
+def test_the_audit_check_finds_a_branch() -> None:
+    """The scan above catches the shapes it is meant to (an if-chain on a name, an enum member)."""
+    code = 'if test == "TEST01":\n    pass\nelif audit is Audit.TEST04:\n    pass\nX = ("TEST07", "TEST09")\n'
+    assert len(_audit_mentions("x.py", ast.parse(code))) == 4
+    assert _audit_mentions("x.py", ast.parse('"""TEST01 in a docstring."""\n')) == []
+
+
+def test_every_audit_has_one_whole_record() -> None:
+    """Each audit a round names has its record; a record proctor runs has its settings, its
+    verification and the files it leaves, and the checker reads the verify files it writes."""
+    from proctor.audits.specs import PLACES, RUNNABLE, SPECS, Audit
+    from proctor.rules.inference_rounds import round_table
+    from proctor.rules.rounds import ROUNDS
+
+    assert set(SPECS) == set(Audit) and all(spec.audit is a for a, spec in SPECS.items())
+    named = {t for r in ROUNDS for tests in round_table(r).audits.values() for t in tests}
+    assert named <= set(Audit), named - set(Audit)
+    assert tuple(a for a in Audit if SPECS[a].config is not None) == RUNNABLE
+    for audit in RUNNABLE:
+        spec = SPECS[audit]
+        assert spec.comparisons and spec.keeps, audit
+        assert tuple(c.kind for c in spec.comparisons) == spec.verify_files, audit
+        assert all(c.log in PLACES for c in spec.comparisons) and all(k in PLACES for k in spec.keeps), audit
+        assert spec.config is not None and spec.config("resnet50").audit == audit
+
+
+def test_the_audit_argument_is_the_records(tmp_path: Path) -> None:
+    """`proctor audit AUDIT` takes exactly the audits proctor runs (and `all`), from the records."""
+    from typer.testing import CliRunner
+
+    from proctor.audits.specs import RUNNABLE, Audit
+    from proctor.cli.apps import app
+    from proctor.cli.main import _register
+
+    _register()
+    runner = CliRunner()
+    page = runner.invoke(app, ["audit", "--help"], terminal_width=200).output
+    assert all(a in page for a in RUNNABLE)
+    for name in [a for a in Audit if a not in RUNNABLE] + ["TEST99", "test01"]:
+        res = runner.invoke(app, ["audit", name, "--sut", "digits", "-s", "Offline", "-o", str(tmp_path / "o")])
+        assert res.exit_code == 2, (name, res.output)
+        assert f"AUDIT '{name}' is not an audit proctor runs; use one of {', '.join(RUNNABLE)}" in res.output
+    assert not (tmp_path / "o").exists()

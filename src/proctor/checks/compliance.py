@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.audits.configs import PROCTOR_AUDITS
+from proctor.audits.specs import PROCTOR_AUDITS, spec_of
 from proctor.checks.accuracy import parse_accuracy_text, reported_metric
 from proctor.checks.audit_reverify import Claim, reverify_audit
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
@@ -51,11 +51,6 @@ from proctor.trees import is_dir, is_file, parsed
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"
-TEST06_LINES = {
-    "first token": ("First token check pass: True", "First token check pass: Skipped"),
-    "EOS": ("EOS check pass: True",),
-    "sample length": ("Sample length check pass: True",),
-}
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 TEST01_ACC_FILES = (
     "mlperf_log_accuracy.json",
@@ -64,10 +59,6 @@ TEST01_ACC_FILES = (
     "compliance_accuracy.txt",
 )
 MEASUREMENT_FILES = ("README.md", "user.conf")
-AUDIT_KEYS = {  # the detail-log setting that shows the run was the audit and not a plain performance run
-    "TEST01": ("effective_accuracy_log_sampling_target", "effective_accuracy_log_probability"),
-    "TEST04": ("effective_performance_issue_same",),
-}
 
 
 def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
@@ -133,13 +124,15 @@ def parse_verify(text: str, test: str, kind: str) -> Verdict:
         if num is not None and key.strip():
             numbers[key.strip().lower()] = num
     failed = next((line for line in lines if line.startswith("TEST FAIL")), None)
-    if test == "TEST06" and kind == "accuracy":
-        missing = [what for what, ok in TEST06_LINES.items() if not any(o in lines for o in ok)]
+    spec = spec_of(test)
+    if spec is not None and spec.accuracy_lines and kind == "accuracy":
+        missing = [what for what, ok in spec.accuracy_lines.items() if not any(o in lines for o in ok)]
         official = not missing
         why = f"the {', '.join(missing)} check did not pass" if missing else ""
         return Verdict(official, official and failed is None, why or (failed or ""), numbers)
     # TEST01's accuracy wants a whole line; the others take it anywhere in a line
-    official = PASS_LINE in lines if test == "TEST01" and kind == "accuracy" else PASS_LINE in text
+    alone = spec is not None and spec.pass_line_alone and kind == "accuracy"
+    official = PASS_LINE in lines if alone else PASS_LINE in text
     if failed is not None:
         return Verdict(official, False, f"it says '{failed[:120]}'", numbers)
     return Verdict(official, official, "" if official else f"no '{PASS_LINE}' line", numbers)
@@ -220,25 +213,29 @@ def _verify_file(
 def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
     out: list[Finding] = []
     claims: dict[str, Claim] = {}
-    if test in ("TEST01", "TEST06", "TEST07", "TEST08"):
+    spec = spec_of(test)
+    if spec is None:
+        return out  # a name no round's checker uses: the round's lists never ask for it
+    if "accuracy" in spec.verify_files:
         verdict, found = _verify_file(folder, test, "accuracy")
-        if test == "TEST01" and verdict is not None and not verdict.passed:
+        if spec.accuracy_delta and verdict is not None and not verdict.passed:
             found = _test01_fallback(folder, ctx, found)
-        elif test == "TEST01" and verdict is not None:
+        elif spec.accuracy_delta and verdict is not None:
             found += _test01_files(folder)
         out += found
         if verdict is not None:
             claims["accuracy"] = Claim(folder / "verify_accuracy.txt", verdict.passed, verdict.numbers)
-    if test == "TEST09":
-        out += _verify_file(folder, test, "output_len", "verify_output_len.txt")[1]
-    if test == "TEST05":  # v4.1: the performance run repeated with the round's TEST05 seeds
+    for kind in spec.verify_files:
+        if kind not in ("accuracy", "performance"):  # TEST09's verify_output_len.txt
+            out += _verify_file(folder, test, kind)[1]
+    if spec.round_seeds:  # v4.1 TEST05: the performance run repeated with the round's TEST05 seeds
         out += _verify_file(folder, test, "performance")[1]
         run = folder / "performance" / "run_1" / "mlperf_log_detail.txt"
         if not _is_file(run):
-            out.append(_err("compliance_file", run, "missing; copy the TEST05 run's LoadGen output here"))
+            out.append(_err("compliance_file", run, f"missing; copy the {test} run's LoadGen output here"))
         else:
             out += _test05_seeds(ctx, run)
-    if test in ("TEST01", "TEST04"):
+    if spec.performance_logs:
         verdict, found = _verify_file(folder, test, "performance")
         out += found
         if verdict is not None:
@@ -363,7 +360,8 @@ def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
     if problems or not log.values:
         return problems
     out: list[Finding] = check_loadgen_origin(log, ctx.version, allow_unofficial=ctx.allow_unofficial_loadgen)
-    keys = AUDIT_KEYS.get(test, ())
+    spec = spec_of(test)
+    keys = spec.audit_keys if spec is not None else ()
     if keys and not any(_audit_on(log.get(k)) for k in keys if k in log):
         out.append(
             _err(

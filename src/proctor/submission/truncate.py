@@ -4,7 +4,8 @@ A submitted `mlperf_log_accuracy.json` may be at most MAX_ACCURACY_LOG_SIZE byte
 checker refuses a larger one). The official tool appends `hash=<sha256 of the full log>` to the
 `accuracy.txt` beside it and keeps the first and last VIEWABLE_SIZE characters of the log with
 TRUNCATION_MARK between them. It walks `<division>/<submitter>/results/<system>/<benchmark>/
-<scenario>/` (the result's `accuracy/` and, for TEST01/TEST07/TEST09, the audit's `accuracy/`),
+<scenario>/` (the result's `accuracy/` and the `accuracy/` of each audit whose record names its
+truncation, audits/specs.py: TEST01, TEST07, TEST09),
 either on a copy of the tree (`output`) or in place after saving each original (`backup`).
 
 proctor writes the same bytes. It works on bytes, not decoded text: a log with non-ASCII or CRLF
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.audits.specs import Truncation, spec_of
 from proctor.errors import TruncateError
 from proctor.text_files import split_lines
 from proctor.trees import (
@@ -50,8 +52,6 @@ MAX_ACCURACY_LOG_SIZE = 10 * 1024  # bytes; the official checker's limit
 VIEWABLE_SIZE = 4096  # kept from the head and from the tail
 TRUNCATION_MARK = b"\n\n...\n\n"
 DIVISIONS = ("closed", "open", "network")
-HASH_TESTS = ("TEST01", "TEST07", "TEST09")  # audits whose folder holds an accuracy log
-NO_ACCURACY_TXT = ("TEST07", "TEST09")  # the hash goes to a fresh accuracy.txt
 _HASH_LINE = re.compile(r"^hash=(\w+)$")  # the official pattern, [\w\d]+
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
@@ -167,10 +167,16 @@ def _targets(root: Path, submitter: str | None, skip: Iterable[str]) -> Iterable
                             continue
                         for test in _dirs(scenario):
                             if test.name.startswith("TEST"):
-                                if test.name in HASH_TESTS:
+                                spec = spec_of(test.name)
+                                if spec is not None and spec.truncation is not None:
                                     yield test, test.name
                             else:
                                 yield scenario, None
+
+
+def _truncation(test: str) -> Truncation | None:
+    spec = spec_of(test)
+    return spec.truncation if spec is not None else None
 
 
 MAX_ACCURACY_TXT = 16 << 20  # an accuracy script prints a few lines; a larger accuracy.txt is not one
@@ -217,7 +223,8 @@ def truncate_tree(
             continue
         hash_val: str | None = None
         old_txt = b""
-        if test not in NO_ACCURACY_TXT:
+        fresh_txt = test is not None and _truncation(test) is Truncation.NEW  # no accuracy script ran on it
+        if not fresh_txt:
             txt_kind = kind(acc_txt)
             if txt_kind != FILE:
                 report.problems.append(
@@ -246,7 +253,7 @@ def truncate_tree(
             make_dirs(dst.parent, backup)
             copy_file(acc_log, dst)
         digest = file_hash(acc_log)
-        if test in NO_ACCURACY_TXT:
+        if fresh_txt:
             replace(acc_txt, f"hash={digest}\n".encode())
         else:
             replace(acc_txt, old_txt + f"\nhash={digest}\n".encode())
