@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from proctor.audits.configs import audit_config, required_audits
+from proctor.audits.specs import audit_config, required_audits
 from proctor.loadgen.conf import shipped_mlperf_conf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for tests.support

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from proctor.audits import verify as V
-from proctor.audits.configs import Audit
 from proctor.audits.run import Tree, run_audits
+from proctor.audits.specs import Audit
 
 from .conftest import clocked_runner, ss_settings, tokens_hex, write_accuracy, write_detail
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proctor.audits.configs import Audit
 from proctor.audits.run import Layout, Tree, run_audits
+from proctor.audits.specs import Audit
 from proctor.loadgen.logs.reader import read_detail
 
 from .conftest import clocked_runner, ss_settings
@@ -238,7 +238,7 @@ def test_a_short_offline_reference_is_sized_by_itself_and_the_audits_pass(tmp_pa
 def test_which_audits_apply_comes_from_the_rules_table():
     """TEST06 reads LLM token outputs: it applies to a benchmark exactly when the rules' table gives it
     token latencies; `proctor audit all` never picks an audit that does not apply (issue 31 §2)."""
-    from proctor.audits.configs import is_llm, not_applicable, required_audits
+    from proctor.audits.specs import is_llm, not_applicable, required_audits
     from proctor.rules.inference import BENCHMARKS
 
     assert BENCHMARKS

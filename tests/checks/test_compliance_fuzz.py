@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from proctor.audits.specs import SPECS, Audit
 from proctor.checks.compliance import (
-    TEST06_LINES,
     _verify_file,
     check_accuracy_hash,
     check_measurements_json,
@@ -23,6 +23,7 @@ from proctor.checks.compliance import (
 from proctor.rules.inference import MEASUREMENT_FIELDS
 
 pytestmark = pytest.mark.fuzz
+TEST06_LINES = SPECS[Audit.TEST06].accuracy_lines
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]
 
 KINDS = [("TEST01", "accuracy"), ("TEST01", "performance"), ("TEST04", "performance"), ("TEST06", "accuracy"),

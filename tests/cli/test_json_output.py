@@ -179,8 +179,8 @@ def test_run_json_for_a_failed_run_still_prints_its_document(tmp_path: Path) -> 
 
 def test_audit_json_reports_an_inconclusive_audit_as_such() -> None:
     from proctor.app.documents import audit_document
-    from proctor.audits.configs import Audit
     from proctor.audits.run import AuditOutcome
+    from proctor.audits.specs import Audit
     from proctor.audits.verify import Verdict
 
     fail = Verdict(check="performance", passed=False, lines=["TEST FAIL"])

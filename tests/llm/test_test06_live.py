@@ -85,7 +85,7 @@ def test_an_endpoint_that_ends_outputs_with_two_eos_tokens_fails_test06(tmp_path
 
 @pytest.mark.parametrize("given", ["output=text"])
 def test_a_spec_that_names_its_output_is_kept(given):
-    from proctor.audits.configs import Audit
+    from proctor.audits.specs import Audit
     from proctor.cli.audit import token_ids_for_test06
 
     assert token_ids_for_test06(f"openai:url=http://h:1,{given}", (Audit.TEST06,)) == f"openai:url=http://h:1,{given}"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.audits.configs import required_audits
 from proctor.audits.run import Layout, RunLogs, Tree, run_audits
+from proctor.audits.specs import required_audits
 from proctor.checks.submission import check_submission
 from tests.support.standin import MEASUREMENTS, accuracy_line, system_json, write_json
 

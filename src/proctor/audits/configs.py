@@ -1,20 +1,18 @@
-"""The official compliance audits as data: each audit's audit.config lines and where they come from.
+"""The official compliance audits' settings as data: each audit's audit.config lines and where they
+come from (each audit's record, `audits/specs.py`, names its config here).
 
 Source: the official inference repository's `compliance/` folder (round v6.1): `TEST01/<benchmark>/
 audit.config` (one per benchmark: mode 2, the fixed accuracy-log seed, a per-benchmark sampling
 target), `TEST04/audit.config` (mode 2, the same sample issued over and over), `TEST06/audit.config`
-(mode 2, 100 logged samples, no minimum duration, no equal-issue permutation); and the submission
-checker's `models_TEST0x` lists (which benchmark needs which audit). LoadGen reads audit.config with
-model "*" (docs/architecture.md, "Inference"), so the model-specific TEST04 lines never apply; they
-are kept because the official file has them.
+(mode 2, 100 logged samples, no minimum duration, no equal-issue permutation). Which benchmark needs
+which audit is the round's (rules/inference_rounds.py). LoadGen reads audit.config with model "*"
+(docs/architecture.md, "Inference"), so the model-specific TEST04 lines never apply; they are kept
+because the official file has them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-
-from proctor.rules.inference import resolve
 
 # TEST06's output token dtypes (--dtype) and their numpy codes
 TEST06_DTYPES = {"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}
@@ -25,12 +23,6 @@ CHECKER_SOURCE = "mlcommons/inference tools/submission/submission_checker/consta
 # compliance/TEST01/*/audit.config and TEST06/audit.config: the accuracy-log RNG seed they all use.
 ACCURACY_LOG_RNG_SEED = 720381539243781796
 PERFORMANCE_MODE = 2  # "mode = 2": PerformanceOnly
-
-
-class Audit(StrEnum):
-    TEST01 = "TEST01"  # accuracy in performance mode
-    TEST04 = "TEST04"  # the SUT does not cache repeated samples
-    TEST06 = "TEST06"  # LLM output consistency (first token, EOS, token counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +40,7 @@ class ConfLine:
 class AuditConfig:
     """One audit.config: its lines in the official order and the file they come from."""
 
-    audit: Audit
+    audit: str  # TEST01, ... (audits/specs.py)
     lines: tuple[ConfLine, ...]
     source: str
     note: str = ""
@@ -108,7 +100,7 @@ def test01_config(model: str) -> AuditConfig:
         folder = TEST01_DEFAULT_FOLDER
         note = f"'{model}' has no compliance/TEST01 folder; using the {folder} folder's sampling target"
     return AuditConfig(
-        Audit.TEST01,
+        "TEST01",
         (
             ConfLine("*", "*", "mode", PERFORMANCE_MODE),
             ConfLine("*", "*", "accuracy_log_rng_seed", ACCURACY_LOG_RNG_SEED),
@@ -136,10 +128,10 @@ def _test04_lines() -> tuple[ConfLine, ...]:
     return tuple(lines)
 
 
-TEST04_CONFIG = AuditConfig(Audit.TEST04, _test04_lines(), SOURCE.format(test="TEST04", sub=""))
+TEST04_CONFIG = AuditConfig("TEST04", _test04_lines(), SOURCE.format(test="TEST04", sub=""))
 
 TEST06_CONFIG = AuditConfig(
-    Audit.TEST06,
+    "TEST06",
     (
         ConfLine("*", "*", "mode", PERFORMANCE_MODE),
         ConfLine("*", "*", "accuracy_log_rng_seed", ACCURACY_LOG_RNG_SEED),
@@ -152,105 +144,12 @@ TEST06_CONFIG = AuditConfig(
 )
 
 
-def audit_config(audit: Audit | str, model: str) -> AuditConfig:
-    a = Audit(audit)
-    if a is Audit.TEST01:
-        return test01_config(model)
-    return TEST04_CONFIG if a is Audit.TEST04 else TEST06_CONFIG
-
-
-# The one copy of which benchmark needs which audit: the official submission checker's
-# `models_TEST0x` lists (CHECKER_SOURCE), by the official benchmark names. proctor's checker
-# (checks/compliance.py) and `proctor audit all` both read it. TEST07/08/09 are audits proctor
-# checks for but does not run.
-REQUIRED_AUDITS: dict[str, tuple[str, ...]] = {
-    "TEST01": (
-        "resnet", "bert-99", "bert-99.9", "3d-unet-99", "3d-unet-99.9", "stable-diffusion-xl", "rgat",
-        "whisper", "yolo-99", "yolo-95",
-    ),
-    "TEST04": ("resnet", "stable-diffusion-xl", "wan-2.2-t2v-a14b"),
-    "TEST06": (
-        "llama2-70b-99.9", "llama2-70b-interactive-99", "llama2-70b-interactive-99.9", "llama3.1-8b",
-        "llama3.1-8b-interactive", "deepseek-r1",
-    ),
-    "TEST07": ("gpt-oss-120b",),
-    "TEST09": ("gpt-oss-120b", "e2e-rag-qna"),
-    "TEST08": ("dlrm-v3",),
-}  # fmt: skip
-# proctor's own workload is shaped like resnet (image classification): it takes resnet's audits
-# (docs/deviations.md, "Submission side").
-PROCTOR_AUDITS: dict[str, tuple[str, ...]] = {"digits": ("TEST01", "TEST04")}
-
-
-def _key(name: str) -> tuple[str, bool]:
-    """(benchmark, interactive) for any spelling; a name the rules table lacks stands for itself."""
-    try:
-        v = resolve(name)
-    except KeyError:
-        return name.removesuffix("-interactive"), name.endswith("-interactive")
-    return v.benchmark.name, v.interactive
-
-
-def is_llm(model: str) -> bool:
-    """Whether the rules' table makes `model` an LLM benchmark (token latencies); a model it lacks
-    (proctor's own workloads) is not one."""
-    try:
-        return resolve(model).benchmark.is_llm
-    except KeyError:
-        return False
-
-
-# What each audit reads, and so which benchmarks it applies to (None: any benchmark).
-# TEST06 checks an LLM's token outputs (first token, EOS, token counts: compliance/TEST06/README.md).
-AUDIT_NEEDS_LLM: dict[Audit, bool | None] = {Audit.TEST01: None, Audit.TEST04: None, Audit.TEST06: True}
-
-
-def not_applicable(audit: Audit, model: str) -> str:
-    """"" when `audit` applies to `model`, else one line saying why not and which audits do."""
-    need = AUDIT_NEEDS_LLM[audit]
-    if need is None or need == is_llm(model):
-        return ""
-    audits = ", ".join(required_audits(model))
-    return (
-        f"{audit} does not apply to {model}: it checks an LLM's token outputs (first token, EOS, token "
-        f"counts) and {model} is not an LLM benchmark; its audits: {audits} (`proctor audit all` runs them)"
-    )
-
-
-def required_audits(model: str, *, llm: bool | None = None) -> tuple[Audit, ...]:
-    """The audits `proctor audit all` runs for `model` (an mlperf.conf name or a submission name).
-
-    A benchmark in the checker's lists gets exactly its audits. Any other model (proctor's own
-    workloads, or one the round requires none for) gets TEST06 if it is an LLM, else TEST01 and
-    TEST04: the audits that apply to its kind of output.
-    """
-    key = _key(model)
-    own = PROCTOR_AUDITS.get(key[0])
-    found = tuple(
-        Audit(t)
-        for t, names in REQUIRED_AUDITS.items()
-        if t in Audit.__members__ and (t in own if own is not None else any(_key(n) == key for n in names))
-    )
-    if found:
-        return found
-    if llm is None:
-        llm = is_llm(model)
-    return (Audit.TEST06,) if llm else (Audit.TEST01, Audit.TEST04)
-
-
 __all__ = [
     "ACCURACY_LOG_RNG_SEED",
-    "PROCTOR_AUDITS",
-    "REQUIRED_AUDITS",
     "TEST01_SAMPLING_TARGET",
     "TEST04_CONFIG",
     "TEST06_CONFIG",
-    "is_llm",
-    "not_applicable",
-    "Audit",
     "AuditConfig",
     "ConfLine",
-    "audit_config",
-    "required_audits",
     "test01_config",
 ]

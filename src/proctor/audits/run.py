@@ -26,25 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.audits.configs import Audit, audit_config
-from proctor.audits.layout import Layout
-from proctor.audits.verify import (
-    TEST_PASS,
-    Verdict,
-    detail_score,
-    summary_score,
-    verify_test01_accuracy,
-    verify_test01_performance,
-    verify_test04_performance,
-    verify_test06,
-)
+from proctor.audits.specs import ACCURACY, DETAIL, PLACES, SPECS, SUMMARY, Audit, TokenOptions, audit_config
+from proctor.audits.verify import TEST_PASS, Verdict, detail_score, summary_score
 from proctor.errors import ConfigError, ProctorError, TreeError
 from proctor.loadgen.settings import TestSettings
 from proctor.loadgen.types import TestMode
+from proctor.rules.rounds import Layout
 from proctor.trees import DIR, MISSING, copy_file, kind, make_dirs, not_a_file, remove_file, replace, show
 
 AUDIT_RUNS = "audit_runs"
-DETAIL, SUMMARY, ACCURACY = "mlperf_log_detail.txt", "mlperf_log_summary.txt", "mlperf_log_accuracy.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +71,7 @@ class Tree:
     def audit_dir(self, audit: Audit) -> Path:
         if self.audits is not None:
             return self.audits / str(audit)
-        top = "results" if self.layout is Layout.RESULTS else "compliance"
-        return self.out / top / self.system / self.benchmark / self.scenario / str(audit)
+        return self.layout.audit_dir(self.out, self.system, self.benchmark, self.scenario, str(audit))
 
     def run_dir(self, audit: Audit) -> Path:
         return self.out / AUDIT_RUNS / self.benchmark / self.scenario / str(audit)
@@ -104,12 +93,6 @@ class AuditOutcome:
         return bool(self.verdicts) and all(v.passed for v in self.verdicts) and not self.failures
 
 
-@dataclass(frozen=True, slots=True)
-class Test06Options:
-    dtype: str = "int32"
-    eos_token_id: int = 2
-
-
 def _mode(settings: TestSettings, mode: TestMode) -> TestSettings:
     return dataclasses.replace(settings, mode=mode)
 
@@ -126,18 +109,18 @@ def reference_runs(
     """The submission runs the audits compare against: made here unless `tree.results` holds them;
     with the settings they ran with (an Offline run that ended short is sized by itself and made
     again, and the audits use the same settings)."""
-    wanted = {a for a in audits if a is not Audit.TEST06}
+    wanted = {r for a in audits for r in SPECS[a].references}
     runs: dict[str, RunLogs] = {}
     notes: list[str] = []
-    perf_dir, acc_dir = tree.reference / "performance" / "run_1", tree.reference / "accuracy"
+    perf_dir, acc_dir = tree.reference / PLACES[DETAIL], tree.reference / PLACES[ACCURACY]
     if tree.results is not None:
-        if wanted:
+        if "performance" in wanted:
             _need(perf_dir / DETAIL, "the reference performance run's detail log")
             _need(perf_dir / SUMMARY, "the reference performance run's summary")
-        if Audit.TEST01 in wanted:
+        if "accuracy" in wanted:
             _need(acc_dir / ACCURACY, "the accuracy run's accuracy log")
         return notes, runs, settings
-    if wanted:
+    if "performance" in wanted:
         runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
         for _ in range(RESIZES):  # a short Offline run can end before min_duration: size it by itself
             sized = sized_offline(settings, runs["performance"])
@@ -146,7 +129,7 @@ def reference_runs(
             settings, why = sized
             notes.append(f"reference performance run {why}")
             runs["performance"] = runner(_mode(settings, TestMode.PERFORMANCE_ONLY), perf_dir, None)
-    if Audit.TEST01 in wanted:
+    if "accuracy" in wanted:
         runs["accuracy"] = runner(_mode(settings, TestMode.ACCURACY_ONLY), acc_dir, None)
     for name, logs in runs.items():
         if logs.problem:
@@ -211,7 +194,7 @@ def verify_audit(
     tree: Tree,
     logs_dir: Path,
     *,
-    test06: Test06Options | None = None,
+    test06: TokenOptions | None = None,
     problems: Sequence[str] = (),
 ) -> AuditOutcome:
     """Verify one audit's logs (in `logs_dir`) against the reference runs; write the TESTxx folder.
@@ -222,36 +205,17 @@ def verify_audit(
         shutil.rmtree(folder)  # removes links inside, never what they point to
     elif got != MISSING:
         raise TreeError(f"{show(folder)}: {not_a_file(folder, got)}; proctor writes the audit folder there")
-    ref = tree.reference
-    verdicts: list[Verdict] = []
-    if audit is Audit.TEST01:
-        acc = verify_test01_accuracy(ref / "accuracy" / ACCURACY, logs_dir / ACCURACY)
-        perf = verify_test01_performance(ref / "performance" / "run_1" / DETAIL, logs_dir / DETAIL)
-        verdicts = [acc, perf]
-        if problems:
-            _fail_for(verdicts, problems)
-        _write(folder, "verify_accuracy.txt", acc)
-        _write(folder, "verify_performance.txt", perf)
-        _copy(logs_dir / ACCURACY, folder / "accuracy")
-    elif audit is Audit.TEST04:
-        perf = verify_test04_performance(ref / "performance" / "run_1" / SUMMARY, logs_dir / SUMMARY)
-        verdicts = [perf]
-        if problems:
-            _fail_for(verdicts, problems)
-        _write(folder, "verify_performance.txt", perf)
-    else:
-        opts = test06 or Test06Options()
-        acc = verify_test06(
-            logs_dir / ACCURACY, tree.scenario, dtype=opts.dtype, eos_token_id=opts.eos_token_id
-        )
-        verdicts = [acc]
-        if problems:
-            _fail_for(verdicts, problems)
-        _write(folder, "verify_accuracy.txt", acc)
-        _copy(logs_dir / ACCURACY, folder / "accuracy")
-    if audit is not Audit.TEST06:
-        for name in (DETAIL, SUMMARY):
-            _copy(logs_dir / name, folder / "performance" / "run_1")
+    spec, opts = SPECS[audit], test06 or TokenOptions()
+    verdicts = [
+        c.verify(tree.reference / PLACES[c.log] / c.log, logs_dir / c.log, tree.scenario, opts)
+        for c in spec.comparisons
+    ]
+    if problems:
+        _fail_for(verdicts, problems)
+    for c, verdict in zip(spec.comparisons, verdicts, strict=True):
+        _write(folder, f"verify_{c.kind}.txt", verdict)
+    for name in spec.keeps:
+        _copy(logs_dir / name, folder / PLACES[name])
     return AuditOutcome(audit, folder, verdicts, failures=list(problems))
 
 
@@ -274,7 +238,7 @@ class Spread:
             if r.problem:
                 continue
             try:
-                v = summary_score(r.summary) if audit is Audit.TEST04 else detail_score(r.detail)
+                v = summary_score(r.summary) if SPECS[audit].score_log == SUMMARY else detail_score(r.detail)
             except (OSError, ProctorError):
                 v = None
             if v is not None:
@@ -293,7 +257,7 @@ def judge_spread(audit: Audit, numbers: dict[str, Any], scores: Sequence[float])
     thr = float(numbers.get("threshold", 0.0))
     test, ref = float(numbers.get("test_score", 0.0)), float(numbers.get("reference_score", 0.0))
     upper = hi * (1 + thr) * (1 + s)
-    if audit is Audit.TEST04:
+    if SPECS[audit].faster_only:
         inside, band = test < upper, f"below {upper:.6g}"
     else:
         lower = lo * (1 - thr) / (1 + s)
@@ -309,7 +273,7 @@ def judge_spread(audit: Audit, numbers: dict[str, Any], scores: Sequence[float])
 def _score_failure(outcome: AuditOutcome) -> Verdict | None:
     """The performance verdict when it alone failed, on its score (both runs valid): the one
     failure run-to-run noise can cause; None for any other outcome."""
-    if outcome.audit is Audit.TEST06 or outcome.passed or outcome.failures:
+    if SPECS[outcome.audit].score_log is None or outcome.passed or outcome.failures:
         return None
     perf = outcome.verdicts[-1]
     others_pass = all(v.passed for v in outcome.verdicts[:-1])
@@ -350,7 +314,7 @@ def run_audits(
     tree: Tree,
     audits: Sequence[Audit],
     *,
-    test06: Test06Options | None = None,
+    test06: TokenOptions | None = None,
 ) -> list[AuditOutcome]:
     """Reference runs (if needed), then each audit: write audit.config, run, verify, write files.
 
@@ -369,19 +333,14 @@ def run_audits(
         conf = run_dir / "audit.config"
         replace(conf, audit_config(audit, model).render().encode("utf-8"))
         # a failed run (incomplete, SUT failures, LoadGen errors) fails the audit: its logs prove nothing
-        used = ("performance", "accuracy") if audit is Audit.TEST01 else ("performance",)
-        reference_problems = (
-            []
-            if audit is Audit.TEST06
-            else [
-                f"reference {name} run: {runs[name].problem}"
-                for name in used
-                if name in runs and runs[name].problem
-            ]
-        )
+        reference_problems = [
+            f"reference {name} run: {runs[name].problem}"
+            for name in SPECS[audit].references
+            if name in runs and runs[name].problem
+        ]
         repeats: list[str] = []
         inconclusive = ""
-        attempts = 1 if audit is Audit.TEST06 else PERF_ATTEMPTS
+        attempts = PERF_ATTEMPTS if SPECS[audit].score_log is not None else 1
         for attempt in range(1, attempts + 1):
             logs, sized = _audit_run(runner, settings, run_dir, conf)
             repeats += sized
@@ -437,7 +396,7 @@ __all__ = [
     "RunLogs",
     "Runner",
     "Spread",
-    "Test06Options",
+    "TokenOptions",
     "Tree",
     "judge_spread",
     "reference_runs",

@@ -22,19 +22,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctor.audits.configs import TEST06_DTYPES
-from proctor.audits.verify import (
-    Verdict,
-    read_accuracy_log,
-    verify_test01_accuracy,
-    verify_test01_performance,
-    verify_test04_performance,
-    verify_test06_entries,
-)
+from proctor.audits.specs import ACCURACY, PLACES, SPECS, Audit, TokenOptions, spec_of
+from proctor.audits.verify import Verdict, read_accuracy_log, verify_test06_entries
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.submission_files import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
@@ -42,36 +36,6 @@ from proctor.trees import is_file
 
 RULE = "compliance_reverify"
 MAX_REVERIFY_BYTES = 512 << 20  # an accuracy log this large is not re-read by the checker (a warning says so)
-# relative: a score may come from a summary (6 significant digits) where proctor reads the detail log
-SCORE_TOLERANCE = 1e-4
-ACCURACY_LOG = "mlperf_log_accuracy.json"
-SOURCES = {
-    "TEST01": "Inference rules §LoadGen Operation ('The same code must be run for both the accuracy and "
-    "performance LoadGen modes. This means the same output should be passed in QuerySampleComplete in "
-    "both modes'); official compliance/TEST01 verify_accuracy.py, verify_performance.py",
-    "TEST04": "Inference rules §LoadGen Operation ('Caching of any other queries ... is prohibited'); "
-    "official compliance/TEST04 verify_performance.py",
-    "TEST06": "official compliance/TEST06 run_verification.py (LLM output consistency)",
-}
-# the numbers a verify file prints that the re-run must reproduce: file key -> (the re-run's key,
-# relative tolerance). Counts are exact; num_perf_log_qsl_idx_match is left out (the official script
-# counts a repeated sample missing from the accuracy run as matched, proctor as missing).
-COMPARED: dict[tuple[str, str], dict[str, tuple[str, float]]] = {
-    ("TEST01", "accuracy"): {
-        "num_perf_log_entries": ("num_perf_log_entries", 0.0),
-        "num_perf_log_data_mismatch": ("num_perf_log_data_mismatch", 0.0),
-    },
-    ("TEST01", "performance"): {
-        "reference score": ("reference_score", SCORE_TOLERANCE),
-        "test score": ("test_score", SCORE_TOLERANCE),
-    },
-    ("TEST04", "performance"): {
-        "reference score": ("reference_score", SCORE_TOLERANCE),
-        "test score": ("test_score", SCORE_TOLERANCE),
-    },
-}
-
-
 @dataclass(frozen=True, slots=True)
 class Claim:
     """What a verify file says: where it is, whether it passes (proctor's reading), its numbers."""
@@ -87,7 +51,7 @@ def _is_file(path: Path) -> bool:
 
 
 def _err(test: str, path: Path, message: str, severity: Severity = Severity.ERROR) -> Finding:
-    return Finding(rule=RULE, path=str(path), message=message, severity=severity, source=SOURCES[test])
+    return Finding(rule=RULE, path=str(path), message=message, severity=severity, source=SPECS[Audit(test)].source)
 
 
 # the truncated shape with every line end turned into CRLF is at most twice its size
@@ -115,39 +79,32 @@ def reverify_audit(
 ) -> list[Finding]:
     """Findings where re-running `test`'s verification on the logs in the tree contradicts a verify
     file that passes; `claims` maps "accuracy"/"performance" to what the verify files say."""
-    perf_ref, perf_test = result_dir / "performance" / "run_1", folder / "performance" / "run_1"
+    spec = spec_of(test)
     out: list[Finding] = []
     for kind, claim in claims.items():
         if not claim.passed:
             continue  # the verify file fails already: that is its own finding
-        rerun: Callable[[Path, Path], Verdict] | None = None
-        inputs: tuple[Path, ...] = ()
-        if test == "TEST01" and kind == "accuracy":
-            inputs = (result_dir / "accuracy" / ACCURACY_LOG, folder / "accuracy" / ACCURACY_LOG)
-            if not all(_is_file(p) for p in inputs):
-                continue  # a missing log is the layout check's finding
+        comparison = spec.comparison(kind) if spec is not None else None
+        if comparison is None:
+            continue  # proctor does not run this verification
+        log = comparison.log
+        if not comparison.against_reference:
+            out += _reverify_token_outputs(test, folder / PLACES[log] / log, scenario, claim)
+            continue
+        inputs = (result_dir / PLACES[log] / log, folder / PLACES[log] / log)
+        if not all(_is_file(p) for p in inputs):
+            continue  # a missing log is the layout check's finding
+        if log == ACCURACY:  # a submitted accuracy log is truncated: nothing to re-verify from
             whole = [(p, _whole_log(p)) for p in inputs]
             too_big = [(p, why) for p, (ok, why) in whole if not ok and why != "truncated"]
             if too_big:
                 out.append(
-                    _err(test, too_big[0][0], f"TEST01 not re-verified: {too_big[0][1]}", Severity.WARNING)
+                    _err(test, too_big[0][0], f"{test} not re-verified: {too_big[0][1]}", Severity.WARNING)
                 )
             if not all(ok for _, (ok, _) in whole):
                 continue
-            rerun = verify_test01_accuracy
-        elif test == "TEST01" and kind == "performance":
-            inputs = (perf_ref / "mlperf_log_detail.txt", perf_test / "mlperf_log_detail.txt")
-            rerun = verify_test01_performance
-        elif test == "TEST04" and kind == "performance":
-            inputs = (perf_ref / "mlperf_log_summary.txt", perf_test / "mlperf_log_summary.txt")
-            rerun = verify_test04_performance
-        elif test == "TEST06" and kind == "accuracy":
-            out += _reverify_test06(folder / "accuracy" / ACCURACY_LOG, scenario, claim)
-            continue
-        if rerun is None or not all(_is_file(p) for p in inputs):
-            continue
         try:
-            verdict = rerun(inputs[0], inputs[1])
+            verdict = comparison.verify(inputs[0], inputs[1], scenario, TokenOptions())
         except LogFormatError as exc:
             out.append(
                 _err(
@@ -158,11 +115,18 @@ def reverify_audit(
                 )
             )
             continue
-        out += _compare(test, kind, claim, verdict, inputs)
+        out += _compare(test, kind, claim, verdict, inputs, comparison.compared)
     return out
 
 
-def _compare(test: str, kind: str, claim: Claim, verdict: Verdict, inputs: tuple[Path, ...]) -> list[Finding]:
+def _compare(
+    test: str,
+    kind: str,
+    claim: Claim,
+    verdict: Verdict,
+    inputs: tuple[Path, ...],
+    compared: Mapping[str, tuple[str, float]],
+) -> list[Finding]:
     logs = " and ".join(str(p) for p in inputs)
     fix = f"run `proctor audit {test}` again (or the official verification) and submit what it writes"
     last = next((line for line in reversed(verdict.lines) if line.strip()), "")
@@ -179,7 +143,7 @@ def _compare(test: str, kind: str, claim: Claim, verdict: Verdict, inputs: tuple
             )
         ]
     out: list[Finding] = []
-    for file_key, (mine, tolerance) in COMPARED.get((test, kind), {}).items():
+    for file_key, (mine, tolerance) in compared.items():
         said, got = claim.numbers.get(file_key), verdict.numbers.get(mine)
         if said is None or not isinstance(got, int | float) or isinstance(got, bool):
             continue
@@ -214,31 +178,32 @@ def _reference_failed(line: str, reference: Path) -> bool:
     return str(reference) in line or "Reference results" in line or "the reference score" in line
 
 
-def _reverify_test06(log: Path, scenario: str, claim: Claim) -> list[Finding]:
+def _reverify_token_outputs(test: str, log: Path, scenario: str, claim: Claim) -> list[Finding]:
+    """An audit that checks the audit run's own token outputs (TEST06): its checks again on the log."""
     if not _is_file(log):
         return [
             _err(
-                "TEST06",
+                test,
                 log,
-                "missing: TEST06's accuracy log (its verification copies it here), so the verification cannot be "
+                f"missing: {test}'s accuracy log (its verification copies it here), so the verification cannot be "
                 "re-run from the tree; copy the audit run's mlperf_log_accuracy.json here",
                 Severity.WARNING,
             )
         ]
     ok, why = _whole_log(log)
     if not ok:
-        return [_err("TEST06", log, f"TEST06 not re-verified: {why}", Severity.WARNING)]
-    fix = "run `proctor audit TEST06` again and submit what it writes"
+        return [_err(test, log, f"{test} not re-verified: {why}", Severity.WARNING)]
+    fix = f"run `proctor audit {test}` again and submit what it writes"
     try:
         entries = read_accuracy_log(log)  # once for every token type below
     except LogFormatError as exc:
-        return [_err("TEST06", log, f"TEST06's accuracy log cannot be read ({exc}); {fix}")]
+        return [_err(test, log, f"{test}'s accuracy log cannot be read ({exc}); {fix}")]
     if not entries:
         return [
             _err(
-                "TEST06",
+                test,
                 log,
-                f"TEST06's accuracy log holds no entries: the audit run produced no output to check, "
+                f"{test}'s accuracy log holds no entries: the audit run produced no output to check, "
                 f"while {claim.path.name} says it passed; {fix}",
             )
         ]
@@ -253,9 +218,9 @@ def _reverify_test06(log: Path, scenario: str, claim: Claim) -> list[Finding]:
     failed = [f"{dtype}: {notes[dtype]}" for dtype in TEST06_DTYPES]
     return [
         _err(
-            "TEST06",
+            test,
             claim.path,
-            f"TEST06 verification, run again on {log}, fails the first-token or sample-length check for every "
+            f"{test} verification, run again on {log}, fails the first-token or sample-length check for every "
             f"token type ({' | '.join(failed)[:400]}) while {claim.path.name} says it passed: the log changed "
             f"after verification or the file was edited; {fix}",
         )

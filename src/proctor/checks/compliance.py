@@ -2,11 +2,11 @@
 
 Facts from the official submission checker (round v6.1, `submission_checker/checks/
 {compliance_check,accuracy_check,measurements_checks}.py`, `constants.py`):
-- Which audit a benchmark needs: the `models_TEST0x` lists (proctor.audits.configs.REQUIRED_AUDITS,
-  the one copy `proctor audit all` reads too). Open division needs none.
-- Where: v6.x `results/<system>/<benchmark>/<scenario>/TEST0x/`; up to v5.1 `compliance/<system>/
-  <benchmark>/<scenario>/TEST0x/`. proctor reads either and says when the round's checker would look
-  elsewhere.
+- Which audit a benchmark needs: the round's `models_TEST0x` lists (`InferenceRound.audits`, the
+  one copy `proctor audit all` reads too). Open division needs none.
+- Where: the round's `Layout` (v6.x `results/<system>/<benchmark>/<scenario>/TEST0x/`; up to v5.1
+  `compliance/<system>/<benchmark>/<scenario>/TEST0x/`). proctor reads either and says when the
+  round's checker would look elsewhere.
 - TEST01: `verify_accuracy.txt` has a line "TEST PASS" (else the `accuracy/` folder's baseline and
   compliance accuracies within a delta), `verify_performance.txt` has "TEST PASS", and
   `performance/run_1/` holds the detail and summary logs. TEST04: the performance parts. TEST06: the
@@ -24,12 +24,11 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.audits.configs import PROCTOR_AUDITS, REQUIRED_AUDITS
+from proctor.audits.specs import PROCTOR_AUDITS, spec_of
 from proctor.checks.accuracy import parse_accuracy_text, reported_metric
 from proctor.checks.audit_reverify import Claim, reverify_audit
 from proctor.checks.detail_log import DetailLogData, load_detail_log, short
@@ -39,18 +38,19 @@ from proctor.errors import LogFormatError, ProctorError
 from proctor.findings import Finding, Severity
 from proctor.loadgen.logs.numbers import ostream
 from proctor.rules.inference import MEASUREMENT_FIELDS, MIN_DURATION_MS, Variant, empty_response
-from proctor.rules.inference_rounds import TEST01_DELTA_SOURCE, delta_perc_of_test01
+from proctor.rules.inference_rounds import (
+    TEST01_DELTA_SOURCE,
+    InferenceRound,
+    delta_perc_of_test01,
+    round_table,
+)
+from proctor.rules.rounds import Layout
 from proctor.submission_files import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file, parsed
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"
-TEST06_LINES = {
-    "first token": ("First token check pass: True", "First token check pass: Skipped"),
-    "EOS": ("EOS check pass: True",),
-    "sample length": ("Sample length check pass: True",),
-}
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 TEST01_ACC_FILES = (
     "mlperf_log_accuracy.json",
@@ -59,10 +59,6 @@ TEST01_ACC_FILES = (
     "compliance_accuracy.txt",
 )
 MEASUREMENT_FILES = ("README.md", "user.conf")
-AUDIT_KEYS = {  # the detail-log setting that shows the run was the audit and not a plain performance run
-    "TEST01": ("effective_accuracy_log_sampling_target", "effective_accuracy_log_probability"),
-    "TEST04": ("effective_performance_issue_same",),
-}
 
 
 def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
@@ -87,18 +83,11 @@ def official_name(folder: str, variant: Variant) -> str:
     return "resnet" if name.startswith("resnet") else name
 
 
-def required_audits(
-    folder: str, variant: Variant, round_audits: Mapping[str, tuple[str, ...]] | None = None
-) -> tuple[str, ...]:
-    """The audits a result needs: the current lists, or `round_audits` (an older round's checker's
-    per-model lists, by official name)."""
-    name = official_name(folder, variant)
+def required_audits(folder: str, variant: Variant, rnd: InferenceRound) -> tuple[str, ...]:
+    """The audits a result needs: the round's checker's per-model lists, by official name."""
     if variant.benchmark.name in PROCTOR_AUDITS:
         return PROCTOR_AUDITS[variant.benchmark.name]
-    names = {name, variant.name.lower()}
-    if round_audits is not None:
-        return next((round_audits[n] for n in sorted(names) if n in round_audits), ())
-    return tuple(t for t, models in REQUIRED_AUDITS.items() if names & set(models))
+    return rnd.audits_of({official_name(folder, variant), variant.name.lower()})
 
 
 # --- verification outputs -----------------------------------------------------------------------
@@ -135,13 +124,15 @@ def parse_verify(text: str, test: str, kind: str) -> Verdict:
         if num is not None and key.strip():
             numbers[key.strip().lower()] = num
     failed = next((line for line in lines if line.startswith("TEST FAIL")), None)
-    if test == "TEST06" and kind == "accuracy":
-        missing = [what for what, ok in TEST06_LINES.items() if not any(o in lines for o in ok)]
+    spec = spec_of(test)
+    if spec is not None and spec.accuracy_lines and kind == "accuracy":
+        missing = [what for what, ok in spec.accuracy_lines.items() if not any(o in lines for o in ok)]
         official = not missing
         why = f"the {', '.join(missing)} check did not pass" if missing else ""
         return Verdict(official, official and failed is None, why or (failed or ""), numbers)
     # TEST01's accuracy wants a whole line; the others take it anywhere in a line
-    official = PASS_LINE in lines if test == "TEST01" and kind == "accuracy" else PASS_LINE in text
+    alone = spec is not None and spec.pass_line_alone and kind == "accuracy"
+    official = PASS_LINE in lines if alone else PASS_LINE in text
     if failed is not None:
         return Verdict(official, False, f"it says '{failed[:120]}'", numbers)
     return Verdict(official, official, "" if official else f"no '{PASS_LINE}' line", numbers)
@@ -166,10 +157,10 @@ class ResultContext:
 
 def audit_dir(ctx: ResultContext, test: str) -> tuple[Path | None, Path]:
     """(the folder found or None, where this round's official checker looks)."""
-    v6 = ctx.scendir / test
-    v5 = ctx.root / "compliance" / ctx.system / ctx.benchmark / ctx.scenario / test
-    expected = v5 if ctx.version.startswith(("v4", "v5")) else v6
-    for cand in (expected, v6 if expected is v5 else v5):
+    layout = round_table(ctx.version).layout
+    expected = layout.audit_dir(ctx.root, ctx.system, ctx.benchmark, ctx.scenario, test)
+    others = (o.audit_dir(ctx.root, ctx.system, ctx.benchmark, ctx.scenario, test) for o in Layout if o is not layout)
+    for cand in (expected, *others):
         if is_dir(cand):  # a link is not followed (the tree scan names it)
             return cand, expected
     return None, expected
@@ -177,9 +168,7 @@ def audit_dir(ctx: ResultContext, test: str) -> tuple[Path | None, Path]:
 
 def check_audits(ctx: ResultContext) -> list[Finding]:
     out: list[Finding] = []
-    from proctor.rules.inference_rounds import round_table
-
-    for test in required_audits(ctx.benchmark, ctx.variant, round_table(ctx.version).audits):
+    for test in required_audits(ctx.benchmark, ctx.variant, round_table(ctx.version)):
         found, expected = audit_dir(ctx, test)
         if found is None:
             out.append(
@@ -224,25 +213,29 @@ def _verify_file(
 def _check_audit(ctx: ResultContext, test: str, folder: Path) -> list[Finding]:
     out: list[Finding] = []
     claims: dict[str, Claim] = {}
-    if test in ("TEST01", "TEST06", "TEST07", "TEST08"):
+    spec = spec_of(test)
+    if spec is None:
+        return out  # a name no round's checker uses: the round's lists never ask for it
+    if "accuracy" in spec.verify_files:
         verdict, found = _verify_file(folder, test, "accuracy")
-        if test == "TEST01" and verdict is not None and not verdict.passed:
+        if spec.accuracy_delta and verdict is not None and not verdict.passed:
             found = _test01_fallback(folder, ctx, found)
-        elif test == "TEST01" and verdict is not None:
+        elif spec.accuracy_delta and verdict is not None:
             found += _test01_files(folder)
         out += found
         if verdict is not None:
             claims["accuracy"] = Claim(folder / "verify_accuracy.txt", verdict.passed, verdict.numbers)
-    if test == "TEST09":
-        out += _verify_file(folder, test, "output_len", "verify_output_len.txt")[1]
-    if test == "TEST05":  # v4.1: the performance run repeated with the round's TEST05 seeds
+    for kind in spec.verify_files:
+        if kind not in ("accuracy", "performance"):  # TEST09's verify_output_len.txt
+            out += _verify_file(folder, test, kind)[1]
+    if spec.round_seeds:  # v4.1 TEST05: the performance run repeated with the round's TEST05 seeds
         out += _verify_file(folder, test, "performance")[1]
         run = folder / "performance" / "run_1" / "mlperf_log_detail.txt"
         if not _is_file(run):
-            out.append(_err("compliance_file", run, "missing; copy the TEST05 run's LoadGen output here"))
+            out.append(_err("compliance_file", run, f"missing; copy the {test} run's LoadGen output here"))
         else:
             out += _test05_seeds(ctx, run)
-    if test in ("TEST01", "TEST04"):
+    if spec.performance_logs:
         verdict, found = _verify_file(folder, test, "performance")
         out += found
         if verdict is not None:
@@ -367,7 +360,8 @@ def _consistent(ctx: ResultContext, test: str, path: Path) -> list[Finding]:
     if problems or not log.values:
         return problems
     out: list[Finding] = check_loadgen_origin(log, ctx.version, allow_unofficial=ctx.allow_unofficial_loadgen)
-    keys = AUDIT_KEYS.get(test, ())
+    spec = spec_of(test)
+    keys = spec.audit_keys if spec is not None else ()
     if keys and not any(_audit_on(log.get(k)) for k in keys if k in log):
         out.append(
             _err(
@@ -516,19 +510,21 @@ def check_accuracy_hash(acc_dir: Path, text: str | None = None) -> list[Finding]
 # --- measurements -------------------------------------------------------------------------------
 def measurement_files(ctx: ResultContext) -> tuple[Path, Path | None, list[Finding]]:
     """(the folder, its measurements JSON or None, findings about where they are)."""
-    v6 = ctx.scendir
-    v5 = ctx.root / "measurements" / ctx.system / ctx.benchmark / ctx.scenario
-    if _is_file(v6 / "measurements.json"):
-        return v6, v6 / "measurements.json", []
+    where = (ctx.root, ctx.system, ctx.benchmark, ctx.scenario)
+    beside = Layout.RESULTS.measurements_dir(*where)  # either layout is read, the round's is asked for
+    if _is_file(beside / Layout.RESULTS.measurements_name(ctx.system)):
+        return beside, beside / Layout.RESULTS.measurements_name(ctx.system), []
+    apart = Layout.COMPLIANCE.measurements_dir(*where)
     try:
-        names = sorted(p.name for p in v5.iterdir() if p.suffix == ".json" and _is_file(p))
+        names = sorted(p.name for p in apart.iterdir() if p.suffix == ".json" and _is_file(p))
     except OSError:
         names = []
     pick = next((n for n in names if n.startswith(ctx.system) and n.endswith(f"_{ctx.scenario}.json")), None)
     pick = pick or next((n for n in names if n.startswith(ctx.system)), None)
     if pick is not None:
-        return v5, v5 / pick, []
-    expected = v5 / f"{ctx.system}.json" if ctx.version.startswith(("v4", "v5")) else v6 / "measurements.json"
+        return apart, apart / pick, []
+    layout = round_table(ctx.version).layout
+    expected = layout.measurements_dir(*where) / layout.measurements_name(ctx.system)
     return (
         expected.parent,
         None,

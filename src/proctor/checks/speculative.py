@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from proctor.audits.specs import SPECS
 from proctor.checks.compliance import audit_dir, measurement_files
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import LogFormatError
@@ -46,7 +47,7 @@ MAX_JSON = 1 << 20
 RULE = "speculative_decoding"
 # Audits whose performance-mode run logs every sample with its reported token_count (TEST06 is
 # re-verified by checks.compliance); token ids are int32 (TEST06's default --dtype, TEST09's decoder).
-TOKEN_AUDITS = ("TEST07", "TEST09")
+TOKEN_AUDITS = tuple(a for a, spec in SPECS.items() if spec.token_counts)
 TOKEN_BYTES = 4
 ACCURACY_LOG = "mlperf_log_accuracy.json"
 MAX_TOKEN_LOG = 256 << 20

@@ -306,7 +306,7 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
             f.append(_err("unreadable", sub.root / name, f"cannot read '{name}' ({got[7:]}); fix its permissions"))
         elif got != "dir":
             f.append(_err("layout", sub.root / name, f"missing '{name}' folder"))
-    code = "code" if sub.version.startswith(("v4", "v5")) else "src"
+    code = sub.round.layout.code_folder
     if "dir" not in (_kind(sub.root / "src"), _kind(sub.root / "code")):
         f.append(
             _err(

@@ -49,7 +49,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 # module; tests/cli/test_fast_start.py checks each against the command's own help.
 SUMMARY: dict[str, str] = {
     "run": "Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it.",
-    "audit": "Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them.",
+    "audit": "Run MLPerf Inference compliance audits and verify them.",
     "sweep": "Run a SUT at many loads: one table, sweep.json, sweep.csv/.parquet and sweep.html; or find its goodput.",
     "demo": "One benchmark round on the reference workloads.",
     "report": "Write a self-contained HTML report (plots, verdicts, comparisons) of inference and training runs.",

@@ -14,31 +14,28 @@ With `--json` stdout holds one document (`proctor.schemas.AUDIT`) and the exit s
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from proctor.audits.layout import Layout
+from proctor.audits.specs import RUNNABLE, SPECS
 from proctor.cli import output
 from proctor.cli.apps import app, examples
 from proctor.cli.run import list_suts
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError, TreeError
+from proctor.rules.rounds import Layout
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from proctor.audits.configs import Audit
     from proctor.audits.run import AuditOutcome
+    from proctor.audits.specs import Audit
 
 
-class Which(StrEnum):
-    TEST01 = "TEST01"
-    TEST04 = "TEST04"
-    TEST06 = "TEST06"
-    ALL = "all"
+ALL = "all"  # the AUDIT argument for every audit the benchmark needs
+AUDITS = ", ".join(RUNNABLE)
 
 
 def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = False) -> None:
@@ -74,11 +71,10 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
 def token_ids_for_test06(spec: str, audits: tuple[Audit, ...]) -> str:
     """TEST06 reads each response as token ids (int32, as the MLPerf LLM references log them): the
     openai SUT is asked to log them (`output=ids`) unless the spec says otherwise."""
-    from proctor.audits.configs import Audit
     from proctor.suts import registry
 
     name, _, params = spec.partition(":")
-    if Audit.TEST06 not in audits or name != "openai" or any(
+    if not any(SPECS[a].token_ids for a in audits) or name != "openai" or any(
         kv.partition("=")[0].strip() == "output" for kv in params.split(",")
     ):
         return spec
@@ -98,10 +94,8 @@ def token_ids_for_test06(spec: str, audits: tuple[Audit, ...]) -> str:
 def audit_cmd(
     opts: RunOptions,
     which: Annotated[
-        Which,
-        typer.Argument(
-            metavar="AUDIT", help="TEST01, TEST04, TEST06, or all (the benchmark's audits)."
-        ),
+        str,
+        typer.Argument(metavar="AUDIT", help=f"{AUDITS}, or {ALL} (the benchmark's audits)."),
     ],
     system: Annotated[
         str, typer.Option("--system", metavar="NAME", help="System name in the tree (<system>).")
@@ -138,10 +132,11 @@ def audit_cmd(
         str, typer.Option("--dtype", metavar="TYPE", help="TEST06: output token type (int32, int64, ...).")
     ] = "int32",
 ) -> None:
-    """Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them."""
+    """Run MLPerf Inference compliance audits and verify them."""
     from proctor.app.session import session_runner, sut_spec
-    from proctor.audits.configs import TEST06_DTYPES, Audit, not_applicable, required_audits
-    from proctor.audits.run import Test06Options, Tree, run_audits, verify_audit
+    from proctor.audits.configs import TEST06_DTYPES
+    from proctor.audits.run import Tree, run_audits, verify_audit
+    from proctor.audits.specs import TokenOptions, not_applicable, required_audits, runnable
     from proctor.loadgen import output_lock
     from proctor.trees import real_root, safe_name
 
@@ -154,21 +149,23 @@ def audit_cmd(
         output.fail(f"--dtype must be one of {', '.join(TEST06_DTYPES)}, not {dtype!r}")
     if audit_logs is not None and results is None:
         output.fail("--audit-logs needs --results (the reference runs to compare against)")
+    if which != ALL and which not in RUNNABLE:
+        output.fail(f"AUDIT {which!r} is not an audit proctor runs; use one of {AUDITS}, or {ALL}")
     model = opts.model
-    audits = required_audits(model) if which == Which.ALL else (Audit(which.value),)
+    audits = required_audits(model) if which == ALL else (runnable(which),)
     for audit in audits:  # before anything runs: an audit the benchmark cannot take is bad input
         why = not_applicable(audit, model)
         if why:
             output.fail(why)
     if audit_logs is not None and len(audits) != 1:
-        output.fail("--audit-logs verifies one audit: name TEST01, TEST04 or TEST06, not all")
+        output.fail(f"--audit-logs verifies one audit: name one of {AUDITS}, not {ALL}")
     try:  # each becomes a folder under -o: one safe name each
         safe_name(system, "--system")
         safe_name(benchmark or model, "--benchmark" if benchmark else "--model")
     except TreeError as exc:
         output.fail(str(exc))
     tree = Tree(real_root(opts.output_dir), system, benchmark or model, str(request.scenario), layout, results)
-    t06 = Test06Options(dtype, eos_token_id)
+    t06 = TokenOptions(dtype, eos_token_id)
     short_run = ""
     # the tree is this audit's until it ends: a second audit or run into it is refused (exit 2)
     with output_lock.owned(opts.output_dir, "proctor audit"):

@@ -19,37 +19,25 @@ from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
     AllowUnofficialOpt,
+    RoundOpt,
     SkipExtraAccuracyFilesOpt,
+    check_round,
     console,
     fail,
     print_findings,
     print_table,
     table,
 )
-from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, unknown_round
+from proctor.rules.rounds import CURRENT_ROUND
 
 if TYPE_CHECKING:
     from proctor.checks.submission import ResultRow
 
-VersionOpt = Annotated[
-    str,
-    typer.Option(
-        "--round",
-        metavar="ROUND",
-        help=f"Submission round whose benchmark table, seeds and checker conventions apply "
-        f"({', '.join(ROUNDS)}).",
-    ),
-]
 MAX_DTYPE_SIZE = 8  # bytes: the widest element type the bandwidth appendix has in mind is 64 bits
 LEVEL = (
     "a submission root (holding closed/open/network) or one <division>/<submitter> folder "
     "(holding systems/ and results/)"
 )
-
-
-def _check_version(version: str) -> None:
-    if version not in ROUNDS:
-        fail(f"--round {unknown_round(version)}")
 
 
 def _check_directory(directory: Path) -> None:
@@ -94,7 +82,7 @@ def submission_cmd(
             help="Submission root (holding closed/open/network) or one <division>/<submitter> folder."
         ),
     ],
-    version: VersionOpt = CURRENT_ROUND,
+    round_: RoundOpt = CURRENT_ROUND,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print one JSON document (verdict, findings, results; schema: proctor.schemas)."
     )] = False,
@@ -107,10 +95,10 @@ def submission_cmd(
     from proctor.checks.loadgen_origin import unofficial_verdict
     from proctor.checks.submission import check_submission
 
-    _check_version(version)
+    check_round(round_)
     _check_directory(directory)
     report = check_submission(
-        directory, version, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
+        directory, round_, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
     )
     verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
     if as_json:
@@ -195,14 +183,14 @@ def summarize_cmd(
     ],
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    version: VersionOpt = CURRENT_ROUND,
+    round_: RoundOpt = CURRENT_ROUND,
 ) -> None:
     """One row per system, benchmark and scenario with the metric the rules name and its units."""
     from proctor.checks.summarize import summarize, to_csv, to_json
 
-    _check_version(version)
+    check_round(round_)
     _check_directory(directory)
-    rows = summarize(directory, version)
+    rows = summarize(directory, round_)
     if not rows:
         fail(f"{directory}: no results found; give {LEVEL}, with results/<system>/<benchmark>/<scenario>")
     if as_json:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from proctor.rules.rounds import ROUNDS, unknown_round
+from proctor.rules.training.rulesets import RULESETS
 from proctor.tables import table as table  # re-exported: the CLI builds its tables from here
 
 if TYPE_CHECKING:
@@ -50,6 +52,29 @@ SkipExtraAccuracyFilesOpt = Annotated[
         "images, WAN-2.2's videos), as the official checker's switch of this name.",
     ),
 ]
+
+# every command that reads a submission round's rules (`check submission`, `summarize`, `submission package`)
+RoundOpt = Annotated[
+    str,
+    typer.Option(
+        "--round",
+        metavar="ROUND",
+        help=f"Submission round whose benchmark table, seeds, layout and checker conventions apply "
+        f"({', '.join(ROUNDS)}).",
+    ),
+]
+
+# every training command that reads a ruleset's tables
+RulesetOpt = Annotated[
+    str, typer.Option("--ruleset", metavar="VERSION", help=f"training ruleset ({', '.join(RULESETS)})")
+]
+
+
+def check_round(round_: str) -> None:
+    """Exit 2 with one line when `--round` names a round proctor has no rules for."""
+    if round_ not in ROUNDS:
+        fail(f"--round {unknown_round(round_)}")
+
 
 EXIT_OK = 0
 EXIT_INVALID = 1

@@ -32,7 +32,7 @@ DbOpt = Annotated[
         "~/.local/share/proctor/results.duckdb (under $XDG_DATA_HOME when set).",
     ),
 ]
-RoundOpt = Annotated[
+TreeRoundOpt = Annotated[
     str | None,
     typer.Option(
         "--round",
@@ -120,7 +120,7 @@ def ingest_cmd(
         ),
     ],
     db: DbOpt = None,
-    round_: RoundOpt = None,
+    round_: TreeRoundOpt = None,
     suite: Annotated[
         str | None,
         typer.Option("--suite", metavar="SUITE", help="inference or training; default: what the tree holds."),

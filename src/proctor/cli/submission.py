@@ -17,14 +17,16 @@ from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
     AllowUnofficialOpt,
+    RoundOpt,
     SkipExtraAccuracyFilesOpt,
+    check_round,
     console,
     fail,
     print_findings,
     print_table,
     table,
 )
-from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, unknown_round
+from proctor.rules.rounds import CURRENT_ROUND
 
 submission_app = typer.Typer(
     help="Assemble an inference submission tree and prepare it for the official checker.",
@@ -248,11 +250,7 @@ def package_cmd(
     division: Annotated[
         str, typer.Option("--division", metavar="DIVISION", help="closed, network or open.")
     ] = "closed",
-    version: Annotated[
-        str, typer.Option(
-            "--round", metavar="ROUND", help=f"Round whose layout to write ({', '.join(ROUNDS)})."
-        )
-    ] = CURRENT_ROUND,
+    round_: RoundOpt = CURRENT_ROUND,
     check: Annotated[
         bool, typer.Option("--check/--no-check", help="Run proctor's checker on the result.")
     ] = True,
@@ -279,8 +277,7 @@ def package_cmd(
     from proctor.errors import TreeError
     from proctor.submission.package import PackageError, package
 
-    if version not in ROUNDS:
-        fail(f"--round {unknown_round(version)}")
+    check_round(round_)
     try:
         result = package(
             runs,
@@ -288,7 +285,7 @@ def package_cmd(
             submitter=submitter,
             system_json=system,
             division=division,
-            version=version,
+            version=round_,
             audits=audits or (),
         )
     except (PackageError, TreeError) as exc:
@@ -306,7 +303,7 @@ def package_cmd(
     from proctor.checks.submission import check_submission
 
     report = check_submission(
-        output, version, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
+        output, round_, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
     )
     print_findings(out, report.findings, indent="")
     out.print("checker: " + ("VALID" if report.valid else "INVALID"), markup=False)

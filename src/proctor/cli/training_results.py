@@ -17,11 +17,11 @@ import typer
 from proctor.cli import output
 from proctor.cli.apps import examples, training_app
 from proctor.errors import ProctorError
+from proctor.rules.training.rulesets import CURRENT_RULESET
 
 if TYPE_CHECKING:
     from proctor.training.benchmarks import TrainingBenchmark
 
-Ruleset = Annotated[str, typer.Option(metavar="VERSION", help="training ruleset, e.g. 6.1.0")]
 Json = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
 Official = Annotated[
     bool,
@@ -126,7 +126,7 @@ def check_rcp_cmd(
             metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
         )
     ],
-    ruleset: Ruleset = "6.1.0",
+    ruleset: output.RulesetOpt = CURRENT_RULESET,
     rcp_bypass: Annotated[
         bool, typer.Option("--rcp-bypass", help="a failing RCP test passes, flagged")
     ] = False,
@@ -214,7 +214,7 @@ def score_cmd(
             metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
         )
     ],
-    ruleset: Ruleset = "6.1.0",
+    ruleset: output.RulesetOpt = CURRENT_RULESET,
     runs: Annotated[
         int | None, typer.Option(metavar="N", help="N for a benchmark without a rules entry")
     ] = None,
@@ -336,7 +336,7 @@ def check_package_cmd(
             metavar="DIR", help="submission package (systems/, results/)", exists=True, file_okay=False
         )
     ],
-    ruleset: Ruleset = "6.1.0",
+    ruleset: output.RulesetOpt = CURRENT_RULESET,
     rcp_bypass: Annotated[
         bool, typer.Option(
             "--rcp-bypass", help="a failing RCP test passes, flagged (as check-rcp --rcp-bypass)"
@@ -412,7 +412,7 @@ def summarize_cmd(
     directories: Annotated[
         list[Path], typer.Argument(metavar="DIR", help="submission folders", exists=True, file_okay=False)
     ],
-    ruleset: Ruleset = "6.1.0",
+    ruleset: output.RulesetOpt = CURRENT_RULESET,
     as_csv: Annotated[bool, typer.Option("--csv", help="print the summary as CSV")] = False,
     output_file: Annotated[
         Path | None,

@@ -13,7 +13,7 @@ checks the current round never imports the older tables.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -27,7 +27,7 @@ from proctor.rules.inference import (
     QualityTarget,
     Variant,
 )
-from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, SEEDS, unknown_round
+from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, SEEDS, Layout, unknown_round
 
 OFFICIAL_REPO = "mlcommons/inference"
 RULES_FAQ_METRIC = "Inference rules §FAQ ('Which one is reported as the final metric? Scheduled samples per second')"
@@ -86,6 +86,34 @@ WAN_V61_VIDEOS = AccuracyArtifacts(
         "HEAD", "tools/submission/submission_checker/constants.py", 'REQUIRED_ACC_BENCHMARK["wan-2.2-t2v-a14b"]["v6.1"]'
     ),
 )
+
+# The current round's (v6.1) audit lists: the official checker's `models_TEST0x` lists (HEAD
+# tools/submission/submission_checker/constants.py, v6.1), by official benchmark name as older rounds
+# state theirs. `proctor audit all` and the checker both read them through `round_table().audits`;
+# TEST07/08/09 are audits proctor checks for but does not run.
+AUDITS_V61: Mapping[str, tuple[str, ...]] = {
+    "resnet": ("TEST01", "TEST04"),
+    "bert-99": ("TEST01",),
+    "bert-99.9": ("TEST01",),
+    "3d-unet-99": ("TEST01",),
+    "3d-unet-99.9": ("TEST01",),
+    "stable-diffusion-xl": ("TEST01", "TEST04"),
+    "rgat": ("TEST01",),
+    "whisper": ("TEST01",),
+    "yolo-99": ("TEST01",),
+    "yolo-95": ("TEST01",),
+    "wan-2.2-t2v-a14b": ("TEST04",),
+    "llama2-70b-99.9": ("TEST06",),
+    "llama2-70b-interactive-99": ("TEST06",),
+    "llama2-70b-interactive-99.9": ("TEST06",),
+    "llama3.1-8b": ("TEST06",),
+    "llama3.1-8b-interactive": ("TEST06",),
+    "deepseek-r1": ("TEST06",),
+    "gpt-oss-120b": ("TEST07", "TEST09"),
+    "e2e-rag-qna": ("TEST09",),
+    "dlrm-v3": ("TEST08",),
+}
+AUDITS_V61_SOURCE = official("HEAD", "tools/submission/submission_checker/constants.py", "v6.1 models_TEST0x")
 
 
 # TEST01's fallback (the performance-mode accuracy against the accuracy run's, when the logged
@@ -211,11 +239,12 @@ class InferenceRound:
     seeds: tuple[int, int, int]
     # The Server (and Interactive) metric of a benchmark without token latencies.
     server_field: ResultField
+    # Where its submission tree keeps the implementation, audits and measurements.
+    layout: Layout
     # Per benchmark name: the metric field of a scenario where it is not the default.
     result_fields: Mapping[str, Mapping[Category, ResultField]] = field(default_factory=dict)
-    # Per official benchmark name (as the round's checker lists them): the audits it requires;
-    # None: the current lists (audits/configs.py REQUIRED_AUDITS).
-    audits: Mapping[str, tuple[str, ...]] | None = None
+    # Per official benchmark name (as the round's checker lists them): the audits it requires.
+    audits: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The seeds a TEST05 audit runs with (v4.1 and earlier; later rounds have no TEST05).
     test05_seeds: tuple[int, int, int] | None = None
     # Per benchmark name: what its accuracy folder must hold beside the logs (none: nothing).
@@ -239,6 +268,11 @@ class InferenceRound:
         if category in (Category.SERVER, Category.INTERACTIVE) and not benchmark.is_llm:
             return self.server_field
         return None
+
+    def audits_of(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The audits the round's checker requires of a result its folder and variant give these
+        official names for: the first name (sorted) the round's lists hold; () for none."""
+        return next((self.audits[n] for n in sorted(names) if n in self.audits), ())
 
     def folder_benchmark(
         self, folder: str, submitter_mapping: Mapping[str, str] | None = None
@@ -299,6 +333,8 @@ def round_table(version: str = CURRENT_ROUND) -> InferenceRound:
             benchmarks=BENCHMARKS,
             seeds=SEEDS[version],
             server_field=SCHEDULED,
+            layout=Layout.RESULTS,
+            audits=AUDITS_V61,
             accuracy_artifacts={"wan-2.2-t2v-a14b": WAN_V61_VIDEOS},
             source=f"Inference rules (current text); seeds: the {version} mlperf.conf",
         )
@@ -348,6 +384,8 @@ def target(
 
 
 __all__ = [
+    "AUDITS_V61",
+    "AUDITS_V61_SOURCE",
     "COMPLETED",
     "FOLDER_NAMES_HEAD",
     "FolderBenchmark",

@@ -30,7 +30,7 @@ from proctor.rules.inference_rounds import (
     tokens,
     two_levels,
 )
-from proctor.rules.rounds import SEEDS
+from proctor.rules.rounds import SEEDS, Layout
 
 TAG = "v4.1"
 CHECKER = official(TAG, "tools/submission/submission_checker.py", 'MODEL_CONFIG["v4.1"]')
@@ -256,6 +256,7 @@ ROUND = InferenceRound(
     benchmarks=BENCHMARKS,
     seeds=SEEDS[TAG],
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v4.1"]["Server"]
+    layout=Layout.COMPLIANCE,
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     # MODEL_CONFIG["v4.1"]["test05_seeds"] = mlperf.conf's test05_*_rng_seed

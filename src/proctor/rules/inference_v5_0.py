@@ -27,7 +27,7 @@ from proctor.rules.inference_rounds import (
     target,
     tokens,
 )
-from proctor.rules.rounds import SEEDS
+from proctor.rules.rounds import SEEDS, Layout
 
 TAG = "v5.0"
 CHECKER = official("v5.0.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.0"]')
@@ -173,6 +173,7 @@ ROUND = InferenceRound(
     benchmarks=BENCHMARKS,
     seeds=SEEDS[TAG],
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v5.0"]["Server"]
+    layout=Layout.COMPLIANCE,
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     folder_names=FOLDER_NAMES,

@@ -30,7 +30,7 @@ from proctor.rules.inference_rounds import (
     target,
     tokens,
 )
-from proctor.rules.rounds import SEEDS
+from proctor.rules.rounds import SEEDS, Layout
 
 TAG = "v5.1"
 CHECKER = official("v5.1.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.1"]')
@@ -249,6 +249,7 @@ ROUND = InferenceRound(
     benchmarks=BENCHMARKS,
     seeds=SEEDS[TAG],
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v5.1"]["Server"]
+    layout=Layout.COMPLIANCE,
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     accuracy_artifacts=ACCURACY_ARTIFACTS,

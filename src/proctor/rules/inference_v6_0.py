@@ -17,7 +17,7 @@ from proctor.rules import inference as current
 from proctor.rules import inference_v5_1 as v51
 from proctor.rules.inference import Benchmark, Category, Suite
 from proctor.rules.inference_rounds import COMPLETED, AccuracyArtifacts, InferenceRound, official, tokens
-from proctor.rules.rounds import SEEDS
+from proctor.rules.rounds import SEEDS, Layout
 
 TAG = "v6.0"
 CHECKER = official("HEAD", "tools/submission/submission_checker/constants.py", 'MODEL_CONFIG["v6.0"]')
@@ -143,6 +143,7 @@ ROUND = InferenceRound(
     benchmarks=BENCHMARKS,
     seeds=SEEDS[TAG],
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v6.0"]["Server"]
+    layout=Layout.RESULTS,
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     accuracy_artifacts=ACCURACY_ARTIFACTS,

@@ -7,7 +7,7 @@ the top of RUNS. RUNS may also be what `proctor audit -o OUT` wrote (`OUT/result
 <scenario>/...`), and `audits` adds the TEST0x folders of other `proctor audit -o` outputs to the rows
 of the same benchmark and scenario. An accuracy folder of proctor's own workload (digits) without
 accuracy.txt is scored here (its TEST01 audit's too); any other needs its accuracy script's output.
-The round decides the layout: v6.x keeps audits and measurements in the result's folder, up to v5.1
+The round's `Layout` decides where things go: v6.x keeps audits and measurements in the result's folder, up to v5.1
 they go under `compliance/` and `measurements/`. The accuracy logs are then truncated with their
 hashes (`truncate.py`), so the tree is ready for the official checker.
 """
@@ -24,6 +24,8 @@ import orjson
 
 from proctor.errors import PackageError, TreeError
 from proctor.loadgen.output_lock import LOCK_NAME, owned
+from proctor.rules.inference_rounds import round_table
+from proctor.rules.rounds import Layout
 from proctor.submission.describe import SYSTEM_FILE
 from proctor.submission.truncate import truncate_tree
 from proctor.trees import (
@@ -229,7 +231,10 @@ def package(
             )
         for key, tests in got_audits.items():
             extra.setdefault(key, []).extend(tests)
-    v5 = version.startswith(("v4", "v5"))
+    try:
+        layout = round_table(version).layout
+    except ValueError as exc:
+        raise PackageError(f"--round {exc}") from None
     if named is not None:
         try:
             system = safe_name(
@@ -256,7 +261,7 @@ def package(
         raise PackageError(str(exc)) from None
     try:
         with owned(top, "proctor submission package"):  # no run or package writes into it meanwhile
-            return _package(runs, top, submitter, system, system_json, division, v5, scen_dirs, extra)
+            return _package(runs, top, submitter, system, system_json, division, layout, scen_dirs, extra)
     except BaseException:
         shutil.rmtree(top, ignore_errors=True)  # proctor's own new folder: no half-made tree stays
         raise
@@ -269,7 +274,7 @@ def _package(
     system: str,
     system_json: Path,
     division: str,
-    v5: bool,
+    layout: Layout,
     scen_dirs: list[Path],
     extra: dict[tuple[str, str], list[Path]],
 ) -> PackageResult:
@@ -281,11 +286,11 @@ def _package(
         result.notes.append(f"--audits: {bench}/{name} has audit folders but no runs in {runs}; left out")
     try:
         w.copy(system_json, sub / "systems" / f"{system}.json")
-        code = w.folder(sub / ("code" if v5 else "src"))
+        code = w.folder(sub / layout.code_folder)
         readme = _side(runs, runs, "README.md")
         write_new(code / "README.md", read_bytes(readme, MAX_SIDE_FILE) if readme else b"Produced with proctor.\n")
         for scen in scen_dirs:
-            result.rows.append(_package_row(w, runs, scen, sub, system, v5, extra, result))
+            result.rows.append(_package_row(w, runs, scen, sub, system, layout, extra, result))
     except TreeError as exc:
         raise PackageError(str(exc)) from None
     rep = truncate_tree(top, submitter)
@@ -299,7 +304,7 @@ def _package_row(
     scen: Path,
     sub: Path,
     system: str,
-    v5: bool,
+    layout: Layout,
     extra: dict[tuple[str, str], list[Path]],
     result: PackageResult,
 ) -> PackagedRow:
@@ -328,19 +333,19 @@ def _package_row(
         audit_dirs[test.name] = test
     for tname, test in sorted(audit_dirs.items()):
         safe_name(tname, f"{show(test)}: the audit folder name")
-        dst = (sub / "compliance" / system / bench / name / tname) if v5 else res / tname
+        dst = layout.audit_dir(sub, system, bench, name, tname)
         w.tree(test, dst)  # proctor's own files left out: the checker flags unknown files
         if kind(dst / "accuracy") == DIR:  # TEST01: the accuracy script's output on its log
             note = _score_missing(dst / "accuracy", bench)
             result.notes += [note] if note else []
         row.parts.append(tname)
-    meas = w.folder(sub / "measurements" / system / bench / name if v5 else res)
+    meas = w.folder(layout.measurements_dir(sub, system, bench, name))
     for side in SIDE_FILES:
         src = _side(runs, scen, side)
         if src is None:
             if side != "mlperf.conf":
                 result.notes.append(f"{bench}/{name}: no {side} in the runs; the checker will ask for it")
             continue
-        w.copy(src, meas / (f"{system}.json" if v5 and side == "measurements.json" else side))
+        w.copy(src, meas / (layout.measurements_name(system) if side == "measurements.json" else side))
         row.parts.append(side)
     return row

@@ -5,7 +5,8 @@ checker refuses a larger one; the limit, the truncated form and the hash line ar
 `proctor.submission_files`, which the checker reads too). The official tool appends `hash=<sha256 of the full log>` to the
 `accuracy.txt` beside it and keeps the first and last VIEWABLE_SIZE characters of the log with
 TRUNCATION_MARK between them. It walks `<division>/<submitter>/results/<system>/<benchmark>/
-<scenario>/` (the result's `accuracy/` and, for TEST01/TEST07/TEST09, the audit's `accuracy/`),
+<scenario>/` (the result's `accuracy/` and the `accuracy/` of each audit whose record names its
+truncation, audits/specs.py: TEST01, TEST07, TEST09),
 either on a copy of the tree (`output`) or in place after saving each original (`backup`).
 
 proctor writes the same bytes. It works on bytes, not decoded text: a log with non-ASCII or CRLF
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proctor.audits.specs import Truncation, spec_of
 from proctor.errors import TruncateError
 from proctor.submission_files import (
     CODE_FOLDERS,
@@ -54,8 +56,6 @@ from proctor.trees import (
 )
 
 DIVISIONS = ("closed", "open", "network")
-HASH_TESTS = ("TEST01", "TEST07", "TEST09")  # audits whose folder holds an accuracy log
-NO_ACCURACY_TXT = ("TEST07", "TEST09")  # the hash goes to a fresh accuracy.txt
 
 
 def file_hash(path: Path) -> str:
@@ -127,10 +127,16 @@ def _targets(root: Path, submitter: str | None, skip: Iterable[str]) -> Iterable
                             continue
                         for test in _dirs(scenario):
                             if test.name.startswith("TEST"):
-                                if test.name in HASH_TESTS:
+                                spec = spec_of(test.name)
+                                if spec is not None and spec.truncation is not None:
                                     yield test, test.name
                             else:
                                 yield scenario, None
+
+
+def _truncation(test: str) -> Truncation | None:
+    spec = spec_of(test)
+    return spec.truncation if spec is not None else None
 
 
 MAX_ACCURACY_TXT = 16 << 20  # an accuracy script prints a few lines; a larger accuracy.txt is not one
@@ -176,7 +182,8 @@ def truncate_tree(
             continue
         hash_val: str | None = None
         old_txt = b""
-        if test not in NO_ACCURACY_TXT:
+        fresh_txt = test is not None and _truncation(test) is Truncation.NEW  # no accuracy script ran on it
+        if not fresh_txt:
             txt_kind = kind(acc_txt)
             if txt_kind != FILE:
                 report.problems.append(
@@ -205,7 +212,7 @@ def truncate_tree(
             make_dirs(dst.parent, backup)
             copy_file(acc_log, dst)
         digest = file_hash(acc_log)
-        if test in NO_ACCURACY_TXT:
+        if fresh_txt:
             replace(acc_txt, f"hash={digest}\n".encode())
         else:
             replace(acc_txt, old_txt + f"\nhash={digest}\n".encode())

@@ -29,20 +29,12 @@ from proctor.errors import ConfigError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import BadLine, LogLine
 from proctor.rules.training.benchmarks import rules_text_keys, rules_text_table
+from proctor.rules.training.rulesets import CURRENT_RULESET, RULESET_MODULES, RULESETS, unknown_ruleset
 from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Ruleset, State
 from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
 from proctor.training.plausibility import LogPlausibility
 
-DEFAULT_RULESET = "6.1.0"
-_RULESET_MODULES = {
-    "6.1.0": "proctor.rules.training.ruleset_6_1_0",
-    "6.0.0": "proctor.rules.training.ruleset_6_0_0",
-    "5.1.0": "proctor.rules.training.ruleset_5_1_0",
-    "5.0.0": "proctor.rules.training.ruleset_5_0_0",
-    "4.1.0": "proctor.rules.training.ruleset_4_1_0",
-    "4.0.0": "proctor.rules.training.ruleset_4_0_0",
-}
 _SRC_PARSE = "§11 Run Results: result logs include all MLLOG lines"
 CACHE_LIMIT = 20_000  # rule-keyed records kept in memory; past it later configs re-read the file
 MAX_KEY_FINDINGS = 20  # errors listed per key; the rest are counted in one finding
@@ -61,14 +53,14 @@ RULES_TEXT_NOTE = " (a rule of the Training rules text that the official checker
 
 
 def available_rulesets() -> tuple[str, ...]:
-    return tuple(_RULESET_MODULES)
+    return RULESETS
 
 
 def get_ruleset(version: str) -> Ruleset:
     """The official tables of one ruleset (imported on first use, never changed afterwards)."""
-    module = _RULESET_MODULES.get(version)
+    module = RULESET_MODULES.get(version)
     if module is None:
-        raise ValueError(f"unknown training ruleset {version!r}; known: {', '.join(_RULESET_MODULES)}")
+        raise ValueError(unknown_ruleset(version))
     return importlib.import_module(module).RULESET
 
 
@@ -529,7 +521,7 @@ def check_file(
     no readable `:::MLLOG` record gets that one finding (and its unreadable lines), not one per rule.
     Benchmarks outside the official tables are the registered ones (None) or `extra_benchmarks`.
     """
-    version = ruleset or DEFAULT_RULESET
+    version = ruleset or CURRENT_RULESET
     rs = ruleset_with(version, extra_benchmarks)
     p = Path(path)
     path_s = str(path)

@@ -28,9 +28,10 @@ from typing import Any
 
 from proctor.errors import RunError
 from proctor.rules.training.benchmarks import TrainingBenchmark, official
+from proctor.rules.training.rulesets import CURRENT_RULESET
 from proctor.rules.training.types import Cadence, Line, State
 from proctor.training import constants as C
-from proctor.training.compliance import DEFAULT_RULESET, get_ruleset, target_reached
+from proctor.training.compliance import get_ruleset, target_reached
 from proctor.training.mllog import MLLogger
 
 _PRECISION_KEYS = (
@@ -59,7 +60,7 @@ def current_rank() -> int:
     return int(os.environ.get("RANK", "0") or 0)
 
 
-def check_disclosure(key: str, value: Any, ruleset: str = DEFAULT_RULESET) -> str | None:
+def check_disclosure(key: str, value: Any, ruleset: str = CURRENT_RULESET) -> str | None:
     """Why a v6.1 disclosure value is not allowed (rules §5 Basics), or None when it is.
 
     The approved numerical formats are the ruleset's (`Ruleset.precisions`); a ruleset before the
@@ -85,7 +86,7 @@ class TrainingRun:
         output: str | Path | None = None,
         *,
         seed: int,
-        ruleset: str = DEFAULT_RULESET,
+        ruleset: str = CURRENT_RULESET,
         org: str = "proctor",
         platform: str = "local",
         submission_status: str = "onprem",

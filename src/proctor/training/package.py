@@ -26,6 +26,7 @@ from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import MAX_DEPTH, nested_deeper
 from proctor.rules.training import benchmarks
 from proctor.rules.training import package as layout
+from proctor.rules.training.rulesets import CURRENT_RULESET
 from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.plausibility import is_implausible
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
@@ -245,7 +246,7 @@ def _tree_findings(root: Path) -> tuple[list[Finding], bool]:
 
 def check_package(
     directory: str | os.PathLike[str],
-    ruleset: str = "6.1.0",
+    ruleset: str = CURRENT_RULESET,
     *,
     rcp_bypass: bool = False,
     seed_bypass: bool = False,

@@ -23,6 +23,7 @@ from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine, iter_log
 from proctor.rules.training.benchmarks import official
+from proctor.rules.training.rulesets import metric_step_key
 from proctor.training.plausibility import LogPlausibility, is_implausible
 from proctor.trees import FILE, LINK, MISSING, is_dir, is_file, kind, not_a_file, real_root
 
@@ -86,9 +87,9 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
     last_eval_samples: float | None = None
     last_eval_epoch: float | None = None
     train_samples: float | None = None
-    # evaluations that log several metrics, by step (a record's `metric_targets`; step_num in 3.1.0)
+    # evaluations that log several metrics, by step (a record's `metric_targets`)
     metric_evals: dict[float, dict[str, float]] = {}
-    metric_step = "step_num" if ruleset == "3.1.0" else "samples_count"
+    metric_step = metric_step_key(ruleset)
     plausible = LogPlausibility(str(p))
     try:
         for rec in iter_log(p):

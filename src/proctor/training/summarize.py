@@ -25,6 +25,7 @@ import orjson
 
 from proctor.findings import Finding
 from proctor.rules.training import benchmarks
+from proctor.rules.training.rulesets import CURRENT_RULESET
 from proctor.training.package import ComplianceFn, default_compliance, read_system
 from proctor.training.rcp import Policy, RcpCheck, check_rcp, olympic_mean
 from proctor.training.runs import RunSet, read_run_set, result_files
@@ -162,7 +163,7 @@ def score_benchmark(
 
 def summarize(
     packages: Sequence[str | os.PathLike[str]],
-    ruleset: str = "6.1.0",
+    ruleset: str = CURRENT_RULESET,
     *,
     compliance: ComplianceFn | None | str = "auto",
     policy: Policy = "rules",

@@ -280,8 +280,8 @@ def _run_audits(
     numbers. The audit runs are short (the quick demo's durations unless --full): the checker
     compares their scores, not their length.
     """
-    from proctor.audits.configs import required_audits
     from proctor.audits.run import Layout, Tree, run_audits
+    from proctor.audits.specs import SPECS, Truncation, required_audits
 
     d = opts.audit_durations
     conf = work / "audit_conf" / scenario / "user.conf"  # the result's user.conf stays untouched
@@ -298,7 +298,7 @@ def _run_audits(
             if k.endswith("score") and isinstance(x, float)
         )
         notes.append(f"{o.audit} {'PASS' if o.passed else 'FAIL'}" + (f" ({nums})" if nums else ""))
-        if o.audit == "TEST01":  # the accuracy script on the audit's log, so it is truncated with its hash
+        if SPECS[o.audit].truncation is Truncation.APPEND:  # the accuracy script on its log: truncated with its hash
             _write_accuracy_txt(o.folder / "accuracy")
     failed = [o for o in outcomes if not o.passed]
     if failed:

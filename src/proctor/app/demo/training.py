@@ -20,8 +20,9 @@ from proctor.app.demo.options import SUBMITTER, SYSTEM, DemoOptions, Echo
 from proctor.app.demo.systems import training_system_description
 from proctor.app.demo.table import DemoReport, Row, findings_row, rule_ids, severity_text, verdict_row
 from proctor.errors import RunError
+from proctor.rules.training.rulesets import CURRENT_RULESET
 
-TRAINING_RULESET = "6.1.0"
+TRAINING_RULESET = CURRENT_RULESET  # the demo checks against the current ruleset
 CODE_README = "The reference implementation: src/proctor/workloads/digits_train (proctor training train).\n"
 
 

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from proctor.rules.training.rulesets import CURRENT_RULESET
 from proctor.rules.training.types import Cadence, Check, Config, KeyRule, Req
 from proctor.training.benchmarks import DIVISIONS, TrainingBenchmark
 from proctor.workloads.digits_train import (
@@ -25,7 +26,7 @@ from proctor.workloads.digits_train import (
     RUNS_PER_SUBMISSION,
 )
 
-RULESETS = ("6.1.0",)
+RULESETS = (CURRENT_RULESET,)  # proctor's own workload follows the current ruleset
 # Rules of the training rules text that this table applies to a new benchmark.
 _SRC_TARGET = "002 §3 Benchmarks (quality target); proctor digits_train: eval_accuracy >= 0.95"
 _SRC_HP = "002 §9 Training Loop: hyperparameters (closed: reference values unless tunable)"
