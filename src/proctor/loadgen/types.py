@@ -138,6 +138,25 @@ class TokenSUT(Protocol):
 
 
 @runtime_checkable
+class OverridingSUT(Protocol):
+    """A SUT whose requests carry generation parameters other than the benchmark's says which (e.g.
+    `max_tokens=64`; "" when it sends the benchmark's), fixed when it is built: the run session logs
+    it (`proctor_generation_override`) and marks the run, valid for what it measured but not as the
+    benchmark (rules §Additional inference parameters)."""
+
+    @property
+    def generation_override(self) -> str: ...
+
+
+@runtime_checkable
+class ExportingSUT(Protocol):
+    """A SUT that writes a per-request export once the run ended, from the run's outcome (its records);
+    it returns the line saying where the export went (or why not), "" when it writes none."""
+
+    def write_export(self, outcome: Any) -> str: ...
+
+
+@runtime_checkable
 class QuerySampleLibrary(Protocol):
     """The samples a run draws from: two counts and two calls, nothing else required.
 
@@ -218,8 +237,8 @@ def check_sut_qsl(sut: object, qsl: object, source: str = "") -> None:
          "total_sample_count, performance_sample_count, load_samples(indices) and unload_samples(indices); "
          "or use proctor.SimpleQSL(total_sample_count)"),
     ):
-        if what == "SUT" and callable(getattr(sut, "issue_query_arrays", None)):
-            needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead
+        if what == "SUT" and isinstance(sut, ArraySUT) and callable(sut.issue_query_arrays):
+            needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead (None: it is not)
         wrong = _missing(obj, needs)
         if wrong:
             raise ConfigError(
@@ -237,8 +256,10 @@ __all__ = [
     "ArraySUT",
     "ClosableSUT",
     "CompletionIssuingSUT",
+    "ExportingSUT",
     "NamedQSL",
     "NamedSUT",
+    "OverridingSUT",
     "QuerySample",
     "QuerySampleLibrary",
     "QuerySampleResponse",
