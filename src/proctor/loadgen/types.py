@@ -68,8 +68,8 @@ class SystemUnderTest(Protocol):
     in token runs). Optional capabilities are the protocols below and in `sink`: `NamedSUT`,
     `ArraySUT` (the engine then calls `issue_query_arrays` instead of `issue_query` and builds no
     Python object per sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT` (it reports first
-    tokens, so token-latency runs can use it), `CompletionIssuingSUT`, `sink.StartableSUT` and
-    `sink.ReportingSUT`.
+    tokens, so token-latency runs can use it), `CompletionIssuingSUT`, `OverridingSUT`, `ExportingSUT`,
+    `sink.StartableSUT` and `sink.ReportingSUT`.
     """
 
     def issue_query(self, samples: list[QuerySample]) -> None: ...
@@ -197,6 +197,7 @@ def qsl_name(qsl: object) -> str:
 
 _Needs = tuple[tuple[str, bool], ...]  # (member, is a method)
 _SUT_NEEDS: _Needs = (("issue_query", True), ("flush_queries", True))  # issue_query first: an ArraySUT may lack it
+_ARRAYS: _Needs = (("issue_query_arrays", True),)  # an ArraySUT's, checked as the others (a class may change)
 _QSL_NEEDS: _Needs = (("total_sample_count", False), ("performance_sample_count", False),
                       ("load_samples", True), ("unload_samples", True))
 
@@ -237,7 +238,7 @@ def check_sut_qsl(sut: object, qsl: object, source: str = "") -> None:
          "total_sample_count, performance_sample_count, load_samples(indices) and unload_samples(indices); "
          "or use proctor.SimpleQSL(total_sample_count)"),
     ):
-        if what == "SUT" and isinstance(sut, ArraySUT) and callable(sut.issue_query_arrays):
+        if what == "SUT" and isinstance(sut, ArraySUT) and not _missing(sut, _ARRAYS):
             needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead (None: it is not)
         wrong = _missing(obj, needs)
         if wrong:
