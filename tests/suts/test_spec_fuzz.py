@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from proctor.app.session import sut_spec
@@ -46,7 +46,9 @@ def test_any_text_is_a_spec_or_one_bounded_line(text: str) -> None:
         message = str(exc)
         assert "\n" not in message and len(message) < 400
         assert message.startswith("key '--sut': ")
+        event("refused")
         return
+    event(f"accepted as {spec.kind}")
     assert parse_sut_spec(spec.render()) == spec  # whatever it accepted, it writes back the same
 
 
@@ -54,9 +56,13 @@ def test_any_text_is_a_spec_or_one_bounded_line(text: str) -> None:
 def test_quote_like_text_is_a_spec_or_a_config_error(text: str) -> None:
     for candidate in (text, f"synthetic:{text}", f"synthetic:k={text}", f"m:f:k={text}"):
         try:
-            parse_sut_spec(candidate)
+            spec = parse_sut_spec(candidate)
         except ConfigError as exc:
             assert "\n" not in str(exc)
+            event("a form refused")
+        else:
+            assert parse_sut_spec(spec.render()) == spec
+            event("a form accepted")
 
 
 @given(VALUES)
