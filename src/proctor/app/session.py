@@ -398,6 +398,7 @@ class RunSession:
         self.request = request
         self.resolved: Resolved | None = None
         self._built: tuple[SystemUnderTest, QuerySampleLibrary] | None = None
+        self._spec: SutSpec | None = None  # the request's --sut with --dataset, parsed once in prepare
 
     def prepare(self) -> Resolved:
         req = self.request
@@ -409,14 +410,15 @@ class RunSession:
                 f"--fit sizes Offline runs (the one query's samples); a {self.resolved.settings.scenario} run "
                 "lasts its schedule: drop --fit", key="--fit"
             )
+        self._spec = sut_spec(req.sut, req.dataset)
         self._built = self._build()
         return self.resolved
 
     def _build(self) -> tuple[SystemUnderTest, QuerySampleLibrary]:
         req = self.request
-        assert self.resolved is not None
+        assert self.resolved is not None and self._spec is not None
         context = RunContext(req.model, str(self.resolved.settings.mode))
-        sut, qsl = build_sut(sut_spec(req.sut, req.dataset), context)
+        sut, qsl = build_sut(self._spec, context)
         try:  # settings that only the QSL's size refuses (an index past it), before anything runs
             check_for_qsl(self.resolved, req.audit_conf, qsl.total_sample_count, qsl.performance_sample_count)
         except ConfigError:
