@@ -353,22 +353,11 @@ def sut_probes(tree: ast.Module) -> set[str]:
     }
 
 
-# Probes issue 32 item 3 removes (capabilities become Protocols and values of the SUT's report); any
-# other fails now, and this list only shrinks.
-KNOWN_SUT_PROBES = {
-    ("proctor.app.session", "generation_override"),
-    ("proctor.app.session", "write_export"),
-    ("proctor.loadgen.types", "issue_query_arrays"),
-    ("proctor.serving.node_server", "qsl"),
-    ("proctor.serving.node_server", "issue_query_arrays"),
-}
-
-
 def test_no_sut_is_probed_with_getattr() -> None:
     """"everything else is an optional capability declared as a Protocol and checked by type, never
     probed with `getattr`" (docs/architecture.md, the SUT seam)."""
     found = {(m, attr) for m, tree in _trees().items() for attr in sut_probes(tree)}
-    assert sorted(found - KNOWN_SUT_PROBES) == []
+    assert sorted(found) == []  # issue 32 item 3 removed the last ones (suts/spec.py, Protocols in loadgen/types.py)
 
 
 def _docstrings(tree: ast.Module) -> set[int]:

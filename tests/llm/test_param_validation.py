@@ -10,7 +10,7 @@ import pytest
 
 from proctor.clients import llm_dataset
 from proctor.errors import ConfigError
-from proctor.suts.registry import parse_spec
+from proctor.suts.spec import parse_sut_spec
 
 
 def _run(spec: str, *extra: str, tmp_path) -> subprocess.CompletedProcess[str]:
@@ -45,8 +45,10 @@ def test_a_bad_parameter_is_one_line_and_exit_2(spec, words, tmp_path):
 
 
 def test_a_url_holding_dot_py_is_not_a_file():
-    assert parse_spec("openai:url=http://host.py:8000")[:2] == ("name", "openai")
-    assert parse_spec("my_sut.py:make")[:2] == ("file", "my_sut.py:make")
+    parsed = parse_sut_spec("openai:url=http://host.py:8000")
+    assert (parsed.kind, parsed.target) == ("name", "openai")
+    parsed = parse_sut_spec("my_sut.py:make")
+    assert (parsed.kind, parsed.target) == ("file", "my_sut.py:make")
 
 
 def test_a_dataset_named_py_is_a_dataset(tmp_path):

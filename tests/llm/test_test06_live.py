@@ -83,15 +83,22 @@ def test_an_endpoint_that_ends_outputs_with_two_eos_tokens_fails_test06(tmp_path
     assert "output ends with 2 EOS tokens (2)" in text
 
 
-@pytest.mark.parametrize("given", ["output=text"])
-def test_a_spec_that_names_its_output_is_kept(given):
-    from proctor.audits.specs import Audit
-    from proctor.cli.audit import token_ids_for_test06
+@pytest.mark.parametrize(
+    ("given", "token_ids", "logged"),
+    [("", True, "ids"), (",output=text", True, "text"), (",output=ids", False, "ids"), ("", False, "text")],
+)
+def test_a_run_that_reads_token_ids_asks_the_sut_unless_its_spec_names_its_output(given, token_ids, logged):
+    """TEST06 tells the SUT through its RunContext (no SUT name in the audit); an output= in the
+    spec wins."""
+    from proctor.suts import registry
+    from proctor.suts.context import RunContext
 
-    assert token_ids_for_test06(f"openai:url=http://h:1,{given}", (Audit.TEST06,)) == f"openai:url=http://h:1,{given}"
-    assert token_ids_for_test06("openai:url=http://h:1", (Audit.TEST06,)) == "openai:url=http://h:1,output=ids"
-    assert token_ids_for_test06("openai:url=http://h:1", (Audit.TEST01,)) == "openai:url=http://h:1"
-    assert token_ids_for_test06("synthetic:tokens=4", (Audit.TEST06,)) == "synthetic:tokens=4"
+    context = RunContext("llama2-70b", "AccuracyOnly", token_ids=token_ids)
+    sut, _ = registry.build(f"openai:url=http://127.0.0.1:9,synthetic=2,preflight=0{given}", context)
+    try:
+        assert sut.config.output == logged
+    finally:
+        sut.close()
 
 
 @pytest.mark.parametrize(

@@ -10,21 +10,24 @@ import pytest
 from proctor import entry_points
 from proctor.errors import ConfigError
 from proctor.suts import registry
+from proctor.suts.spec import parse_sut_spec
 
 
 @pytest.mark.parametrize(
     ("spec", "parsed"),
     [
-        ("synthetic", ("name", "synthetic", {})),
-        ("synthetic:service_us=200,workers=4", ("name", "synthetic", {"service_us": "200", "workers": "4"})),
-        ("my_mod:make", ("module", "my_mod:make", {})),
-        ("pkg.mod:make:a=1", ("module", "pkg.mod:make", {"a": "1"})),
-        ("dir/sut.py:make", ("file", "dir/sut.py:make", {})),
-        ("dir/sut.py:make:a=1,b=x", ("file", "dir/sut.py:make", {"a": "1", "b": "x"})),
+        ("synthetic", ("name", "synthetic", ())),
+        ("synthetic:service_us=200,workers=4", ("name", "synthetic", (("service_us", "200"), ("workers", "4")))),
+        ("my_mod:make", ("module", "my_mod:make", ())),
+        ("pkg.mod:make:a=1", ("module", "pkg.mod:make", (("a", "1"),))),
+        ("dir/sut.py:make", ("file", "dir/sut.py:make", ())),
+        ("dir/sut.py:make:a=1,b=x", ("file", "dir/sut.py:make", (("a", "1"), ("b", "x")))),
     ],
 )
 def test_the_three_forms_never_overlap(spec, parsed):
-    assert registry.parse_spec(spec) == parsed
+    got = parse_sut_spec(spec)
+    assert (got.kind, got.target, got.params) == parsed
+    assert str(got) == spec
 
 
 @pytest.mark.parametrize("spec", ["synthetic:novalue", "dir/sut.py", "dir/sut.py:", "x:make:=3"])

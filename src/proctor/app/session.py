@@ -23,6 +23,8 @@ from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, che
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
     ClosableSUT,
+    ExportingSUT,
+    OverridingSUT,
     QuerySampleLibrary,
     Scenario,
     SystemUnderTest,
@@ -30,6 +32,7 @@ from proctor.loadgen.types import (
     check_sut_qsl,
 )
 from proctor.suts.context import RunContext
+from proctor.suts.spec import SutSpec, as_spec
 
 if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
@@ -66,18 +69,17 @@ def build_settings(
     )
 
 
-def sut_spec(spec: str, dataset: Path | None) -> str:
+def sut_spec(spec: SutSpec | str, dataset: Path | None) -> SutSpec:
     """The `--sut` spec with `--dataset FILE` as its dataset parameter; ConfigError if FILE is missing."""
+    parsed = as_spec(spec)
     if dataset is None:
-        return spec
-    from proctor.suts import registry
-
+        return parsed
     if not dataset.is_file():
         raise ConfigError(f"{dataset}: no such file (an LLM dataset file)", key="--dataset")
-    return registry.with_param(spec, "dataset", str(dataset))
+    return parsed.with_param("dataset", str(dataset), "--dataset")
 
 
-def build_sut(spec: str, context: RunContext | None = None) -> tuple[SystemUnderTest, QuerySampleLibrary]:
+def build_sut(spec: SutSpec | str, context: RunContext | None = None) -> tuple[SystemUnderTest, QuerySampleLibrary]:
     """The SUT and QSL a `--sut` spec names (registered, module:factory or file.py:factory); a factory
     that takes `context=` is told the run's benchmark and mode (suts/context.py)."""
     from proctor.suts import registry
@@ -92,10 +94,10 @@ def build_sut(spec: str, context: RunContext | None = None) -> tuple[SystemUnder
 
 
 def generation_override(sut: object) -> str:
-    """What the SUT sends instead of the benchmark's generation parameters (`generation_override`, e.g.
+    """What the SUT sends instead of the benchmark's generation parameters (an `OverridingSUT`, e.g.
     the openai SUT's `max_tokens=64`), "" when it sends the benchmark's or says nothing."""
-    text = getattr(sut, "generation_override", "")
-    return text if isinstance(text, str) else ""
+    text = sut.generation_override if isinstance(sut, OverridingSUT) else ""
+    return text if isinstance(text, str) else ""  # a user's SUT may say anything
 
 
 def with_generation_override(short_run: str, sut: object) -> str:
@@ -173,11 +175,10 @@ def after_run(sut: object, outcome: RunOutcome) -> RunOutcome:
 
 
 def export_requests(sut: object, outcome: RunOutcome) -> RunOutcome:
-    """A SUT that exports its requests (openai `export=FILE`) writes the export now, from the run's
-    records; the line saying where (or why not) joins the SUT's report lines."""
-    write = getattr(sut, "write_export", None)
-    if callable(write):
-        line = write(outcome)
+    """An `ExportingSUT` (openai `export=FILE`) writes the export now, from the run's records; the
+    line saying where (or why not) joins the SUT's report lines."""
+    if isinstance(sut, ExportingSUT):
+        line = sut.write_export(outcome)
         if line:
             outcome.sut_report.append(f"sut: {line}")
     return outcome
@@ -337,7 +338,7 @@ class RunRequest:
     """What `proctor run` (and the library) asks of one run."""
 
     scenario: Scenario
-    sut: str = "synthetic"
+    sut: SutSpec | str = "synthetic"  # `--sut`: parsed once (suts/spec.py); text is parsed when the run builds it
     mode: TestMode | None = None
     model: str = "resnet50"
     user_conf: Path | None = None
@@ -397,6 +398,7 @@ class RunSession:
         self.request = request
         self.resolved: Resolved | None = None
         self._built: tuple[SystemUnderTest, QuerySampleLibrary] | None = None
+        self._spec: SutSpec | None = None  # the request's --sut with --dataset, parsed once in prepare
 
     def prepare(self) -> Resolved:
         req = self.request
@@ -408,14 +410,15 @@ class RunSession:
                 f"--fit sizes Offline runs (the one query's samples); a {self.resolved.settings.scenario} run "
                 "lasts its schedule: drop --fit", key="--fit"
             )
+        self._spec = sut_spec(req.sut, req.dataset)
         self._built = self._build()
         return self.resolved
 
     def _build(self) -> tuple[SystemUnderTest, QuerySampleLibrary]:
         req = self.request
-        assert self.resolved is not None
+        assert self.resolved is not None and self._spec is not None
         context = RunContext(req.model, str(self.resolved.settings.mode))
-        sut, qsl = build_sut(sut_spec(req.sut, req.dataset), context)
+        sut, qsl = build_sut(self._spec, context)
         try:  # settings that only the QSL's size refuses (an index past it), before anything runs
             check_for_qsl(self.resolved, req.audit_conf, qsl.total_sample_count, qsl.performance_sample_count)
         except ConfigError:
@@ -536,7 +539,7 @@ class RunSession:
 
 
 def session_runner(
-    spec: str,
+    spec: SutSpec | str,
     engine: Engine,
     *,
     short_run: str,
@@ -545,15 +548,17 @@ def session_runner(
     trace: bool,
     build: Callable[[], tuple[Any, Any]] | None = None,
     benchmark: str = "",
+    token_ids: bool = False,
 ) -> Callable[[TestSettings, Path, Path | None], RunLogs]:
     """An audits `Runner`: each call builds the SUT of `spec` (or calls `build`), runs it through
     `run` into the given folder and says where its logs are and what went wrong. `benchmark` (the
-    `--model`) and each run's mode are the SUT's `RunContext`."""
+    `--model`), each run's mode and `token_ids` (TEST06 reads the responses as token ids) are the
+    SUT's `RunContext`."""
 
     def runner(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=trace)
-        context = RunContext(benchmark, str(settings.mode)) if benchmark else None
+        context = RunContext(benchmark, str(settings.mode), token_ids) if benchmark else None
         sut, qsl = build() if build is not None else build_sut(spec, context)
         outcome = run(
             sut,

@@ -539,7 +539,7 @@ def sweep_document(
             if closed
             else "each point is an MLPerf Server run with its own verdict from its own logs"
         ),
-        "sut": request.sut,
+        "sut": str(request.sut),
         "model": request.model,
         "duration_ms": request.duration_ms,
         "points": [p.to_json() for p in points],

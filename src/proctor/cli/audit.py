@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from proctor.audits.run import AuditOutcome
-    from proctor.audits.specs import Audit
 
 
 ALL = "all"  # the AUDIT argument for every audit the benchmark needs
@@ -66,19 +65,6 @@ def print_outcomes(out: Console, outcomes: list[AuditOutcome], *, quiet: bool = 
                 out.print(f"    - {note}", markup=False, soft_wrap=True)
         for note in o.notes:
             out.print(f"  note: {note}", markup=False, soft_wrap=True)
-
-
-def token_ids_for_test06(spec: str, audits: tuple[Audit, ...]) -> str:
-    """TEST06 reads each response as token ids (int32, as the MLPerf LLM references log them): the
-    openai SUT is asked to log them (`output=ids`) unless the spec says otherwise."""
-    from proctor.suts import registry
-
-    name, _, params = spec.partition(":")
-    if not any(SPECS[a].token_ids for a in audits) or name != "openai" or any(
-        kv.partition("=")[0].strip() == "output" for kv in params.split(",")
-    ):
-        return spec
-    return registry.with_param(spec, "output", "ids")
 
 
 @app.command(
@@ -176,9 +162,11 @@ def audit_cmd(
                 resolved = request.resolve()
                 short_run = resolved.short_run
                 spec = sut_spec(request.sut, request.dataset)
-                if token_ids_for_test06(spec, audits) != spec:
-                    spec = token_ids_for_test06(spec, audits)
-                    out.print("note: TEST06 reads token ids: the openai SUT logs them (output=ids)", markup=False)
+                # the SUT is told (RunContext); its parameters may say otherwise
+                token_ids = any(SPECS[a].token_ids for a in audits)
+                if token_ids:
+                    out.print("note: TEST06 reads token ids: the SUT is told so (the openai SUT logs them "
+                              "(output=ids) unless its output= is given)", markup=False)
                 runner = session_runner(
                     spec,
                     request.engine,
@@ -187,6 +175,7 @@ def audit_cmd(
                     drain_s=request.drain_s,
                     trace=request.trace,
                     benchmark=model,
+                    token_ids=token_ids,
                 )
                 outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
         except KeyboardInterrupt:

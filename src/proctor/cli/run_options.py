@@ -18,6 +18,7 @@ import typer
 
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.cli import output
+from proctor.errors import ConfigError
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S
 from proctor.loadgen.types import Scenario
 
@@ -34,7 +35,8 @@ MAX_SLO_MS = 86_400_000.0  # a day: a per-request target past it is a typo
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
     "or your own: my_package.module:factory[:k=v,...] or path/to/file.py:factory[:k=v,...], where "
-    "factory(**params) returns (sut, qsl)."
+    "factory(**params) returns (sut, qsl). A value holding ',' is quoted: k=\"a,b\" (inside the "
+    "quotes \\\" is a quote, \\\\ a backslash)."
 )
 
 
@@ -109,14 +111,17 @@ class RunOptions:
     def request(self, **more: Any) -> RunRequest:
         """The session's request: these options plus the command's own (`more`)."""
         from proctor.app.session import RunRequest
+        from proctor.suts.spec import parse_sut_spec
 
-        sut = self.sut
-        if self.allow_pickle:  # the SUT's own parameter (the openai SUT's allow_pickle=1)
-            from proctor.suts.registry import with_param
-
-            sut = with_param(sut, "allow_pickle", "1")
+        scenario = self.checked()
+        try:  # the one parse of --sut: every layer below gets the SutSpec
+            sut = parse_sut_spec(self.sut)
+            if self.allow_pickle:  # the SUT's own parameter (the openai SUT's allow_pickle=1)
+                sut = sut.with_param("allow_pickle", "1", "--allow-pickle")
+        except ConfigError as exc:
+            output.fail(str(exc))
         return RunRequest(
-            scenario=self.checked(),
+            scenario=scenario,
             sut=sut,
             model=self.model,
             user_conf=self.user_conf,

@@ -50,8 +50,10 @@ def register(serve_app: typer.Typer) -> None:
         from proctor.cli import output
         from proctor.serving import node_server
         from proctor.serving.binding import check_host
+        from proctor.suts.spec import parse_sut_spec
 
         try:
+            spec = parse_sut_spec(sut)  # the one parse; the node gets the SutSpec
             warning = check_host(host)
             limits = serve_options.connection_limits(header_timeout, body_timeout, idle_timeout, send_timeout,
                                                      max_connections)
@@ -66,7 +68,7 @@ def register(serve_app: typer.Typer) -> None:
             )
 
         try:
-            node_server.serve(sut, host, port, name, model_name=model or model_alias, on_ready=ready,
+            node_server.serve(spec, host, port, name, model_name=model or model_alias, on_ready=ready,
                               limits=limits)
         except ProctorError as exc:
             output.fail(f"--sut {sut}: {exc}")

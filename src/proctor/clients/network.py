@@ -748,9 +748,9 @@ def registered_qsl(name: str, params: dict[str, str]) -> Any:
     """The QSL of the registered SUT `name` built with `params`, its SUT closed at once: the QDL
     needs the workload's LoadGen-side data (and preprocessing), never its in-process model."""
     from proctor.suts import registry
+    from proctor.suts.spec import SutSpec
 
-    spec = name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
-    sut, qsl = registry.build(spec)
+    sut, qsl = registry.build(SutSpec("name", name, tuple(params.items())))
     if isinstance(sut, ClosableSUT):
         sut.close()
     return qsl

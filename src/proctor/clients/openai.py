@@ -63,7 +63,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,16 +150,28 @@ class LocalSink:
 class OpenAISUT(Tally):
     """Streams each sample to the endpoint with the fewest requests in flight; see the module doc."""
 
-    def __init__(self, config: OpenAIConfig, qsl: LLMDataset, dataset: DatasetSpec | None = None) -> None:
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        qsl: LLMDataset,
+        dataset: DatasetSpec | None = None,
+        *,
+        generation: Generation | None = None,
+        warmup: tuple[int | None, float] = (None, 0.0),
+        preflight_lines: Sequence[str] = (),
+        export: str | None = None,
+    ) -> None:
+        """`generation`: what the requests carry against the benchmark's parameters (clients.generation;
+        None: the benchmark's); `warmup`: (warmup=N, None for one per stream where the run fixes
+        several; warmup_s=S); `preflight_lines`: what the servers offer for counting tokens
+        (clients.offer); `export`: the per-request export's file (export=FILE)."""
         super().__init__()
         self.config = config
-        # what the requests carry against the benchmark's parameters (clients.generation; set by from_params)
-        self.generation_override = ""  # "" = the benchmark's; read by the run session (logs and verdict)
-        self.generation_line = ""
-        self.preflight_lines: list[str] = []  # what the servers offer for counting tokens (clients.offer)
+        self._generation = generation
+        self.preflight_lines = list(preflight_lines)
         self.qsl = qsl
-        self.warmup_requests: int | None = None  # warmup=N (None: one per stream where the run fixes several)
-        self.warmup_s = 0.0  # warmup_s=S
+        self.warmup_requests, self.warmup_s = warmup
+        self.export_path = export
         self.warmup_line = ""  # what warm_up did, for the report
         self._warm_bodies: dict[int, bytes] = {}
         self._closed = False
@@ -170,14 +182,27 @@ class OpenAISUT(Tally):
 
             self.endpoints = [Endpoint(endpoint_url(u, config.api)) for u in config.urls]
             self.pool = WorkerPool(config, dataset or ("samples", qsl.samples), self, self.endpoints)
-            return
-        client = self.client = make_transport(config, self._body, LocalSink(self))
-        self.tokenizer = client.tokenizer
-        self.endpoints = client.endpoints
-        self._loop = new_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-sut", daemon=True)
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(client.open(), self._loop).result()
+        else:
+            client = self.client = make_transport(config, self._body, LocalSink(self))
+            self.tokenizer = client.tokenizer
+            self.endpoints = client.endpoints
+            self._loop = new_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="openai-sut", daemon=True)
+            self._thread.start()
+            asyncio.run_coroutine_threadsafe(client.open(), self._loop).result()
+        if export:
+            self.export_to(export)
+
+    @property
+    def generation_override(self) -> str:
+        """What the requests send instead of the benchmark's generation parameters, "" when they send
+        the benchmark's (an `OverridingSUT`: the run session logs it and marks the run)."""
+        return self._generation.override if self._generation is not None else ""
+
+    @property
+    def generation_line(self) -> str:
+        """The report's line: what every request asked and from where (clients.generation)."""
+        return self._generation.line if self._generation is not None else ""
 
     def _body(self, idx: int) -> bytes:
         if is_warm(idx):  # a warm-up request's: the sample's prompt reversed (clients.warmup)
@@ -203,7 +228,7 @@ class OpenAISUT(Tally):
 
     def write_export(self, outcome: Any) -> str:
         """After the run: the per-request export (export=FILE), and the line that says where it went."""
-        path = getattr(self, "export_path", None)
+        path = self.export_path
         if not path:
             return ""
         try:
@@ -425,8 +450,9 @@ class OpenAIParams:
     probe: bool = param(True, "with preflight, one small streamed request to each endpoint: what it offers for "
                         "counting tokens (token ids, logprobs, usage), which counts are exact, whether TEST06 can "
                         "pass; logprobs unset: asked for where only they count")
-    output: str = param(_D.output, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
-                        "references log them, which TEST06 checks; asks for token ids)")
+    output: str | None = param(None, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
+                               "references log them, which TEST06 checks; asks for token ids)",
+                               shown=f"{_D.output}; ids in a run whose checks read token ids (TEST06)")
 
 
 @takes(OpenAIParams, "openai")
@@ -439,7 +465,7 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
         stall_s=p.stall_s, connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids,
         ignore_eos=p.ignore_eos, logprobs=bool(p.logprobs), tokenizer=p.tokenizer, procs=p.procs, http=p.http,
         warm=p.warm,
-        rx_stamp=p.rx_stamp, output=p.output,
+        rx_stamp=p.rx_stamp, output=p.output or ("ids" if context is not None and context.token_ids else _D.output),
     )
     if p.export:  # its format, pyarrow for Parquet, a folder: said before the run, not after it
         check_export_path(p.export)
@@ -482,13 +508,8 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
         base, max_tokens=gen.max_tokens, min_tokens=gen.min_tokens, temperature=gen.temperature, top_p=gen.top_p
     )
     qsl = LLMDataset(samples, cfg.body, performance_count=p.perf_count, name=name)
-    sut = OpenAISUT(cfg, qsl, spec)
-    sut.generation_override = gen.override
-    sut.generation_line = gen.line
-    sut.warmup_requests, sut.warmup_s = p.warmup, p.warmup_s
-    sut.preflight_lines = [] if counts is None else list(counts.lines)
-    if p.export:
-        sut.export_to(p.export)
+    sut = OpenAISUT(cfg, qsl, spec, generation=gen, warmup=(p.warmup, p.warmup_s),
+                    preflight_lines=() if counts is None else counts.lines, export=p.export)
     return sut, qsl
 
 

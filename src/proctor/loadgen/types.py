@@ -68,8 +68,8 @@ class SystemUnderTest(Protocol):
     in token runs). Optional capabilities are the protocols below and in `sink`: `NamedSUT`,
     `ArraySUT` (the engine then calls `issue_query_arrays` instead of `issue_query` and builds no
     Python object per sample), `ClosableSUT` (the run session closes it after the run), `TokenSUT` (it reports first
-    tokens, so token-latency runs can use it), `CompletionIssuingSUT`, `sink.StartableSUT` and
-    `sink.ReportingSUT`.
+    tokens, so token-latency runs can use it), `CompletionIssuingSUT`, `OverridingSUT`, `ExportingSUT`,
+    `sink.StartableSUT` and `sink.ReportingSUT`.
     """
 
     def issue_query(self, samples: list[QuerySample]) -> None: ...
@@ -138,6 +138,25 @@ class TokenSUT(Protocol):
 
 
 @runtime_checkable
+class OverridingSUT(Protocol):
+    """A SUT whose requests carry generation parameters other than the benchmark's says which (e.g.
+    `max_tokens=64`; "" when it sends the benchmark's), fixed when it is built: the run session logs
+    it (`proctor_generation_override`) and marks the run, valid for what it measured but not as the
+    benchmark (rules §Additional inference parameters)."""
+
+    @property
+    def generation_override(self) -> str: ...
+
+
+@runtime_checkable
+class ExportingSUT(Protocol):
+    """A SUT that writes a per-request export once the run ended, from the run's outcome (its records);
+    it returns the line saying where the export went (or why not), "" when it writes none."""
+
+    def write_export(self, outcome: Any) -> str: ...
+
+
+@runtime_checkable
 class QuerySampleLibrary(Protocol):
     """The samples a run draws from: two counts and two calls, nothing else required.
 
@@ -178,6 +197,7 @@ def qsl_name(qsl: object) -> str:
 
 _Needs = tuple[tuple[str, bool], ...]  # (member, is a method)
 _SUT_NEEDS: _Needs = (("issue_query", True), ("flush_queries", True))  # issue_query first: an ArraySUT may lack it
+_ARRAYS: _Needs = (("issue_query_arrays", True),)  # an ArraySUT's, checked as the others (a class may change)
 _QSL_NEEDS: _Needs = (("total_sample_count", False), ("performance_sample_count", False),
                       ("load_samples", True), ("unload_samples", True))
 
@@ -218,8 +238,8 @@ def check_sut_qsl(sut: object, qsl: object, source: str = "") -> None:
          "total_sample_count, performance_sample_count, load_samples(indices) and unload_samples(indices); "
          "or use proctor.SimpleQSL(total_sample_count)"),
     ):
-        if what == "SUT" and callable(getattr(sut, "issue_query_arrays", None)):
-            needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead
+        if what == "SUT" and isinstance(sut, ArraySUT) and not _missing(sut, _ARRAYS):
+            needs = needs[1:]  # an ArraySUT is issued through issue_query_arrays instead (None: it is not)
         wrong = _missing(obj, needs)
         if wrong:
             raise ConfigError(
@@ -237,8 +257,10 @@ __all__ = [
     "ArraySUT",
     "ClosableSUT",
     "CompletionIssuingSUT",
+    "ExportingSUT",
     "NamedQSL",
     "NamedSUT",
+    "OverridingSUT",
     "QuerySample",
     "QuerySampleLibrary",
     "QuerySampleResponse",

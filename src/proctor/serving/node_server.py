@@ -37,7 +37,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 from aiohttp import web
@@ -45,10 +45,11 @@ from aiohttp import web
 from proctor.errors import ConfigError, RequestError
 from proctor.loadgen import completion
 from proctor.loadgen.sink import ResponseCallback, StartableSUT
-from proctor.loadgen.types import QuerySample
+from proctor.loadgen.types import ArraySUT, QuerySample
 from proctor.serving.connections import Gate, listen, phases, runner_options
 from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
 from proctor.serving.limits import ConnectionLimits
+from proctor.suts.spec import SutSpec, as_spec
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
@@ -206,17 +207,41 @@ class InputTable:
         return self.features[indices]
 
 
+@runtime_checkable
+class RowsQSL(Protocol):
+    """A QSL whose samples are the rows of one array, `features`, that its SUT reads in batches."""
+
+    features: Any  # a 2-D np.ndarray for tensor mode (checked where it is used)
+
+    def batch(self, indices: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class RowsSUT(Protocol):
+    """A SUT that reads its inputs through its own `qsl` (a `RowsQSL`): tensor mode puts the input
+    table in its place (the module docstring)."""
+
+    qsl: Any
+
+
+def _rows(sut: object) -> np.ndarray | None:
+    """The features of a tensor-mode SUT (a `RowsSUT` whose qsl is a `RowsQSL` of 2-D rows), else None."""
+    if not isinstance(sut, RowsSUT) or not isinstance(sut.qsl, RowsQSL):
+        return None
+    features = sut.qsl.features
+    return features if isinstance(features, np.ndarray) and features.ndim == 2 and callable(sut.qsl.batch) else None
+
+
 class NodeModel:
     """One proctor SUT behind the V2 protocol (see the module docstring for the two modes)."""
 
     def __init__(self, sut: Any, qsl: Any, model_name: str, *, capacity: int = DEFAULT_CAPACITY) -> None:
         self.sut, self.qsl, self.model_name = sut, qsl, model_name
-        inner = getattr(sut, "qsl", None)
-        features = getattr(inner, "features", None)
+        features = _rows(sut)
         self.table: InputTable | None = None
         self.inputs: list[tuple[str, str, tuple[int, ...]]]
         self.outputs: list[tuple[str, str, tuple[int, ...]]]
-        if callable(getattr(inner, "batch", None)) and isinstance(features, np.ndarray) and features.ndim == 2:
+        if features is not None:
             self.table = InputTable(features.shape[1], features.dtype, capacity)
             sut.qsl = self.table  # the SUT now reads the received tensors (module docstring)
             in_type = v2.Tensor.of("x", features[:0]).datatype
@@ -229,7 +254,7 @@ class NodeModel:
             self.outputs = [("output", v2.BYTES, (-1,))]
             self.row_dtype = np.dtype("<i8")
         self.router = CompletionRouter(self.table.release if self.table is not None else lambda s: None)
-        self._arrays = callable(getattr(sut, "issue_query_arrays", None))
+        self._arrays = isinstance(sut, ArraySUT) and callable(sut.issue_query_arrays)
 
     @property
     def mode(self) -> str:
@@ -432,7 +457,7 @@ class Node:
         await self.runner.cleanup()
 
 
-async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: str | None = None,
+async def start_node(spec: SutSpec | str, host: str = "127.0.0.1", port: int = 0, name: str | None = None,
                      *, model_name: str | None = None, capacity: int = DEFAULT_CAPACITY,
                      limits: ConnectionLimits | None = None) -> Node:
     """Build the SUT of `spec` (`--sut` syntax), attach its completions, bind, and start serving.
@@ -443,9 +468,9 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
     """
     from proctor.suts import registry
 
-    _, sut_name, _ = registry.parse_spec(spec)
-    sut, qsl = registry.build(spec)
-    model = NodeModel(sut, qsl, model_name or sut_name, capacity=capacity)
+    parsed = as_spec(spec)
+    sut, qsl = registry.build(parsed)
+    model = NodeModel(sut, qsl, model_name or parsed.target, capacity=capacity)
     completion.attach(model.router)  # a node process runs no test: its SUT reports here
     if isinstance(model.sut, StartableSUT):
         model.sut.start(model.router)
@@ -467,7 +492,7 @@ async def start_node(spec: str, host: str = "127.0.0.1", port: int = 0, name: st
     return Node(host, bound, meta["name"], model, runner, listener, gate)
 
 
-def serve(spec: str, host: str, port: int, name: str | None = None, *,
+def serve(spec: SutSpec | str, host: str, port: int, name: str | None = None, *,
           model_name: str | None = None, on_ready: Callable[[Node], None] | None = None,
           limits: ConnectionLimits | None = None) -> None:
     """Serve until interrupted (Ctrl-C / SIGTERM); `on_ready` is called once the port is bound."""

@@ -1,4 +1,5 @@
-"""What a run tells the SUT it builds: the benchmark (`--model`) and the test mode.
+"""What a run tells the SUT it builds: the benchmark (`--model`), the test mode and whether its
+responses are read as token ids.
 
 A SUT whose requests depend on the benchmark (an LLM client: the rules fix `max_new_tokens` per
 benchmark and mode) needs both, and neither is a `k=v` parameter the user types again. A factory
@@ -21,10 +22,13 @@ SUBMISSION_RUN = "SubmissionRun"
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """The run a SUT is built for: `benchmark` is the `--model` value as typed, `mode` the resolved
-    TestMode's value ("PerformanceOnly", "AccuracyOnly", "SubmissionRun", "FindPeakPerformance")."""
+    TestMode's value ("PerformanceOnly", "AccuracyOnly", "SubmissionRun", "FindPeakPerformance");
+    `token_ids`: the run's checks read each response as int32 token ids (the TEST06 audit), so a SUT
+    that can log them should unless its parameters say otherwise."""
 
     benchmark: str
     mode: str = "PerformanceOnly"
+    token_ids: bool = False
 
 
 def takes_context(factory: Callable[..., Any]) -> bool:

@@ -1,11 +1,5 @@
-"""Systems under test for the CLI: `--sut SPEC`, where SPEC is one of
-
-    NAME[:k=v,...]                     a registered SUT (entry point group "proctor.suts")
-    module.path:factory[:k=v,...]      a factory in an importable module
-    path/to/file.py:factory[:k=v,...]  a factory in a Python file
-
-The forms never overlap: a part ending in `.py` is a file; after the first ':' a NAME has k=v
-pairs (each holds '='), a module a factory name (none does).
+"""Systems under test for the CLI: the factory a `--sut` SPEC names (suts/spec.py parses it into a
+`SutSpec`, the grammar and quoting are there), built with its parameters.
 
 A factory takes the parameters as keyword strings and returns (sut, qsl); built-in and user SUTs
 load the same way. Packages register theirs in pyproject.toml:
@@ -40,6 +34,7 @@ from proctor.errors import ConfigError
 from proctor.suts import params as typed
 from proctor.suts.context import CONTEXT_PARAM, RunContext, takes_context
 from proctor.suts.params import Param
+from proctor.suts.spec import SutSpec, as_spec
 
 GROUP = "proctor.suts"
 
@@ -51,59 +46,6 @@ Factory = Callable[..., tuple[Any, Any]]
 def registered() -> dict[str, str]:
     """Registered SUT name -> "module:factory", from installed entry points (plus the source fallback)."""
     return entry_points.registered(GROUP)
-
-
-Pairs = list[tuple[str, str]]
-
-
-def parse_pairs(text: str, where: str) -> Pairs:
-    """`k=v,k2=v2` -> [(k, v), (k2, v2)], as given (repeats kept: the factory's fields decide)."""
-    pairs: Pairs = []
-    for item in filter(None, text.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"SUT parameter '{item}' is not key=value", key=where)
-        pairs.append((key.strip(), value.strip()))
-    return pairs
-
-
-def parse_params(text: str, where: str) -> dict[str, str]:
-    """`k=v,...` -> {k: v}; a repeated key's values are joined with '|' (a list's form)."""
-    params: dict[str, str] = {}
-    for key, value in parse_pairs(text, where):
-        params[key] = f"{params[key]}{typed.LIST_SEPARATOR}{value}" if key in params else value
-    return params
-
-
-def _split_spec(spec: str) -> tuple[str, str, Pairs]:
-    head, _, rest = spec.partition(":")
-    if head.endswith(".py"):  # only the part before the first ':' names a file (a URL may hold ".py:")
-        factory, _, params = rest.partition(":")
-        if not factory:
-            raise ConfigError(f"'{spec}': name the factory, e.g. {head}:make_sut", key="--sut")
-        return "file", f"{head}:{factory}", parse_pairs(params, "--sut")
-    factory, _, params = rest.partition(":")
-    if factory and "=" not in factory:  # module:factory[:params]; a NAME's parameters always hold '='
-        return "module", f"{head}:{factory}", parse_pairs(params, "--sut")
-    return "name", head, parse_pairs(rest, "--sut")
-
-
-def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
-    """(kind, target, params): kind "name" (target a registered name), "module" or "file"
-    (target "module:factory" / "path.py:factory")."""
-    kind, target, pairs = _split_spec(spec)
-    return kind, target, parse_params(",".join(f"{k}={v}" for k, v in pairs), "--sut")
-
-
-def with_param(spec: str, key: str, value: str) -> str:
-    """SPEC with one more k=v parameter (e.g. `--dataset FILE` -> dataset=FILE), in any of the forms."""
-    if "," in value:
-        raise ConfigError(f"'{value}': a SUT parameter value cannot hold ','", key=f"--{key}")
-    _, target, pairs = _split_spec(spec)
-    if any(k == key for k, _ in pairs):
-        raise ConfigError(f"{key} is given twice (in --sut and as --{key})", key=f"--{key}")
-    joined = ",".join(f"{k}={v}" for k, v in [*pairs, (key, value)])
-    return f"{target}:{joined}"
 
 
 def _load_file(path_text: str) -> Any:
@@ -136,11 +78,11 @@ def _resolve_target(target: str, from_file: bool) -> Factory:
     return factory
 
 
-def factory_of(spec: str) -> tuple[str, Factory, dict[str, str]]:
+def factory_of(spec: SutSpec | str) -> tuple[str, Factory, dict[str, str]]:
     """(display name, factory, params) for a --sut SPEC; a repeated key is refused unless it is a list's."""
-    kind, target, pairs = _split_spec(spec)
-    name, factory = _named_factory(kind, target)
-    return name, factory, typed.merge(pairs, params_class(factory), name)
+    parsed = as_spec(spec)
+    name, factory = _named_factory(parsed.kind, parsed.target)
+    return name, factory, typed.merge(parsed.params, params_class(factory), name)
 
 
 def _named_factory(kind: str, target: str) -> tuple[str, Factory]:
@@ -184,7 +126,7 @@ def _check_signature(name: str, factory: Factory, params: dict[str, str]) -> Non
         raise ConfigError(f"SUT '{name}': {exc} (known: {', '.join(known) or 'none'})", key="--sut") from None
 
 
-def build(spec: str, context: RunContext | None = None) -> tuple[Any, Any]:
+def build(spec: SutSpec | str, context: RunContext | None = None) -> tuple[Any, Any]:
     """(sut, qsl) from a --sut SPEC: factory(**params), the params checked against its fields or signature;
     a factory that takes `context=` also gets the run's (the benchmark and mode) when one is given."""
     name, factory, params = factory_of(spec)
@@ -242,8 +184,5 @@ __all__ = [
     "factory_of",
     "params_class",
     "params_of",
-    "parse_pairs",
-    "parse_spec",
     "registered",
-    "with_param",
 ]
