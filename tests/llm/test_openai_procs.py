@@ -59,7 +59,8 @@ def test_worker_stamps_measure_the_injected_ttft(tmp_path, llm_server, http):
     res, rec, n = out.result, out.records, out.records.n_samples_issued
     assert out.errors == 0 and not out.incomplete and n >= 16
     assert np.all(rec.sample_n_tokens[:n] == 8)
-    assert res.ttft.min >= 30 * MS and res.ttft.percentiles[0.5] <= 30 * MS + SLACK_NS
+    # the fastest request shows the stamps' base: a busy host delays many requests, rarely every one
+    assert 30 * MS <= res.ttft.min <= 30 * MS + SLACK_NS
     assert 2 * MS <= res.tpot.percentiles[0.5] <= 3 * MS + SLACK_NS // 7
     assert sut.count_sources == {"usage": n} and not sut.faults
     lines = sut.report()
