@@ -199,3 +199,24 @@ def test_the_app_layer_does_not_import_the_cli() -> None:
         if re.search(r"^\s*(from|import) proctor\.cli\b", path.read_text(), re.M)
     ]
     assert hits == []
+
+
+def test_the_printed_verdict_is_a_file_beside_the_closed_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 §4: the session judges a run once the engine has closed its logs; it writes the verdict
+    beside them (loadgen.logs.verdict) and appends nothing to the closed detail log."""
+    from proctor.loadgen.logs import detail as detail_mod
+    from proctor.loadgen.logs.verdict import VERDICT_FILE, read_verdict
+    from proctor.report.data import read_run
+
+    appended: list[str] = []
+    monkeypatch.setattr(detail_mod, "append_record", lambda path, key, value: appended.append(key))
+    request = session.RunRequest(scenario=Scenario.SINGLE_STREAM, sut="synthetic:service_us=0,workers=1",
+                                 duration_ms=100, min_queries=64, output_dir=tmp_path, report=False,
+                                 audit_conf=tmp_path / "none.config")
+    result = session.RunSession(request).execute()
+    assert appended == []
+    assert "proctor_verdict" not in (tmp_path / "mlperf_log_detail.txt").read_text()
+    written = read_verdict(tmp_path)
+    assert written is not None and written[: len(result.verdict)] == result.verdict
+    assert result.verdict[0].startswith(("VALID", "INVALID")) and (tmp_path / VERDICT_FILE).is_file()
+    assert read_run(tmp_path).verdict == written  # report.html shows the words the command line printed

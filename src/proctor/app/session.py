@@ -293,14 +293,14 @@ DETAIL_LOG = "mlperf_log_detail.txt"  # = loadgen.engine.log_paths' default (kep
 
 
 def log_verdict(outcome: RunOutcome, lines: list[str]) -> None:
-    """The verdict as printed, added to the closed detail log (`proctor_verdict`), so report.html
-    shows the same words as the command line."""
+    """The verdict as printed, beside the run's logs (loadgen.logs.verdict: the engine has closed
+    them, nothing is appended to them), so report.html shows the same words as the command line."""
     import contextlib
 
-    from proctor.loadgen.logs.detail import VERDICT_KEY, append_record
+    from proctor.loadgen.logs.verdict import write_verdict
 
-    with contextlib.suppress(OSError):  # the report then derives its own account from the logs
-        append_record(outcome.log_paths["detail"], VERDICT_KEY, list(lines))
+    with contextlib.suppress(OSError, ProctorError):  # the report then derives its own account from the logs
+        write_verdict(outcome.log_paths["detail"].parent, lines)
 
 
 def html_report(log_dir: Path) -> tuple[list[tuple[str, str]], str]:
