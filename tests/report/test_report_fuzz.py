@@ -210,7 +210,13 @@ def test_hostile_verdict_file(data: bytes) -> None:
     bounded (lines and characters); anything else, a file past its byte cap included, is no verdict."""
     import json
 
-    from proctor.loadgen.logs.verdict import LINE_CHARS, MAX_VERDICT_BYTES, VERDICT_FILE, VERDICT_LINES, read_verdict
+    from proctor.loadgen.logs.verdict import (
+        LINE_CHARS,
+        MAX_VERDICT_BYTES,
+        VERDICT_FILE,
+        VERDICT_LINES,
+        read_verdict,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
