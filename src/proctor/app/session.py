@@ -11,7 +11,7 @@ Nothing here prints, and nothing here writes a run's logs: the engines do.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.options import DRAIN_S, EngineOptions
-from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, check_for_qsl, resolve_settings
+from proctor.loadgen.resolve import Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
     ClosableSUT,
@@ -50,8 +50,11 @@ def build_settings(
     expected_latency_ms: float | None = None,
     min_queries: int | None = None,
     max_duration_ms: int | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Resolved:
-    """The command line's settings: `resolve_settings` with the options as overrides."""
+    """A run's settings: `resolve_settings` with the options as overrides, each named in messages
+    by `labels` (the CLI's flags: `RunRequest.option_names`), and proctor's own workloads (rules'
+    benchmark table) known beside mlperf.conf's models."""
     return resolve_settings(
         model,
         scenario,
@@ -63,9 +66,17 @@ def build_settings(
             target_qps=target_qps,
             expected_latency_ms=expected_latency_ms,
             min_query_count=min_queries,
-            labels=CLI_OPTIONS,
+            labels=labels or {},
         ),
+        extra_models=proctor_workloads(),
     )
+
+
+def proctor_workloads() -> tuple[str, ...]:
+    """proctor's own reference workloads (not in mlperf.conf): the rules table's rows it adds."""
+    from proctor.rules.inference import BENCHMARKS, PROCTOR_WORKLOAD
+
+    return tuple(b.name for b in BENCHMARKS if b.source == PROCTOR_WORKLOAD)
 
 
 def sut_spec(spec: str, dataset: Path | None) -> str:
@@ -345,6 +356,8 @@ class RunRequest:
     # MLPerf scenario, run on SingleStream settings (`resolve`)
     concurrency: int = 0
     early_stopping_extension: bool = True  # False: a Server run stops where the official LoadGen stops
+    # how the caller names each setting in messages (the CLI: its flags); absent: the setting's own name
+    option_names: Mapping[str, str] = field(default_factory=dict)
 
     def resolve(self) -> Resolved:
         """The run's settings. A closed loop (`concurrency` N) ends at --duration-ms: its expected
@@ -363,6 +376,7 @@ class RunRequest:
             # SingleStream's 1024 queries at one in flight would keep a 0.5 s LLM request busy for 9 minutes
             min_queries=n if n > 0 and self.min_queries is None else self.min_queries,
             max_duration_ms=self.max_duration_ms,
+            labels=self.option_names,
         )
         if n <= 0:
             return resolved
