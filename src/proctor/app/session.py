@@ -565,27 +565,25 @@ class RunSession:
 def session_runner(
     spec: str,
     engine: Engine,
+    options: EngineOptions,
     *,
-    short_run: str,
-    timeout_s: float | None,
-    drain_s: float,
     trace: bool,
     build: Callable[[], tuple[Any, Any]] | None = None,
     benchmark: str = "",
 ) -> Callable[[TestSettings, Path, Path | None], RunLogs]:
     """An audits `Runner`: each call builds the SUT of `spec` (or calls `build`), runs it through
-    `run` into the given folder and says where its logs are and what went wrong. `benchmark` (the
-    `--model`) and each run's mode are the SUT's `RunContext`."""
+    `run` with `options` (each call's audit.config in place of theirs, the SUT's generation override
+    added to their short-run mark) into the given folder and says where its logs are and what went
+    wrong. `benchmark` (the `--model`) and each run's mode are the SUT's `RunContext`."""
 
     def runner(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=trace)
         context = RunContext(benchmark, str(settings.mode)) if benchmark else None
         sut, qsl = build() if build is not None else build_sut(spec, context)
-        options = EngineOptions(
-            audit_config=conf, timeout_s=timeout_s, drain_s=drain_s, short_run=with_generation_override(short_run, sut)
-        )
-        outcome = run(sut, qsl, settings, log_settings, options, engine=engine)
+        short_run = with_generation_override(options.short_run, sut)
+        mine = dataclasses.replace(options, audit_config=conf, short_run=short_run)
+        outcome = run(sut, qsl, settings, log_settings, mine, engine=engine)
         return run_logs(outcome)
 
     return runner

@@ -143,6 +143,7 @@ def audit_cmd(
     from proctor.audits.configs import TEST06_DTYPES, Audit, not_applicable, required_audits
     from proctor.audits.run import Test06Options, Tree, run_audits, verify_audit
     from proctor.loadgen import output_lock
+    from proctor.loadgen.options import EngineOptions
     from proctor.trees import real_root, safe_name
 
     out = output.console()
@@ -182,15 +183,8 @@ def audit_cmd(
                 if token_ids_for_test06(spec, audits) != spec:
                     spec = token_ids_for_test06(spec, audits)
                     out.print("note: TEST06 reads token ids: the openai SUT logs them (output=ids)", markup=False)
-                runner = session_runner(
-                    spec,
-                    request.engine,
-                    short_run=short_run,
-                    timeout_s=request.timeout_s,
-                    drain_s=request.drain_s,
-                    trace=request.trace,
-                    benchmark=model,
-                )
+                options = EngineOptions(timeout_s=request.timeout_s, drain_s=request.drain_s, short_run=short_run)
+                runner = session_runner(spec, request.engine, options, trace=request.trace, benchmark=model)
                 outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
         except KeyboardInterrupt:
             output.interrupted(f"interrupted: partial logs in {opts.output_dir}")

@@ -246,17 +246,11 @@ def _audit_runner(scenario: str, resolved: Resolved, stop: StopFlag) -> Runner:
     from proctor.app.choices import Engine
     from proctor.app.session import session_runner
     from proctor.audits.run import RunLogs
+    from proctor.loadgen.options import EngineOptions
     from proctor.loadgen.settings import TestSettings
 
-    runner = session_runner(
-        SUT_SPEC,
-        Engine.PROCTOR,
-        short_run=resolved.short_run,
-        timeout_s=None,
-        drain_s=DRAIN_S,
-        trace=False,
-        benchmark=INFERENCE_BENCHMARK,
-    )
+    options = EngineOptions(drain_s=DRAIN_S, short_run=resolved.short_run)
+    runner = session_runner(SUT_SPEC, Engine.PROCTOR, options, trace=False, benchmark=INFERENCE_BENCHMARK)
 
     def run(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
         stop.check()
