@@ -14,7 +14,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -242,7 +242,7 @@ def run_official(
     settings: TestSettings,
     log_settings: LogSettings | None = None,
     options: EngineOptions | None = None,
-    **option: Any,
+    **option: object,
 ) -> RunOutcome:
     """One official StartTest with a proctor SUT and QSL; the four official log files land where
     `log_settings` says. Of the engine's `options` (a keyword named after a field replaces it, as
@@ -252,7 +252,7 @@ def run_official(
     ConfigError when the official module is missing."""
     options = options or EngineOptions()
     if option:
-        options = dataclasses.replace(options, **option)
+        options = dataclasses.replace(options, **cast("dict[str, Any]", option))  # an unknown name: TypeError
     audit_config, short_run = options.audit_config, options.short_run
     lg = official_module()
     log_settings = log_settings or LogSettings()

@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -1089,7 +1089,7 @@ def run_test(
     *,
     progress: ProgressHooks | None = None,
     clock: Clock | None = None,
-    **option: Any,
+    **option: object,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says,
     run as `options` says (options.EngineOptions: the engine's options, stated there once). A keyword
@@ -1103,7 +1103,7 @@ def run_test(
     """
     options = options or EngineOptions()
     if option:
-        options = dataclasses.replace(options, **option)
+        options = dataclasses.replace(options, **cast("dict[str, Any]", option))  # an unknown name: TypeError
     check_sut_qsl(sut, qsl)  # a missing member is one line before the run, not an error inside it
     options.check(settings)
     if not _run_lock.acquire(blocking=False):
