@@ -387,8 +387,6 @@ def engine_words(tree: ast.Module, benchmarks: set[str]) -> set[str]:
 KNOWN_ENGINE_WORDS = {
     "proctor.loadgen.engine": {"--concurrency", "--scenario", "--timeout-s"},
     "proctor.loadgen.expected": {"--duration-ms", "--expected-latency-ms", "--min-queries", "--target-qps"},
-    "proctor.loadgen.resolve": {"--duration-ms", "--expected-latency-ms", "--max-duration-ms", "--min-queries",
-                                "--mode", "--model", "--scenario", "--target-qps", "digits"},
     "proctor.loadgen.results": {"--duration-ms", "--expected-latency-ms", "--max-duration-ms", "--min-queries",
                                 "--target-qps"},
     "proctor.loadgen.sut_faults": {"--debug", "--timeout-s"},
@@ -531,8 +529,8 @@ def test_trees_are_walked_and_copied_through_trees_py() -> None:
 
 
 RUN_CALLS = {"run_test", "run_official"}
-# app/sweep.py runs its points with run_test itself; issue 32 item 4 runs them through the session.
-KNOWN_RUN_OWNERS = {"proctor.app.sweep"}
+# issue 32 item 4: a sweep's points run through the session too (app/sweep.py calls no engine).
+KNOWN_RUN_OWNERS: set[str] = set()
 
 
 def test_one_owner_per_run() -> None:
@@ -549,8 +547,8 @@ def test_one_owner_per_run() -> None:
     assert sorted(set(found) - KNOWN_RUN_OWNERS) == []
 
 
-# loadgen/progress.py draws the engine's progress itself; issue 32 item 5 moves the drawing to the CLI.
-KNOWN_CONSOLES = {"proctor.loadgen.progress"}
+# issue 32 item 5 moved the engine's live line to the CLI (cli/live_progress.py, through cli/output.py).
+KNOWN_CONSOLES: set[str] = set()
 
 
 def test_the_consoles_are_the_clis() -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from proctor.findings import Finding, Severity
     from proctor.loadgen.completion import complete_arrays, first_token_complete, query_samples_complete
     from proctor.loadgen.engine import RunOutcome, run_test
+    from proctor.loadgen.options import EngineOptions
     from proctor.loadgen.qsl import SimpleQSL
     from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
     from proctor.loadgen.types import (
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "run_test": "proctor.loadgen.engine:run_test",
     "RunOutcome": "proctor.loadgen.engine:RunOutcome",
+    "EngineOptions": "proctor.loadgen.options:EngineOptions",
     "TestSettings": "proctor.loadgen.settings:TestSettings",
     "LogSettings": "proctor.loadgen.settings:LogSettings",
     "LogOutputSettings": "proctor.loadgen.settings:LogOutputSettings",
@@ -71,6 +73,7 @@ __all__ = [
     "__version__",
     "run_test",
     "RunOutcome",
+    "EngineOptions",
     "TestSettings",
     "LogSettings",
     "LogOutputSettings",

@@ -4,6 +4,7 @@ logs before they close, and a CLI that writes no run log."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from pathlib import Path
@@ -15,6 +16,7 @@ from proctor.app import session
 from proctor.loadgen import completion
 from proctor.loadgen.engine import RunOutcome, run_test
 from proctor.loadgen.logs.reader import read_detail
+from proctor.loadgen.options import EngineOptions
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.sink import CompletionSink, ReportingSUT, StartableSUT
 from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse, Scenario, SystemUnderTest
@@ -98,7 +100,7 @@ def test_a_two_method_sut_runs_valid_under_its_class_name(tmp_path: Path) -> Non
 def test_a_started_sut_completes_through_the_runs_sink_and_its_report_is_logged(tmp_path: Path) -> None:
     sut = StartedSUT()
     qsl = InMemoryQSL(total=64, perf=64)
-    out = session.run(sut, qsl, short_single_stream(), logs(tmp_path), audit_config=None, short_run="a test")
+    out = session.run(sut, qsl, short_single_stream(), logs(tmp_path), EngineOptions(audit_config=None, short_run="a test"))
     assert len(sut.sinks) == 1 and isinstance(sut.sinks[0], completion.RunSink)
     assert sut.issued_before_start == 0
     assert out.valid and out.errors == 0
@@ -136,7 +138,7 @@ def test_one_verdict_for_both_engines_shapes() -> None:
     # issue 23: one failed check is named on the verdict line itself; several are listed under a count
     assert session.verdict(invalid) == (False, ["engine: official mlperf_loadgen (0.0 s)",
                                                 "INVALID: too few queries"])
-    invalid.invalid_reasons = ["too few queries", "latency over the target"]
+    invalid = dataclasses.replace(invalid, invalid_reasons=["too few queries", "latency over the target"])
     assert session.verdict(invalid) == (False, ["engine: official mlperf_loadgen (0.0 s)",
                                                 "INVALID: 2 checks failed:", "  - too few queries",
                                                 "  - latency over the target"])
@@ -151,8 +153,8 @@ def test_both_engines_return_the_same_outcome(tmp_path: Path) -> None:
     for engine in session.Engine:
         sut, qsl = from_params(workers="1", service_us="0", total="64", perf="64")
         outcomes[engine] = session.run(
-            sut, qsl, short_single_stream(), logs(tmp_path / engine), engine=engine, audit_config=None,
-            short_run="a test",
+            sut, qsl, short_single_stream(), logs(tmp_path / engine), EngineOptions(audit_config=None, short_run="a test"),
+            engine=engine,
         )
         assert sut._closed  # the session closed it
     mine, official = outcomes[session.Engine.PROCTOR], outcomes[session.Engine.OFFICIAL]
@@ -197,3 +199,24 @@ def test_the_app_layer_does_not_import_the_cli() -> None:
         if re.search(r"^\s*(from|import) proctor\.cli\b", path.read_text(), re.M)
     ]
     assert hits == []
+
+
+def test_the_printed_verdict_is_a_file_beside_the_closed_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 §4: the session judges a run once the engine has closed its logs; it writes the verdict
+    beside them (loadgen.logs.verdict) and appends nothing to the closed detail log."""
+    from proctor.loadgen.logs import detail as detail_mod
+    from proctor.loadgen.logs.verdict import VERDICT_FILE, read_verdict
+    from proctor.report.data import read_run
+
+    appended: list[str] = []
+    monkeypatch.setattr(detail_mod, "append_record", lambda path, key, value: appended.append(key))
+    request = session.RunRequest(scenario=Scenario.SINGLE_STREAM, sut="synthetic:service_us=0,workers=1",
+                                 duration_ms=100, min_queries=64, output_dir=tmp_path, report=False,
+                                 audit_conf=tmp_path / "none.config")
+    result = session.RunSession(request).execute()
+    assert appended == []
+    assert "proctor_verdict" not in (tmp_path / "mlperf_log_detail.txt").read_text()
+    written = read_verdict(tmp_path)
+    assert written is not None and written[: len(result.verdict)] == result.verdict
+    assert result.verdict[0].startswith(("VALID", "INVALID")) and (tmp_path / VERDICT_FILE).is_file()
+    assert read_run(tmp_path).verdict == written  # report.html shows the words the command line printed

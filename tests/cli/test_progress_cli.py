@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from proctor.loadgen.progress import PLAIN_INTERVAL_ENV, PLAIN_INTERVAL_S
+from proctor.cli.live_progress import PLAIN_INTERVAL_ENV, PLAIN_INTERVAL_S
 
 
 def proctor(*args: object, cwd: Path, interval: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -41,6 +41,7 @@ def test_valid_offline_run_exits_0_and_writes_the_four_logs(tmp_path):
         "mlperf_log_detail.txt",
         "mlperf_log_samples.bin",  # issue 23: the compact per-sample file; the trace only with --trace
         "mlperf_log_summary.txt",
+        "proctor_verdict.json",  # issue 32: the printed verdict, beside the closed logs
         "report.html",  # issue 15: the report next to the logs
     ]
     detail = read_detail(out / "mlperf_log_detail.txt")

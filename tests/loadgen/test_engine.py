@@ -9,6 +9,7 @@ import numpy as np
 import orjson
 import pytest
 
+from proctor.cli.live_progress import format_snapshot
 from proctor.loadgen import completion
 from proctor.loadgen.clock import ManualClock, MonotonicClock
 from proctor.loadgen.engine import RunOutcome, log_paths, run_test
@@ -21,7 +22,7 @@ from proctor.loadgen.issuer import (
     short_switch_interval,
 )
 from proctor.loadgen.logs.reader import read_detail
-from proctor.loadgen.progress import ProgressHooks, format_snapshot, snapshot
+from proctor.loadgen.progress import ProgressHooks, snapshot
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import QuerySample, QuerySampleResponse, Scenario, TestMode
@@ -599,7 +600,7 @@ def test_live_progress_prints_the_final_line(tmp_path):
 
     from rich.console import Console
 
-    from proctor.loadgen.progress import LiveProgress
+    from proctor.cli.live_progress import LiveProgress
 
     buf = io.StringIO()
     live = LiveProgress(Console(file=buf, width=200), interval_s=0.01)

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from proctor.app.session import build_settings
+from proctor.cli.live_progress import format_snapshot
 from proctor.loadgen.early_stopping_extension import extension_queries
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.expected import Expected, expected_length
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.normalize import normalize
-from proctor.loadgen.progress import ProgressHooks, Snapshot, format_snapshot
+from proctor.loadgen.progress import ProgressHooks, Snapshot
 from proctor.loadgen.resolve import start_settings
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
 from proctor.loadgen.settings import LogOutputSettings, LogSettings

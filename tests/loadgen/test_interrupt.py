@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from proctor.cli.live_progress import LiveProgress
 from proctor.errors import ConfigError, RunError
 from proctor.loadgen import completion
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK
-from proctor.loadgen.progress import LiveProgress
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import QuerySampleResponse, Scenario, TestMode
 from proctor.suts import synthetic

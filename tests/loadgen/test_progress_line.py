@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proctor.loadgen import progress
-from proctor.loadgen.progress import Plan, TokenTally, format_snapshot, snapshot
+from proctor.cli import live_progress as progress
+from proctor.cli.live_progress import format_snapshot
+from proctor.loadgen.progress import Plan, TokenTally, snapshot
 from proctor.loadgen.records import NOT_SET, Records, Schedule
 
 S = 1_000_000_000

@@ -17,11 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proctor.app.session import verdict
+from proctor.cli.live_progress import format_snapshot
 from proctor.loadgen import completion, sut_faults
 from proctor.loadgen.clock import ManualClock
 from proctor.loadgen.completion import ID_GENERATION_BITS, CompletionTracker
 from proctor.loadgen.engine import RunOutcome, run_test
-from proctor.loadgen.progress import Snapshot, format_snapshot
+from proctor.loadgen.progress import Snapshot
 from proctor.loadgen.records import Records, Schedule
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.sink import CompletionSink

@@ -212,3 +212,59 @@ def test_a_log_axis_keeps_its_powers_of_ten_drawn_as_numbers() -> None:
     assert powers and all(label.get_parse_math() for label in powers)
     names = [t.label1.get_text() for t in ax.xaxis.get_major_ticks()]
     assert names == ["a\\$b", "c"]  # a name's '$' escaped: drawn as a dollar sign
+
+
+_file_bytes = st.one_of(
+    st.binary(max_size=400),
+    st.lists(st.one_of(_line, st.integers(), st.none(), st.lists(_line, max_size=2)), max_size=80).map(
+        lambda v: __import__("json").dumps(v).encode()
+    ),
+    st.sampled_from([b"[" * 5000 + b"]" * 5000, b'["a"' + b', "b"' * 70_000 + b"]", b"\xff\xfe[]", b"null", b"{}"]),
+)
+
+
+@given(data=_file_bytes)
+def test_hostile_verdict_file(data: bytes) -> None:
+    """proctor_verdict.json (loadgen.logs.verdict) is hostile input too: a list of strings is read
+    bounded (lines and characters); anything else, a file past its byte cap included, is no verdict."""
+    import json
+
+    from proctor.loadgen.logs.verdict import (
+        LINE_CHARS,
+        MAX_VERDICT_BYTES,
+        VERDICT_FILE,
+        VERDICT_LINES,
+        read_verdict,
+    )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / VERDICT_FILE).write_bytes(data)
+        got = read_verdict(d)
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            value = None
+        ok = isinstance(value, list) and all(isinstance(x, str) for x in value) and len(data) <= MAX_VERDICT_BYTES
+        if ok:
+            assert got == [x[:LINE_CHARS] for x in value[:VERDICT_LINES]]
+        else:
+            assert got is None
+        (d / "mlperf_log_detail.txt").write_bytes(_mllog("effective_scenario", '"Server"'))
+        rep = build_report([d])
+        render(rep, {})
+        assert rep.runs[0].verdict == (got or [])
+
+
+def test_a_link_in_place_of_the_verdict_file_is_not_followed(tmp_path: Path) -> None:
+    from proctor.loadgen.logs.verdict import VERDICT_FILE, read_verdict, write_verdict
+
+    outside = tmp_path / "outside.json"
+    outside.write_text('["VALID: planted"]')
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / VERDICT_FILE).symlink_to(outside)
+    assert read_verdict(run) is None
+    with pytest.raises(ProctorError):
+        write_verdict(run, ["INVALID: mine"])
+    assert outside.read_text() == '["VALID: planted"]'

@@ -10,7 +10,8 @@ Nothing here prints, and nothing here writes a run's logs: the engines do.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,8 @@ from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import output_lock, stop_signals
-from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, check_for_qsl, resolve_settings
+from proctor.loadgen.options import DRAIN_S, EngineOptions
+from proctor.loadgen.resolve import Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
     ClosableSUT,
@@ -51,8 +53,11 @@ def build_settings(
     expected_latency_ms: float | None = None,
     min_queries: int | None = None,
     max_duration_ms: int | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Resolved:
-    """The command line's settings: `resolve_settings` with the options as overrides."""
+    """A run's settings: `resolve_settings` with the options as overrides, each named in messages
+    by `labels` (the CLI's flags: `RunRequest.option_names`), and proctor's own workloads (rules'
+    benchmark table) known beside mlperf.conf's models."""
     return resolve_settings(
         model,
         scenario,
@@ -64,9 +69,17 @@ def build_settings(
             target_qps=target_qps,
             expected_latency_ms=expected_latency_ms,
             min_query_count=min_queries,
-            labels=CLI_OPTIONS,
+            labels=labels or {},
         ),
+        extra_models=proctor_workloads(),
     )
+
+
+def proctor_workloads() -> tuple[str, ...]:
+    """proctor's own reference workloads (not in mlperf.conf): the rules table's rows it adds."""
+    from proctor.rules.inference import BENCHMARKS, PROCTOR_WORKLOAD
+
+    return tuple(b.name for b in BENCHMARKS if b.source == PROCTOR_WORKLOAD)
 
 
 def sut_spec(spec: SutSpec | str, dataset: Path | None) -> SutSpec:
@@ -121,57 +134,48 @@ def run(
     qsl: QuerySampleLibrary,
     settings: TestSettings,
     log_settings: LogSettings,
+    options: EngineOptions | None = None,
     *,
     engine: Engine = Engine.PROCTOR,
-    audit_config: Path | str | None = "audit.config",
     progress: ProgressHooks | None = None,
-    timeout_s: float | None = None,
-    drain_s: float = 0.5,  # = loadgen.engine.DRAIN_S (kept light: the engine loads scipy)
-    short_run: str = "",
     close: bool = True,
-    slo: SLOTargets | None = None,
 ) -> RunOutcome:
-    """One run on either engine; the same `RunOutcome` either way, its logs annotated (short-run
-    mark, the SUT's report) by the engine before they close. The SUT is closed after the run unless
-    `close` is False (the caller then owns its end). `slo`: per-request targets for proctor's SLO
-    attainment (its engine only: the official one keeps no per-request records)."""
+    """One run on either engine with the engine's `options` (loadgen.options.EngineOptions); the
+    same `RunOutcome` either way, its logs annotated (short-run mark, the SUT's generation override,
+    its report) by the engine before they close. The SUT is closed after the run unless `close` is
+    False (the caller then owns its end). Options only proctor's engine has (the SLO targets, the
+    closed loop, ...) are not the official's: it keeps no per-request records."""
+    options = options or EngineOptions()
     try:
         check_sut_qsl(sut, qsl)
+        options = with_override_record(options, generation_override(sut))
         if engine == Engine.OFFICIAL:
             from proctor.compat.official_engine import run_official
 
-            outcome = run_official(sut, qsl, settings, log_settings, audit_config=audit_config, short_run=short_run)
-            return after_run(sut, outcome)
+            return export_requests(sut, run_official(sut, qsl, settings, log_settings, options))
         from proctor.loadgen.engine import run_test
 
         try:
-            outcome = run_test(
-                sut,
-                qsl,
-                settings,
-                log_settings,
-                audit_config=audit_config,
-                progress=progress,
-                timeout_s=timeout_s,
-                drain_s=drain_s,
-                short_run=short_run,
-                slo=slo,
-            )
+            outcome = run_test(sut, qsl, settings, log_settings, options, progress=progress)
         except RunError as exc:  # the SUT raised: its logs are written, and get what every run gets
             if exc.outcome is not None:
-                after_run(sut, exc.outcome)
+                exc.outcome = export_requests(sut, exc.outcome)
             raise
-        return after_run(sut, outcome)
+        return export_requests(sut, outcome)
     finally:
         if close:
             close_sut(sut)
 
 
-def after_run(sut: object, outcome: RunOutcome) -> RunOutcome:
-    """What every run adds to its logs once it ended, on either engine: the generation override's
-    detail record and the SUT's request export."""
-    _mark_override(outcome, generation_override(sut))
-    return export_requests(sut, outcome)
+def with_override_record(options: EngineOptions, override: str) -> EngineOptions:
+    """`options` with the detail log's `proctor_generation_override` record, which the engine writes
+    before its logs close: what the SUT sends instead of the benchmark's generation parameters."""
+    if not override:
+        return options
+    from proctor.loadgen.logs.detail import GENERATION_OVERRIDE_KEY
+
+    records = (*options.detail_records, (GENERATION_OVERRIDE_KEY, override))
+    return dataclasses.replace(options, detail_records=records)
 
 
 def export_requests(sut: object, outcome: RunOutcome) -> RunOutcome:
@@ -180,17 +184,8 @@ def export_requests(sut: object, outcome: RunOutcome) -> RunOutcome:
     if isinstance(sut, ExportingSUT):
         line = sut.write_export(outcome)
         if line:
-            outcome.sut_report.append(f"sut: {line}")
+            return dataclasses.replace(outcome, sut_report=[*outcome.sut_report, f"sut: {line}"])
     return outcome
-
-
-def _mark_override(outcome: RunOutcome, override: str) -> None:
-    """The detail log's `proctor_generation_override` record (after its close, as the official
-    engine's annotations are): what the SUT sent instead of the benchmark's generation parameters."""
-    if override:
-        from proctor.loadgen.logs.detail import GENERATION_OVERRIDE_KEY, append_record
-
-        append_record(outcome.log_paths["detail"], GENERATION_OVERRIDE_KEY, override)
 
 
 # --- the verdict ------------------------------------------------------------------------------------
@@ -310,14 +305,14 @@ DETAIL_LOG = "mlperf_log_detail.txt"  # = loadgen.engine.log_paths' default (kep
 
 
 def log_verdict(outcome: RunOutcome, lines: list[str]) -> None:
-    """The verdict as printed, added to the closed detail log (`proctor_verdict`), so report.html
-    shows the same words as the command line."""
+    """The verdict as printed, beside the run's logs (loadgen.logs.verdict: the engine has closed
+    them, nothing is appended to them), so report.html shows the same words as the command line."""
     import contextlib
 
-    from proctor.loadgen.logs.detail import VERDICT_KEY, append_record
+    from proctor.loadgen.logs.verdict import write_verdict
 
-    with contextlib.suppress(OSError):  # the report then derives its own account from the logs
-        append_record(outcome.log_paths["detail"], VERDICT_KEY, list(lines))
+    with contextlib.suppress(OSError, ProctorError):  # the report then derives its own account from the logs
+        write_verdict(outcome.log_paths["detail"].parent, lines)
 
 
 def html_report(log_dir: Path) -> tuple[list[tuple[str, str]], str]:
@@ -335,14 +330,14 @@ def html_report(log_dir: Path) -> tuple[list[tuple[str, str]], str]:
 
 @dataclass(slots=True)
 class RunRequest:
-    """What `proctor run` (and the library) asks of one run."""
+    """What `proctor run`, a sweep's point (and the library) asks of one run."""
 
     scenario: Scenario
     sut: SutSpec | str = "synthetic"  # `--sut`: parsed once (suts/spec.py); text is parsed when the run builds it
     mode: TestMode | None = None
     model: str = "resnet50"
     user_conf: Path | None = None
-    audit_conf: Path = Path("audit.config")
+    audit_conf: Path | None = Path("audit.config")  # None: no audit.config (a sweep's points)
     output_dir: Path = Path("proctor-logs")
     dataset: Path | None = None
     duration_ms: int | None = None
@@ -351,16 +346,27 @@ class RunRequest:
     expected_latency_ms: float | None = None
     min_queries: int | None = None
     timeout_s: float | None = None
-    drain_s: float = 0.5  # = loadgen.engine.DRAIN_S
+    drain_s: float = DRAIN_S
     trace: bool = False  # the Chrome trace; the compact samples file is always written
     report: bool = True
     engine: Engine = Engine.PROCTOR
     accuracy_script: str | None = None  # an accuracy run's scorer (app/accuracy_scoring.py)
     fit: bool = False  # Offline: a run the SUT finished before min_duration is made again, sized by it
     slo: SLOTargets | None = None  # per-request SLO targets (None: the benchmark's bounds)
+    # > 0: a closed loop keeping this many queries in flight (`proctor sweep --concurrency`): not an
+    # MLPerf scenario, run on SingleStream settings (`resolve`)
+    concurrency: int = 0
+    early_stopping_extension: bool = True  # False: a Server run stops where the official LoadGen stops
+    # how the caller names each setting in messages (the CLI: its flags); absent: the setting's own name
+    option_names: Mapping[str, str] = field(default_factory=dict)
 
     def resolve(self) -> Resolved:
-        return build_settings(
+        """The run's settings. A closed loop (`concurrency` N) ends at --duration-ms: its expected
+        latency is divided by N so enough queries are generated, its min_query_count is N unless
+        --min-queries says otherwise, and equal issue (LLM benchmarks), which pads the query count to
+        whole passes over the loaded set, is off (it would outlast --duration-ms by minutes)."""
+        n = self.concurrency
+        resolved = build_settings(
             self.scenario,
             self.mode,
             self.model,
@@ -368,8 +374,31 @@ class RunRequest:
             duration_ms=self.duration_ms,
             target_qps=self.target_qps,
             expected_latency_ms=self.expected_latency_ms,
-            min_queries=self.min_queries,
+            # SingleStream's 1024 queries at one in flight would keep a 0.5 s LLM request busy for 9 minutes
+            min_queries=n if n > 0 and self.min_queries is None else self.min_queries,
             max_duration_ms=self.max_duration_ms,
+            labels=self.option_names,
+        )
+        if n <= 0:
+            return resolved
+        s = resolved.settings
+        closed = dataclasses.replace(
+            s,
+            single_stream_expected_latency_ns=s.single_stream_expected_latency_ns / n,
+            sample_concatenate_permutation=False,
+        )
+        return dataclasses.replace(resolved, settings=closed)
+
+    def options(self, short_run: str) -> EngineOptions:
+        """The engine's options for this run, with its short-run mark."""
+        return EngineOptions(
+            audit_config=self.audit_conf,
+            timeout_s=self.timeout_s,
+            drain_s=self.drain_s,
+            short_run=short_run,
+            early_stopping_extension=self.early_stopping_extension,
+            concurrency=self.concurrency,
+            slo=self.slo,
         )
 
     def log_settings(self, outdir: Path | None = None) -> LogSettings:
@@ -386,6 +415,7 @@ class SessionResult:
     paths: list[tuple[str, str]]  # (name, path): the logs, report.html
     warnings: list[str] = field(default_factory=list)
     failure: BaseException | None = None  # the SUT's exception that ended the run (its traceback: --debug)
+    verdict: list[str] = field(default_factory=list)  # the verdict's own lines (`verdict`), the first of `lines`
 
 
 class RunSession:
@@ -435,13 +465,9 @@ class RunSession:
             qsl,
             settings,
             req.log_settings(),
+            req.options(short_run),
             engine=req.engine,
-            audit_config=req.audit_conf,
             progress=progress if req.engine == Engine.PROCTOR else None,
-            timeout_s=req.timeout_s,
-            drain_s=req.drain_s,
-            short_run=short_run,
-            slo=req.slo,
         )
 
     def _fit(self, outcome: RunOutcome, short_run: str, progress: ProgressHooks | None,
@@ -510,6 +536,7 @@ class RunSession:
                 stop_signals.keep_partial(exc, SessionResult(partial, False, lines, [("logs", str(req.output_dir))]))
             raise
         ok, lines = verdict(outcome, short_run)
+        judged = list(lines)
         lines += notes
         qsl = self._built[1]
         log_dir = outcome.log_paths["detail"].parent
@@ -519,12 +546,12 @@ class RunSession:
         else:
             scored = []
         if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
-            return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored], failure=failure)
+            return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored], failure=failure, verdict=judged)
         log_verdict(outcome, lines)
         lines += slo_lines(outcome)
         lines += peak_lines(outcome)
         lines += outcome.sut_report
-        if req.audit_conf.is_file():
+        if req.audit_conf is not None and req.audit_conf.is_file():
             lines.append(f"note: {req.audit_conf} was applied (as the official LoadGen applies audit.config)")
         paths = [("logs", str(log_dir)), *scored]
         warnings: list[str] = []
@@ -532,7 +559,7 @@ class RunSession:
             more, warning = html_report(log_dir)
             paths += more
             warnings += [warning] if warning else []
-        return SessionResult(outcome, ok, lines, paths, warnings, failure)
+        return SessionResult(outcome, ok, lines, paths, warnings, failure, judged)
 
 
 # --- audits: one run per call, each with a freshly built SUT -------------------------------------------
@@ -541,36 +568,27 @@ class RunSession:
 def session_runner(
     spec: SutSpec | str,
     engine: Engine,
+    options: EngineOptions,
     *,
-    short_run: str,
-    timeout_s: float | None,
-    drain_s: float,
     trace: bool,
     build: Callable[[], tuple[Any, Any]] | None = None,
     benchmark: str = "",
     token_ids: bool = False,
 ) -> Callable[[TestSettings, Path, Path | None], RunLogs]:
     """An audits `Runner`: each call builds the SUT of `spec` (or calls `build`), runs it through
-    `run` into the given folder and says where its logs are and what went wrong. `benchmark` (the
-    `--model`), each run's mode and `token_ids` (TEST06 reads the responses as token ids) are the
-    SUT's `RunContext`."""
+    `run` with `options` (each call's audit.config in place of theirs, the SUT's generation override
+    added to their short-run mark) into the given folder and says where its logs are and what went
+    wrong. `benchmark` (the `--model`), each run's mode and `token_ids` (TEST06 reads the responses as
+    token ids) are the SUT's `RunContext`."""
 
     def runner(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=trace)
         context = RunContext(benchmark, str(settings.mode), token_ids) if benchmark else None
         sut, qsl = build() if build is not None else build_sut(spec, context)
-        outcome = run(
-            sut,
-            qsl,
-            settings,
-            log_settings,
-            engine=engine,
-            audit_config=conf,
-            timeout_s=timeout_s,
-            drain_s=drain_s,
-            short_run=with_generation_override(short_run, sut),
-        )
+        short_run = with_generation_override(options.short_run, sut)
+        mine = dataclasses.replace(options, audit_config=conf, short_run=short_run)
+        outcome = run(sut, qsl, settings, log_settings, mine, engine=engine)
         return run_logs(outcome)
 
     return runner

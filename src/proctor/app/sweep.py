@@ -242,74 +242,36 @@ def point_runner(
     *,
     early_stopping_extension: bool = True,
 ) -> PointRunner:
-    """Runs one point on proctor's engine with `request`'s settings: a Server run at a rate, or a
-    closed loop (SingleStream settings, expected latency divided by N so enough queries are
-    generated, min_query_count N unless --min-queries says otherwise) at a concurrency. Each point builds its SUT afresh and closes it after.
+    """Runs one point through the run session (`app.session.RunSession`, proctor's engine) with
+    `request`'s settings: a Server run at a rate, or a closed loop at a concurrency (the session's
+    `RunRequest.concurrency`: SingleStream settings sized to end at --duration-ms), in the point's
+    own folder, without audit.config or report. Each point builds its SUT afresh and closes it after.
     `early_stopping_extension` False: a Server run stops where the official LoadGen stops (goodput
-    probes: the queries early stopping would add decide the run's length, not the rate)."""
-    from proctor.app.session import (
-        after_run,
-        build_settings,
-        build_sut,
-        close_sut,
-        sut_spec,
-        verdict,
-        with_generation_override,
-    )
-    from proctor.loadgen.engine import run_test
-    from proctor.loadgen.settings import LogOutputSettings, LogSettings
-    from proctor.suts.context import RunContext
+    probes: the queries early stopping would add decide the run's length, not the rate). A SUT that
+    raised ends the sweep (its RunError goes up)."""
+    from proctor.app.session import RunSession
 
     def run_point(kind: str, value: float, outdir: Path) -> Point:
         closed = kind == "concurrency"
-        resolved = build_settings(
-            Scenario.SINGLE_STREAM if closed else Scenario.SERVER,
-            TestMode.PERFORMANCE_ONLY,
-            request.model,
-            request.user_conf,
-            duration_ms=request.duration_ms,
+        point = dataclasses.replace(
+            request,
+            scenario=Scenario.SINGLE_STREAM if closed else Scenario.SERVER,
+            mode=TestMode.PERFORMANCE_ONLY,
             target_qps=None if closed else value,
-            expected_latency_ms=request.expected_latency_ms,
-            # a closed loop ends at --duration-ms: SingleStream's 1024 queries at one in flight
-            # would keep a 0.5 s LLM request busy for 9 minutes (--min-queries still wins)
-            min_queries=int(value) if closed and request.min_queries is None else request.min_queries,
-            max_duration_ms=request.max_duration_ms,
+            concurrency=int(value) if closed else 0,
+            early_stopping_extension=early_stopping_extension,
+            slo=closed_loop_slo(request) if closed else request.slo,
+            audit_conf=None,
+            output_dir=outdir,
+            report=False,
+            fit=False,
+            accuracy_script=None,
         )
-        settings = resolved.settings
-        if closed:
-            # equal issue (LLM benchmarks) pads the query count to whole passes over the loaded set,
-            # which would outlast --duration-ms by minutes; a closed loop is not an MLPerf run anyway
-            settings = dataclasses.replace(
-                settings,
-                single_stream_expected_latency_ns=settings.single_stream_expected_latency_ns / value,
-                sample_concatenate_permutation=False,
-            )
-        slo = closed_loop_slo(request) if closed else request.slo
         outdir.mkdir(parents=True, exist_ok=True)
-        log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=request.trace)
-        # told the benchmark, an LLM SUT sends its generation parameters (a user override is marked)
-        sut, qsl = build_sut(sut_spec(request.sut, request.dataset), RunContext(request.model, str(settings.mode)))
-        short_run = with_generation_override(resolved.short_run, sut)
-        try:
-            outcome = run_test(
-                sut,
-                qsl,
-                settings,
-                log_settings,
-                audit_config=None,
-                progress=progress(),
-                timeout_s=request.timeout_s,
-                drain_s=request.drain_s,
-                short_run=short_run,
-                concurrency=int(value) if closed else 0,
-                early_stopping_extension=early_stopping_extension,
-                slo=slo,
-            )
-            outcome = after_run(sut, outcome)
-        finally:
-            close_sut(sut)
-        ok, lines = verdict(outcome, short_run)
-        return point_of(outcome, kind, value, ok, lines, outdir.name)
+        result = RunSession(point).execute(progress())
+        if result.failure is not None:
+            raise result.failure
+        return point_of(result.outcome, kind, value, result.ok, result.verdict, outdir.name)
 
     return run_point
 

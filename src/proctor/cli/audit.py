@@ -124,6 +124,7 @@ def audit_cmd(
     from proctor.audits.run import Tree, run_audits, verify_audit
     from proctor.audits.specs import TokenOptions, not_applicable, required_audits, runnable
     from proctor.loadgen import output_lock
+    from proctor.loadgen.options import EngineOptions
     from proctor.trees import real_root, safe_name
 
     out = output.console()
@@ -167,16 +168,9 @@ def audit_cmd(
                 if token_ids:
                     out.print("note: TEST06 reads token ids: the SUT is told so (the openai SUT logs them "
                               "(output=ids) unless its output= is given)", markup=False)
-                runner = session_runner(
-                    spec,
-                    request.engine,
-                    short_run=short_run,
-                    timeout_s=request.timeout_s,
-                    drain_s=request.drain_s,
-                    trace=request.trace,
-                    benchmark=model,
-                    token_ids=token_ids,
-                )
+                options = EngineOptions(timeout_s=request.timeout_s, drain_s=request.drain_s, short_run=short_run)
+                runner = session_runner(spec, request.engine, options, trace=request.trace, benchmark=model,
+                                        token_ids=token_ids)
                 outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
         except KeyboardInterrupt:
             output.interrupted(f"interrupted: partial logs in {opts.output_dir}")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from proctor.loadgen.progress import LiveProgress
+from proctor.cli.live_progress import LiveProgress
 
 if TYPE_CHECKING:
     from proctor.loadgen.find_peak import Probe

@@ -32,6 +32,17 @@ TIMEOUT_HELP = (
     "min_duration when longer), no bound on the whole run; with max_duration, max_duration + 1 s."
 )
 MAX_SLO_MS = 86_400_000.0  # a day: a per-request target past it is a typo
+# each setting a run's options set -> the flag that sets it, so a refused value names the flag typed
+SETTING_FLAGS: dict[str, str] = {
+    "mode": "--mode",
+    "min_duration_ms": "--duration-ms",
+    "max_duration_ms": "--max-duration-ms",
+    "target_qps": "--target-qps",
+    "expected_latency_ms": "--expected-latency-ms",
+    "min_query_count": "--min-queries",
+    "model": "--model",
+    "scenario": "--scenario",
+}
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
     "or your own: my_package.module:factory[:k=v,...] or path/to/file.py:factory[:k=v,...], where "
@@ -137,6 +148,7 @@ class RunOptions:
             trace=self.trace and not self.no_trace,
             engine=self.engine,
             slo=self.slo(),
+            option_names=SETTING_FLAGS,
             **more,
         )
 

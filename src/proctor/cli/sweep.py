@@ -171,7 +171,7 @@ def sweep_cmd(
     def progress() -> ProgressHooks | None:
         if opts.quiet:
             return None
-        from proctor.loadgen.progress import LiveProgress
+        from proctor.cli.live_progress import LiveProgress
 
         return LiveProgress(err)
 

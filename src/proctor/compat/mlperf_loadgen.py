@@ -36,6 +36,7 @@ from proctor.errors import ConfigError, SettingRangeError
 from proctor.loadgen import completion as _completion
 from proctor.loadgen import settings as _settings
 from proctor.loadgen import types as _types
+from proctor.loadgen.options import MAX_ACCURACY_LOG_BYTES, MAX_RESPONSE_BYTES
 
 __all__ = [
     "ConstructFastSUT",
@@ -417,7 +418,7 @@ _handles: dict[int, Any] = {}
 _next_handle = itertools.count(0x1000, 0x10)
 _last_outcome: Any = None
 _extension = True  # Server: the rules' early-stopping procedure past the official queries
-_caps: tuple[int, int] = (1 << 30, 16 << 30)  # the engine's defaults (MAX_RESPONSE_BYTES, MAX_ACCURACY_LOG_BYTES)
+_caps: tuple[int, int] = (MAX_RESPONSE_BYTES, MAX_ACCURACY_LOG_BYTES)  # the engine's defaults
 
 
 def _new(obj: Any) -> int:
@@ -472,22 +473,20 @@ def StartTestWithLogSettings(
 ) -> None:
     global _last_outcome
     from proctor.loadgen.engine import run_test
+    from proctor.loadgen.options import EngineOptions
 
     the_sut = _get(sut, (_PySUT, _PyFastSUT), "SUT")
     the_qsl = _get(qsl, (_PyQSL,), "QSL")
-    pending = list(_config_errors)
+    pending = tuple(_config_errors)
     _config_errors.clear()
-    _last_outcome = run_test(
-        the_sut,
-        the_qsl,
-        test_settings.to_proctor(),
-        log_settings.to_proctor(),
+    options = EngineOptions(
         audit_config=audit_config_filename or None,
         max_response_bytes=_caps[0],
         max_accuracy_log_bytes=_caps[1],
         config_errors=pending,
         early_stopping_extension=_extension,
     )
+    _last_outcome = run_test(the_sut, the_qsl, test_settings.to_proctor(), log_settings.to_proctor(), options)
 
 
 def set_early_stopping_extension(on: bool) -> None:

@@ -10,10 +10,11 @@ the official ones (addresses), which fit proctor's int64 arrays.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from proctor.loadgen.engine import (
 from proctor.loadgen.logs import reader as logs_reader
 from proctor.loadgen.logs.detail import SHORT_RUN_KEY, SUT_REPORT_KEY, WARMUP_KEY, append_record
 from proctor.loadgen.logs.summary import append_annotations
+from proctor.loadgen.options import DetailRecord, EngineOptions
 from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
 from proctor.loadgen.sink import ResponseCallback, StartableSUT, WarmUpSUT
 from proctor.loadgen.types import ArraySUT, Scenario, sut_name
@@ -239,14 +241,19 @@ def run_official(
     qsl: Any,
     settings: TestSettings,
     log_settings: LogSettings | None = None,
-    *,
-    audit_config: str | Path | None = "audit.config",
-    short_run: str = "",
+    options: EngineOptions | None = None,
+    **option: object,
 ) -> RunOutcome:
     """One official StartTest with a proctor SUT and QSL; the four official log files land where
-    `log_settings` says. The official LoadGen closes its logs itself: proctor's annotations (the
-    short-run mark, the SUT's report) are appended right after StartTest returns. Raises
+    `log_settings` says. Of the engine's `options` (a keyword named after a field replaces it, as
+    `run_test` takes them) the official runs with `audit_config`; the others are proctor's engine's.
+    The official LoadGen closes its logs itself: proctor's annotations (the short-run mark, the
+    caller's `detail_records`, the SUT's report) are appended right after StartTest returns. Raises
     ConfigError when the official module is missing."""
+    options = options or EngineOptions()
+    if option:
+        options = dataclasses.replace(options, **cast("dict[str, Any]", option))  # an unknown name: TypeError
+    audit_config, short_run = options.audit_config, options.short_run
     lg = official_module()
     log_settings = log_settings or LogSettings()
     Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
@@ -288,7 +295,7 @@ def run_official(
     report = sut_report_lines(sut)
     if warmup:  # done before StartTest, so outside the official clock; logged as proctor's engine logs it
         append_record(paths["detail"], WARMUP_KEY, warmup)
-    annotate(paths, short_run, report)
+    annotate(paths, short_run, report, options.detail_records)
     values, errors, warnings, messages = read_detail(paths["detail"])
     messages = (route.errors + messages)[:MAX_ERROR_MESSAGES]
     errors += route.error_count
@@ -326,11 +333,15 @@ def official_in_flight(settings: TestSettings) -> int:
     return 0
 
 
-def annotate(paths: dict[str, Path], short_run: str, sut_report: list[str]) -> None:
+def annotate(
+    paths: dict[str, Path], short_run: str, sut_report: list[str], records: Sequence[DetailRecord] = ()
+) -> None:
     """proctor's annotations on the logs the official LoadGen wrote and closed: the detail keys and
     the summary's lines, as proctor's engine writes them before closing its own."""
     if short_run:
         append_record(paths["detail"], SHORT_RUN_KEY, short_run)
+    for key, value in records:
+        append_record(paths["detail"], key, value)
     if sut_report:
         append_record(paths["detail"], SUT_REPORT_KEY, sut_report)
     if paths["summary"].is_file():

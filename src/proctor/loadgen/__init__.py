@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "run_test": "proctor.loadgen.engine",
     "RunOutcome": "proctor.loadgen.engine",
+    "EngineOptions": "proctor.loadgen.options",
     "TestSettings": "proctor.loadgen.settings",
     "LogSettings": "proctor.loadgen.settings",
     "LogOutputSettings": "proctor.loadgen.settings",
@@ -25,6 +26,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "EngineOptions",
     "LogOutputSettings",
     "LogSettings",
     "QuerySample",
@@ -42,6 +44,7 @@ __all__ = [
 if TYPE_CHECKING:
     from proctor.loadgen.completion import complete_arrays, first_token_complete, query_samples_complete
     from proctor.loadgen.engine import RunOutcome, run_test
+    from proctor.loadgen.options import EngineOptions
     from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
     from proctor.loadgen.types import QuerySample, QuerySampleResponse, Scenario, TestMode
 

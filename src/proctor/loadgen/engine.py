@@ -21,18 +21,16 @@ import datetime as dt
 import hashlib
 import importlib.metadata
 import io
-import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
-from proctor.errors import ConfigError, ProctorError, RunError, SettingRangeError, TreeError
+from proctor.errors import ConfigError, ProctorError, RunError, TreeError
 from proctor.loadgen import completion as completion_mod
 from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.clock import Clock, MonotonicClock
@@ -64,12 +62,13 @@ from proctor.loadgen.logs.summary import (
 )
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
+from proctor.loadgen.options import EngineOptions
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule
 from proctor.loadgen.resolve import max_schedulable_qps, start_settings
-from proctor.loadgen.results import CheckFailure, PerformanceResult, SLOTargets, summarize
+from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
-from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings, value_problem
+from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
 from proctor.loadgen.sink import ReportingSUT, StartableSUT, WarmUpSUT
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S, Fault, FaultKind, FaultTally, notice_bound_s
 from proctor.loadgen.types import (
@@ -93,11 +92,6 @@ MIN_TIMEOUT_NS = STUCK_LIMIT_S * 1_000_000_000  # a stuck SUT: no completion for
 ISSUE_SPIN_MARGIN_NS = 30_000
 LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the latency bound is warned
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
-DRAIN_S = 0.5  # after Ctrl-C: how long the SUT may still complete what it was given (the whole stop: <= 1 s)
-# Accuracy-log caps on payload bytes (the official has none; docs/deviations.md): a runaway payload
-# must not fill the disk. Settable per run (run_test's max_response_bytes / max_accuracy_log_bytes).
-MAX_RESPONSE_BYTES = 1 << 30
-MAX_ACCURACY_LOG_BYTES = 16 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +129,12 @@ def metric_of(result: PerformanceResult) -> Metric:
     return Metric(name, float(value), unit)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What a run hands back, from either engine (`run_test`, `compat.official_engine.run_official`):
     its validity and status, the log paths, the headline metric; `result` and the arrays are
     proctor's (None from the official engine, whose numbers are read back from its detail log into
-    `detail`)."""
+    `detail`). Immutable: what a caller adds after the run is a new one (`dataclasses.replace`)."""
 
     result: PerformanceResult | None
     valid: bool
@@ -180,7 +174,6 @@ def closed_loop_reason(n: int) -> str:
     )
 
 
-ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error found before the test
 MAX_ERROR_MESSAGES = 10  # RunOutcome.error_messages keeps this many
 
 
@@ -233,26 +226,18 @@ class Run:
         qsl: QuerySampleLibrary,
         settings: TestSettings,
         log_settings: LogSettings,
+        options: EngineOptions,
         *,
-        audit_config: str | os.PathLike[str] | None,
         progress: ProgressHooks | None,
         clock: Clock | None,
-        timeout_s: float | None,
-        drain_s: float = DRAIN_S,
-        max_response_bytes: int = MAX_RESPONSE_BYTES,
-        max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
-        short_run: str = "",
-        config_errors: Sequence[ConfigNote] = (),
-        early_stopping_extension: bool = True,
-        concurrency: int = 0,
-        slo: SLOTargets | None = None,
     ) -> None:
         self.sut, self.qsl = sut, qsl
-        self.slo = slo  # per-request SLO targets (None: the benchmark's bounds)
-        self.concurrency = concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
-        self.early_stopping_extension = early_stopping_extension
-        self.short_run = short_run
-        self.config_errors = list(config_errors)
+        self.options = options
+        self.slo = options.slo  # per-request SLO targets (None: the benchmark's bounds)
+        self.concurrency = options.concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
+        self.early_stopping_extension = options.early_stopping_extension
+        self.short_run = options.short_run
+        self.config_errors = list(options.config_errors)
         self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
         self.error_messages: list[str] = []
         self.sut_report: list[str] = []
@@ -260,10 +245,10 @@ class Run:
         self.requested = settings
         self.settings = settings
         self.log_settings = log_settings
-        self.audit_config = audit_config
+        self.audit_config = options.audit_config
         self.progress = progress or ProgressHooks()
         self.clock = clock or MonotonicClock(ISSUE_SPIN_MARGIN_NS)
-        self.timeout_ns = None if timeout_s is None else int(timeout_s * 1e9)
+        self.timeout_ns = None if options.timeout_s is None else int(options.timeout_s * 1e9)
         self.paths = log_paths(log_settings)
         self.logs: _Logs | None = None
         self.eff: EffectiveSettings | None = None
@@ -277,12 +262,12 @@ class Run:
         self.result: PerformanceResult | None = None
         self.stop_reason = ""
         self._sut_failed = False  # the SUT or QSL raised during a phase: reported as RunError
-        self.drain_s = drain_s
+        self.drain_s = options.drain_s
         self.interrupted = False
         self.t0_ns = time.perf_counter_ns()
         self.faults = FaultCounter(self._fault_error)
         self.sut_faults = FaultTally(self._notice)  # classified SUT faults: said at once, ranked for the verdict
-        self.budget = AccuracyBudget(max_response_bytes, max_accuracy_log_bytes)
+        self.budget = AccuracyBudget(options.max_response_bytes, options.max_accuracy_log_bytes)
 
     # --- logging helpers ------------------------------------------------------------------------
 
@@ -323,9 +308,11 @@ class Run:
 
     def _annotate_detail(self) -> None:
         """proctor's own notes on the run, in the detail log before it closes (the summary's follow
-        at its end): the short-run mark and the SUT's report."""
+        at its end): the short-run mark, the caller's own records and the SUT's report."""
         if self.short_run:
             self.log(SHORT_RUN_KEY, self.short_run)
+        for key, value in self.options.detail_records:
+            self.log(key, value)
         try:
             self.sut_report = sut_report_lines(self.sut)
         except Exception as exc:  # the SUT's account failed; the run's results stand
@@ -1098,56 +1085,27 @@ def run_test(
     qsl: QuerySampleLibrary,
     settings: TestSettings,
     log_settings: LogSettings | None = None,
+    options: EngineOptions | None = None,
     *,
-    audit_config: str | os.PathLike[str] | None = "audit.config",
     progress: ProgressHooks | None = None,
     clock: Clock | None = None,
-    timeout_s: float | None = None,
-    drain_s: float = DRAIN_S,
-    max_response_bytes: int = MAX_RESPONSE_BYTES,
-    max_accuracy_log_bytes: int = MAX_ACCURACY_LOG_BYTES,
-    short_run: str = "",
-    config_errors: Sequence[ConfigNote] = (),
-    early_stopping_extension: bool = True,
-    concurrency: int = 0,
-    slo: SLOTargets | None = None,
+    **option: object,
 ) -> RunOutcome:
-    """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
-
-    `timeout_s` bounds how long a stuck SUT is waited for (default: max_duration + 1 s when set,
-    else max(60 s, 2 x min duration) without any completion; in accuracy mode, 60 s without any
-    completion). After Ctrl-C
-    the SUT gets `drain_s` to finish what it holds, then the logs are written (marked incomplete)
-    and KeyboardInterrupt is raised. Payloads over `max_response_bytes`, or past
-    `max_accuracy_log_bytes` in all, are left out of the accuracy log with an error. `short_run`:
-    why the run is not a submission run (resolve.short_run_reason), marked in both logs.
-    `config_errors`: (message, (file, line)) of settings-file errors found before the test (the
-    official FromConfig's `error_invalid_config`), logged first in the detail log and counted in
-    the summary, as the official does. `early_stopping_extension`: a Server performance run follows
-    the rules' early-stopping procedure past the official queries (loadgen.early_stopping_extension;
-    False: stop where the official LoadGen stops). `concurrency` N > 0 (SingleStream settings only):
-    a closed loop keeping N queries in flight, the peers' everyday mode; not an MLPerf scenario, so
-    the run is INVALID whatever its numbers (its logs say why: detail key proctor_closed_loop_in_flight).
-    `slo`: per-request targets for proctor's SLO attainment and goodput (None: the benchmark's
-    bounds where the scenario has them; results.SLOTargets), logged beside the MLPerf verdict.
+    """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says,
+    run as `options` says (options.EngineOptions: the engine's options, stated there once). A keyword
+    named after one of its fields replaces that field (`run_test(..., audit_config=None)`); any other
+    is a TypeError. The logs are marked incomplete and KeyboardInterrupt is raised after Ctrl-C
+    (options.drain_s); a raising SUT surfaces as RunError with the written run's outcome on it.
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
     it; `proctor.app.session` closes it).
     """
+    options = options or EngineOptions()
+    if option:
+        options = dataclasses.replace(options, **cast("dict[str, Any]", option))  # an unknown name: TypeError
     check_sut_qsl(sut, qsl)  # a missing member is one line before the run, not an error inside it
-    for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
-        if value is not None and value_problem(key, value):  # settings.RUN_ARGUMENT_RANGES
-            raise SettingRangeError(value_problem(key, value), key=key)
-    for key, cap in (("max_response_bytes", max_response_bytes), ("max_accuracy_log_bytes", max_accuracy_log_bytes)):
-        if cap < 0:
-            raise ConfigError(f"must be >= 0, not {cap}", key=key)
-    if concurrency < 0 or (concurrency > 0 and settings.scenario != Scenario.SINGLE_STREAM):
-        raise ConfigError(
-            f"a closed loop with {concurrency} queries in flight runs on SingleStream settings only "
-            f"(got {settings.scenario})",
-            key="concurrency",
-        )
+    options.check(settings)
     if not _run_lock.acquire(blocking=False):
         raise RunError("another run is already in progress in this process")
     try:
@@ -1157,22 +1115,7 @@ def run_test(
             except OSError as exc:
                 raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
             return Run(
-                sut,
-                qsl,
-                settings,
-                log_settings or LogSettings(),
-                audit_config=audit_config,
-                progress=progress,
-                clock=clock,
-                timeout_s=timeout_s,
-                drain_s=drain_s,
-                max_response_bytes=max_response_bytes,
-                max_accuracy_log_bytes=max_accuracy_log_bytes,
-                short_run=short_run,
-                config_errors=config_errors,
-                early_stopping_extension=early_stopping_extension,
-                concurrency=concurrency,
-                slo=slo,
+                sut, qsl, settings, log_settings or LogSettings(), options, progress=progress, clock=clock
             ).execute()
     finally:
         _run_lock.release()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,25 +45,13 @@ from proctor.loadgen.types import Scenario, TestMode
 BYTES_PER_SAMPLE = 64  # schedule + records arrays per generated sample (loadgen/records.py)
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
 _SHOWN_MODELS = 12
-# proctor's own reference workloads (rules/inference.py): not in mlperf.conf, run on its `*` lines
-PROCTOR_WORKLOADS = ("digits",)
-
-# Override name -> the CLI option that sets it (for messages); callers may pass their own labels.
-CLI_OPTIONS: dict[str, str] = {
-    "mode": "--mode",
-    "min_duration_ms": "--duration-ms",
-    "max_duration_ms": "--max-duration-ms",
-    "target_qps": "--target-qps",
-    "expected_latency_ms": "--expected-latency-ms",
-    "min_query_count": "--min-queries",
-    "model": "--model",
-    "scenario": "--scenario",
-}
 
 
 @dataclass(frozen=True, slots=True)
 class Overrides:
-    """Values that replace the conf files' (None: keep them). `labels` names each in messages."""
+    """Values that replace the conf files' (None: keep them). `labels` names each in messages the way
+    the caller sets it (the CLI: its flags); without a label a value is named by its own name here
+    (`min_duration_ms`, ..., and `model`, `scenario`)."""
 
     min_duration_ms: int | None = None
     max_duration_ms: int | None = None
@@ -111,11 +99,13 @@ def resolve_settings(
     overrides: Overrides | None = None,
     *,
     check_model: bool = True,
+    extra_models: Collection[str] = (),
 ) -> Resolved:
     """Requested TestSettings for `model` in `scenario`, checked; raises ConfigError naming the source.
 
-    `check_model` False accepts a model mlperf.conf does not name (a proctor workload such as the
-    demo's); the official LoadGen then uses the `*` lines alone.
+    `extra_models`: models mlperf.conf does not name that the caller knows (proctor's own workloads,
+    from its benchmark table), run on the `*` lines alone as the official LoadGen runs them;
+    `check_model` False accepts any model that way.
     """
     confs = confs or Confs()
     ov = overrides or Overrides()
@@ -124,7 +114,7 @@ def resolve_settings(
     except ValueError as exc:
         raise ConfigError(str(exc), key=ov.label("scenario")) from None
     known = mlperf_models(confs.mlperf_conf)
-    if check_model and conf_model not in known and conf_model not in PROCTOR_WORKLOADS:
+    if check_model and conf_model not in known and conf_model not in extra_models:
         raise ConfigError(_unknown_model(model, known), key=ov.label("model"))
     mlperf_entries = parse_conf(confs.mlperf_conf or shipped_mlperf_conf(), ConfType.MLPERF)
     user_entries = None
@@ -380,7 +370,6 @@ def check_for_qsl(
 
 
 __all__ = [
-    "CLI_OPTIONS",
     "Confs",
     "Overrides",
     "Resolved",

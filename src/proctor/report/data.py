@@ -25,11 +25,12 @@ import numpy as np
 import orjson
 
 from proctor.errors import LogFormatError
-from proctor.loadgen.logs.detail import SHORT_RUN_KEY
+from proctor.loadgen.logs.detail import SHORT_RUN_KEY, VERDICT_KEY
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
 from proctor.loadgen.logs.recompute import recompute
 from proctor.loadgen.logs.samples import MAX_TIME_NS, read_samples
+from proctor.loadgen.logs.verdict import LINE_CHARS, VERDICT_LINES, read_verdict
 from proctor.loadgen.results import LatencyStats, exact_sum
 from proctor.trees import is_file, read_bytes
 
@@ -148,7 +149,7 @@ class InferenceRun:
     warnings: int = 0
     short_run: str | None = None
     incomplete: str | None = None
-    verdict: list[str] = field(default_factory=list)  # proctor_verdict: the lines `proctor run` printed
+    verdict: list[str] = field(default_factory=list)  # the lines `proctor run` printed (loadgen.logs.verdict)
     accuracy_entries: int | None = None
     accuracy_text: str | None = None  # accuracy.txt next to the logs (submission layout)
     notes: list[str] = field(default_factory=list)
@@ -174,9 +175,6 @@ def _num(v: Any) -> float | None:
     return None
 
 
-VERDICT_LINES = 50  # proctor_verdict lines a report shows at most
-
-
 def _text(v: Any, limit: int = 2000) -> str:
     return (v if isinstance(v, str) else orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY).decode())[:limit]
 
@@ -200,6 +198,9 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
         _from_detail(run, read_detail(run.files["detail"], keep_entries=False))
     if summary is not None:
         _from_summary(run, summary)
+    verdict = read_verdict(d)  # the verdict as printed, beside the logs (older logs: their detail record)
+    if verdict is not None:
+        run.verdict = verdict
     if run.incomplete is None and run.validity is None and _summary_missing(run):
         # a process killed before it closed its logs (SIGKILL, out of memory, power) or still running:
         # whatever the detail log holds so far is not a finished run's
@@ -317,9 +318,9 @@ def _from_detail(run: InferenceRun, log: DetailLogData) -> None:
         run.invalid_reasons = [_text(g("result_invalid_reason"), 500)]
     run.short_run = None if g(SHORT_RUN_KEY) is None else _text(g(SHORT_RUN_KEY), 500)
     run.incomplete = None if g("proctor_run_incomplete") is None else _text(g("proctor_run_incomplete"), 500)
-    verdict = g("proctor_verdict")
+    verdict = g(VERDICT_KEY)  # logs written before loadgen.logs.verdict
     if isinstance(verdict, list):
-        run.verdict = [_text(line, 2000) for line in verdict[:VERDICT_LINES]]
+        run.verdict = [_text(line, LINE_CHARS) for line in verdict[:VERDICT_LINES]]
     run.metric = _metric(run.scenario, g)
     try:
         _rules(run, log)

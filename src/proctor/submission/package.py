@@ -23,6 +23,7 @@ from pathlib import Path, PurePath
 import orjson
 
 from proctor.errors import PackageError, TreeError
+from proctor.loadgen.logs.verdict import VERDICT_FILE
 from proctor.loadgen.output_lock import LOCK_NAME, owned
 from proctor.rules.inference_rounds import round_table
 from proctor.rules.rounds import Layout
@@ -52,7 +53,7 @@ ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt"
 SIDE_FILES = ("measurements.json", "README.md", "user.conf", "mlperf.conf")
 DIVISIONS = ("closed", "network", "open")
 # proctor's own files, left out of audit copies (the lock a killed run may leave: loadgen.output_lock)
-PROCTOR_FILES = ("mlperf_log_samples.bin", "report.html", LOCK_NAME)
+PROCTOR_FILES = ("mlperf_log_samples.bin", "report.html", VERDICT_FILE, LOCK_NAME)
 MAX_SIDE_FILE = 1 << 20  # a README or system description; read no more
 
 __all__ = ["DIVISIONS", "SAFE_NAME", "PackageResult", "PackagedRow", "audit_folders", "package", "system_name_of"]

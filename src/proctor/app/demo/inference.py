@@ -118,6 +118,7 @@ def _run(scenario: str, mode: str, outdir: Path, resolved: Resolved) -> RunOutco
     """One run through the run session (`session.run`, which closes the SUT after it); a RunError
     names the run and where its logs are."""
     from proctor.app.session import build_sut, run, run_logs
+    from proctor.loadgen.options import EngineOptions
     from proctor.loadgen.settings import LogOutputSettings, LogSettings
     from proctor.suts.context import RunContext
 
@@ -126,7 +127,8 @@ def _run(scenario: str, mode: str, outdir: Path, resolved: Resolved) -> RunOutco
     sut, qsl = build_sut(SUT_SPEC, RunContext(INFERENCE_BENCHMARK, str(resolved.settings.mode)))
     where = f"{INFERENCE_BENCHMARK} {scenario} {mode} run (logs in {outdir})"
     try:
-        outcome = run(sut, qsl, resolved.settings, log, audit_config=None, drain_s=DRAIN_S, short_run=resolved.short_run)
+        options = EngineOptions(audit_config=None, drain_s=DRAIN_S, short_run=resolved.short_run)
+        outcome = run(sut, qsl, resolved.settings, log, options)
     except RunError as exc:
         raise RunError(f"{where}: {exc}") from exc
     # a batch the SUT failed was reported to the run (its detail log counts it); an incomplete run's
@@ -244,17 +246,11 @@ def _audit_runner(scenario: str, resolved: Resolved, stop: StopFlag) -> Runner:
     from proctor.app.choices import Engine
     from proctor.app.session import session_runner
     from proctor.audits.run import RunLogs
+    from proctor.loadgen.options import EngineOptions
     from proctor.loadgen.settings import TestSettings
 
-    runner = session_runner(
-        SUT_SPEC,
-        Engine.PROCTOR,
-        short_run=resolved.short_run,
-        timeout_s=None,
-        drain_s=DRAIN_S,
-        trace=False,
-        benchmark=INFERENCE_BENCHMARK,
-    )
+    options = EngineOptions(drain_s=DRAIN_S, short_run=resolved.short_run)
+    runner = session_runner(SUT_SPEC, Engine.PROCTOR, options, trace=False, benchmark=INFERENCE_BENCHMARK)
 
     def run(settings: TestSettings, outdir: Path, conf: Path | None) -> RunLogs:
         stop.check()

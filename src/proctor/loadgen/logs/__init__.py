@@ -1,5 +1,6 @@
-"""Writers and readers of the four official LoadGen output files, and of proctor's compact
-per-sample file (`samples`: mlperf_log_samples.bin).
+"""Writers and readers of the four official LoadGen output files, of proctor's compact
+per-sample file (`samples`: mlperf_log_samples.bin) and of the printed verdict beside them
+(`verdict`: proctor_verdict.json, written by the run session once the logs are closed).
 
 One reader of detail logs (`read_detail` -> `DetailLogData`) serves the engine's tests, the
 submission checker and the official-engine adapter; the writer is `DetailLogWriter`.

@@ -241,7 +241,7 @@ SHORT_RUN_VERDICT = "VALID for these settings; not a submission run"  # a valid 
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
 GENERATION_OVERRIDE_KEY = "proctor_generation_override"
 EXPECTED_KEY = "proctor_expected_length"  # value: a phase's expected length and why (loadgen.expected)
-VERDICT_KEY = "proctor_verdict"  # value: the verdict's lines as `proctor run` printed them (app.session)
+VERDICT_KEY = "proctor_verdict"  # older logs' printed verdict; now a file beside them (loadgen.logs.verdict)
 
 
 def append_record(path: str | Path, key: str, value: Any) -> None:
