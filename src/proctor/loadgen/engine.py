@@ -52,7 +52,7 @@ from proctor.loadgen.logs.detail import (
     log_requested_settings,
     log_results,
 )
-from proctor.loadgen.logs.samples import SampleColumns, write_samples
+from proctor.loadgen.logs.samples import SampleColumns, write_sample_chunks
 from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
@@ -947,54 +947,64 @@ def _version_items() -> list[tuple[str, Any]]:
 
 
 TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
+ROW_CHUNK = 1 << 18  # samples per step of the samples file: its temporaries follow this, never the run's size
 
 
-@dataclass(slots=True)
-class _Rows:
-    """The samples with a result, in sequence order, and the arrays both per-sample files draw from."""
-
-    seq: np.ndarray
-    query: np.ndarray
-    tokens: bool
-
-
-def _rows(schedule: Schedule, records: Records) -> _Rows:
-    """Failed and unfinished samples are no result and get no row (nor a trace event)."""
+def _row_chunks(schedule: Schedule, records: Records, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The samples with a result, in sequence order, `chunk` sample positions at a time: (sequence
+    numbers, their queries). Failed and unfinished samples are no result and get no row (nor a
+    trace event)."""
     nq = records.n_queries_issued
     offsets = schedule.query_offsets[: nq + 1]
     ns = int(offsets[nq]) if nq else 0
+    done, failed = records.sample_done_ns, records.sample_failed
+    for a in range(0, ns, chunk):
+        b = min(a + chunk, ns)
+        keep = done[a:b] != NOT_SET
+        if failed is not None:
+            keep &= failed[a:b] == 0
+        seq = np.flatnonzero(keep)
+        seq += a
+        yield seq, np.searchsorted(offsets, seq, side="right") - 1
+
+
+def _recorded_tokens(schedule: Schedule, records: Records) -> bool:
+    """Whether the run recorded any first token or token count (the files' token columns and args)."""
     first, ntok = records.sample_first_token_ns, records.sample_n_tokens
-    tokens = bool(first.flags.writeable or ntok.flags.writeable) and bool(
-        np.any(first[:ns] != NOT_SET) or np.any(ntok[:ns] != 0)
+    if not (first.flags.writeable or ntok.flags.writeable):
+        return False
+    nq = records.n_queries_issued
+    ns = int(schedule.query_offsets[nq]) if nq else 0
+    return any(
+        bool(np.any(first[a : a + ROW_CHUNK] != NOT_SET) or np.any(ntok[a : a + ROW_CHUNK] != 0))
+        for a in range(0, ns, ROW_CHUNK)
     )
-    keep = records.sample_done_ns[:ns] != NOT_SET
-    if records.sample_failed is not None:
-        keep &= records.sample_failed[:ns] == 0
-    seq = np.flatnonzero(keep)
-    query = np.searchsorted(offsets, seq, side="right") - 1
-    return _Rows(seq, query, tokens)
 
 
 def _write_samples(logs: _Logs, schedule: Schedule, records: Records) -> None:
-    """The compact per-sample file (logs.samples), from whole arrays after the run."""
-    r = _rows(schedule, records)
-    issue = records.query_issued_ns[r.query]
-    first = records.sample_first_token_ns[r.seq] if r.tokens else None
-    write_samples(logs.samples, SampleColumns(
-        origin_ns=logs.origin_ns,
-        seq=r.seq,
-        query=r.query,
-        sample_idx=schedule.sample_index[r.seq],
-        issue_ns=issue - logs.origin_ns,
-        latency_ns=records.sample_done_ns[r.seq] - issue,
-        scheduled_ns=records.query_scheduled_ns[r.query] - issue,
-        has_first=None if first is None else first != NOT_SET,
-        first_token_ns=None if first is None else first - issue,
-        n_tokens=records.sample_n_tokens[r.seq] if r.tokens else None,
-    ))
+    """The compact per-sample file (logs.samples), from the arrays after the run, ROW_CHUNK samples
+    at a time: nothing the size of the run is allocated beside the records themselves."""
+    tokens = _recorded_tokens(schedule, records)
+    origin = logs.origin_ns
 
+    def chunks() -> Iterator[SampleColumns]:
+        for seq, query in _row_chunks(schedule, records, ROW_CHUNK):
+            issue = records.query_issued_ns[query]
+            first = records.sample_first_token_ns[seq] if tokens else None
+            yield SampleColumns(
+                origin_ns=origin,
+                seq=seq,
+                query=query,
+                sample_idx=schedule.sample_index[seq],
+                issue_ns=issue - origin,
+                latency_ns=records.sample_done_ns[seq] - issue,
+                scheduled_ns=records.query_scheduled_ns[query] - issue,
+                has_first=None if first is None else first != NOT_SET,
+                first_token_ns=None if first is None else first - issue,
+                n_tokens=records.sample_n_tokens[seq] if tokens else None,
+            )
 
-TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
+    write_sample_chunks(logs.samples, origin, chunks, tokens=tokens)
 
 
 def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
@@ -1004,10 +1014,9 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
     the trace)."""
     if not trace.enabled:
         return
-    r = _rows(schedule, records)
+    tokens = _recorded_tokens(schedule, records)
     first, ntok = records.sample_first_token_ns, records.sample_n_tokens
-    for a in range(0, int(r.seq.shape[0]), TRACE_CHUNK):
-        seq, query_of = r.seq[a : a + TRACE_CHUNK], r.query[a : a + TRACE_CHUNK]
+    for seq, query_of in _row_chunks(schedule, records, TRACE_CHUNK):
         trace.samples(
             seq,
             query_of,
@@ -1015,8 +1024,8 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
             records.query_issued_ns[query_of],
             records.sample_done_ns[seq],
             scheduled_ns=records.query_scheduled_ns[query_of],
-            first_token_ns=first[seq] if r.tokens else None,
-            n_tokens=ntok[seq] if r.tokens else None,
+            first_token_ns=first[seq] if tokens else None,
+            n_tokens=ntok[seq] if tokens else None,
         )
 
 

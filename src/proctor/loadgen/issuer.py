@@ -53,7 +53,7 @@ from proctor.loadgen.types import (
 PREBUILD_LIMIT = 4_000_000
 # A query larger than this (a large Offline run) goes to the SUT in several issue calls of this many
 # samples, so no per-sample id array (8 bytes each) or object list exists for the whole query.
-ISSUE_CHUNK = 1 << 20
+ISSUE_CHUNK = 1 << 18
 
 RAN_OUT = (
     "Ending early: Ran out of generated queries to issue before the minimum query count and test duration "

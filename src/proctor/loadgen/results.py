@@ -23,7 +23,7 @@ PERCENTILES: tuple[float, ...] = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)
 # chunks (exact order statistics by histogram selection) instead of a sorted latency copy: a
 # 600 s run at 1M samples/s would otherwise need 8 more bytes per sample at its end.
 STREAM_MIN_SAMPLES = 1 << 22
-STREAM_CHUNK = 1 << 21
+STREAM_CHUNK = 1 << 18
 HIST_BINS = 1 << 16
 GATHER_LIMIT = 1 << 20  # a selection range with at most this many values is gathered and sorted
 
