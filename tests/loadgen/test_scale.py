@@ -375,3 +375,15 @@ def test_offline_run_holds_at_most_16_bytes_per_sample(tmp_path: Path, monkeypat
     per_sample = (_offline_peak(tmp_path, hi) - _offline_peak(tmp_path, lo)) / (hi - lo)
     assert per_sample <= 16, per_sample
     assert (tmp_path / str(hi) / "mlperf_log_samples.bin").stat().st_size > hi  # the file was written
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
+def test_largest_query_reads_the_offsets_a_slice_at_a_time(chunk: int) -> None:
+    """The split of big Offline queries is decided by the largest query, found without a temporary
+    the size of the schedule: the same answer at every slice size, including at slice edges."""
+    gen = np.random.default_rng(chunk)
+    for _ in range(50):
+        sizes = gen.integers(0, 9, int(gen.integers(1, 40)))
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        assert issuer._largest_query(offsets, chunk) == int(sizes.max())
+    assert issuer._largest_query(np.zeros(1, np.int64), chunk) == 0
