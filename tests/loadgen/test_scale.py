@@ -387,3 +387,20 @@ def test_largest_query_reads_the_offsets_a_slice_at_a_time(chunk: int) -> None:
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         assert issuer._largest_query(offsets, chunk) == int(sizes.max())
     assert issuer._largest_query(np.zeros(1, np.int64), chunk) == 0
+
+
+def test_sliced_fill_and_last_completion_equal_whole_array_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 §4: the records' fill in slices (a Ctrl-C lands between them) is np.full's, and the
+    last completion found from the end a slice at a time is the whole array's, at any slice size."""
+    from proctor.loadgen import records as records_mod
+
+    gen = np.random.default_rng(3)
+    for slice_ in (1, 2, 7, 1 << 20):
+        monkeypatch.setattr(records_mod, "FILL_CHUNK", slice_)
+        for n in (0, 1, 5, 33):
+            assert np.array_equal(records_mod.unset(n), np.full(n, NOT_SET, np.int64))
+        for _ in range(40):
+            done = np.where(gen.random(40) < gen.random(), gen.integers(0, 10**9, 40), NOT_SET)
+            n = int(gen.integers(0, 41))
+            hits = np.flatnonzero(done[:n] != NOT_SET)
+            assert records_mod.done_end(done, n) == (int(hits[-1]) + 1 if hits.size else 0)

@@ -57,7 +57,7 @@ from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, foote
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
-from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.resolve import start_settings
 from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
@@ -670,9 +670,16 @@ class Run:
 
     def _drain(self, phase: _Phase) -> str:
         """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
-        Ctrl-C ends the wait at once. Returns a note for the error line."""
-        tracker = phase.tracker
-        tracker.finish_issuing(phase.records.n_samples_issued)
+        Ctrl-C ends the wait at once; so does a SUT holding more than twice what it completed per
+        drain_s so far (an Offline query of millions: the wait cannot end it, only delay the stop).
+        Returns a note for the error line."""
+        tracker, rec = phase.tracker, phase.records
+        tracker.finish_issuing(rec.n_samples_issued)
+        left = rec.n_samples_issued - tracker.completed_samples
+        elapsed_ns = self.clock.now_ns() - rec.start_ns if rec.start_ns > 0 else 0
+        rate = tracker.completed_samples / (elapsed_ns * 1e-9) if elapsed_ns > 0 else 0.0  # samples/s so far
+        if rate > 0 and left > 2 * rate * self.drain_s:
+            return f"; not drained: {left} samples open, {left / rate:.1f} s of work at the SUT's rate so far"
         try:
             if tracker.all_done.wait(timeout=max(self.drain_s, 0.0)):
                 return "; everything issued completed within the drain"
@@ -950,13 +957,18 @@ TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never
 ROW_CHUNK = 1 << 18  # samples per step of the samples file: its temporaries follow this, never the run's size
 
 
-def _row_chunks(schedule: Schedule, records: Records, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The samples with a result, in sequence order, `chunk` sample positions at a time: (sequence
-    numbers, their queries). Failed and unfinished samples are no result and get no row (nor a
-    trace event)."""
+def _rows_end(schedule: Schedule, records: Records) -> int:
+    """The sample positions that can hold a row: up to the last completion (an interrupted query's
+    unfinished tail has none)."""
     nq = records.n_queries_issued
-    offsets = schedule.query_offsets[: nq + 1]
-    ns = int(offsets[nq]) if nq else 0
+    return done_end(records.sample_done_ns, int(schedule.query_offsets[nq])) if nq else 0
+
+
+def _row_chunks(schedule: Schedule, records: Records, chunk: int, ns: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The samples with a result among the first `ns` (`_rows_end`), in sequence order, `chunk`
+    sample positions at a time: (sequence numbers, their queries). Failed and unfinished samples are
+    no result and get no row (nor a trace event)."""
+    offsets = schedule.query_offsets[: records.n_queries_issued + 1]
     done, failed = records.sample_done_ns, records.sample_failed
     for a in range(0, ns, chunk):
         b = min(a + chunk, ns)
@@ -986,9 +998,10 @@ def _write_samples(logs: _Logs, schedule: Schedule, records: Records) -> None:
     at a time: nothing the size of the run is allocated beside the records themselves."""
     tokens = _recorded_tokens(schedule, records)
     origin = logs.origin_ns
+    end = _rows_end(schedule, records)
 
     def chunks() -> Iterator[SampleColumns]:
-        for seq, query in _row_chunks(schedule, records, ROW_CHUNK):
+        for seq, query in _row_chunks(schedule, records, ROW_CHUNK, end):
             issue = records.query_issued_ns[query]
             first = records.sample_first_token_ns[seq] if tokens else None
             yield SampleColumns(
@@ -1016,7 +1029,7 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
         return
     tokens = _recorded_tokens(schedule, records)
     first, ntok = records.sample_first_token_ns, records.sample_n_tokens
-    for seq, query_of in _row_chunks(schedule, records, TRACE_CHUNK):
+    for seq, query_of in _row_chunks(schedule, records, TRACE_CHUNK, _rows_end(schedule, records)):
         trace.samples(
             seq,
             query_of,

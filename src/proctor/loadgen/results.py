@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from proctor.loadgen import early_stopping as es
-from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.settings import EffectiveSettings
 
 # The official `latency_percentiles` (results.h); the target percentile is reported besides.
@@ -152,11 +152,13 @@ def streamed_stats(
                 sel -= a
                 sel >>= shifts[(a, b)]
                 h += np.bincount(sel, minlength=h.shape[0])
+        ordered: dict[tuple[int, int], np.ndarray] = {}  # each gathered range partitioned once, at all its ranks
+        for (a, b), parts in gathered.items():
+            ranks = sorted({r - below for r, (ra, rb, below, _) in pending.items() if (ra, rb) == (a, b)})
+            ordered[(a, b)] = np.partition(np.concatenate(parts), ranks)  # those ranks hold their order statistics
         for r, (a, b, below, _cnt) in list(pending.items()):
             if (a, b) in gathered:
-                vals = np.concatenate(gathered[(a, b)])
-                vals.sort()
-                found[r] = int(vals[r - below])
+                found[r] = int(ordered[(a, b)][r - below])
                 del pending[r]
                 continue
             h, sh = hists[(a, b)], shifts[(a, b)]
@@ -326,8 +328,10 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
     done = records.sample_done_ns[:ns_issued]
     failed = None if records.sample_failed is None else records.sample_failed[:ns_issued]
     if scenario == "Offline" and nq == 1 and ns_issued >= STREAM_MIN_SAMPLES and not eff.use_token_latencies:
-        # one query, no early stopping: streamed statistics, nothing per sample allocated
-        _summarize_streamed(res, records, done, failed, pct, start)
+        # one query, no early stopping: streamed statistics, nothing per sample allocated, read up
+        # to the last completion (an interrupted query's unfinished tail is no result)
+        end = done_end(done, ns_issued)
+        _summarize_streamed(res, records, done[:end], None if failed is None else failed[:end], pct, start)
         if eff.infer_token_latencies:
             _infer_tokens(res, int(eff.token_latency_scaling_factor))
         _validity(res, eff, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
