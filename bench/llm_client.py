@@ -1,4 +1,21 @@
-"""How truly proctor's openai SUT measures an LLM server whose timing is known.
+"""How truly LLM clients measure a server of known timing: proctor beside a bare socket, AIPerf and GuideLLM.
+
+By default (bench/llm_compare.py): every client by its own process against a fresh independent stub
+per run (bench/llm_stub.py, standard library only: TTFT --ttft-ms, --tpot-ms per further token,
+--tokens tokens), at each rate of --cases (default 4 and 50 req/s, Poisson), --repeat times with the
+clients' order rotated; `--together` adds proctor and the bare client at once at half the rate each.
+It prints each client's TTFT p50 and p99 over the truth and over the bare client of the same repeat,
+the same less the stub's own time per request (paired by send time: what is the client's), latency
+p50/p99, and the CPU of each client's process tree over the requests' window; then the medians
+against the goal (<= 0.2 ms over bare at p50 and p99). `--peer-python PATH` (repeatable, a venv's
+interpreter with aiperf or guidellm) adds that peer. `--url URL` runs the same against any server
+(the truth unknown: figures over the bare client), `--serve NAME` against one the bench starts.
+
+    python bench/llm_client.py [--cases 4,50] [--seconds 10] [--repeat 3] [--together]
+        [--peer-python /venvs/aiperf/bin/python] [--peer-python /venvs/guidellm/bin/python] [--json]
+    python bench/llm_client.py --url http://127.0.0.1:8000 [--model NAME]
+
+`--proctor-server` (also implied by --breakdown): the older table against `proctor serve llm`, below.
 
 Starts `proctor serve llm` in its own process with injected timing (default: TTFT 40 ms, 4 ms per
 further token, 16 tokens in SSE chunks of 1-3, a usage record) and drives it with proctor's
@@ -47,27 +64,20 @@ transport.
 Each case runs `--seconds` (default 10): on a shared machine the figures are noisy; the load
 average is printed with the table.
 
-`--url URL [--model NAME]` runs against any server instead (vLLM, SGLang, `proctor serve llm`
-started apart, ...), where the truth is unknown: at each rate case (default 4 and 50 req/s) a bare
-blocking-socket client and proctor send the same request bodies, one after the other, `--repeat`
-times (their order alternating); the line per rate is proctor's TTFT p50 (the rules' TTFT, from the
-schedule) minus the bare client's (from its send), the median over repeats, against the goal of
-0.2 ms. Only completions endpoints over http:// with chunked streams (what vLLM, SGLang and
-llama.cpp's server send). `--serve NAME --serve-python PY` starts a server itself on loopback, with a
-tiny random-weight model written locally (nothing downloaded), runs the same table against it and
-stops it (also on SIGTERM): `transformers` is `transformers serve` (PY: an interpreter with
+With `--url URL` (vLLM, SGLang, `proctor serve llm` started apart, ...) the bare client and
+proctor send the same request bodies. Only completions endpoints over http:// with chunked streams
+(what vLLM, SGLang and llama.cpp's server send). `--serve NAME --serve-python PY` starts a server
+itself on loopback, with a tiny random-weight model written locally (nothing downloaded), runs the
+comparison against it and stops it (also on SIGTERM): `transformers` is `transformers serve` (PY: an interpreter with
 transformers[serving] and CPU torch; model: tests.support.hf_tiny, HF_HUB_OFFLINE=1); `llamacpp` is
 llama.cpp's server from llama-cpp-python (PY: one with llama-cpp-python[server] and gguf; model: a
 GGUF from tests.support.gguf_tiny). llama.cpp's server sends no usage record, so it is started with
 `--logits_all true` and proctor asks for per-token logprobs (`logprobs=1`): exact counts (give
 `--sut-param logprobs=1` too against one started apart with `--url`). On CPU the tiny GGUF serves one
-request at a time; pick rates it sustains with `--cases`. `--together`
-runs the two clients at the same time, each at half the rate, the bare one in a forked process: a
-server whose speed drifts between runs (a CPU model on a shared machine) then serves both alike.
+request at a time; pick rates it sustains with `--cases`.
 
-    python bench/llm_client.py [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
+    python bench/llm_client.py --proctor-server [--seconds 10] [--cases 4,50,c64,s1000,s2000,s4000] [--raw]
         [--peers-python PATH] [--sweep R1,R2] [--breakdown RATE] [--http raw,aiohttp] [--json]
-    python bench/llm_client.py --url http://127.0.0.1:8000 [--model NAME] [--cases 4,50] [--repeat 3]
     python bench/llm_client.py --serve transformers|llamacpp --serve-python VENV/bin/python [--cases 1,4]
         [--repeat 3] [--together]
     python bench/llm_client.py --url http://127.0.0.1:8080 --sut-param logprobs=1   # llama.cpp started apart
@@ -77,7 +87,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing
 import os
 import re
 import select
@@ -318,13 +327,16 @@ def proctor_case(port: int, args: argparse.Namespace, label: str, rate: float, s
     return (row, out, times) if keep else row
 
 
-def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_req_s: float) -> np.ndarray:
+def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_req_s: float,
+               warm: bool = False) -> np.ndarray:
     """A bare client on any http:// completions endpoint: blocking sockets, one thread each,
     keep-alive, requests at `rate` (Poisson) for `seconds`, each body in turn; each request's TTFT (ms)
     from the send to the recv that holds the first `data: {` event (NaN: failed): column 0 stamped
     when that recv returned (no client overhead beyond a syscall and the thread's wake-up), column 1
     at the kernel's receive time of its bytes (SO_TIMESTAMPNS, as proctor's raw transport stamps; the
-    recv's time where the OS gives none). The server's own lateness is in both."""
+    recv's time where the OS gives none); column 2 the latency, from the send to the recv that ended
+    the stream; column 3 the send (perf_counter_ns). The server's own lateness is in all. `warm`: each thread first sends one request it
+    does not time (the others' warm-up), before the schedule starts."""
     parts = urlsplit(endpoint_url(url, "completions"))
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     extra = "".join(f"{k}: {v}\r\n" for k, v in request_headers().items() if k != "Content-Type")
@@ -332,10 +344,11 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
               f"Content-Length: {len(b)}\r\n\r\n").encode() + b for b in bodies]
     n_req = max(1, int(rate * seconds))
     n_threads = max(1, int(rate * per_req_s * 3) + 1)
-    ttft = np.full((n_req, 2), np.nan)
+    ttft = np.full((n_req, 4), np.nan)
     # Poisson arrivals, as proctor's Server scenario issues them (a burst meets the server's queue alike)
     at = np.cumsum(np.random.default_rng(0).exponential(1 / rate, n_req))
-    t0 = time.perf_counter() + 0.05
+    t0 = [0.0]  # set once every thread connected (and warmed up): the schedule starts then
+    ready = threading.Barrier(n_threads + 1, action=lambda: t0.__setitem__(0, time.perf_counter() + 0.05))
 
     def connect() -> socket.socket:
         s = socket.create_connection((host, port), timeout=60)
@@ -351,11 +364,27 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
         except OSError:
             return True
 
+    def warm_up(s: socket.socket) -> None:
+        s.sendall(heads[0])
+        buf = b""
+        while not buf.endswith(b"0\r\n\r\n"):
+            got = s.recv(65536)
+            if not got:
+                raise OSError("closed during the warm-up")
+            buf += got
+
     def worker(j: int) -> None:
-        s = connect()
+        try:
+            s = connect()
+            if warm:
+                warm_up(s)
+        except OSError:
+            return
+        finally:
+            ready.wait()
         try:
             for k in range(j, n_req, n_threads):
-                delay = t0 + at[k] - time.perf_counter()
+                delay = t0[0] + at[k] - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
                 buf, first, first_k = b"", 0, 0
@@ -376,7 +405,7 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
                         first_k = rx_time(anc, sent, first)
                     buf += got
                 if first and buf.startswith(b"HTTP/1.1 200"):
-                    ttft[k] = ((first - sent) / 1e6, (first_k - sent) / 1e6)
+                    ttft[k] = ((first - sent) / 1e6, (first_k - sent) / 1e6, (time.perf_counter_ns() - sent) / 1e6, sent)
         except OSError:
             pass
         finally:
@@ -385,6 +414,7 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
     threads = [threading.Thread(target=worker, args=(j,), daemon=True) for j in range(n_threads)]
     for t in threads:
         t.start()
+    ready.wait()
     for t in threads:
         t.join(timeout=seconds + 120)
     return ttft
@@ -678,80 +708,6 @@ SERVERS = {"transformers": transformers_serve, "llamacpp": llamacpp_serve}
 SERVE_PYTHON = {"transformers": "transformers[serving] and CPU torch", "llamacpp": "llama-cpp-python[server] and gguf"}
 
 
-def overhead_rows(args: argparse.Namespace, rates: list[float]) -> list[dict[str, Any]]:
-    """Per rate and repeat: the bare client's TTFT p50 and proctor's (from the schedule, the rules'
-    TTFT, and from the send), on the same request bodies (synthetic prompts, `--tokens` each), the
-    two clients one after the other, their order alternating between repeats."""
-    url = args.url
-    bodies = request_bodies(args)
-    # only sizes the bare client's threads: the server's request time is unknown here, so room for 2 s each
-    # (too few threads would make the bare client wait for its own free thread, a load below the rate)
-    per_req_s = max((args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3, 2.0)
-    rows = []
-    for rate in rates:
-        label = f"{rate:g} req/s"
-        for k in range(args.repeat):
-            got: dict[str, Any] = {"case": label, "rate": rate, "repeat": k + 1}
-
-            def bare(t: np.ndarray, got: dict[str, Any] = got) -> None:
-                ok = t[~np.isnan(t[:, 0])]
-                got["bare_n"], got["bare_fail"] = len(ok), len(t) - len(ok)
-                got["bare_ttft_ms"] = float(np.median(ok[:, 0])) if len(ok) else float("nan")
-                got["bare_kernel_ms"] = float(np.median(ok[:, 1])) if len(ok) else float("nan")
-
-            def proctor(rate: float, got: dict[str, Any] = got, label: str = label) -> None:
-                r = proctor_case(0, args, label, rate, 0, url=url)
-                got.update(proctor_n=r["requests"], proctor_fail=r["faults"] + r["errors"],
-                           proctor_ttft_ms=r["ttft_ms"], proctor_send_ms=r["ttft_send_ms"],
-                           proctor_tpot_ms=r["tpot_ms"], proctor_cpu_pct=r["cpu_pct"])
-
-            if args.together:  # both at half the rate over the same window, the bare one in its own process
-                ctx = multiprocessing.get_context("fork")  # forked before proctor's threads exist
-                with ctx.Pool(1) as pool:
-                    # proctor's Server run lasts 2 x --seconds (min_query_count: 2 x duration x rate)
-                    pending = pool.apply_async(bare_ttfts, (url, bodies, rate / 2, 2 * args.seconds, per_req_s))
-                    proctor(rate / 2)
-                    bare(pending.get(timeout=4 * args.seconds + 300))
-            else:
-                for who in (("bare", "proctor") if k % 2 == 0 else ("proctor", "bare")):
-                    if who == "bare":
-                        bare(bare_ttfts(url, bodies, rate, args.seconds, per_req_s))
-                    else:
-                        proctor(rate)
-            got["overhead_ms"] = got["proctor_ttft_ms"] - got["bare_ttft_ms"]
-            got["overhead_send_ms"] = got["proctor_send_ms"] - got["bare_ttft_ms"]
-            got["overhead_kernel_ms"] = got["proctor_ttft_ms"] - got["bare_kernel_ms"]
-            rows.append(got)
-            print(f"done: {label} repeat {k + 1}", file=sys.stderr)
-    return rows
-
-
-def print_overhead(args: argparse.Namespace, rows: list[dict[str, Any]], load: tuple[float, ...]) -> None:
-    print(f"server: {args.url} (model {args.model}); truth unknown: proctor against a bare blocking-socket client "
-          f"on the same bodies ({args.tokens} tokens, 32-word prompts), "
-          + ("both at once at half the rate each, " if args.together else f"{args.seconds:g} s per client and case, ")
-          + f"{args.repeat} repeats; load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, "
-          f"on {os.cpu_count()} cores")
-    print("TTFT p50 in ms. bare: from its send to its recv's return; bare kts: to the kernel's receive time of "
-          "those bytes; proctor: from the schedule (the rules' TTFT) and from its send, both to the kernel's time")
-    print(f"{'case':10} {'rep':>3} {'bare n':>6} {'bare':>8} {'bare kts':>8} {'proctor n':>9} {'TTFT':>8} "
-          f"{'send':>8} {'TPOT':>7} {'CPU%':>5} {'over':>7} {'over kts':>8} {'send over':>9} {'fail b/p':>8}")
-    for r in rows:
-        print(f"{r['case']:10} {r['repeat']:3d} {r['bare_n']:6d} {r['bare_ttft_ms']:8.3f} {r['bare_kernel_ms']:8.3f} "
-              f"{r['proctor_n']:9d} {r['proctor_ttft_ms']:8.3f} {r['proctor_send_ms']:8.3f} {r['proctor_tpot_ms']:7.3f} "
-              f"{r['proctor_cpu_pct']:5.1f} {r['overhead_ms']:+7.3f} {r['overhead_kernel_ms']:+8.3f} "
-              f"{r['overhead_send_ms']:+9.3f} {str(r['bare_fail']) + '/' + str(r['proctor_fail']):>8}")
-    for case in dict.fromkeys(r["case"] for r in rows):
-        def med(key: str, case: str = case) -> float:
-            return float(np.median([r[key] for r in rows if r["case"] == case]))
-
-        n = sum(r["case"] == case for r in rows)
-        over = med("overhead_ms")
-        print(f"{case}: proctor TTFT p50 - bare TTFT p50 = {over:+.3f} ms (median of {n}); against the bare client's "
-              f"kernel stamps {med('overhead_kernel_ms'):+.3f} ms; from proctor's send {med('overhead_send_ms'):+.3f} ms; "
-              f"goal <= 0.2 ms: {'met' if over <= 0.2 else 'NOT met'}")
-
-
 # --- the table ------------------------------------------------------------------------------------
 
 
@@ -794,17 +750,19 @@ def print_table(args: argparse.Namespace, rows: list[dict[str, Any]], load: tupl
               + ", ".join(f"{c} {v:g} req/s" if v else f"{c} none" for c, v in best.items()))
 
 
-def report_overhead(args: argparse.Namespace, cases: list[str], load: Any) -> None:
-    """The any-URL table (or its JSON) for the rate cases, against args.url."""
-    rates = [float(c) for c in cases if c[0].isdigit()]
-    over = overhead_rows(args, rates)
-    if args.json:
-        print(orjson.dumps(over, option=orjson.OPT_INDENT_2).decode())
-    else:
-        print_overhead(args, over, load)
-
-
 BENCH_SETS = ("url", "model", "synthetic", "in", "out", "http", "concurrency")  # proctor_case's own params
+
+
+def run_compare(args: argparse.Namespace, cases: list[str], load: tuple[float, ...]) -> None:
+    """Every client by its own process, a fresh stub per run (or args.url): bench/llm_compare.py."""
+    from bench.llm_compare import compare, peer_kind, print_compare
+
+    args.peers = {peer_kind(p): p for p in args.peer_python}
+    rows = compare(args, [float(c) for c in cases if c[0].isdigit()])
+    if args.json:
+        print(orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode())
+    else:
+        print_compare(args, rows, load)
 
 
 def sut_params(given: list[str]) -> dict[str, str]:
@@ -827,8 +785,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tpot-ms", type=float, default=4.0)
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--chunk", default="1-3")
-    ap.add_argument("--cases", default="4,50,c64",
-                    help="comma list: a rate (req/s), cN (N streams) or sN (N long streams, the scale server)")
+    ap.add_argument("--cases", default="4,50",
+                    help="comma list: a rate (req/s); with --proctor-server also cN (N streams) or sN (N long "
+                         "streams, the scale server)")
+    ap.add_argument("--proctor-server", action="store_true",
+                    help="the table against `proctor serve llm` (its /stats CPU window and lateness), not the comparison")
     ap.add_argument("--scale-tokens", type=int, default=1000, help="scale server: tokens per stream")
     ap.add_argument("--scale-tpot-ms", type=float, default=8.0, help="scale server: time per token")
     ap.add_argument("--scale-chunk", default="100",
@@ -841,9 +802,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--http", default="raw",
                     help="proctor's transport(s), comma list: raw, aiohttp (a row each; --breakdown: the first)")
     ap.add_argument("--url", default="",
-                    help="any server (http://HOST:PORT[/v1]): proctor's TTFT p50 against a bare socket client's at "
-                         "the rate cases, no injected truth (the bench's own server is not started)")
+                    help="any server (http://HOST:PORT[/v1]) instead of a fresh stub per run: the truth unknown, "
+                         "every client against the bare one")
     ap.add_argument("--model", default="", help="--url: the model name to ask (default: the first in /v1/models)")
+    ap.add_argument("--peer-python", action="append", default=[], metavar="PATH",
+                    help="a venv's interpreter whose bin/ has aiperf or guidellm (repeatable): that peer joins")
+    ap.add_argument("--warmup", type=int, default=8,
+                    help="warm-up requests before each client's timed part (proctor warmup=, AIPerf "
+                         "--warmup-request-count; the bare client: one per thread)")
+    ap.add_argument("--stub-close", action="store_true", help="the stub closes the connection after each response")
+    ap.add_argument("--child", default="", choices=["", "bare", "proctor"], help=argparse.SUPPRESS)
+    ap.add_argument("--child-out", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--rate", type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument("--serve", default="", choices=["", *SERVERS], metavar="NAME",
                     help="the --url mode against a server the bench starts on loopback with a tiny random-weight "
                          "model written here, offline: 'transformers' (transformers serve) or 'llamacpp' "
@@ -855,9 +825,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="an extra openai SUT parameter for proctor's requests, repeatable (e.g. logprobs=1 for a "
                          "llama.cpp server started apart: it sends no usage record)")
     ap.add_argument("--together", action="store_true",
-                    help="--url/--serve: run both clients at once, each at half the rate (a server whose speed drifts "
-                         "is the same for both), instead of one after the other")
-    ap.add_argument("--repeat", type=int, default=3, help="--url: runs of each client per rate (median reported)")
+                    help="add a case per rate: proctor and the bare client at once, each at half the rate, on one "
+                         "server (a server whose speed drifts is the same for both)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each client per rate (medians reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     cases = [c for c in (args.cases + "," + args.sweep).split(",") if c]
@@ -867,6 +837,11 @@ def main(argv: list[str] | None = None) -> None:
         args.sut_params = sut_params(args.sut_param)
     except ValueError as e:
         ap.error(str(e))
+    if args.child:
+        from bench.llm_compare import child
+
+        child(args)
+        return
     if args.serve:
         if not args.serve_python:
             ap.error(f"--serve {args.serve}: give --serve-python PATH (an interpreter with {SERVE_PYTHON[args.serve]})")
@@ -875,11 +850,14 @@ def main(argv: list[str] | None = None) -> None:
                 SERVERS[args.serve](args.serve_python, Path(tmp)) as (url, model, needs):
             args.url, args.model = url, model
             args.sut_params = {**needs, **args.sut_params}
-            report_overhead(args, cases, load)
+            run_compare(args, cases, load)
         return
-    if args.url:
-        args.model = args.model or served_model(args.url)
-        report_overhead(args, cases, load)
+    if not (args.proctor_server or args.breakdown):
+        if args.url:
+            args.model = args.model or served_model(args.url)
+        else:
+            args.model = args.model or "stub"
+        run_compare(args, cases, load)
         return
     rows: list[dict[str, Any]] = []
     if any(c.startswith("s") for c in cases):

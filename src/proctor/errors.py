@@ -2,6 +2,7 @@
 
     ProctorError
      ├── ConfigError          a settings file (mlperf.conf, user.conf, audit.config) or a parameter is wrong
+ │    └── SettingRangeError  a setting out of its legal range (also ValueError, for the Python API)
      ├── LogFormatError       a log file cannot be read as the format it claims
      ├── RunError             a test could not run to its end (SUT raised, timed out, interrupted);
      │                        also a RuntimeError, as the official LoadGen binding's errors are
@@ -36,12 +37,18 @@ class ConfigError(ProctorError):
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
                  key: str | None = None) -> None:
         self.file, self.line, self.key = file, line, key
+        self.message = message  # without the place: for re-raising it at another (resolve._refuse)
         where = ""
         if file is not None:
             where = f"{file}:{line}: " if line is not None else f"{file}: "
         if key is not None:
             where += f"key '{key}': "
         super().__init__(where + message)
+
+
+class SettingRangeError(ConfigError, ValueError):
+    """A numeric setting outside its legal range (loadgen/settings.py RANGES), or one that would
+    overflow what the run computes from it. A ValueError too: the Python API's callers catch that."""
 
 
 class LogFormatError(ProctorError):
@@ -124,6 +131,7 @@ __all__ = [
     "ResultsError",
     "RunError",
     "SSEError",
+    "SettingRangeError",
     "StreamOverrun",
     "TreeError",
     "TruncateError",

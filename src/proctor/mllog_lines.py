@@ -56,23 +56,9 @@ def parse_line(text: bytes, lineno: int, markers: tuple[bytes, ...] = (MARKER,))
             break
     else:
         return None
-    payload = text[pos + len(marker):].strip()
-    lenient = False
-    try:
-        obj = orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
-        try:  # NaN, Infinity, 1e400: what the official tools' json.loads accepts
-            obj = json.loads(payload)
-            lenient = True
-        except (ValueError, RecursionError):
-            return BadLine(lineno, _show(text), f"malformed JSON: {exc}")
-    if not isinstance(obj, dict) or "key" not in obj:
-        return BadLine(lineno, _show(text), "not an object with a 'key'")
-    # Depth never exceeds the number of brackets: most lines skip the walk (a detail log has ~1000).
-    if payload.count(b"{") + payload.count(b"[") > MAX_DEPTH and nested_deeper(obj, MAX_DEPTH):
-        return BadLine(lineno, _show(text), f"a value is nested deeper than {MAX_DEPTH} levels")
-    if lenient:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
-        obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
+    obj = decode_record(text[pos + len(marker):].strip())
+    if isinstance(obj, str):
+        return BadLine(lineno, _show(text), obj)
     meta = obj.get("metadata")
     return LogLine(
         line=lineno,
@@ -84,6 +70,35 @@ def parse_line(text: bytes, lineno: int, markers: tuple[bytes, ...] = (MARKER,))
         metadata=meta if isinstance(meta, dict) else {},
         raw=obj,
     )
+
+
+def decode_record(payload: bytes, brackets: int | None = None) -> dict[str, Any] | str:
+    """The object a marked line carries (`payload`: what follows the marker, stripped, or with only
+    JSON's whitespace around it), or why it is not a record. The one decoding of a record: parse_line
+    and the detail-log reader both use it. `brackets`: at least the payload's count of "[" and "{"
+    when the caller counted them already (at most MAX_DEPTH of them: no depth walk)."""
+    lenient = False
+    try:
+        obj = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        try:  # NaN, Infinity, 1e400: what the official tools' json.loads accepts
+            obj = json.loads(payload)
+            lenient = True
+        except (ValueError, RecursionError):
+            return f"malformed JSON: {exc}"
+    if not isinstance(obj, dict) or "key" not in obj:
+        return "not an object with a 'key'"
+    # Depth never exceeds the number of brackets: most lines skip the walk (a detail log has ~1000).
+    if (
+        (brackets is None or brackets > MAX_DEPTH)
+        and payload.count(b"{") + payload.count(b"[") > MAX_DEPTH
+        and nested_deeper(obj, MAX_DEPTH)
+    ):
+        return f"a value is nested deeper than {MAX_DEPTH} levels"
+    if lenient:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
+        obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
+    record: dict[str, Any] = obj
+    return record
 
 
 def _show(text: bytes) -> str:

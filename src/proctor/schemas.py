@@ -1,7 +1,9 @@
 """The JSON documents `--json` prints, one schema per kind, and a validator for the subset they use.
 
 Each command's `--json` prints exactly one JSON document on stdout and nothing else (progress,
-warnings and errors go to stderr); the exit status is the command's usual one. A program reading
+warnings and errors go to stderr), whatever its exit status: its own document, or `proctor.error`
+when it ended without one (bad input, interrupted before it had a result, a failure, a bug; an
+interrupted run prints its partial result, `incomplete` true); the exit status is the usual one. A program reading
 the output can check it against `SCHEMAS[kind]` (JSON Schema, draft 2020-12 keywords: `type`,
 `properties`, `required`, `additionalProperties`, `items`, `enum`, `minimum`); `validate` checks that
 subset without a JSON Schema library, so the tests and users need nothing more than proctor.
@@ -16,6 +18,7 @@ Schema = dict[str, Any]
 _NUMBER_OR_NULL: Schema = {"type": ["number", "null"]}
 _STRINGS: Schema = {"type": "array", "items": {"type": "string"}}
 _SEVERITY: Schema = {"type": "string", "enum": ["error", "warning", "info"]}
+_STOPPED = (130, 143, 129)  # interrupted: Ctrl-C, SIGTERM, SIGHUP (128 + the signal)
 
 FINDING: Schema = {
     "type": "object",
@@ -35,15 +38,16 @@ _FINDINGS: Schema = {"type": "array", "items": FINDING}
 RUN: Schema = {
     "type": "object",
     "required": [
-        "kind", "version", "valid", "exit_code", "verdict", "cause", "verdict_lines", "engine", "scenario",
-        "mode", "short_run", "metric", "numbers", "errors", "warnings", "findings", "paths",
+        "kind", "version", "valid", "exit_code", "verdict", "cause", "verdict_lines", "incomplete", "engine",
+        "scenario", "mode", "short_run", "metric", "numbers", "errors", "warnings", "findings", "paths",
     ],
     "additionalProperties": False,
     "properties": {
         "kind": {"type": "string", "enum": ["proctor.run"]},
         "version": {"type": "integer", "minimum": 1},
         "valid": {"type": "boolean"},
-        "exit_code": {"type": "integer", "enum": [0, 1]},
+        "exit_code": {"type": "integer", "enum": [0, 1, *_STOPPED]},  # stopped: the partial result
+        "incomplete": {"type": "boolean"},  # the run did not end (interrupted, failed, stuck SUT)
         "verdict": {"type": "string", "enum": ["VALID", "INVALID", "INCOMPLETE", "DONE", "FAILED"]},
         "cause": {"type": "string"},
         "verdict_lines": _STRINGS,
@@ -282,7 +286,24 @@ RESULTS_COMPARE: Schema = {
     },
 }
 
+# What `--json` prints when a command ends without its own document: bad input (2), interrupted
+# before it had a result (130/143/129, `incomplete` true), a failure (1) or a bug (70).
+ERROR: Schema = {
+    "type": "object",
+    "required": ["kind", "version", "command", "exit_code", "error", "incomplete"],
+    "additionalProperties": False,
+    "properties": {
+        "kind": {"type": "string", "enum": ["proctor.error"]},
+        "version": {"type": "integer", "minimum": 1},
+        "command": {"type": "string"},
+        "exit_code": {"type": "integer", "minimum": 1},
+        "error": {"type": "string"},
+        "incomplete": {"type": "boolean"},
+    },
+}
+
 SCHEMAS: dict[str, Schema] = {
+    "proctor.error": ERROR,
     "proctor.run": RUN,
     "proctor.audit": AUDIT,
     "proctor.check.submission": CHECK_SUBMISSION,

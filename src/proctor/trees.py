@@ -31,12 +31,14 @@ import bisect
 import errno
 import os
 import re
-import secrets
 import stat
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import IO, Any, TypeVar
 
 from proctor.errors import TreeError
 from proctor.untrusted_text import printable
@@ -73,6 +75,63 @@ def safe_name(name: str, what: str) -> str:
     raise TreeError(f"{what} {printable(name, 80)!r} {why}; give a plain name such as ACME or my-system")
 
 
+# --- one reader's look at a tree ------------------------------------------------------------------
+MAX_PARSED = 32  # files whose parse one reading keeps (a result's logs are read again within it)
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class _Reading:
+    kinds: dict[tuple[str, ...], str] = field(default_factory=dict)  # path parts -> kind
+    parsed: OrderedDict[tuple[str, str], tuple[tuple[int, int, int, int], Any]] = field(default_factory=OrderedDict)
+
+
+_READING: ContextVar[_Reading | None] = ContextVar("proctor_tree_reading", default=None)
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """A reader's one look at a tree (the submission checker's): inside the block each path's kind is
+    looked up once, and a file parsed through `parsed` is parsed once while its identity holds (the
+    checker reads a result's detail log for its own checks, for its audits' consistency and for their
+    re-verification). Writers never use it: a tree being written changes under it. Nested blocks
+    share the outer look."""
+    if _READING.get() is not None:
+        yield
+        return
+    token = _READING.set(_Reading())
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+
+
+def parsed(path: str | os.PathLike[str], how: str, parse: Callable[[], _T]) -> _T:
+    """`parse()`, or inside `reading()` what it gave for this path and `how` while the file has the
+    same device, inode, size and modification time (the last MAX_PARSED kept). A failure is not kept."""
+    look = _READING.get()
+    if look is None:
+        return parse()
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return parse()  # the parser says why it cannot read it
+    ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    key = (how, p)
+    hit = look.parsed.get(key)
+    if hit is not None and hit[0] == ident:
+        look.parsed.move_to_end(key)
+        value: _T = hit[1]
+        return value
+    value = parse()
+    look.parsed[key] = (ident, value)
+    look.parsed.move_to_end(key)
+    while len(look.parsed) > MAX_PARSED:
+        look.parsed.popitem(last=False)
+    return value
+
+
 # --- kinds ---------------------------------------------------------------------------------------
 def _classify(mode: int) -> str:
     if stat.S_ISLNK(mode):
@@ -104,22 +163,51 @@ def first_link(path: str | os.PathLike[str]) -> Path | None:
 
 def kind(path: str | os.PathLike[str]) -> str:
     """"file" (regular), "dir", "link" (the path or a folder on it is a symbolic link: never
-    followed), "other" (FIFO, socket, device), "missing" or "error: <why>". Nothing is followed."""
-    p = Path(path)
+    followed), "other" (FIFO, socket, device), "missing" or "error: <why>". Nothing is followed.
+    Inside `reading()`, each folder on the way is looked at once."""
+    p = path if isinstance(path, Path) else Path(path)
+    look = _READING.get()
+    if look is not None:
+        return _kind_in(p, look.kinds)
     prefixes = list(_prefixes(p)) or [p]
     for i, prefix in enumerate(prefixes):
-        try:
-            mode = os.lstat(prefix).st_mode
-        except (FileNotFoundError, NotADirectoryError):
-            return MISSING
-        except OSError as exc:
-            return f"error: {exc.strerror or exc}"
-        got = _classify(mode)
+        got = _lstat_kind(prefix)
         if got == LINK or i == len(prefixes) - 1:
             return got
         if got != DIR:
-            return MISSING
+            return got if got.startswith("error") else MISSING
     return MISSING  # pragma: no cover - the loop returns
+
+
+def _lstat_kind(path: str | os.PathLike[str]) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    except OSError as exc:
+        return f"error: {exc.strerror or exc}"
+    return _classify(mode)
+
+
+def _kind_in(p: Path, kinds: dict[tuple[str, ...], str]) -> str:
+    """`kind` from the kinds already looked up: the path's longest known prefix, then one lstat per
+    component past it (each remembered)."""
+    parts = p.parts
+    start = 1 if p.is_absolute() else 0
+    if len(parts) <= start:  # the root or "."
+        return _lstat_kind(p)
+    i = len(parts)
+    while i > start and parts[:i] not in kinds:
+        i -= 1
+    got = kinds[parts[:i]] if i > start else DIR
+    while i < len(parts):
+        if got == DIR:
+            got = _lstat_kind(os.path.join(*parts[: i + 1]))
+        elif got != LINK and not got.startswith("error"):
+            got = MISSING  # a folder on the way is a file, a FIFO or missing
+        i += 1
+        kinds[parts[:i]] = got
+    return got
 
 
 def is_file(path: str | os.PathLike[str]) -> bool:
@@ -272,6 +360,53 @@ def make_dirs(path: str | os.PathLike[str], below: str | os.PathLike[str] | None
         make_dir(prefix)
 
 
+def open_output(path: str | os.PathLike[str], mode: str = "w") -> IO[Any]:
+    """`path` opened for writing as a run's log (`mode` "w" text UTF-8 or "wb"): a regular file is
+    truncated, a new one created; the last component is never followed nor opened when it is a link,
+    FIFO, socket or device (TreeError naming it), so a file someone placed in an output folder cannot
+    redirect proctor's write. The folders above are the user's and resolve as named."""
+    p = Path(path)
+    try:
+        got = _classify(os.lstat(p).st_mode)
+    except FileNotFoundError:
+        got = MISSING
+    if got not in (FILE, MISSING):
+        raise TreeError(f"{show(p)}: {not_a_file(p, got)}; proctor writes a log only as a regular file: "
+                        "remove it or choose another output folder")
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | _NONBLOCK, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):  # became a link or a FIFO meanwhile
+            raise TreeError(f"{show(p)}: {not_a_file(p)}; proctor writes a log only as a regular file") from exc
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TreeError(f"{show(p)}: {not_a_file(p, OTHER)}; proctor writes a log only as a regular file")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    if mode == "wb":
+        return os.fdopen(fd, "wb")
+    return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+
+
+def clear_output(path: str | os.PathLike[str]) -> None:
+    """Remove a stale log a run will not write this time (a regular file, or nothing there); a link,
+    FIFO or device there is refused as `open_output` refuses it, never removed or followed."""
+    p = Path(path)
+    try:
+        got = _classify(os.lstat(p).st_mode)
+    except FileNotFoundError:
+        return
+    if got != FILE:
+        raise TreeError(f"{show(p)}: {not_a_file(p, got)}; proctor writes a log only as a regular file: "
+                        "remove it or choose another output folder")
+    with suppress(FileNotFoundError):
+        p.unlink()
+
+
 def write_new(path: str | os.PathLike[str], data: bytes) -> None:
     """Create the file `path` (it must not exist, not even as a link) with `data`."""
     p = Path(path)
@@ -292,6 +427,8 @@ def replace(path: str | os.PathLike[str], data: bytes) -> None:
         got = _lkind(fd, name)
         if got not in (FILE, MISSING):
             raise TreeError(f"{show(p)}: {not_a_file(p, got)}; proctor writes only regular files")
+        import secrets  # here: a reader of a tree needs no random names (nor hashlib, which it loads)
+
         tmp = f".{name[:64]}.proctor-{secrets.token_hex(6)}"
         tfd = _open_in(fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, p)
         try:
@@ -672,7 +809,9 @@ __all__ = [
     "new_folder",
     "not_a_file",
     "open_file",
+    "parsed",
     "read_bytes",
+    "reading",
     "real_root",
     "remove_file",
     "replace",

@@ -254,3 +254,33 @@ def test_a_closed_loop_point_ends_at_its_duration_on_an_equal_issue_benchmark(tm
     detail = read_detail(tmp_path / "c1" / "mlperf_log_detail.txt")
     assert detail.require("effective_min_query_count") == 1
     assert detail.require("effective_sample_concatenate_permutation") is False
+    # a closed loop has no bound of its own: its requests are judged against the Server bounds
+    assert point.slo_ms == {"ttft": 2000.0, "tpot": 200.0} and point.slo_attainment == 1.0
+    assert point.goodput_per_s == point.requests_per_s
+
+
+def test_a_points_requests_per_second_is_the_verdicts_number(tmp_path):
+    """issue 34 §5: the table's requests/s (24.03) and the verdict's (23.98) differed: n / t against the
+    official (n - 1) / t. A point's requests/s is now the run's one figure, the verdict's metric."""
+    from proctor.app.session import RunRequest
+    from proctor.report.sweep import figure_text
+
+    request = RunRequest(scenario=Scenario.SERVER, sut="synthetic:service_us=2000,workers=4", duration_ms=300,
+                         trace=False, output_dir=tmp_path)
+    point = sw.point_runner(request)("rate", 200.0, tmp_path / "r")
+    detail = read_detail(tmp_path / "r" / "mlperf_log_detail.txt")
+    # the detail log prints 6 significant digits
+    assert point.requests_per_s == pytest.approx(detail.require("result_completed_samples_per_sec"), rel=5e-6)
+    summary = (tmp_path / "r" / "mlperf_log_summary.txt").read_text()  # whatever the verdict (load may fail it)
+    assert f"Completed samples per second    : {figure_text('rate', point.requests_per_s)}\n" in summary
+    assert detail.require("proctor_requests_per_sec") == detail.require("result_completed_samples_per_sec")
+    # and point_of takes it from the outcome's own result, not a count of its own
+    resolved = build_settings(Scenario.SERVER, None, "resnet50", None, duration_ms=300, target_qps=200)
+    sut = SyntheticSUT(SyntheticParams(service_us=2000, workers=4))
+    try:
+        out = run_test(sut, InMemoryQSL(64, 64), resolved.settings,
+                       LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path / "o"))), audit_config=None)
+    finally:
+        sut.close()
+    p = sw.point_of(out, "rate", 200.0, out.valid, [], "o")
+    assert p.requests_per_s == out.metric.value == out.result.completed_samples_per_sec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from proctor.audits import verify as V
@@ -116,3 +116,53 @@ def test_test01_performance_never_crashes(tmp_path_factory, values, bad):
     except LogFormatError:
         return
     assert v.passed == (v.lines[-1] == "TEST PASS")
+
+
+def _json_only(p) -> object:
+    """read_accuracy_log as it was, json.loads alone: its entries as tuples, or its refusal."""
+    raw = p.read_bytes()
+    try:
+        doc = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    except json.JSONDecodeError as exc:
+        return f"not JSON ({exc.msg}) line {exc.lineno}"
+    except (RecursionError, ValueError) as exc:
+        return type(exc).__name__
+    if not isinstance(doc, list):
+        return "not a list"
+    out = []
+    for i, item in enumerate(doc):
+        if not isinstance(item, dict):
+            return f"entry {i}"
+        idx, data = item.get("qsl_idx"), item.get("data")
+        if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0 or not isinstance(data, str):
+            return f"entry {i}"
+        out.append((idx, data, repr(item.get("token_data")), repr(item.get("token_count"))))
+    return out
+
+
+@given(entries=st.lists(ENTRY, max_size=6), raw=st.one_of(st.none(), st.binary(max_size=200), NASTY))
+@example(entries=[{"qsl_idx": 2**65, "data": "00"}], raw=None)
+@example(entries=[{"qsl_idx": 1, "data": "00", "token_count": 2**64}], raw=None)
+@example(entries=[{"qsl_idx": 1, "data": "00", "token_count": -(2**64)}], raw=None)
+@example(entries=[{"qsl_idx": 1, "data": "00", "token_data": [2**70]}], raw=None)
+@example(entries=[{"qsl_idx": 1, "data": "00", "token_count": float("nan")}], raw=None)
+@example(entries=[{"qsl_idx": 1, "data": "\ud800"}], raw=None)
+@example(entries=[], raw=b'\xef\xbb\xbf[{"qsl_idx": 1, "data": "00"}]')
+@example(entries=[], raw=b'\xef\xbb\xbf\xef\xbb\xbf[{"qsl_idx": 1, "data": "00"}]')
+@example(entries=[], raw=b'[{"qsl_idx": 1, "data": "\xff"}]')
+@example(entries=[], raw=b'[{"qsl_idx": 1, "data": "\xc3\xa9"}]')
+def test_accuracy_reader_reads_as_json_loads(tmp_path_factory, entries, raw):
+    """orjson reads a log LoadGen wrote; anything else goes through json.loads: the entries (and their
+    types: whole numbers past 64 bits stay whole) or the refusal are json.loads's."""
+    body = raw if raw is not None else json.dumps(entries, allow_nan=True).encode()
+    p = _write(tmp_path_factory, body)
+    want = _json_only(p)
+    try:
+        got: object = [(e.qsl_idx, e.data, repr(e.token_data), repr(e.token_count)) for e in V.read_accuracy_log(p)]
+    except LogFormatError as exc:
+        assert str(p) in str(exc)
+        assert isinstance(want, str)
+        return
+    assert got == want

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proctor.audits import verify as V
 from proctor.audits.configs import (
     ACCURACY_LOG_RNG_SEED,
     TEST04_CONFIG,
     TEST06_CONFIG,
+    TEST06_DTYPES,
     Audit,
     audit_config,
     required_audits,
@@ -256,3 +259,28 @@ def test_a_scenario_that_is_not_one_is_a_named_fail_not_a_crash(tmp_path, scenar
     bad = write_detail(tmp_path / "t.txt", {"effective_scenario": scenario, "result_validity": "VALID"})
     v = V.verify_test01_performance(_det(tmp_path / "r.txt"), bad)
     assert not v.passed and v.lines[-1].startswith("TEST FAIL: no known effective_scenario in") and str(bad) in v.lines[-1]
+
+
+@settings(max_examples=200)
+@given(raw=st.binary(max_size=40), dtype=st.sampled_from(sorted(TEST06_DTYPES.values())))
+def test_test06_tokens_read_as_numpy_reads_them(raw, dtype):
+    """TEST06's hex tokens decode (without numpy) to what numpy.frombuffer gives the official script,
+    and a length that is not a whole number of tokens is no tokens."""
+    import numpy as np
+
+    for text in (raw.hex(), raw.hex().upper(), raw.hex() + "z"):
+        got = V._tokens(text, dtype)
+        if text.endswith("z") or len(raw) % np.dtype(dtype).itemsize:
+            assert got is None
+            continue
+        want = np.frombuffer(raw, dtype=dtype)
+        assert got is not None and len(got) == len(want)
+        assert all((a == b) or (a != a and b != b) for a, b in zip(got, want.tolist(), strict=True))
+        assert [t != 2 for t in got] == [bool(t != 2) for t in want]  # the EOS comparison
+
+
+def test_test06_entries_verdict_equals_the_file_verdict(tmp_path):
+    path = _llm(tmp_path / "a.json", [[5, 6, 2], [7, 8]])
+    entries = V.read_accuracy_log(path)
+    for dtype in TEST06_DTYPES:
+        assert V.verify_test06_entries(entries, "Server", dtype=dtype) == V.verify_test06(path, "Server", dtype=dtype)

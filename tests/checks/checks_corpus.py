@@ -217,6 +217,10 @@ def complete_results(root: Path) -> Path:
                 edit_detail(t / "performance" / "run_1" / "mlperf_log_detail.txt", key, value)
             for name, text in VERIFY[test].items():
                 (t / name).write_text(text)
+            if test == "TEST01":  # its accuracy log (the sampled responses) and accuracy.txt, the official
+                (t / "accuracy").mkdir(exist_ok=True)  # requires both (truncate_tree adds the hash line)
+                shutil.copy(log, t / "accuracy" / "mlperf_log_accuracy.json")
+                (t / "accuracy" / "accuracy.txt").write_text("")
     truncate_tree(root, None)  # hash and truncate every accuracy log that has its accuracy.txt
     return root
 
@@ -227,3 +231,66 @@ def copy_result_as(root: Path, src: Path, system: str, bench: str, scenario: str
     dest = root / "closed" / submitter / "results" / system / bench / scenario
     shutil.copytree(src, dest)
     return dest
+
+
+def set_offline_rate(detail: Path, rate: float) -> None:
+    """An Offline run that measured `rate` samples/s over the same span: its query holds rate x its
+    span in samples (asked for as rate / 1.05 x 660 s, as a sized run asks), so every number the
+    checker re-derives (samples / max latency) agrees with the claim, in the detail log and summary."""
+    span_s = int(_detail_value(detail, "result_max_latency_ns") or 0) / 1e9
+    assert span_s > 0, detail
+    samples = round(rate * span_s)
+    expected = round(rate / 1.05)
+    shown = f"{samples / span_s:.6g}"
+    for key in ("effective_samples_per_query", "effective_min_sample_count", "generated_samples_per_query"):
+        edit_detail(detail, key, str(samples))
+    for key in ("requested_offline_expected_qps", "effective_target_qps"):
+        edit_detail(detail, key, str(expected))
+    edit_detail(detail, "result_samples_per_second", shown)
+    summary = detail.with_name("mlperf_log_summary.txt")
+    if summary.exists():
+        edit_summary(summary, "Samples per second", shown)
+        edit_summary(summary, "samples_per_query", str(samples))
+        edit_summary(summary, "target_qps", str(expected))
+
+
+_LATENCY_KEY = re.compile(
+    r"^(result_(min|max|mean)_(query_)?latency_ns|result_[\d.]+_percentile_(per_query_)?latency_ns"
+    r"|early_stopping_latency_(ss|ms))$"
+)
+
+
+def scale_latencies(detail: Path, m: float) -> None:
+    """A SingleStream/MultiStream run whose every latency took `m` times as long (m <= ~1.05 for the
+    real SingleStream logs here, whose queries fill 94 % of their span; MultiStream's fill it): each
+    latency key, the early-stopping text's estimates and QPS without LoadGen overhead (1 / mean
+    latency), in the detail log and every latency line of its summary, so what the checker re-derives
+    agrees with what the logs claim."""
+
+    def scaled(text: str) -> str:
+        return str(round(int(text) * m))
+
+    content = detail.read_text()
+    for key in re.findall(r'"key": "([^"]+)", "value": \d+,', content):
+        if _LATENCY_KEY.match(key):
+            edit_detail(detail, key, scaled(_detail_value(detail, key) or "0"))
+    mean = _detail_value(detail, "result_mean_latency_ns")
+    qps = f"{1e9 / int(mean):.6g}" if mean is not None and _detail_value(
+        detail, "result_qps_without_loadgen_overhead") is not None else None
+    if qps is not None:
+        edit_detail(detail, "result_qps_without_loadgen_overhead", qps)
+    es = _detail_value(detail, "early_stopping_result")
+    estimate = re.compile(r"(percentile estimate: )(\d+)")
+    if es is not None:
+        edit_detail(detail, "early_stopping_result", estimate.sub(lambda g: g.group(1) + scaled(g.group(2)), es))
+    summary = detail.with_name("mlperf_log_summary.txt")
+    if summary.exists():
+        lines = []
+        for line in summary.read_text().splitlines(keepends=True):
+            if re.search(r"latency \(ns\)\s*:", line):
+                line = re.sub(r"(:\s*)(\d+)", lambda g: g.group(1) + scaled(g.group(2)), line, count=1)
+            elif qps is not None and mean is not None and line.startswith("QPS w/o loadgen overhead"):
+                fixed = f"{1e9 / int(mean):.2f}"  # the summary prints it with two decimals
+                line = re.sub(r"(:\s*)\S+", lambda g, v=fixed: g.group(1) + v, line, count=1)
+            lines.append(estimate.sub(lambda g: g.group(1) + scaled(g.group(2)), line))
+        summary.write_text("".join(lines))

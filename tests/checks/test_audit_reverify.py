@@ -198,6 +198,22 @@ def test_test06_log_changed_after_verification_is_rejected(tmp_path: Path, chang
     assert why in f.message and "TEST06 verification" in f.message and "TEST06" in (f.source or "")
 
 
+def test_test06_log_is_read_once_for_every_token_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The re-verification tries each token type the script accepts on one reading of the log (an
+    LLM's TEST06 log is megabytes)."""
+    from proctor.checks import audit_reverify
+
+    reads: list[Path] = []
+    real = audit_reverify.read_accuracy_log
+    monkeypatch.setattr(audit_reverify, "read_accuracy_log", lambda p: reads.append(p) or real(p))
+    folder, claim = _test06(tmp_path, [{**GOOD[0], "token_count": 9}])  # fails every type: all are tried
+    [f] = reverify_audit("TEST06", folder, tmp_path, "Server", {"accuracy": claim})
+    assert f.failed and all(d in f.message for d in ("int64", "int32", "int16", "float32"))
+    at = [f.message.index(f"{d}: ") for d in ("int64", "int32", "int16", "float32")]
+    assert at == sorted(at)  # the script's order, whichever type was tried first
+    assert reads == [folder / "accuracy" / "mlperf_log_accuracy.json"]
+
+
 def test_test06_log_without_entries_is_rejected(tmp_path: Path) -> None:
     folder, claim = _test06(tmp_path, [])
     [f] = reverify_audit("TEST06", folder, tmp_path, "Offline", {"accuracy": claim})

@@ -248,7 +248,7 @@ def test_unreadable_files_and_folders_are_findings(monkeypatch, valid_tree: Path
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ('{"division": "closed", "division": "open"}', "duplicate key 'division'"),
+        ('{"division": "closed", "division": "open"}', "duplicate key(s) division: the last value is the one read"),
         ('{"number_of_nodes": 1e400}', "out of range"),
         ('{"number_of_nodes": ' + "9" * 5000 + "}", "not valid JSON"),
         ('{"number_of_nodes": NaN}', "not valid JSON"),

@@ -195,7 +195,8 @@ def test_missing_edge_scenario_and_inferred_copies(corpus_tree: Path) -> None:
     assert not [f for f in _errors(report) if f.rule == "required_scenario" and UT_EDGE + "/" in f.path + "/"]
     row = next(r for r in report.results if r.system == UT_EDGE and r.scenario == "MultiStream")
     assert row.inferred_from == "SingleStream" and row.units == "ms"
-    assert row.value == pytest.approx(8 * 125469 / 1e6)
+    # 8 x the SingleStream run's 99th percentile early-stopping estimate (125569 ns; its raw p99 is 125469)
+    assert row.value == pytest.approx(8 * 125569 / 1e6)
     # a datacenter system may not infer: a SingleStream log under Offline is a mismatch
     dc = corpus_tree / UT / UT_DC / "resnet50"
     shutil.copytree(edge / "singlestream", dc / "Offline")

@@ -4,6 +4,7 @@ command bodies). Asserted on the modules imported, never on time."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -30,8 +31,8 @@ def test_version_imports_no_command_module_and_no_heavy_library():
         "assert rc == 0 and out.getvalue().startswith('proctor '), (rc, out.getvalue())\n"
     )
     assert not {m for m in mods if m.split(".")[0] in HEAVY}
-    assert not {m for m in mods if m.startswith("proctor.cli.") and m not in ("proctor.cli.main", "proctor.cli.apps",
-                                                                               "proctor.cli.output")}
+    assert not {m for m in mods if m.startswith("proctor.cli.") and m not in (
+        "proctor.cli.main", "proctor.cli.apps", "proctor.cli.output", "proctor.cli.param_coercion")}
     assert "rich.console" not in mods  # rich loads on the first print
 
 
@@ -111,3 +112,48 @@ def test_help_uses_the_plain_formatter():
         "assert rc == 0 and 'Commands' in out.getvalue(), (rc, out.getvalue())\n"
     )
     assert "typer.rich_utils" not in mods and "rich.markdown" not in mods
+
+
+# What no `--help` may load: numerics, plotting, the network client, the results database, rich's
+# renderer, and pydantic (typer's coercion: cli/param_coercion.py keeps it out of plain values).
+HELP_FORBIDDEN = (*HEAVY, "duckdb", "pyarrow", "pandas", "pydantic", "pydantic_core", "rich", "typer._adapters")
+
+
+def _every_command() -> list[list[str]]:
+    import typer
+
+    from proctor.cli.apps import app
+    from proctor.cli.main import _register
+
+    _register()
+    out: list[list[str]] = [[]]
+    stack: list[tuple[list[str], object]] = [([], typer.main.get_command(app))]
+    while stack:
+        path, cmd = stack.pop()
+        for name, sub in sorted(getattr(cmd, "commands", {}).items()):
+            out.append([*path, name])
+            stack.append(([*path, name], sub))
+    return out
+
+
+def test_every_commands_help_loads_nothing_heavy():
+    """`proctor ... --help` for every command and subcommand, one after another in one process: after
+    each, none of HELP_FORBIDDEN is loaded (the first command that loads one is named)."""
+    commands = _every_command()
+    assert ["check", "submission"] in commands and ["training", "check-log"] in commands
+    assert len(commands) > 30
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from proctor.cli import main\n"
+        f"forbidden = {HELP_FORBIDDEN!r}\n"
+        f"for words in {commands!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "        rc = main.run([*words, '--help'])\n"
+        "    loaded = sorted(m for m in sys.modules if m in forbidden or m.split('.')[0] in forbidden)\n"
+        "    print(json.dumps([words, rc, 'Usage' in out.getvalue(), loaded]))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [r[0] for r in rows] == commands
+    assert [r for r in rows if r[1] != 0 or not r[2]] == []  # every help printed, exit 0
+    assert next(([r[0], r[3]] for r in rows if r[3]), None) is None

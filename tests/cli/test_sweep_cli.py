@@ -36,7 +36,8 @@ POINT: dict[str, Any] = {
     "meets_limits": (bool, type(None)), "verdict": str, "requests_per_s": NUMBER,
     "tokens_per_s": (*NUMBER, type(None)), "latency_ms": dict, "ttft_ms": (dict, type(None)),
     "tpot_ms": (dict, type(None)), "samples": int, "errors": int, "duration_s": NUMBER, "wall_s": NUMBER,
-    "logs": str, "reasons": list, "limits_ms": (dict, type(None)),
+    "logs": str, "reasons": list, "limits_ms": (dict, type(None)), "slo_attainment": (*NUMBER, type(None)),
+    "goodput_per_s": (*NUMBER, type(None)), "slo_ms": (dict, type(None)),
 }
 DOC: dict[str, Any] = {
     "schema": str, "proctor": str, "kind": str, "scenario": str, "mlperf": bool, "note": str, "sut": str,
@@ -100,6 +101,36 @@ def test_a_rate_sweep_writes_one_table_one_json_and_each_points_logs(tmp_path):
     html = (out / "sweep.html").read_text()
     assert "data:image/png;base64," in html and html.count("<tr>") == 4
     assert "target QPS" in res.stdout and "requests/s" in res.stdout and "sweep.json:" in res.stdout
+    # one number per figure (issue 34 §5): a point's requests/s is its run's "completed samples per
+    # second", the verdict's metric, from the same result; the table, the page and the summary say it alike
+    from proctor.report.sweep import figure_text
+
+    for point in doc["points"]:
+        folder = out / point["logs"]
+        summary = (folder / "mlperf_log_summary.txt").read_text()
+        claimed = next(line for line in summary.splitlines() if line.startswith("Completed samples per second"))
+        shown = figure_text("rate", point["requests_per_s"])
+        assert claimed.split(":")[1].strip() == shown.replace(",", "")
+        row = next(line for line in res.stdout.splitlines() if line.strip("│ ").startswith(f"{point['value']:g} "))
+        assert f" {shown} " in row, row
+        assert f"<td>{shown}</td>" in html
+        # the 15 ms bound is the per-request target too: attainment and goodput beside the verdict
+        assert point["slo_ms"] == {"latency": 15.0} and 0 <= point["slo_attainment"] <= 1
+        assert point["goodput_per_s"] == pytest.approx(point["requests_per_s"] * point["slo_attainment"], rel=1e-9)
+    # the points as one table, the same figures as sweep.json
+    import csv
+
+    with open(out / "sweep.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [float(r["requests_per_s"]) for r in rows] == [p["requests_per_s"] for p in doc["points"]]
+    assert [r["valid"] for r in rows] == [str(p["valid"]).lower() for p in doc["points"]]
+    assert [float(r["latency_p99_ms"]) for r in rows] == [p["latency_ms"]["p99"] for p in doc["points"]]
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pq.read_table(out / "sweep.parquet").to_pylist()
+    assert [r["requests_per_s"] for r in table] == [p["requests_per_s"] for p in doc["points"]]
+    assert [r["slo_attainment"] for r in table] == [p["slo_attainment"] for p in doc["points"]]
+    assert [r["ttft_p99_ms"] for r in table] == [None] * 3  # not a token benchmark: null, not 0
+    assert "sweep.csv:" in res.stdout and "sweep.parquet:" in res.stdout
 
 
 def test_an_llm_sweep_reports_ttft_tpot_and_tokens_per_second(tmp_path):
@@ -158,24 +189,29 @@ def test_goodput_brackets_a_rate_at_or_below_the_known_capacity(tmp_path):
     check_document(doc)
     good = doc["goodput"]
     lo, hi = good["bracket"]
-    assert good["found"] and good["tolerance_reached"] and good["goodput_qps"] == lo
-    assert hi / lo - 1 <= 0.1
-    assert all(p["limits_ms"] == {"latency": 200.0} for p in doc["points"])
-    # a 2 s run 10 % over capacity queues 40 samples (200 ms): no such rate meets the bound;
-    # 40 QPS is 5 x below capacity and passes
-    assert 40 <= lo <= GOODPUT_CAPACITY * 1.1
-    # every probe is a point with its own logs, and the search is the one the app layer defines:
-    # replaying the recorded verdicts through it gives the same probes
     probes = good["probes"]
+    assert all(p["limits_ms"] == {"latency": 200.0} for p in doc["points"])
+    # what load cannot change: no rate above capacity meets the bound (a 2 s run 10 % over it queues
+    # 40 samples, 200 ms), so a goodput found lies at or below it, to the tolerance; a host so busy
+    # that no rate passed says so and every probe failed (how low a rate passes is the host's load)
+    if good["found"]:
+        assert good["goodput_qps"] == lo and 0 < lo <= GOODPUT_CAPACITY * 1.1
+        assert good["tolerance_reached"] and hi / lo - 1 <= 0.1
+        assert f"goodput: {lo:,.4g} QPS meets the limits, bracket [{lo:,.4g}, {hi:,.4g})" in res.stdout
+    else:
+        assert good["stopped"].startswith("no rate down to") and not any(q["passed"] for q in probes)
+    # every probe is a point with its own logs, and the search is the one the app layer defines:
+    # replaying the recorded points through it gives the same probes and the same end
     assert len(doc["points"]) == len(probes) and all(
         p["value"] == q["rate"] and p["meets_limits"] == q["passed"]
         for p, q in zip(doc["points"], probes, strict=True)
     )
-    verdicts = {q["rate"]: q["passed"] for q in probes}
-    replay = sw.goodput_search(lambda r, s: (verdicts[r], ""), 40.0, 0.1)
+    points = {p["value"]: sw.Point(**p) for p in doc["points"]}
+    replay = sw.goodput_search(
+        lambda r, s: (bool(points[r].meets_limits), "", sw.strain(points[r], r)), 40.0, 0.1
+    )
     assert [p.rate for p in replay.probes] == [q["rate"] for q in probes]
-    assert (replay.lower, replay.upper) == (lo, hi)
-    assert f"goodput: {lo:,.4g} QPS meets the limits, bracket [{lo:,.4g}, {hi:,.4g})" in res.stdout
+    assert (replay.found, replay.lower, replay.upper, replay.stopped) == (good["found"], lo, hi or 0.0, good["stopped"])
     assert res.stdout.count("\nprobe ") + res.stdout.startswith("probe ") == len(probes)
     assert math.isfinite(good["wall_s"])
 

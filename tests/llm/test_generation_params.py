@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from proctor.app.session import RunRequest, RunSession, SessionResult
 from proctor.clients.generation import plan
-from proctor.clients.preflight import server_owner
+from proctor.clients.preflight import PROBE_PROMPT, server_owner
 from proctor.errors import ConfigError
 from proctor.loadgen.logs.detail import GENERATION_OVERRIDE_KEY
 from proctor.loadgen.types import Scenario, TestMode
@@ -135,7 +135,9 @@ def stub(owner: str | None) -> Iterator[HostileServer]:
 
 
 def sent(server: HostileServer) -> list[dict]:
-    return [orjson.loads(r.split(b"\r\n\r\n", 1)[1]) for r in server.requests if r.startswith(b"POST")]
+    """The run's request bodies (the preflight's probe of what the server offers left out)."""
+    bodies = [orjson.loads(r.split(b"\r\n\r\n", 1)[1]) for r in server.requests if r.startswith(b"POST")]
+    return [b for b in bodies if b.get("prompt") != PROBE_PROMPT]
 
 
 @pytest.fixture

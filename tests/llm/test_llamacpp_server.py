@@ -9,8 +9,9 @@ What llama-cpp-python's server does (0.3.x): one chunk per token, an empty-text 
 that ends inside a UTF-8 character, a final chunk with finish_reason and then `data: [DONE]`, and no
 usage record even when `stream_options.include_usage` is asked. So its token counts are exact only
 from per-token logprobs (`logprobs=1`, served with `--logits_all true`; chat sends them only when
-`top_logprobs` is given too, which proctor's request does); without them proctor has no
-exact source and says so instead of guessing from the chunks.
+`top_logprobs` is given too, which proctor's request does); the preflight finds that and asks for
+them (logprobs left unset); with `logprobs=0` proctor has no exact source and says so instead of
+guessing from the chunks.
 """
 
 from __future__ import annotations
@@ -63,10 +64,25 @@ def test_llamacpp_exact_counts_from_logprobs(tmp_path, llamacpp, drive_openai, a
     assert res.ttft.count == n and res.tpot.count == n and res.tpot.percentiles[0.5] > 0
 
 
-def test_llamacpp_without_an_exact_source_fails_the_samples(tmp_path, llamacpp, drive_openai):
-    """No usage, no ids, no tokenizer: proctor refuses to guess a count from the chunks."""
+def test_llamacpp_gets_logprobs_asked_by_the_preflight(tmp_path, llamacpp, drive_openai):
+    """logprobs left unset: the preflight finds no usage record but logprobs, and asks for them in
+    every request (issue 34 §7); it says TEST06 cannot pass (no token ids)."""
     out, sut = drive_openai(tmp_path, llamacpp, "tiny", "completions", Scenario.SINGLE_STREAM, gguf_tiny.WORDS,
                             TOKENS, 1, n=4)
+    n = out.records.n_samples_issued
+    assert sut.config.logprobs and not sut.faults
+    assert sut.count_sources == {"logprobs": n} and np.all(out.records.sample_n_tokens[:n] == TOKENS)
+    report = sut.report()
+    assert any("token ids no, logprobs yes, usage no" in line for line in report), report
+    assert any(line.startswith("preflight: TEST06 cannot pass") for line in report)
+
+
+def test_llamacpp_without_an_exact_source_fails_the_samples(tmp_path, llamacpp, drive_openai):
+    """No usage, no ids, no tokenizer, logprobs=0: proctor refuses to guess a count from the chunks,
+    and said so before the run."""
+    out, sut = drive_openai(tmp_path, llamacpp, "tiny", "completions", Scenario.SINGLE_STREAM, gguf_tiny.WORDS,
+                            TOKENS, 1, n=4, logprobs="0")
+    assert any(line.startswith("preflight: no exact token count") for line in sut.report())
     rec = out.records
     n = rec.n_samples_issued
     assert n >= 1

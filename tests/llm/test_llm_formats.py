@@ -64,13 +64,13 @@ def test_sharegpt_first_human_turn_is_the_prompt_and_first_gpt_turn_the_output(t
     path.write_bytes(orjson.dumps(data))
     loaded = load_sharegpt(path)
     assert loaded.samples == [
-        LLMSample(prompt="hi there", output="hello"),
+        LLMSample(prompt="hi there", output="hello", system="be nice"),  # a system turn: the system prompt
         LLMSample(prompt="q", output="a"),
         LLMSample(prompt="u", output="v"),
         LLMSample(prompt="only a question"),
     ]
     assert loaded.skipped == 4 and loaded.first_skip == "conversation 5: no human turn"
-    assert load_file(path).samples == loaded.samples  # .json is ShareGPT by its extension
+    assert load_file(path).samples == loaded.samples  # .json: records, ShareGPT by their conversations
 
 
 def test_sharegpt_jsonl_and_all_malformed(tmp_path):
@@ -131,7 +131,9 @@ def test_csv_with_named_columns(tmp_path):
 @pytest.mark.parametrize(
     ("text", "cols", "words"),
     [
-        ("q,a\nx,y\n", Columns(), "no column 'prompt' (columns: q, a); name it with prompt_column="),
+        ("q,a\nx,y\n", Columns(), "no prompt column: expected prompt or input_ids (proctor); conversations or "
+         "messages (ShareGPT); input or input_text or tok_input or input_tokens (MLPerf llama2-70b, llama3.1, "
+         "gpt-oss-120b); question (OpenOrca) (columns: q, a); name it with prompt_column= or input_ids_column="),
         ("q,a\nx,y\n", Columns(prompt="q", output="b"), "no column 'b' (columns: q, a); fix output_column="),
         ("prompt,max_tokens\nx,0\n", Columns(), ":2: column 'max_tokens' must be an integer 1..1000000"),
         ("prompt,max_tokens\nx,1\ny,abc\n", Columns(), ":3: column 'max_tokens' must be an integer"),
@@ -209,7 +211,7 @@ cells = st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats() | st.te
 def test_rows_of_any_cells_are_samples_or_a_named_row(rows):
     try:
         out = samples_of_rows(enumerate(rows, 1), ["prompt", "output", "max_tokens", "ids"], Columns(input_ids="ids"),
-                              "t.pq")
+                              "t.pq").samples
     except ConfigError as exc:
         assert str(exc).startswith("t.pq")
     else:
@@ -223,11 +225,11 @@ def test_rows_of_any_cells_are_samples_or_a_named_row(rows):
 
 def test_format_by_extension_or_given(tmp_path):
     assert [format_of(f"x{e}") for e in (".jsonl", ".JSON", ".csv", ".parquet", ".pkl")] == [
-        "jsonl", "sharegpt", "csv", "parquet", "pickle"]
+        "jsonl", "json", "csv", "parquet", "pickle"]
     assert format_of("x.txt", "csv") == "csv"
     with pytest.raises(ConfigError, match=r"x.txt: cannot tell the dataset format from '.txt': give format="):
         format_of("x.txt")
-    with pytest.raises(ConfigError, match="format='xml': expected one of jsonl, sharegpt"):
+    with pytest.raises(ConfigError, match="format='xml': expected one of jsonl, json, sharegpt"):
         format_of("x.csv", "xml")
     path = tmp_path / "data.txt"
     path.write_text("prompt\nhello\n")

@@ -126,7 +126,8 @@ def test_a_wrong_output_is_not_an_exact_match(tmp_path):
 def test_each_fault_kind_is_counted_and_the_run_finishes(tmp_path, llm_server, http):
     faults = Faults(rate_429=0.15, rate_500=0.15, stall=0.1, drop=0.1, stall_s=3.0)
     with llm_server(ttft_ms=2, tpot_ms=1, faults=faults, seed=3) as server:
-        sut, qsl = synth(server, http=http, n=40, out=6, stall_s="0.5")
+        # probe=0: the server's own counts are compared with the SUT's, request for request
+        sut, qsl = synth(server, http=http, n=40, out=6, stall_s="0.5", probe="0")
         out = run(tmp_path, sut, qsl, min_query_count=40, server_target_qps=80.0)
         stats = dict(server.stats)
     assert not out.incomplete
@@ -177,10 +178,12 @@ def test_a_silent_endpoint_is_given_up_on_by_the_no_progress_timeout(tmp_path, h
 
 
 def test_no_count_source_is_a_fault_not_a_guess(tmp_path, llm_server, http):
-    with llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none") as server:
+    # no usage record, no logprobs (a server that has logprobs gets logprobs=1 asked by the preflight)
+    with llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none", logprobs=False) as server:
         sut, qsl = synth(server, http=http, n=4, out=6)
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert sut.faults == {"no_count": out.records.n_samples_issued} and not sut.count_sources
+    assert any(line.startswith("preflight: no exact token count") for line in sut.report())  # said before
 
 
 def test_tokenizer_counts_when_the_server_sends_no_usage(tmp_path, llm_server):
@@ -202,7 +205,8 @@ def test_two_endpoints_share_the_load(tmp_path, llm_server, http):
         sut, qsl = from_params(http=http, url=[url(a), url(b)], synthetic="32", out="const:4")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE)
         sa, sb = a.stats["requests"], b.stats["requests"]
-    assert out.errors == 0 and sa + sb == out.records.n_samples_issued
+    # the preflight's probe (what each server offers for counting tokens) is one request to each
+    assert out.errors == 0 and sa + sb == out.records.n_samples_issued + 2
     assert abs(sa - sb) <= 1  # all issued at once: fewest-outstanding alternates
     assert any("requests per endpoint" in line for line in sut.report())
 

@@ -183,7 +183,7 @@ def test_export_rows_from_records_alone(tmp_path):
     log.note_chunks(base, 2, 1290)
 
     class Outcome:
-        schedule, records, effective, scenario, mode = sch, rec, None, "Server", "PerformanceOnly"
+        schedule, records, effective, scenario, mode, result = sch, rec, None, "Server", "PerformanceOnly", None
 
     path = tmp_path / "e.jsonl"
     assert write_export(path, Outcome(), log) == 5
@@ -191,7 +191,8 @@ def test_export_rows_from_records_alone(tmp_path):
     assert header["samples"] == 4 and header["queries"] == 2
     assert rows[0] == {"id": 0, "qsl": 3, "query": 0, "scheduled_ns": 0, "issued_ns": 1, "sent_ns": 10,
                        "first_token_ns": 100, "done_ns": 300, "tokens": 5, "source": "usage", "fault": None,
-                       "chunks": 2, "last_chunk_ns": 290}
+                       "chunks": 2, "last_chunk_ns": 290, "met_ttft": None, "met_tpot": None, "met_latency": None,
+                       "met_all": None}
     assert [r["fault"] for r in rows] == [None, "http_429", "failed", None]
     assert [r["source"] for r in rows] == ["usage", None, None, None]
     assert rows[3]["done_ns"] is None and rows[2]["scheduled_ns"] == 50

@@ -59,12 +59,73 @@ def test_stream_too_short():
     assert es.stream_t(64, 0.90) == 1
 
 
-@pytest.mark.parametrize("p", [0.90, 0.99])
+@pytest.mark.parametrize("p", sorted(es.EXACT_PERCENTILES))
 def test_table_bounds_never_clamp(p):
     size = 4096
     table = es._sequential_table(p, es.CONFIDENCE, size)
     exact = es._first_passing(np.arange(1, size + 1), p, es.CONFIDENCE)
     np.testing.assert_array_equal(table[1:], exact)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", sorted(es.EXACT_PERCENTILES))
+def test_table_bounds_never_clamp_up_to_the_table_limit(p):
+    """What lets stream_t bisect on the exact f for these percentiles instead of walking the table."""
+    table = es._sequential_table(p, es.CONFIDENCE, es.TABLE_LIMIT)
+    exact = es._first_passing(np.arange(1, es.TABLE_LIMIT + 1), p, es.CONFIDENCE)
+    np.testing.assert_array_equal(table[1:], exact)
+
+
+def _table_stream_t(n: int, p: float) -> int | None:
+    """stream_t read off the official sequential table (the vectorised path), for comparison."""
+    if n < es.min_queries(p):
+        return None
+    upto = int(n * (1.0 - p)) + 2
+    table = es._table_for(p, es.CONFIDENCE, upto)
+    fits = table[1 : upto + 1] + np.arange(1, upto + 1) <= n
+    return max(1, int(np.argmin(fits)) if not fits.all() else upto)
+
+
+@pytest.mark.parametrize("p", [0.5, 0.9, 0.97, 0.99, 0.999])
+def test_exact_f_one_at_a_time_equals_the_vectorised_f(p):
+    """The numpy-free f(t) (binomial tail summed term by term) gives betainc's integers, small t and
+    large, and the thresholds the official bounds leave alone for Server (min_passing)."""
+    rng = np.random.default_rng(7)
+    ts = [*range(0, 120), *(int(t) for t in rng.integers(120, 3_000_000, 25)), 14889, 28386, 150888, 477692]
+    exact = es._first_passing(np.array(ts), p, es.CONFIDENCE)
+    assert [es._exact_f(t, p, es.CONFIDENCE) for t in ts] == [int(h) for h in exact]
+
+
+@pytest.mark.parametrize("p", [0.9, 0.99, 0.999])
+def test_stream_t_equals_the_official_table(p):
+    rng = np.random.default_rng(11)
+    lo = es.min_queries(p)
+    ns = [lo - 1, lo, lo + 1, *(int(n) for n in rng.integers(lo, int(es.TABLE_LIMIT / (1 - p)), 40))]
+    assert [es.stream_t(n, p) for n in ns] == [_table_stream_t(n, p) for n in ns]
+
+
+def test_a_percentile_outside_the_checked_set_walks_the_table():
+    p = 0.93
+    assert p not in es.EXACT_PERCENTILES
+    for n in (200, 4321, 98765):
+        assert es.stream_t(n, p) == _table_stream_t(n, p) == es._stream_t_search(n, p, es.CONFIDENCE, int(n * (1 - p)) + 2)
+
+
+def test_the_counts_load_no_numpy_or_scipy():
+    """A checker that needs only the counts (min_queries, stream_t, server_required_queries) starts
+    without numpy and scipy (nor statistics and fractions, which load random and decimal)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from proctor.loadgen import early_stopping as es\n"
+        "assert (es.min_queries(0.9), es.stream_t(10000, 0.9), es.stream_t(2877878, 0.99),"
+        " es.server_required_queries(5, 0.99)) == (64, 930, 28386, 1307)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'statistics', 'fractions')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 @pytest.mark.parametrize(("h", "t", "p"), [(459, 0, 0.99), (661, 1, 0.99), (63, 1, 0.9), (900, 99, 0.9)])
@@ -121,3 +182,10 @@ def test_token_short_circuit():
     assert not ok and not tpot.ok and ttft.text == ""
     ok, ttft, tpot = es.evaluate_tokens("Server", 500, lat, lat, 0.99, 100, 100)
     assert ok and ttft.text == tpot.text == " * Run successful."
+
+
+def test_the_99th_percentile_constant():
+    from statistics import NormalDist
+
+    assert NormalDist().inv_cdf(es.CONFIDENCE) == es.Z_99
+    assert es._z(0.95) == NormalDist().inv_cdf(0.95)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -145,6 +147,7 @@ def official_effective(settings: dict, total: int, perf_count: int) -> dict:
     sut = lg.ConstructSUT(issue, lambda: None)
     qsl = lg.ConstructQSL(total, perf_count, lambda i: None, lambda i: None)
     out = tempfile.mkdtemp(prefix="proctor-norm-")
+    atexit.register(shutil.rmtree, out, True)  # hypothesis calls this many times: no tmp_path
     log = lg.LogSettings()
     log.log_output.outdir = out
     log.enable_trace = False

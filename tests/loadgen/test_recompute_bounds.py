@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import DetailLogData
@@ -38,3 +40,33 @@ def test_out_of_range_numbers_are_a_format_error(values, words):
 def test_ordinary_numbers_pass():
     check_ranges(_log())
     assert recompute(_log()).min_queries_for_es > 0
+
+
+_FIELD = st.one_of(st.integers(0, 99).map(lambda n: f"{n:02d}"), st.sampled_from(["7", "000", " 7", "\u0667\u0667", "ab"]))
+
+
+@settings(max_examples=400)
+@given(parts=st.tuples(_FIELD, _FIELD, st.one_of(st.integers(0, 9999).map(lambda n: f"{n:04d}"), _FIELD), _FIELD,
+                       _FIELD, _FIELD, st.text("0123456789", min_size=0, max_size=8)),
+       sep=st.sampled_from([" ", "  ", "\t", "T"]))
+@example(parts=("07", "24", "2024", "07", "37", "50", "326"), sep=" ")
+@example(parts=("02", "30", "2024", "07", "37", "50", "326"), sep=" ")
+@example(parts=("12", "31", "1999", "23", "59", "60", "999999"), sep=" ")
+def test_power_times_read_as_strptime_reads_them(parts, sep):
+    """The power window's stamps read without _strptime give strptime's datetime, or its refusal."""
+    import datetime as dt
+    import importlib
+
+    recompute = importlib.import_module("proctor.loadgen.logs.recompute")  # the module, not its function
+
+    month, day, year, hour, minute, second, fraction = parts
+    text = f"{month}-{day}-{year}{sep}{hour}:{minute}:{second}.{fraction}"
+    try:
+        want: object = dt.datetime.strptime(text, recompute.POWER_FORMAT)
+    except ValueError:
+        want = ValueError
+    try:
+        got: object = recompute._power_time(text)
+    except ValueError:
+        got = ValueError
+    assert got == want, text

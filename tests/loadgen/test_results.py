@@ -243,3 +243,86 @@ def test_incomplete_run_summarizes_what_completed(tmp_path):
     parsed = read_summary(tmp_path / "s.txt")
     assert parsed["run_incomplete"] == "interrupted by the user" and parsed["Result is"] == "INVALID"
     assert parsed["additional_stats"]["Mean latency (ns)"] == 500
+
+
+# --- per-request SLO attainment and goodput (issue 34 §2) -------------------------------------------
+
+
+def _token_server(n: int = 40):
+    """A Server token run: sample k has TTFT 10k us, 5 + k % 7 tokens, TPOT 1000 + 50 k ns."""
+    sched = np.arange(n, dtype=np.int64) * 10_000_000
+    first = np.arange(n, dtype=np.int64) * 10_000
+    tokens = 5 + np.arange(n, dtype=np.int64) % 7
+    tpot = 1_000 + 50 * np.arange(n, dtype=np.int64)
+    lat = first + tpot * (tokens - 1)
+    schedule, rec = build(sched, lat, first=first, tokens=tokens)
+    eff = make_eff(Scenario.SERVER, target_qps=100.0, target_latency_percentile=0.99, use_token_latencies=True,
+                   server_ttft_latency=200_000, server_tpot_latency=2_500, min_query_count=n)
+    return eff, schedule, rec, first, tpot
+
+
+def test_attainment_judges_each_request_against_the_benchmarks_bounds():
+    from proctor.loadgen.results import BENCHMARK_BOUNDS
+
+    eff, schedule, rec, ttft, tpot = _token_server()
+    r = summarize(eff, schedule, rec)
+    att = r.attainment
+    assert att is not None and att.targets_ns == {"ttft": 200_000, "tpot": 2_500} and att.source == BENCHMARK_BOUNDS
+    met_ttft, met_tpot = ttft <= 200_000, tpot <= 2_500
+    assert att.met == {"ttft": int(met_ttft.sum()), "tpot": int(met_tpot.sum())} == {"ttft": 21, "tpot": 31}
+    assert att.met_all == int((met_ttft & met_tpot).sum()) == 21 and att.judged == att.completed == 40
+    assert att.share == 21 / 40
+    # goodput: the run's requests/s (the verdict's completed samples per second) x the share met
+    assert r.requests_per_second == r.completed_samples_per_sec
+    assert att.goodput_per_s == pytest.approx(r.completed_samples_per_sec * 21 / 40, rel=1e-15)
+    assert att.masks["all"].tolist() == (met_ttft & met_tpot).tolist()
+
+
+def test_attainment_targets_set_by_the_user_and_failed_requests():
+    from proctor.loadgen.results import SLOTargets
+
+    eff, schedule, rec, ttft, tpot = _token_server()
+    rec.sample_failed = np.zeros(40, np.uint8)
+    rec.sample_failed[[0, 1]] = 1  # failed: no result, counted as requests that met nothing
+    rec.failed_samples = 2
+    r = summarize(eff, schedule, rec, SLOTargets(ttft_ns=100_000, source="set by --slo-ttft-ms"))
+    att = r.attainment
+    assert att.targets_ns == {"ttft": 100_000, "tpot": 2_500}  # TPOT: still the benchmark's bound
+    assert att.source == "set by --slo-ttft-ms; TPOT the benchmark's bound"
+    ok = np.ones(40, bool)
+    ok[[0, 1]] = False
+    assert att.met["ttft"] == int((ok & (ttft <= 100_000)).sum()) == 9
+    assert att.met_all == 9 and att.judged == 40 and att.completed == 38
+    assert att.goodput_per_s == pytest.approx(r.requests_per_second * 9 / 38, rel=1e-15)
+    # the summary's lines say it, beside the MLPerf verdict
+    lines = att.lines()
+    assert lines[0].startswith("SLO attainment: 9 of 40 requests (22.50%) met every target (TTFT <= 0.1 ms, "
+                               "TPOT <= 0.0025 ms; set by --slo-ttft-ms; TPOT the benchmark's bound)")
+    assert f"goodput: {att.goodput_per_s:.2f} requests/s" in lines[1]
+
+
+def test_attainment_where_the_scenario_has_no_bound():
+    from proctor.loadgen.results import SLOTargets
+
+    n = 30
+    sched = np.arange(n, dtype=np.int64) * 1_000_000
+    lat = (np.arange(n, dtype=np.int64) + 1) * 100_000
+    schedule, rec = build(sched, lat)
+    eff = make_eff(Scenario.SINGLE_STREAM, min_query_count=n)
+    assert summarize(eff, schedule, rec).attainment is None  # SingleStream: no bound, none given
+    r = summarize(eff, schedule, rec, SLOTargets(ttft_ns=5, latency_ns=1_000_000))
+    att = r.attainment
+    assert att.targets_ns == {"latency": 1_000_000} and att.ignored == ("TTFT",)
+    assert att.met_all == 10 and att.share == 10 / 30
+    # requests/s of a run without a rate metric: (n - 1) / the last completion, as Server counts it
+    assert r.requests_per_second == pytest.approx((n - 1) / r.final_query_done_s, rel=1e-15)
+    assert "SLO targets not judged (TTFT)" in att.lines()[-1]
+
+
+def test_attainment_in_the_logs(tmp_path):
+    from proctor.loadgen.logs.summary import annotation_text, attainment_lines
+
+    eff, schedule, rec, _, _ = _token_server()
+    r = summarize(eff, schedule, rec)
+    text = annotation_text("", (), attainment_lines(r))
+    assert text.splitlines()[1:] == [f"PROCTOR: {line}" for line in r.attainment.lines()]

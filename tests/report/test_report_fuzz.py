@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_runs import CORPUS
 
@@ -175,3 +175,21 @@ def test_hostile_logged_verdict(lines) -> None:
         if isinstance(lines, list) and lines and isinstance(lines[0], str) and "<" in lines[0]:
             assert lines[0] not in page or html.escape(lines[0]) == lines[0]
         assert len(rep.runs[0].verdict) <= 50
+
+
+@given(name=st.text(alphabet="a$^{}_\\\\x ", min_size=1, max_size=12))
+@settings(deadline=None, max_examples=30)
+def test_any_name_on_a_figure_is_drawn_as_written(name: str) -> None:
+    """Names from logs, trees and the wire reach titles, ticks and legends: a '$' there is a dollar
+    sign, never mathtext that stops the drawing (report.plots.png, the one place a figure is made)."""
+    from matplotlib.figure import Figure
+
+    from proctor.report.plots import png
+
+    fig = Figure(figsize=(2, 2))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], label=name)
+    ax.set_title(name)
+    ax.set_xticks([0, 1], [name, name])
+    ax.legend()
+    assert png(fig)[:8] == b"\x89PNG\r\n\x1a\n"

@@ -50,3 +50,41 @@ def test_each_row_says_whether_the_limits_were_met_and_quotes_the_runs_verdict()
     assert "<td>met</td>" in html and "<td>not met</td>" in html
     assert "not a submission run: &lt;short&gt;" in html  # a verdict is text, escaped
     assert "INVALID: latency p99 40 ms &gt; 15 ms" in html
+
+
+def test_every_series_has_its_own_visible_line():
+    # issue 34 §5: requests/s was drawn on a twin axis under tokens/s, which hid it (tokens/s = 10 x
+    # requests/s lands on the same pixels); each kind of figure now has its own panel
+    pts = []
+    for rate in (10, 20, 40):
+        p = point(rate, True, 5.0)
+        p.update(ttft_ms={"p50": 1.0, "p90": 2.0, "p99": 3.0}, tpot_ms={"p50": 0.1, "p90": 0.2, "p99": 0.3},
+                 requests_per_s=rate * 0.99, tokens_per_s=rate * 9.9, goodput_per_s=rate * 0.5,
+                 limits_ms={"ttft": 2000.0, "tpot": 200.0})
+        pts.append(p)
+    from proctor.report.sweep import sweep_axes
+
+    fig = sweep_axes(doc(*pts))
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == ["p99 latencies", "requests per second", "output tokens per second"]
+    labels = [[line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")] for ax in axes]
+    assert labels[0][:3] == ["TTFT p99", "TPOT p99", "latency p99"]
+    assert labels[1] == ["requests/s", "goodput (met every SLO target)"]
+    assert labels[2] == ["tokens/s"]
+    rates = {line.get_label(): list(line.get_ydata()) for line in axes[1].get_lines()}
+    assert rates["requests/s"] == [9.9, 19.8, 39.6] and rates["goodput (met every SLO target)"] == [5.0, 10.0, 20.0]
+    assert list(axes[2].get_lines()[0].get_ydata()) == [99.0, 198.0, 396.0]
+    # a benchmark without tokens: two panels, no empty tokens/s axis
+    plain = sweep_axes(doc(point(10, True, 5.0), point(20, True, 6.0)))
+    assert [ax.get_title() for ax in plain.get_axes()] == ["p99 latencies", "requests per second"]
+
+
+def test_the_page_writes_each_figure_as_the_table_does():
+    from proctor.report.sweep import figure_text
+
+    p = point(10, True, 5.0)
+    p.update(requests_per_s=1234.5678, tokens_per_s=None, slo_attainment=0.98765, goodput_per_s=1219.3)
+    html = sweep_html(doc(p, point(20, True, 6.0)), None)
+    assert "<td>1,234.57</td>" in html and figure_text("rate", 1234.5678) == "1,234.57"
+    assert "<td>98.77%</td>" in html and "<td>1,219.30</td>" in html
+    assert figure_text("rate", None) == figure_text("share", float("nan")) == "-"

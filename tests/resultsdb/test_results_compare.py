@@ -125,11 +125,11 @@ def test_a_run_whose_folders_name_no_benchmark_needs_one(published, pristine_tre
 
 def test_a_package_is_checked_and_each_result_placed(published, pristine_tree, tmp_path) -> None:
     db, _ = published
-    pkg = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Mine": (1.5, 3)})
+    pkg = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Mine": (1.5, 1.0, 3)})
     placed = _place(db, pkg / "closed" / "Mine")
     assert sorted(p.scenario for p in placed) == ["MultiStream", "Offline", "SingleStream"]
     off = next(p for p in placed if p.scenario == "Offline")
-    assert off.round == "v5.1" and off.own["verdict"] == "VALID" and off.own["value"] == pytest.approx(210937.5)
+    assert off.round == "v5.1" and off.own["verdict"] == "VALID" and off.own["value"] == pytest.approx(210937.5, rel=1e-5)  # as the log prints it: 6 digits
     assert (off.rank, off.peers_count, off.own["accelerators"]) == (2, 3, 3)
     [only] = _place(db, pkg / "closed" / "Mine", scenario="offline")
     assert only.scenario == "Offline"
@@ -158,7 +158,8 @@ def test_division_and_verdict_filters(published, pristine_tree, tmp_path) -> Non
     assert (p.peers_count, p.rank) == (3, 4)
 
 
-def test_cli_prints_the_table_and_writes_the_page(published, pristine_tree, tmp_path, cli) -> None:
+def test_cli_prints_the_table_and_writes_the_page(published, pristine_tree, tmp_path, cli, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the table's names on one line each (xdist's workers set 80)
     db, _ = published
     run = run_folder(pristine_tree, tmp_path, "resnet50", "Offline", "v5.1", samples_per_second=200000.0)
     page = tmp_path / "out" / "compare.html"
@@ -201,7 +202,7 @@ def test_bad_options_are_one_line_exit_2(published, pristine_tree, tmp_path, cli
 def test_the_default_round_is_the_newest_with_valid_results(pristine_tree, tmp_path) -> None:
     from proctor.resultsdb.layout import plan
 
-    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (2.0, 8)})
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (2.0, 1.0, 8)})
     db = tmp_path / "r.duckdb"
     with Store(db, write=True) as store:  # the same tree held to v6.1's rules too: its seeds fail there
         ingest(store, [plan(root), plan(root, "v6.1")])
@@ -215,7 +216,7 @@ def test_the_default_round_is_the_newest_with_valid_results(pristine_tree, tmp_p
 def test_the_page_draws_whatever_a_submitter_is_called(pristine_tree, tmp_path) -> None:
     from proctor.resultsdb import page
 
-    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"a$^{x": (2.0, 2), "b$_$": (0.5, 1)})
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"a$^{x": (2.0, 1.0, 2), "b$_$": (0.5, 1.0, 1)})
     db = tmp_path / "r.duckdb"
     with Store(db, write=True) as store:
         ingest(store, plans([root]))

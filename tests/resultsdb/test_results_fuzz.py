@@ -83,7 +83,7 @@ TARGETS = {
 
 @pytest.fixture(scope="module")
 def one_unit(pristine_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return inference_round(pristine_tree, tmp_path_factory.mktemp("fuzz"), "v5.1", peers={"Fuzz": (1.0, 1)})
+    return inference_round(pristine_tree, tmp_path_factory.mktemp("fuzz"), "v5.1", peers={"Fuzz": (1.0, 1.0, 1)})
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -114,7 +114,7 @@ class _Opened:
 def hostile(pristine_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """(tree, outside, database): a v5.1 tree with one valid submitter and one per hostile case."""
     base = tmp_path_factory.mktemp("hostile")
-    peers = {"UntetherAI": (1.0, 2)} | {f"H-{name}": (1.0, 1) for name in CASES}
+    peers = {"UntetherAI": (1.0, 1.0, 2)} | {f"H-{name}": (1.0, 1.0, 1) for name in CASES}
     root = inference_round(pristine_tree, base, "v5.1", peers=peers)
     outside = _outside(base, pristine_tree)
     for name, (where, make, _, _) in CASES.items():

@@ -18,7 +18,8 @@ from proctor.resultsdb.layout import plan
 from proctor.resultsdb.store import SCHEMA_VERSION, Store
 from proctor.rules.rounds import ROUNDS
 from proctor.training.summarize import summarize
-from tests.resultsdb.resultsdb_trees import PEERS, SYSTEM, inference_round, readme, set_value, training_round
+from tests.checks.checks_corpus import set_offline_rate
+from tests.resultsdb.resultsdb_trees import PEERS, SYSTEM, inference_round, readme, training_round
 
 ORDER = "ORDER BY round, suite, unit, path"
 
@@ -127,7 +128,7 @@ def test_a_changed_result_replaces_its_rows_and_only_its_units(pristine_tree: Pa
     offline = root / "closed/Beta/results" / SYSTEM / "resnet50/offline"
     for log in [offline / "performance/run_1/mlperf_log_detail.txt",
                 *sorted((root / "closed/Beta/compliance" / SYSTEM / "resnet50/offline").glob("TEST*/performance/run_1/mlperf_log_detail.txt"))]:
-        set_value(log, "result_samples_per_second", "99999.5")
+        set_offline_rate(log, 99999.5)  # a re-run with another rate: its logs' numbers give it
     with Store(db, write=True) as store:
         [stats] = ingest(store, plans([root]))
         rows = store.records("SELECT submitter, value FROM results WHERE scenario = 'Offline' ORDER BY submitter")
@@ -244,7 +245,7 @@ def test_the_default_database_is_in_the_users_data_folder(monkeypatch, tmp_path:
 
 
 def test_system_description_columns_come_from_its_json(pristine_tree: Path, tmp_path: Path) -> None:
-    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (1.0, 4)})
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (1.0, 1.0, 4)})
     desc = root / "closed/Acme/systems" / f"{SYSTEM}.json"
     d = json.loads(desc.read_text())
     d.update(number_of_nodes="3", framework="TensorFlow 2.99", status="available", system_type="datacenter,edge")

@@ -27,7 +27,7 @@ BEST = ("SELECT round, accelerator, max(per_accelerator) AS best FROM results WH
 def db(pristine_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("query")
     trees = [inference_round(pristine_tree, base, "v5.1"),
-             inference_round(pristine_tree, base, "v4.1", peers={"Gamma": (3.0, 1)}),
+             inference_round(pristine_tree, base, "v4.1", peers={"Gamma": (3.0, 1.0, 1)}),
              training_round(base, "v6.1")]
     path = base / "results.duckdb"
     with Store(path, write=True) as store:
@@ -56,7 +56,7 @@ def test_a_pandas_frame_when_pandas_is_there(db: Path, monkeypatch) -> None:
 
 
 def test_the_api_ingests_queries_and_compares(pristine_tree: Path, tmp_path: Path) -> None:
-    root = inference_round(pristine_tree, tmp_path, "v6.0", peers={"Solo": (1.0, 2)})
+    root = inference_round(pristine_tree, tmp_path, "v6.0", peers={"Solo": (1.0, 1.0, 2)})
     with api.connect(tmp_path / "r.duckdb", write=True) as rdb:
         [stats] = rdb.ingest(root)
         assert stats.results == 3
@@ -160,12 +160,14 @@ def test_a_database_another_process_writes_is_one_line(db: Path, tmp_path: Path)
     assert r.returncode == 2 and "in use by another process" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-def test_names_that_look_like_markup_print_as_written(pristine_tree: Path, tmp_path: Path, cli) -> None:
+def test_names_that_look_like_markup_print_as_written(pristine_tree: Path, tmp_path: Path, cli, monkeypatch) -> None:
     import json as _json
+
+    monkeypatch.setenv("COLUMNS", "200")  # the table whole on one line each (xdist's workers set 80)
 
     from tests.resultsdb.resultsdb_trees import SYSTEM
 
-    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (1.0, 2)})
+    root = inference_round(pristine_tree, tmp_path, "v5.1", peers={"Acme": (1.0, 1.0, 2)})
     desc = root / "closed/Acme/systems" / f"{SYSTEM}.json"
     d = _json.loads(desc.read_text())
     d.update(system_name="[/bold] box [red]x", accelerator_model_name="[link=file:///etc]A[/link]")

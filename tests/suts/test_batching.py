@@ -160,6 +160,30 @@ def test_a_failing_batch_is_still_completed_and_close_raises():
         b.submit([1], [1])
 
 
+def test_close_drops_what_is_queued_counts_it_and_warns_nobody(caplog):
+    """After an interrupted run the SUT drops its queue on close (ClosableSUT's promise): counted,
+    logged below warning level (the run's own logs say what completed), never processed."""
+    started, release = threading.Event(), threading.Event()
+
+    def slow(indices: np.ndarray) -> np.ndarray:
+        started.set()
+        release.wait(WAIT_S)
+        return indices
+
+    sink = Sink(4)
+    b = DynamicBatcher(slow, sink, max_batch=4, workers=1)
+    b.submit(np.arange(100), np.arange(100))
+    assert started.wait(WAIT_S)  # the one worker holds a batch of 4; 96 stay queued
+    with caplog.at_level("INFO", logger="proctor.suts.batching"):
+        b.close(timeout=0.0)  # the worker is still inside its batch: nothing else can be taken
+    assert b.dropped == 96 and b.pending == 0
+    release.set()
+    sink.wait()
+    assert sum(i.size for i in sink.ids) == 4  # the batch in hand completed; nothing queued ran
+    dropped = [r for r in caplog.records if "dropped at close" in r.getMessage()]
+    assert [r.levelname for r in dropped] == ["INFO"] and "96 queued samples" in dropped[0].getMessage()
+
+
 def test_via_responses_builds_one_response_per_sample_with_its_row():
     got: list[QuerySampleResponse] = []
     complete = via_responses(got.extend)

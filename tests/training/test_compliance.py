@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from proctor.cli.apps import app
-from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, KeyRule, Req
-from proctor.training.benchmarks import DIVISIONS, TrainingBenchmark
+from proctor.rules.training.types import Cadence, Check, KeyRule, Req
+from proctor.training.benchmarks import TrainingBenchmark
 from proctor.training.compliance import check_file, target_reached
 from tests.support import synthetic_logs as sl
 
@@ -105,9 +105,10 @@ def test_empty_file_and_unknown_benchmark(tmp_path: Path) -> None:
 
 
 def test_registered_benchmark(tmp_path: Path) -> None:
-    spec = BenchmarkSpec(
-        name="digits_unit",
-        target=Check("v['value'] >= 0.9", lambda s, v, ll: v["value"] >= 0.9),
+    bench = TrainingBenchmark.from_target(
+        "digits_unit",
+        5,
+        Check("v['value'] >= 0.9", lambda s, v, ll: v["value"] >= 0.9),
         cadence=Cadence(lambda g: g, lambda g: g),
         hyperparameters=(
             KeyRule(
@@ -119,7 +120,7 @@ def test_registered_benchmark(tmp_path: Path) -> None:
         ),
         source="proctor digits_unit table",
     )
-    extra = [TrainingBenchmark(spec.name, {d: spec.config(d) for d in DIVISIONS}, 5)]
+    extra = [bench]
     ev = sl.valid_events("llama31_8b")
     ev = [e for e in ev if e.key not in sl.HYPERPARAMETERS["llama31_8b"] or e.key == "eval_samples"]
     ev = sl.with_value(ev, "submission_benchmark", "digits_unit")

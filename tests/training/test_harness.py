@@ -7,17 +7,18 @@ from pathlib import Path
 import pytest
 
 from proctor.errors import RunError
-from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, KeyRule, Req
-from proctor.training.benchmarks import DIVISIONS, TrainingBenchmark
+from proctor.rules.training.types import Cadence, Check, KeyRule, Req
+from proctor.training.benchmarks import TrainingBenchmark
 from proctor.training.compliance import available_rulesets, check_file, get_ruleset
 from proctor.training.harness import TrainingRun, check_disclosure
 from proctor.training.logparse import read_log
 from proctor.training.seeds import check_seeds
 from tests.support import synthetic_logs as sl
 
-DIGITS = BenchmarkSpec(
-    name="digits_harness",
-    target=Check("v['value'] >= 0.95", lambda s, v, ll: v["value"] >= 0.95),
+DIGITS = TrainingBenchmark.from_target(
+    "digits_harness",
+    5,
+    Check("v['value'] >= 0.95", lambda s, v, ll: v["value"] >= 0.95),
     cadence=Cadence(lambda g: 4 * g, lambda g: 4 * g, "digits table: every 4 batches"),
     hyperparameters=(
         KeyRule(
@@ -36,7 +37,7 @@ DIGITS = BenchmarkSpec(
     source="proctor digits_harness table",
 )
 # passed to the checker explicitly: a table for a test's own benchmark is no entry point
-EXTRA = [TrainingBenchmark(DIGITS.name, {d: DIGITS.config(d) for d in DIVISIONS}, 5)]
+EXTRA = [DIGITS]
 
 
 class FakeClock:

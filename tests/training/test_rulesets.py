@@ -164,7 +164,7 @@ def test_rulesets_import_no_yaml() -> None:
     code = (
         "import sys; import proctor.training.harness, proctor.training.compliance as c\n"
         "[c.get_ruleset(v) for v in c.available_rulesets()]\n"
-        "import proctor.rules.training.scoring, proctor.rules.training.package, proctor.rules.training.cadence_6_1_0\n"
+        "import proctor.rules.training.scoring, proctor.rules.training.package, proctor.rules.training.benchmarks\n"
         "print('yaml' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from proctor.rules.training.scoring import RUNS_REQUIRED, olympic_drop, runs_required
+from proctor.rules.training.benchmarks import OFFICIAL, olympic_drop, runs_required
 from proctor.training.runs import RunInfo, RunSet, read_run_set
 from proctor.training.scoring import (
     olympic,
@@ -142,7 +142,7 @@ def test_rules_table_cites_sources() -> None:
     assert runs_required("llama31_8b") == 10 and runs_required("qwen35_397b_grpo") == 3
     assert runs_required("dlrmv4") == 10 and runs_required("deepseekv3_671b") == 3
     assert runs_required("unknown") is None and runs_required("unknown", 4) == 4
-    assert all(e.source.startswith(("002 §", "not in the 002")) for e in RUNS_REQUIRED.values())
+    assert all(b.cite["runs_required"].startswith(("002 §", "not in the 002")) for b in OFFICIAL.values())
 
 
 def _cli():

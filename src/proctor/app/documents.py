@@ -86,6 +86,16 @@ def run_numbers(outcome: RunOutcome) -> dict[str, float | int | None]:
             if eff is not None:
                 nums["ttft_target_ns"] = eff.server_ttft_latency
                 nums["tpot_target_ns"] = eff.server_tpot_latency
+    nums["requests_per_second"] = _number(r.requests_per_second)
+    att = r.attainment
+    if att is not None:  # per-request SLO attainment (loadgen.results.Attainment)
+        nums["slo_attainment"] = _number(att.share)
+        nums["slo_met_all"] = att.met_all
+        nums["slo_judged"] = att.judged
+        nums["goodput_requests_per_second"] = _number(att.goodput_per_s)
+        for name, target in att.targets_ns.items():
+            nums[f"slo_{name}_target_ns"] = target
+            nums[f"slo_{name}_met"] = att.met[name]
     return nums
 
 
@@ -132,6 +142,7 @@ def run_document(result: SessionResult, exit_code: int, short_run: str = "") -> 
         "verdict": word,
         "cause": cause,
         "verdict_lines": list(result.lines),
+        "incomplete": bool(o.incomplete),
         "engine": o.engine,
         "scenario": o.scenario,
         "mode": o.mode,
@@ -156,6 +167,7 @@ def failed_run_document(scenario: str, mode: str, message: str, output_dir: str)
         "verdict": "FAILED",
         "cause": message,
         "verdict_lines": [f"run failed: {message}"],
+        "incomplete": True,
         "engine": "proctor",
         "scenario": scenario,
         "mode": mode,

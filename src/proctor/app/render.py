@@ -34,6 +34,10 @@ def outcome_table(outcome: RunOutcome) -> Table:
             t.add_row("early stopping: queries / needed", f"{r.query_count} / {r.early_stopping_needed} ({met})")
         if r.use_token_latencies and r.scenario != "Offline":
             t.add_row("TTFT p99 / TPOT p99", f"{_ms(r.ttft.percentiles[0.99])} / {_ms(r.tpot.percentiles[0.99])}")
+        att = r.attainment
+        if att is not None and outcome.mode != "AccuracyOnly":
+            t.add_row("SLO attainment (every target)", f"{att.share:.2%} of {att.judged} ({att.describe_targets()})")
+            t.add_row("goodput / requests per second", f"{att.goodput_per_s:,.2f} / {att.requests_per_s:,.2f}")
         t.add_row(
             "issue lateness p50 / p99 / max",
             f"{r.issue_lateness_p50_ns / 1e3:.1f} / {r.issue_lateness_p99_ns / 1e3:.1f} / "

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError, RunError
-from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, resolve_settings
+from proctor.loadgen import output_lock, stop_signals
+from proctor.loadgen.resolve import CLI_OPTIONS, Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
 from proctor.loadgen.types import (
     ClosableSUT,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
     from proctor.loadgen.engine import RunOutcome
     from proctor.loadgen.progress import ProgressHooks
+    from proctor.loadgen.results import SLOTargets
 
 def build_settings(
     scenario: Scenario | str,
@@ -125,10 +127,12 @@ def run(
     drain_s: float = 0.5,  # = loadgen.engine.DRAIN_S (kept light: the engine loads scipy)
     short_run: str = "",
     close: bool = True,
+    slo: SLOTargets | None = None,
 ) -> RunOutcome:
     """One run on either engine; the same `RunOutcome` either way, its logs annotated (short-run
     mark, the SUT's report) by the engine before they close. The SUT is closed after the run unless
-    `close` is False (the caller then owns its end)."""
+    `close` is False (the caller then owns its end). `slo`: per-request targets for proctor's SLO
+    attainment (its engine only: the official one keeps no per-request records)."""
     try:
         check_sut_qsl(sut, qsl)
         if engine == Engine.OFFICIAL:
@@ -149,6 +153,7 @@ def run(
                 timeout_s=timeout_s,
                 drain_s=drain_s,
                 short_run=short_run,
+                slo=slo,
             )
         except RunError as exc:  # the SUT raised: its logs are written, and get what every run gets
             if exc.outcome is not None:
@@ -276,6 +281,14 @@ def verdict(outcome: RunOutcome, short_run: str = "") -> tuple[bool, list[str]]:
     return ok, lines
 
 
+def slo_lines(outcome: RunOutcome) -> list[str]:
+    """Per-request SLO attainment and goodput, beside the verdict (loadgen.results.Attainment)."""
+    r = outcome.result
+    if r is None or r.attainment is None or outcome.mode == TestMode.ACCURACY_ONLY:
+        return []
+    return r.attainment.lines()
+
+
 def peak_lines(outcome: RunOutcome) -> list[str]:
     """FindPeakPerformance: the peak and each probe, for the verdict."""
     found = outcome.find_peak
@@ -343,6 +356,7 @@ class RunRequest:
     engine: Engine = Engine.PROCTOR
     accuracy_script: str | None = None  # an accuracy run's scorer (app/accuracy_scoring.py)
     fit: bool = False  # Offline: a run the SUT finished before min_duration is made again, sized by it
+    slo: SLOTargets | None = None  # per-request SLO targets (None: the benchmark's bounds)
 
     def resolve(self) -> Resolved:
         return build_settings(
@@ -387,6 +401,7 @@ class RunSession:
     def prepare(self) -> Resolved:
         req = self.request
         self.resolved = req.resolve()
+        output_lock.check_free(req.output_dir)  # another run writing there: refused before the SUT is built
         check_script(req.accuracy_script, self.resolved.settings.mode, req.dataset)
         if req.fit and self.resolved.settings.scenario != Scenario.OFFLINE:
             raise ConfigError(
@@ -400,7 +415,13 @@ class RunSession:
         req = self.request
         assert self.resolved is not None
         context = RunContext(req.model, str(self.resolved.settings.mode))
-        return build_sut(sut_spec(req.sut, req.dataset), context)
+        sut, qsl = build_sut(sut_spec(req.sut, req.dataset), context)
+        try:  # settings that only the QSL's size refuses (an index past it), before anything runs
+            check_for_qsl(self.resolved, req.audit_conf, qsl.total_sample_count, qsl.performance_sample_count)
+        except ConfigError:
+            close_sut(sut)
+            raise
+        return sut, qsl
 
     def _run(self, built: tuple[SystemUnderTest, QuerySampleLibrary], settings: TestSettings, short_run: str,
              progress: ProgressHooks | None) -> RunOutcome:
@@ -417,6 +438,7 @@ class RunSession:
             timeout_s=req.timeout_s,
             drain_s=req.drain_s,
             short_run=short_run,
+            slo=req.slo,
         )
 
     def _fit(self, outcome: RunOutcome, short_run: str, progress: ProgressHooks | None,
@@ -448,8 +470,17 @@ class RunSession:
     def execute(
         self, progress: ProgressHooks | None = None, say: Callable[[str], None] | None = None
     ) -> SessionResult:
-        """Run and judge; `say` hears each line worth telling while it runs (--fit: why a run is made
-        again), which the verdict's lines repeat."""
+        """Run and judge, holding the output folder (output_lock) throughout; `say` hears each line
+        worth telling while it runs (--fit: why a run is made again), which the verdict's lines repeat."""
+        try:
+            with output_lock.owned(self.request.output_dir, "proctor run"):
+                return self._execute(progress, say)
+        except output_lock.FolderInUse:
+            if self._built is not None:
+                close_sut(self._built[0])
+            raise
+
+    def _execute(self, progress: ProgressHooks | None, say: Callable[[str], None] | None) -> SessionResult:
         if self.resolved is None or self._built is None:
             self.prepare()
         assert self.resolved is not None and self._built is not None
@@ -465,9 +496,15 @@ class RunSession:
             if exc.outcome is None:
                 raise
             outcome, failure = exc.outcome, exc
-        except KeyboardInterrupt:  # the logs are written, marked incomplete: their report too
+        except KeyboardInterrupt as exc:  # stopped: the logs are whole, marked incomplete; their report
+            from proctor.loadgen.engine import RunOutcome  # and the verdict of what was written go up
+
             if req.report and req.engine == Engine.PROCTOR and (req.output_dir / DETAIL_LOG).is_file():
                 html_report(req.output_dir)
+            partial = stop_signals.partial_of(exc)
+            if isinstance(partial, RunOutcome):
+                _, lines = verdict(partial, short_run)
+                stop_signals.keep_partial(exc, SessionResult(partial, False, lines, [("logs", str(req.output_dir))]))
             raise
         ok, lines = verdict(outcome, short_run)
         lines += notes
@@ -481,6 +518,7 @@ class RunSession:
         if req.engine == Engine.OFFICIAL:  # the official logs alone: no table, no report
             return SessionResult(outcome, ok, lines, [("logs", str(log_dir)), *scored], failure=failure)
         log_verdict(outcome, lines)
+        lines += slo_lines(outcome)
         lines += peak_lines(outcome)
         lines += outcome.sut_report
         if req.audit_conf.is_file():
@@ -563,6 +601,7 @@ __all__ = [
     "run",
     "run_logs",
     "session_runner",
+    "slo_lines",
     "sut_spec",
     "verdict",
     "with_generation_override",

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from proctor.app.session import RunRequest
     from proctor.loadgen.engine import RunOutcome
     from proctor.loadgen.progress import ProgressHooks
+    from proctor.loadgen.results import SLOTargets
 
 SCHEMA = "proctor.sweep/1"
 MAX_POINTS = 64  # a list or range longer than this is refused (each point is a full run)
@@ -130,7 +131,9 @@ class Point:
     # complete, no errors, no failed sample: what load decides (goodput's test); None: closed loop
     meets_limits: bool | None
     verdict: str  # the verdict's first line, or for a closed loop how the run ended
-    requests_per_s: float  # completed samples / time to the last completion
+    # the run's requests/s (loadgen.results: PerformanceResult.requests_per_second): for a Server point
+    # the verdict's "completed samples per second", the same number unrounded
+    requests_per_s: float
     tokens_per_s: float | None  # completed tokens per second (token-latency benchmarks)
     latency_ms: dict[str, float]  # p50, p90, p99 of the sample latency
     ttft_ms: dict[str, float] | None
@@ -143,6 +146,11 @@ class Point:
     reasons: list[str] = field(default_factory=list)  # why INVALID (Server points)
     # Server: the bounds its run was held to, in ms ({"latency": ..} or {"ttft": .., "tpot": ..})
     limits_ms: dict[str, float] | None = None
+    # per-request SLO attainment (loadgen.results.Attainment): the share of requests that met every
+    # target, the requests/s that did (goodput), and the targets in ms; None where the run had none
+    slo_attainment: float | None = None
+    goodput_per_s: float | None = None
+    slo_ms: dict[str, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -164,6 +172,8 @@ def point_of(outcome: RunOutcome, kind: str, value: float, ok: bool, verdict_lin
         )
     if closed:
         first = f"not an MLPerf scenario ({CLOSED_LOOP}, {int(value)} in flight); ran: {outcome.issue_stop_reason}"
+        if outcome.warmup:  # its streams connected and warmed up before the timed part (sink.WarmUpSUT)
+            first += f"; {outcome.warmup}"
         if outcome.errors:
             first += f"; {outcome.errors} error(s)"
     if r is None:
@@ -172,6 +182,7 @@ def point_of(outcome: RunOutcome, kind: str, value: float, ok: bool, verdict_lin
                      round(outcome.wall_s, 3), logs, list(outcome.invalid_reasons))
     done_s = r.final_query_done_s
     tokens = r.use_token_latencies
+    att = r.attainment
     return Point(
         kind=kind,
         value=value,
@@ -180,8 +191,8 @@ def point_of(outcome: RunOutcome, kind: str, value: float, ok: bool, verdict_lin
         valid=None if closed else ok,
         meets_limits=None if closed else meets_limits(outcome),
         verdict=first,
-        requests_per_s=round(r.sample_count / done_s, 4) if done_s > 0 else 0.0,
-        tokens_per_s=round(r.completed_tokens_per_second, 4) if tokens else None,
+        requests_per_s=r.requests_per_second,
+        tokens_per_s=r.completed_tokens_per_second if tokens else None,
         latency_ms=_pcts(r.samples),
         ttft_ms=_pcts(r.ttft) if tokens else None,
         tpot_ms=_pcts(r.tpot) if tokens else None,
@@ -192,6 +203,9 @@ def point_of(outcome: RunOutcome, kind: str, value: float, ok: bool, verdict_lin
         logs=logs,
         reasons=[] if closed or ok else list(outcome.invalid_reasons),
         limits_ms=None if closed else limits_of(outcome),
+        slo_attainment=None if att is None else att.share,
+        goodput_per_s=None if att is None else att.goodput_per_s,
+        slo_ms=None if att is None else {k: v / 1e6 for k, v in att.targets_ns.items()},
     )
 
 
@@ -270,6 +284,7 @@ def point_runner(
                 single_stream_expected_latency_ns=settings.single_stream_expected_latency_ns / value,
                 sample_concatenate_permutation=False,
             )
+        slo = closed_loop_slo(request) if closed else request.slo
         outdir.mkdir(parents=True, exist_ok=True)
         log_settings = LogSettings(log_output=LogOutputSettings(outdir=str(outdir)), enable_trace=request.trace)
         # told the benchmark, an LLM SUT sends its generation parameters (a user override is marked)
@@ -288,6 +303,7 @@ def point_runner(
                 short_run=short_run,
                 concurrency=int(value) if closed else 0,
                 early_stopping_extension=early_stopping_extension,
+                slo=slo,
             )
             outcome = after_run(sut, outcome)
         finally:
@@ -296,6 +312,32 @@ def point_runner(
         return point_of(outcome, kind, value, ok, lines, outdir.name)
 
     return run_point
+
+
+def closed_loop_slo(request: RunRequest) -> SLOTargets | None:
+    """A closed loop's per-request targets: those given, the rest the benchmark's Server bounds (a
+    SingleStream run has none of its own), so its points are judged as a Server point would be."""
+    from proctor.app.session import build_settings
+    from proctor.loadgen.results import SLOTargets
+
+    mine = request.slo or SLOTargets(source="")
+    try:
+        server = build_settings(Scenario.SERVER, TestMode.PERFORMANCE_ONLY, request.model, request.user_conf).settings
+    except ConfigError:
+        return request.slo
+    bounds: dict[str, int | None] = {"ttft_ns": None, "tpot_ns": None, "latency_ns": None}
+    if server.use_token_latencies:
+        bounds.update(ttft_ns=int(server.server_ttft_latency), tpot_ns=int(server.server_tpot_latency))
+    elif server.server_target_latency_ns > 0:
+        bounds["latency_ns"] = int(server.server_target_latency_ns)
+    given = mine.given()
+    targets = {k: given.get(k.removesuffix("_ns"), v) for k, v in bounds.items()}
+    if not any(v is not None for v in targets.values()) and not given:
+        return None
+    targets.update({f"{k}_ns": v for k, v in given.items()})
+    words = "the benchmark's Server bounds"
+    source = f"{mine.source}; otherwise {words}" if given else words
+    return SLOTargets(**targets, source=source)
 
 
 def point_folder(kind: str, value: float, index: int | None = None) -> str:
@@ -512,10 +554,56 @@ def write_document(doc: dict[str, Any], outdir: Path) -> Path:
     return path
 
 
+# --- the points as one table (sweep.csv, sweep.parquet) ---------------------------------------------
+
+_MEASURES = ("latency", "ttft", "tpot")
+TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("kind", "str"), ("value", "float"), ("scenario", "str"), ("mlperf", "bool"), ("valid", "bool"),
+    ("meets_limits", "bool"), ("requests_per_s", "float"), ("tokens_per_s", "float"),
+    *((f"{m}_{p}_ms", "float") for m in _MEASURES for p in ("p50", "p90", "p99")),
+    *((f"{m}_limit_ms", "float") for m in _MEASURES),
+    ("slo_attainment", "float"), ("goodput_per_s", "float"), *((f"{m}_slo_ms", "float") for m in _MEASURES),
+    ("samples", "int"), ("errors", "int"), ("duration_s", "float"), ("wall_s", "float"), ("logs", "str"),
+    ("verdict", "str"), ("reasons", "str"),
+)
+
+
+def table_rows(points: Sequence[Point]) -> list[list[Any]]:
+    """The points as TABLE_COLUMNS' columns (one list per column): the figures of sweep.json, flat."""
+    rows: list[list[Any]] = []
+    for p in points:
+        blocks = {"latency": p.latency_ms, "ttft": p.ttft_ms, "tpot": p.tpot_ms}
+        rows.append([
+            p.kind, p.value, p.scenario, p.mlperf, p.valid, p.meets_limits, p.requests_per_s, p.tokens_per_s,
+            *((blocks[m] or {}).get(q) for m in _MEASURES for q in ("p50", "p90", "p99")),
+            *((p.limits_ms or {}).get(m) for m in _MEASURES),
+            p.slo_attainment, p.goodput_per_s, *((p.slo_ms or {}).get(m) for m in _MEASURES),
+            p.samples, p.errors, p.duration_s, p.wall_s, p.logs, p.verdict, "; ".join(p.reasons),
+        ])
+    return [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in TABLE_COLUMNS]
+
+
+def write_tables(points: Sequence[Point], outdir: Path) -> tuple[list[Path], str]:
+    """sweep.csv, and sweep.parquet where pyarrow is installed: (the files written, and the line that
+    says why the Parquet one is not, or "")."""
+    from proctor.column_files import write_table
+
+    values = table_rows(points)
+    written = [outdir / "sweep.csv"]
+    write_table(written[0], TABLE_COLUMNS, values, key="sweep.csv")
+    try:
+        write_table(outdir / "sweep.parquet", TABLE_COLUMNS, values, key="sweep.parquet")
+    except ConfigError as exc:
+        return written, f"sweep.parquet not written: {exc}"
+    written.append(outdir / "sweep.parquet")
+    return written, ""
+
+
 __all__ = [
     "CLOSED_LOOP",
     "DEFAULT_TOLERANCE",
     "SCHEMA",
+    "TABLE_COLUMNS",
     "Goodput",
     "GoodputProbe",
     "Point",
@@ -529,5 +617,7 @@ __all__ = [
     "point_runner",
     "run_sweep",
     "sweep_document",
+    "table_rows",
     "write_document",
+    "write_tables",
 ]

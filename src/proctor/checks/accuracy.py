@@ -131,6 +131,11 @@ class AccuracyResult:
     bound: str  # ">=", "<=", "> low", "< high"
 
 
+def reported_metric(metric: str, reported: Mapping[str, float]) -> float | None:
+    """A target metric's value among an accuracy script's reported pairs (by its known spellings)."""
+    return _lookup(metric, reported)
+
+
 def _lookup(metric: str, reported: Mapping[str, float]) -> float | None:
     lowered = {k.lower(): v for k, v in reported.items()}
     for key in METRIC_KEYS.get(metric.lower(), (metric.lower(),)):

@@ -53,7 +53,7 @@ from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
 from proctor.submission.truncate import CODE_FOLDERS
 from proctor.text_files import read_text
-from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, real_root, scan
+from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, reading, real_root, scan
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -66,6 +66,14 @@ ACCURACY_RUN_SRC = (
     f"{RULES} §LoadGen Operation ('One LoadGen validation run is required for each ... result')"
 )
 DATASET_SRC = f"{RULES} §Benchmarks ('the accuracy test must be run with one copy of the ... dataset')"
+OPEN_DATASET_SRC = (
+    f"{RULES} §Relaxed constraints for the Open division ('An Open benchmark must use all the available samples "
+    "in the dataset')"
+)
+CLOSED_MODEL_SRC = (
+    f"{RULES} §Closed Division ('requires using pre-processing, post-processing, and model that is equivalent "
+    "to the reference'); §Network Division inherits it"
+)
 
 
 @dataclass(slots=True)
@@ -234,7 +242,12 @@ def check_submission(
     `allow_unofficial_loadgen` (development only) reports logs not written by an official LoadGen
     release as warnings; the report is then still not `submittable`. `skip_extra_accuracy_files`:
     the official --skip-extra-accuracy-files-check (SDXL's images, WAN's videos are not looked for)."""
-    root = real_root(root)  # the user's links above the root are theirs; below it none is followed
+    with reading():  # one look at the tree: each kind looked up once, each log parsed once
+        return _check_tree(real_root(root), version, allow_unofficial_loadgen, skip_extra_accuracy_files)
+
+
+def _check_tree(root: Path, version: str, allow_unofficial_loadgen: bool, skip_extra_accuracy_files: bool) -> SubmissionReport:
+    """check_submission on `root` (the user's links above it are theirs; below it none is followed)."""
     opts = (allow_unofficial_loadgen, skip_extra_accuracy_files)
     rnd = round_table(version)  # ValueError naming the known rounds
     report = SubmissionReport()
@@ -307,7 +320,8 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
         return
     if sub.division == "network":
         f.extend(check_network_submitter(sub.root))
-    mapping = _model_mapping(sub.root / "model_mapping.json", f)
+    # the official reads model_mapping.json in the open division only
+    mapping = _model_mapping(sub.root / "model_mapping.json", f) if sub.division == "open" else None
     for sysdir in _dirs(sub.root / "results", f):
         desc, found = check_system_description(
             sub.root / "systems" / f"{sysdir.name}.json", sub.division, sub.name
@@ -348,23 +362,38 @@ def _check_benchmark(
     system: str,
     suites: tuple[Suite, ...],
     benchdir: Path,
-    mapping: dict[str, str],
+    mapping: dict[str, str] | None,
     report: SubmissionReport,
 ) -> None:
     f = report.findings
     try:
-        variant = sub.round.table.resolve(mapping.get(benchdir.name, benchdir.name))
+        # as the round's official checker: its names, its model_mapping, model_mapping.json, its guess
+        found = sub.round.folder_benchmark(benchdir.name, mapping)
     except KeyError as exc:
         f.append(
             _err(
                 "benchmark_name",
                 benchdir,
                 f"{exc.args[0]} (in the {sub.version} benchmark table); name the folder as the submission layout does "
-                "(e.g. resnet, llama2-70b-99.9, llama2-70b-interactive-99.9)",
+                "(e.g. resnet, llama2-70b-99.9, llama2-70b-interactive-99.9)"
+                + (", or map it in model_mapping.json" if sub.division == "open" else ""),
             )
         )
         return
+    variant = found.variant
     bench = variant.benchmark
+    if sub.closed and not found.reference:
+        f.append(
+            _err(
+                "benchmark_name",
+                benchdir,
+                f"'{benchdir.name}' names a model other than {bench.display}'s reference (read as {found.via}); "
+                f"the {sub.division} division runs the reference model: name the folder {bench.name} "
+                "or move the result to open",
+                source=CLOSED_MODEL_SRC,
+            )
+        )
+        return
     in_suites = tuple(s for s in suites if s in bench.qsl_size)
     if sub.closed and suites and not in_suites:
         f.append(
@@ -392,7 +421,7 @@ def _check_benchmark(
             cat = Category.INTERACTIVE
         present.add(cat)
         try:
-            _check_result(sub, system, suites, in_suites, variant, cat, scendir, report)
+            _check_result(sub, system, suites, in_suites, variant, cat, scendir, report, found.official)
         except (OSError, ProctorError) as exc:
             f.append(_unreadable(scendir, exc))
     if not sub.closed:
@@ -412,8 +441,40 @@ def _check_benchmark(
                 )
 
 
+def _json_text(value: object) -> str:
+    """A log value as the log spells it (false, null), else short()."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return short(value)
+
+
+def _equal_issue(sub: _Submitter, official: str, log: DetailLogData) -> list[Finding]:
+    """The round's official checker requires equal issue mode for some models' runs."""
+    need = sub.round.equal_issue
+    if need is None or official not in need.models or (need.closed_only and not sub.closed):
+        return []
+    key = "effective_sample_concatenate_permutation"
+    value = log.get(key)
+    if value is True:
+        return []
+    return [
+        _err(
+            "equal_issue",
+            log.path,
+            f"{key} is {_json_text(value) if key in log else 'not logged'}: the {sub.version} checker requires "
+            f"{official}'s runs in equal issue mode; run with the round's mlperf.conf (sample_concatenate_permutation = 1)",
+            key=key,
+            line=log.line_of(key),
+            source=need.source,
+        )
+    ]
+
+
 def _result_suites(bench: Benchmark, in_suites: tuple[Suite, ...], folder: str) -> tuple[Suite, ...]:
-    """The suites a result is held to: edge for a `*-edge` folder, else the system's that have it."""
+    """The suites a result is held to: edge for a `*-edge` folder (or one mapped to a `*-edge` name),
+    else the system's that have it."""
     if folder.endswith("-edge") and Suite.EDGE in bench.qsl_size:
         return (Suite.EDGE,)
     return in_suites
@@ -436,7 +497,9 @@ def _check_result(
     cat: Category,
     scendir: Path,
     report: SubmissionReport,
+    official: str = "",
 ) -> None:
+    """One result; `official`: the model name the round's official checker gives its folder."""
     bench = variant.benchmark
     local: list[Finding] = []
     perf = scendir / "performance" / "run_1"
@@ -480,16 +543,17 @@ def _check_result(
                     seeds=sub.round.seeds,
                     version=sub.version,
                     closed=sub.closed,
-                    min_performance_samples=_required_psc(bench, in_suites, scendir.parent.name),
-                    suites=_result_suites(bench, in_suites, scendir.parent.name),
+                    min_performance_samples=_required_psc(bench, in_suites, variant.name),
+                    suites=_result_suites(bench, in_suites, variant.name),
                 )
                 local += check_performance_log(detail, rules)
+                local += _equal_issue(sub, official or variant.name, detail)
                 if not any(f.rule == "detail_log_value" for f in local):  # else: said, nothing to derive from
                     summary = perf / "mlperf_log_summary.txt"
                     rederived = check_rederived(detail, summary if _kind(summary) == "file" else None)
                     local += rederived.findings
                     corrected = rederived.corrected
-    local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, scendir.parent.name), cat)
+    local += _check_accuracy_dir(sub, variant, scendir, _result_suites(bench, in_suites, variant.name), cat)
     ctx = ResultContext(
         sub.root, system, scendir.parent.name, scendir.name, cat.value, scendir, sub.version, variant, detail,
         sub.allow_unofficial,
@@ -522,9 +586,10 @@ def _check_result(
 
 
 def _dataset_coverage(
-    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...], cat: Category | None
+    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...], cat: Category | None, *, closed: bool = True
 ) -> list[Finding]:
-    """The accuracy run covers one copy of the benchmark's accuracy dataset (of the result's suite)."""
+    """The accuracy run covers one copy of the benchmark's accuracy dataset (of the result's suite);
+    an open result too ("must use all the available samples in the dataset")."""
     sizes = {bench.dataset_size(s) for s in suites} if suites else {bench.dataset_size()}
     sizes.discard(None)
     key = next((k for k in ("effective_accuracy_sample_count", "qsl_reported_total_count") if k in log), None)
@@ -532,7 +597,7 @@ def _dataset_coverage(
     if not sizes or not isinstance(count, int) or isinstance(count, bool) or count in sizes:
         return []
     size = max(s for s in sizes if s is not None)
-    src = f"{DATASET_SRC}; size: {bench.accuracy_dataset_source or bench.source}"
+    src = f"{DATASET_SRC if closed else OPEN_DATASET_SRC}; size: {bench.accuracy_dataset_source or bench.source}"
     where = dict(key=key, line=log.line_of(key) if key else None, source=src)
     tolerated = bench.accuracy_dataset_tolerated.get(cat) if cat is not None else None
     if tolerated is not None and count == tolerated:
@@ -662,7 +727,7 @@ def _check_accuracy_dir(
         )
     if _kind(accdir / "mlperf_log_detail.txt") == "file":
         log, problems = load_detail_log(accdir / "mlperf_log_detail.txt")
-        out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat)
+        out += problems + _check_accuracy_log(log, variant.benchmark, suites, cat, closed=sub.closed)
         out += check_loadgen_origin(log, sub.version, allow_unofficial=sub.allow_unofficial)
     acc = accdir / "accuracy.txt"
     if _kind(acc) != "file":
@@ -683,7 +748,12 @@ def _check_accuracy_dir(
 
 
 def _check_accuracy_log(
-    log: DetailLogData, bench: Benchmark, suites: tuple[Suite, ...] = (), cat: Category | None = None
+    log: DetailLogData,
+    bench: Benchmark,
+    suites: tuple[Suite, ...] = (),
+    cat: Category | None = None,
+    *,
+    closed: bool = True,
 ) -> list[Finding]:
     out: list[Finding] = []
     mode = log.get("effective_test_mode")
@@ -699,7 +769,7 @@ def _check_accuracy_log(
                 source=ACCURACY_RUN_SRC,
             )
         )
-    out += _dataset_coverage(log, bench, suites, cat)
+    out += _dataset_coverage(log, bench, suites, cat, closed=closed)
     for line, k, value in log.errors[:5]:
         out.append(
             _err(

@@ -170,13 +170,22 @@ def check_system_description(
         return None, [err(f"cannot read it ({exc.strerror or exc}); fix its permissions")]
     if len(data) > MAX_BYTES:
         return None, [err(f"larger than {MAX_BYTES} bytes: not a system description")]
+    repeated: list[str] = []
     try:
-        desc = load_strict_json(data)
+        desc = load_strict_json(data, duplicates=repeated)
     except ValueError as exc:
         return None, [err(f"not valid JSON: {exc}")]
     if not isinstance(desc, dict):
         return None, [err("must be a JSON object")]
     out: list[Finding] = []
+    if repeated:  # the official reader (Python's json) keeps the last value: ambiguous, not invalid
+        out.append(
+            err(
+                f"duplicate key(s) {', '.join(sorted(set(repeated))[:5])}: the last value is the one read; keep one",
+                repeated[0],
+                Severity.WARNING,
+            )
+        )
     # a value the official calls empty is reported as empty below; any other non-scalar is the wrong type
     wrong = [
         k

@@ -5,7 +5,8 @@ says which module holds it), so `proctor --version` imports no command module an
 `proctor X` imports only X's; `proctor --help` lists every command from `SUMMARY` without loading
 any. A command module keeps its top-level imports light (typer, the standard library) and imports
 libraries inside the command bodies. Help is click's plain text (`rich_markup_mode=None` on every app): typer's
-rich help formatter alone costs about as much as the rest of `proctor --help` together.
+rich help formatter alone costs about as much as the rest of `proctor --help` together. A command's
+parameters are coerced without pydantic where the value is plain (cli/param_coercion.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Any
 
 import typer
 from typer.core import TyperGroup
+
+from proctor.cli import param_coercion
+
+param_coercion.install()  # plain option values coerced without pydantic (its import alone costs ~50 ms)
 
 # Top-level command or group -> the modules that register it (a group's subcommands may come
 # from several). tests/cli/test_fast_start.py checks this against an eager registration.
@@ -45,7 +50,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 SUMMARY: dict[str, str] = {
     "run": "Run one MLPerf Inference test (the official LoadGen's StartTest) and judge it.",
     "audit": "Run MLPerf Inference compliance audits (TEST01, TEST04, TEST06) and verify them.",
-    "sweep": "Run a SUT at many loads: one table, sweep.json and sweep.html; or find its goodput.",
+    "sweep": "Run a SUT at many loads: one table, sweep.json, sweep.csv/.parquet and sweep.html; or find its goodput.",
     "demo": "One benchmark round on the reference workloads.",
     "report": "Write a self-contained HTML report (plots, verdicts, comparisons) of inference and training runs.",
     "early-stopping": "Early stopping (MLPerf Inference rules, appendix): queries needed and the percentile reported.",
@@ -107,6 +112,16 @@ class LazyGroup(TyperGroup):
             if isinstance(fresh, TyperGroup) and cmd_name in fresh.commands:
                 self.commands[cmd_name] = fresh.commands[cmd_name]
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: Any) -> Any:
+        """A stop signal a command did not handle itself (typer would exit 130 without a word,
+        whatever the signal): the one "interrupted" line and 128 + the signal (cli/output.py)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            from proctor.cli import output
+
+            output.interrupted(exc=exc)
 
 
 app = typer.Typer(

@@ -142,6 +142,7 @@ def audit_cmd(
     from proctor.app.session import session_runner, sut_spec
     from proctor.audits.configs import TEST06_DTYPES, Audit, not_applicable, required_audits
     from proctor.audits.run import Test06Options, Tree, run_audits, verify_audit
+    from proctor.loadgen import output_lock
     from proctor.trees import real_root, safe_name
 
     out = output.console()
@@ -169,34 +170,36 @@ def audit_cmd(
     tree = Tree(real_root(opts.output_dir), system, benchmark or model, str(request.scenario), layout, results)
     t06 = Test06Options(dtype, eos_token_id)
     short_run = ""
-    try:
-        if audit_logs is not None:
-            outcomes = [verify_audit(audits[0], tree, audit_logs, test06=t06)]
-        else:
-            resolved = request.resolve()
-            short_run = resolved.short_run
-            spec = sut_spec(request.sut, request.dataset)
-            if token_ids_for_test06(spec, audits) != spec:
-                spec = token_ids_for_test06(spec, audits)
-                out.print("note: TEST06 reads token ids: the openai SUT logs them (output=ids)", markup=False)
-            runner = session_runner(
-                spec,
-                request.engine,
-                short_run=short_run,
-                timeout_s=request.timeout_s,
-                drain_s=request.drain_s,
-                trace=request.trace,
-                benchmark=model,
-            )
-            outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
-    except KeyboardInterrupt:
-        output.interrupted(f"interrupted: partial logs in {opts.output_dir}")
-    except (ConfigError, LogFormatError, TreeError) as exc:
-        output.fail(str(exc))
-    except RunError as exc:
-        output.fail(f"run failed: {exc}", output.EXIT_INVALID)
-    except ProctorError as exc:
-        output.fail(str(exc), output.EXIT_INVALID)
+    # the tree is this audit's until it ends: a second audit or run into it is refused (exit 2)
+    with output_lock.owned(opts.output_dir, "proctor audit"):
+        try:
+            if audit_logs is not None:
+                outcomes = [verify_audit(audits[0], tree, audit_logs, test06=t06)]
+            else:
+                resolved = request.resolve()
+                short_run = resolved.short_run
+                spec = sut_spec(request.sut, request.dataset)
+                if token_ids_for_test06(spec, audits) != spec:
+                    spec = token_ids_for_test06(spec, audits)
+                    out.print("note: TEST06 reads token ids: the openai SUT logs them (output=ids)", markup=False)
+                runner = session_runner(
+                    spec,
+                    request.engine,
+                    short_run=short_run,
+                    timeout_s=request.timeout_s,
+                    drain_s=request.drain_s,
+                    trace=request.trace,
+                    benchmark=model,
+                )
+                outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)
+        except KeyboardInterrupt:
+            output.interrupted(f"interrupted: partial logs in {opts.output_dir}")
+        except (ConfigError, LogFormatError, TreeError) as exc:
+            output.fail(str(exc))
+        except RunError as exc:
+            output.fail(f"run failed: {exc}", output.EXIT_INVALID)
+        except ProctorError as exc:
+            output.fail(str(exc), output.EXIT_INVALID)
     code = output.EXIT_OK if all(o.passed for o in outcomes) else output.EXIT_INVALID
     if opts.as_json:  # one document on stdout, nothing else
         from proctor.app.documents import audit_document, dumps

@@ -4,16 +4,14 @@ Commands register on the shared apps (cli/apps.py) when their module is imported
 group does on first lookup, so `proctor --version` imports none. `main()` owns the exit codes: a
 usage error, a ProctorError or an OSError becomes one line on stderr and exit 2 (a checker's own
 invalid verdict is exit 1, set by the command); anything else is a bug: one line and exit 70; Ctrl-C is 130; `--debug` anywhere on the line shows
-the traceback instead.
+the traceback instead. SIGTERM and SIGHUP are handled as Ctrl-C is (exit 143 and 129).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
-import traceback
 from typing import Any
 
 import typer
@@ -57,52 +55,103 @@ def _usage_hint(exc: Exception) -> str:
     return f" (see '{path} --help')" if path else ""
 
 
-def run(argv: list[str] | None = None) -> int:
-    """Run the CLI on argv and return its exit status; every failure is one line unless --debug."""
-    click_exception: type[Exception] = next(
-        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
-    )
+def _json_command(command: Any, args: list[str]) -> str:
+    """The command path (`proctor check submission`) when `args` ask a command that takes `--json`
+    for it, else "". Looks up only the commands on the line (lazy modules load as they would)."""
+    if "--json" not in args:
+        return ""
+    path, current = ["proctor"], command
+    ctx_class = getattr(command, "context_class", None)
+    for token in args:
+        if token.startswith("-") or not hasattr(current, "get_command"):
+            continue
+        try:
+            sub = current.get_command(ctx_class(current) if ctx_class else None, token)
+        except Exception:  # noqa: BLE001 - an unknown word: the usage error says so
+            sub = None
+        if sub is None:
+            break
+        path.append(token)
+        current = sub
+    takes = any("--json" in getattr(p, "opts", ()) for p in getattr(current, "params", ()))
+    return " ".join(path) if takes and not hasattr(current, "get_command") else ""
 
+
+def _print_traceback() -> None:
+    import traceback  # only with --debug: it loads linecache and tokenize
+
+    traceback.print_exc()
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI on argv and return its exit status; every failure is one line unless --debug.
+    With `--json`, stdout holds exactly one JSON document whatever the status: the command's own,
+    or the error document (output.error_document) when it ends without one."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in args:  # accepted anywhere on the line, not only before the command
         args.remove("--debug")
         output.set_debug(True)
     command = typer.main.get_command(app)
+    json_for = _json_command(command, args)
+    if not json_for:
+        return _run(command, args)
+    real = sys.stdout
+    counting = output.CountingStdout(real)
+    sys.stdout = counting
+    try:
+        rc = _run(command, args)
+    finally:
+        sys.stdout = real
+    if counting.written == 0 and rc != output.EXIT_OK:
+        import json
+
+        doc = output.error_document(json_for, rc, output.last_message())
+        with contextlib.suppress(OSError):
+            real.write(json.dumps(doc) + "\n")
+            real.flush()
+    return rc
+
+
+def _run(command: Any, args: list[str]) -> int:
+    click_exception: type[Exception] = next(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+    )
+
     try:
         rc = command.main(args, prog_name="proctor", standalone_mode=False)
     except click_exception as exc:
         usage: Any = exc  # typer's click exception: format_message() and exit_code
         output.error_line(usage.format_message() + _usage_hint(exc))
         return output.EXIT_USAGE if usage.exit_code == 2 else int(usage.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as exc:  # Ctrl-C, SIGTERM, SIGHUP (loadgen/stop_signals.py)
         try:
-            output.interrupted()
+            output.interrupted(exc=exc if isinstance(exc, KeyboardInterrupt) else None)
         except typer.Exit as done:
             return int(done.exit_code)
     except RunError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(f"run failed: {exc}")
         return output.EXIT_INVALID
     except ProctorError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(str(exc))
         return output.EXIT_USAGE
     except OSError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         where = f"{exc.filename}: " if exc.filename else ""
         output.error_line(f"{where}{exc.strerror or exc}")
         return output.EXIT_USAGE
     except RecursionError as exc:
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(f"input nested too deeply to read ({exc})")
         return output.EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last resort keeps the one-line promise
         if output.debug():
-            traceback.print_exc()
+            _print_traceback()
         output.error_line(
             f"internal error: {type(exc).__name__}: {exc} (a bug in proctor {__version__}: please report it with "
             "the command line and the traceback that rerunning with --debug prints)"
@@ -112,10 +161,15 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
+    from proctor.loadgen import stop_signals
+
+    stop_signals.install()  # SIGTERM and SIGHUP stop a run as Ctrl-C does: logs whole, marked incomplete
     rc = run()
-    if rc == output.EXIT_INTERRUPTED:
+    if rc in output.EXIT_STOPPED:
         # Ctrl-C: the logs are written and closed; the interpreter's teardown of a large heap took
         # 0.6-1 s on a loaded host, past the one second a stop may take. Flush and leave now.
+        import logging  # loaded already by whatever logged; cheap to ask again
+
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):

@@ -1,7 +1,7 @@
 """What every command prints and how it exits: one convention, one place.
 
 Exit status (README, "Exit status"): 0 ok/valid, 1 checked and found invalid, 2 the input or the
-command line is wrong, 130 interrupted. An error is one line on stderr that names the file, line,
+command line is wrong, 70 a bug, 130 interrupted (143 after SIGTERM, 129 after SIGHUP). An error is one line on stderr that names the file, line,
 option or key and what to do; a traceback only with `proctor --debug`.
 
 Tables never cut a number or a path: label columns wrap, value columns do not. When standard
@@ -14,6 +14,7 @@ command. rich is imported on first print, so importing this module costs nothing
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable
@@ -54,11 +55,12 @@ EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70  # a bug in proctor (EX_SOFTWARE): one line, the traceback with --debug
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C; after SIGTERM 143, SIGHUP 129 (128 + the signal, as shells report)
+EXIT_STOPPED = frozenset({130, 143, 129})  # every status `interrupted` exits with
 
 _PIPE_WIDTH = 120  # a pipe has no width: tables wrap their text columns at this (or $COLUMNS)
 
-_state = {"debug": False}
+_state: dict[str, object] = {"debug": False, "last_message": ""}
 
 
 def set_debug(on: bool) -> None:
@@ -67,7 +69,12 @@ def set_debug(on: bool) -> None:
 
 def debug() -> bool:
     """`proctor --debug` (or PROCTOR_DEBUG=1): show tracebacks instead of one-line errors."""
-    return _state["debug"] or os.environ.get("PROCTOR_DEBUG", "") not in ("", "0")
+    return bool(_state["debug"]) or os.environ.get("PROCTOR_DEBUG", "") not in ("", "0")
+
+
+def last_message() -> str:
+    """The last error or interrupted line printed: the `error` of a `--json` error document."""
+    return str(_state["last_message"])
 
 
 def console(stderr: bool = False) -> Console:
@@ -91,6 +98,7 @@ def error_line(message: str) -> None:
     from rich.markup import escape
 
     text = " ".join(str(message).split())  # one line, whatever the message held
+    _state["last_message"] = text
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/red] {escape(text)}")
 
 
@@ -100,14 +108,59 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
-def interrupted(message: str = "interrupted") -> NoReturn:
-    """Ctrl-C: one line that starts with "interrupted" (not an error) and exit 130."""
+def interrupted(message: str = "interrupted", exc: BaseException | None = None) -> NoReturn:
+    """A stop signal: one line that starts with "interrupted" (not an error) and exit 128 + the
+    signal: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP (loadgen/stop_signals.py). `exc`
+    is the KeyboardInterrupt it raised (default: the one being handled)."""
     from rich.console import Console
     from rich.markup import escape
 
+    from proctor.loadgen import stop_signals
+
+    exc = exc if exc is not None else sys.exception()
+    signum = stop_signals.signal_of(exc)
     text = " ".join(str(message).split())
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]{escape(text)}[/yellow]")
-    raise typer.Exit(EXIT_INTERRUPTED)
+    if isinstance(exc, stop_signals.Stopped) and text.startswith("interrupted"):
+        text = f"interrupted by {stop_signals.signal_name(signum)}" + text.removeprefix("interrupted")
+    _state["last_message"] = text
+    with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]{escape(text)}[/yellow]")
+    raise typer.Exit(128 + signum)
+
+
+# --- `--json`: exactly one document on stdout, whatever the exit status -----------------------------
+
+JSON_ERROR_KIND = "proctor.error"  # schema: proctor.schemas.ERROR
+
+
+class CountingStdout:
+    """sys.stdout while a `--json` command runs: counts what the command writes, so the entry point
+    knows whether it printed its document (cli/main.py adds the error document when it did not)."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+        self.written = 0
+
+    def write(self, text: str) -> int:
+        self.written += len(text)
+        return int(self._inner.write(text))  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+def error_document(command: str, exit_code: int, message: str) -> dict[str, object]:
+    """What `--json` prints when the command ends without its own document: the input was wrong
+    (exit 2), it was interrupted before it had a result (130, 143, 129: `incomplete` true), it failed
+    (1) or hit a bug (70). `error` is the line stderr got."""
+    return {
+        "kind": JSON_ERROR_KIND,
+        "version": 1,
+        "command": command,
+        "exit_code": exit_code,
+        "error": message,
+        "incomplete": exit_code in EXIT_STOPPED,
+    }
 
 
 def print_table(out: Console, tbl: Table, paths: Iterable[tuple[str, str]] = ()) -> None:

@@ -65,6 +65,9 @@ def report_cmd(
     err = output.console(stderr=True)
     for d, why in rep.skipped:
         err.print(f"skipped {d}: {why}", markup=False)
+    for run in rep.runs:  # the report says so on its page; the terminal too, as a run's own verdict did
+        if run.incomplete:
+            err.print(f"note: {run.directory}: the run did not finish: {run.incomplete}", markup=False, soft_wrap=True)
     try:
         written = write_report(rep, out, png)
     except KeyboardInterrupt:

@@ -25,7 +25,7 @@ import typer
 from proctor.cli import output
 from proctor.cli.apps import app, examples
 from proctor.cli.run_options import RunOptions, run_options
-from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.errors import ConfigError, ProctorError, RunError, TreeError
 from proctor.loadgen.types import TestMode
 
 if TYPE_CHECKING:
@@ -61,8 +61,9 @@ def list_suts(out: Console) -> None:
 
 
 def run_failed(exc: BaseException, err: Console) -> NoReturn:
-    """Exit for a run that raised: 2 for refused settings, 1 for a failed run (its cause with --debug)."""
-    if isinstance(exc, ConfigError):
+    """Exit for a run that raised: 2 for refused settings or an output folder proctor will not write
+    into (a link, FIFO or device where a log goes), 1 for a failed run (its cause with --debug)."""
+    if isinstance(exc, ConfigError | TreeError):
         output.fail(str(exc), output.EXIT_USAGE)
     if isinstance(exc, RunError):
         if output.debug() and exc.__cause__ is not None:
@@ -148,13 +149,22 @@ def run_cmd(
             progress=None if opts.quiet else PeakProgress(err),
             say=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True),
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the logs are whole, marked incomplete
+        from proctor.app.session import SessionResult
+        from proctor.loadgen import stop_signals
+
+        partial = stop_signals.partial_of(exc)
+        if opts.as_json and isinstance(partial, SessionResult):  # the partial result: verdict INCOMPLETE
+            from proctor.app.documents import dumps, run_document
+
+            short_run = session.resolved.short_run if session.resolved is not None else ""
+            sys.stdout.write(dumps(run_document(partial, stop_signals.exit_status(exc), short_run)))
         html, detail = opts.output_dir / "report.html", opts.output_dir / "mlperf_log_detail.txt"
         fresh = html.is_file() and detail.is_file() and html.stat().st_mtime >= detail.stat().st_mtime
         report = " and report.html" if fresh and not no_report else ""
-        output.interrupted(f"interrupted: partial logs{report} in {opts.output_dir} (summary marked incomplete)")
+        output.interrupted(f"interrupted: partial logs{report} in {opts.output_dir} (summary marked incomplete)", exc)
     except ProctorError as exc:
-        if opts.as_json and not isinstance(exc, ConfigError):  # exit 1 still prints its document
+        if opts.as_json and not isinstance(exc, ConfigError | TreeError):  # exit 1 still prints its document
             from proctor.app.documents import dumps, failed_run_document
 
             req = session.request

@@ -23,12 +23,14 @@ from proctor.loadgen.types import Scenario
 
 if TYPE_CHECKING:
     from proctor.app.session import RunRequest
+    from proctor.loadgen.results import SLOTargets
 
 TIMEOUT_HELP = (
     "Give up on a stuck SUT after this many seconds: the longest wait for a completion, and for a "
     f"performance run its whole length. Default: {STUCK_LIMIT_S} s without a completion (or 2 x "
     "min_duration when longer), no bound on the whole run; with max_duration, max_duration + 1 s."
 )
+MAX_SLO_MS = 86_400_000.0  # a day: a per-request target past it is a typo
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
     "or your own: my_package.module:factory[:k=v,...] or path/to/file.py:factory[:k=v,...], where "
@@ -54,6 +56,9 @@ class RunOptions:
     target_qps: float | None
     expected_latency_ms: float | None
     min_queries: int | None
+    slo_ttft_ms: float | None
+    slo_tpot_ms: float | None
+    slo_latency_ms: float | None
     timeout_s: float | None
     drain_s: float
     full: bool
@@ -70,10 +75,36 @@ class RunOptions:
             output.fail("missing option --scenario (SingleStream, MultiStream, Server or Offline)")
         if self.quick and self.duration_ms is None:  # an explicit --duration-ms wins: a verdict's
             self.duration_ms = QUICK_DURATION_MS  # "--duration-ms N" can be added to the same command
-        if self.timeout_s is not None and (not math.isfinite(self.timeout_s) or self.timeout_s <= 0):
-            output.fail(f"--timeout-s must be a finite number > 0, got {self.timeout_s!r}")
+        from proctor.loadgen.settings import value_problem
+
+        for option, name, value in (("--timeout-s", "timeout_s", self.timeout_s), ("--drain-s", "drain_s", self.drain_s)):
+            problem = value_problem(name, value) if value is not None else ""
+            if problem:  # the one range table (loadgen/settings.py RUN_ARGUMENT_RANGES)
+                output.fail(f"{option}: {problem}")
+        for option, ms in self.slo_options():
+            if not math.isfinite(ms) or not 0 < ms <= MAX_SLO_MS:
+                output.fail(f"{option} must be a number of milliseconds in (0, {MAX_SLO_MS:g}], got {ms!r}")
         check_output_dir(self.output_dir)
         return self.scenario
+
+    def slo_options(self) -> list[tuple[str, float]]:
+        """The --slo-*-ms options given, with their values."""
+        given = (("--slo-ttft-ms", self.slo_ttft_ms), ("--slo-tpot-ms", self.slo_tpot_ms),
+                 ("--slo-latency-ms", self.slo_latency_ms))
+        return [(option, float(ms)) for option, ms in given if ms is not None]
+
+    def slo(self) -> SLOTargets | None:
+        """The per-request SLO targets given (None: the benchmark's bounds)."""
+        given = self.slo_options()
+        if not given:
+            return None
+        from proctor.loadgen.results import SLOTargets
+
+        def ns(ms: float | None) -> int | None:
+            return None if ms is None else round(ms * 1e6)
+
+        return SLOTargets(ns(self.slo_ttft_ms), ns(self.slo_tpot_ms), ns(self.slo_latency_ms),
+                          source="set by " + ", ".join(option for option, _ in given))
 
     def request(self, **more: Any) -> RunRequest:
         """The session's request: these options plus the command's own (`more`)."""
@@ -100,6 +131,7 @@ class RunOptions:
             drain_s=self.drain_s,
             trace=self.trace and not self.no_trace,
             engine=self.engine,
+            slo=self.slo(),
             **more,
         )
 
@@ -130,8 +162,9 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("sut", Annotated[str, typer.Option("--sut", help=SUT_HELP, metavar="SPEC")], "synthetic"),
         ("dataset", Annotated[Path | None, typer.Option(
             "--dataset", metavar="FILE",
-            help="Dataset for LLM SUTs: JSONL (prompt or input_ids, optional output per line), ShareGPT .json, "
-            ".csv, .parquet, or the official .pkl files (with --allow-pickle); passed to the SUT as "
+            help="Dataset for LLM SUTs: JSONL (prompt or input_ids, optional output per line), .json (ShareGPT "
+            "or records), .csv, .parquet, or the official .pkl files (with --allow-pickle), the columns by "
+            "the file's layout (ShareGPT, MLPerf's processed files, OpenOrca); passed to the SUT as "
             "dataset=FILE.")], None),
         ("allow_pickle", Annotated[bool, typer.Option(
             "--allow-pickle", help="Let the SUT read a pickled dataset (the official MLPerf LLM .pkl files): "
@@ -155,6 +188,16 @@ def _shared(output_default: Path, output_help: str) -> list[tuple[str, Any, Any]
         ("min_queries", Annotated[int | None, typer.Option(
             "--min-queries", metavar="N", help="min_query_count override."
         )], None),
+        ("slo_ttft_ms", Annotated[float | None, typer.Option(
+            "--slo-ttft-ms", metavar="MS", help="Per-request SLO: time to first token target (ms) for the "
+            "attainment and goodput lines (default: the benchmark's Server bound; the MLPerf verdict keeps it).")],
+         None),
+        ("slo_tpot_ms", Annotated[float | None, typer.Option(
+            "--slo-tpot-ms", metavar="MS", help="Per-request SLO: time per output token target (ms); default "
+            "the benchmark's Server bound.")], None),
+        ("slo_latency_ms", Annotated[float | None, typer.Option(
+            "--slo-latency-ms", metavar="MS", help="Per-request SLO: latency target (ms); default the benchmark's "
+            "Server bound (non-token benchmarks).")], None),
         ("timeout_s", Annotated[float | None, typer.Option(
             "--timeout-s", metavar="SECONDS", help=TIMEOUT_HELP)], None),
         ("drain_s", Annotated[float, typer.Option(

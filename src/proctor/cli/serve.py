@@ -71,6 +71,11 @@ def serve_llm_cmd(
         str, typer.Option(metavar="MODE", help="usage record: separate chunk, on the final chunk, or none")
     ] = "separate",
     done: Annotated[bool, typer.Option("--done/--no-done", help="end streams with data: [DONE]")] = True,
+    token_ids: Annotated[bool, typer.Option(
+        "--token-ids/--no-token-ids", help="send token ids when a request asks (vLLM's return_token_ids)")] = True,
+    logprobs: Annotated[bool, typer.Option(
+        "--logprobs/--no-logprobs", help="send per-token logprobs when a request asks; --usage none "
+        "--no-token-ids acts as llama.cpp's Python server")] = True,
     faults: Annotated[
         str,
         typer.Option(
@@ -109,6 +114,8 @@ def serve_llm_cmd(
             jitter_ms=jitter_ms,
             usage=usage,
             done=done,
+            token_ids=token_ids,
+            logprobs=logprobs,
             faults=Faults.parse(faults),
         )
     except ConfigError as exc:

@@ -25,12 +25,13 @@ if TYPE_CHECKING:
     from proctor.loadgen.progress import ProgressHooks
 
 
-def _ms(block: dict[str, float] | None, key: str) -> str:
-    return "-" if not block else f"{block.get(key, 0):,.1f}"
-
-
 def _table(kind: str, points: list[Point]) -> Table:
     from rich.table import Table
+
+    from proctor.report.sweep import figure_text  # one number per figure: sweep.html writes them alike
+
+    def _ms(block: dict[str, float] | None, key: str) -> str:
+        return "-" if not block else figure_text("ms", block.get(key))
 
     tokens = any(p.ttft_ms for p in points)
     tbl = Table(title="proctor sweep" + (" (closed loop: not an MLPerf scenario)" if kind == "concurrency" else ""))
@@ -45,16 +46,23 @@ def _table(kind: str, points: list[Point]) -> Table:
     tbl.add_column("requests/s", justify="right")
     if tokens:
         tbl.add_column("tokens/s", justify="right")
+    slo = any(p.slo_attainment is not None for p in points)
+    if slo:
+        tbl.add_column("SLO met", justify="right")
+        tbl.add_column("goodput req/s", justify="right")
     for p in points:
         verdict = "not MLPerf" if p.valid is None else ("[green]VALID[/green]" if p.valid else "[red]INVALID[/red]")
-        row = [f"{p.value:g}", verdict]
+        row = [figure_text("value", p.value), verdict]
         if kind == "rate":
             row.append("met" if p.meets_limits else "[red]NOT met[/red]")
         blocks = [p.ttft_ms, p.tpot_ms, p.latency_ms] if tokens else [p.latency_ms]
         row += ["/".join(_ms(b, k) for k in ("p50", "p90", "p99")) for b in blocks]
-        row.append(f"{p.requests_per_s:,.2f}")
+        row.append(figure_text("rate", p.requests_per_s))
         if tokens:
-            row.append("-" if p.tokens_per_s is None else f"{p.tokens_per_s:,.1f}")
+            row.append(figure_text("rate", p.tokens_per_s))
+        if slo:
+            row.append(figure_text("share", p.slo_attainment))
+            row.append(figure_text("rate", p.goodput_per_s))
         tbl.add_row(*row)
     return tbl
 
@@ -68,7 +76,8 @@ def _table(kind: str, points: list[Point]) -> Table:
         "proctor sweep --goodput --target-qps 100 --sut synthetic:service_us=5000,workers=4 --tolerance 0.05",
     ),
 )
-@run_options(output_default=Path("proctor-sweep"), output_help="Directory for sweep.json, sweep.html and each point's logs.")
+@run_options(output_default=Path("proctor-sweep"),
+             output_help="Directory for sweep.json, sweep.csv, sweep.parquet, sweep.html and each point's logs.")
 def sweep_cmd(
     opts: RunOptions,
     rates: Annotated[
@@ -104,7 +113,7 @@ def sweep_cmd(
     ] = 1e6,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write sweep.html.")] = False,
 ) -> None:
-    """Run a SUT at many loads: one table, sweep.json and sweep.html; or find its goodput.
+    """Run a SUT at many loads: one table, sweep.json, sweep.csv/.parquet and sweep.html; or find its goodput.
 
     Each point is a full run with its own logs (a subfolder of --output) and its own verdict. Each
     point lasts --duration-ms (default 10 s, as --quick), plus what early stopping asks of a Server run.
@@ -114,7 +123,7 @@ def sweep_cmd(
     from proctor.errors import ConfigError, ProctorError
     from proctor.loadgen.types import Scenario
 
-    console = output.console()
+    console = output.console(stderr=opts.as_json)  # --json: stdout holds the document alone
     err = output.console(stderr=True)
     if opts.list_suts_flag:
         from proctor.cli.run import list_suts
@@ -150,6 +159,12 @@ def sweep_cmd(
                     f"--tolerance: must be at least {sw.MIN_TOLERANCE} and below 1 (0.02 = 2 %), got {tolerance:g}"
                 )
         request.resolve()  # refuse bad settings before the first point runs
+        from proctor.loadgen.settings import value_problem
+
+        for option, rate in [("--rates", v) for v in values if kind == "rate"] + [("--max-qps", max_qps)]:
+            problem = value_problem("server_target_qps", rate)  # each point is a Server run at that rate
+            if problem:
+                raise ConfigError(f"{option}: {problem}")
     except ConfigError as exc:
         output.fail(str(exc))
 
@@ -167,59 +182,83 @@ def sweep_cmd(
             what = "in flight" if p.kind == "concurrency" else "QPS"
             err.print(f"{p.value:g} {what}: {p.verdict}", markup=False, highlight=False, soft_wrap=True)
 
-    found = None
-    points: list[Point] = []
-    try:
-        if goodput:
+    from proctor.loadgen import output_lock, stop_signals
 
-            def probe_line(p: sw.GoodputProbe) -> None:
-                console.print(
-                    f"probe {p.index} ({p.stage}) {p.rate:,.4g} QPS: {'PASS' if p.passed else 'FAIL'} "
-                    f"({p.wall_s:.1f} s)  {p.why}",
-                    markup=False, highlight=False, soft_wrap=True,
+    # the folder is this sweep's until it ends: a second sweep or run into it is refused (exit 2)
+    with output_lock.owned(outdir, "proctor sweep"):
+        found = None
+        points: list[Point] = []
+        try:
+            if goodput:
+
+                def probe_line(p: sw.GoodputProbe) -> None:
+                    console.print(
+                        f"probe {p.index} ({p.stage}) {p.rate:,.4g} QPS: {'PASS' if p.passed else 'FAIL'} "
+                        f"({p.wall_s:.1f} s)  {p.why}",
+                        markup=False, highlight=False, soft_wrap=True,
+                    )
+
+                assert opts.target_qps is not None
+                found = sw.goodput_search(
+                    sw.goodput_runner(run_point, outdir, points), opts.target_qps, tolerance,
+                    max_rate=max_qps, on_probe=probe_line,
                 )
+            else:
+                sw.run_sweep(kind, values, outdir, run_point, said, points)
+        except KeyboardInterrupt as exc:
+            doc = sw.sweep_document(kind, points, request, None)
+            path = sw.write_document(doc, outdir)
+            sw.write_tables(points, outdir)
+            if opts.as_json:  # the points that ended: the partial result
+                _print_json(doc, stop_signals.exit_status(exc), incomplete=True)
+            output.interrupted(f"interrupted: the {len(points)} point(s) that ended are in {path}", exc)
+        except ConfigError as exc:
+            output.fail(str(exc))
+        except ProctorError as exc:
+            output.fail(f"run failed: {exc}", output.EXIT_INVALID)
+        doc = sw.sweep_document(kind, points, request, found)
+        path = sw.write_document(doc, outdir)
+        if not opts.quiet:
+            output.print_table(console, _table(kind, points))
+        console.print(f"sweep.json: {path}", markup=False, soft_wrap=True)
+        tables, why = sw.write_tables(points, outdir)
+        for table in tables:
+            console.print(f"{table.name}: {table}", markup=False, soft_wrap=True)
+        if why:
+            err.print(why, markup=False, soft_wrap=True)
+        if not no_report:
+            from proctor.report.sweep import write_sweep_html
 
-            assert opts.target_qps is not None
-            found = sw.goodput_search(
-                sw.goodput_runner(run_point, outdir, points), opts.target_qps, tolerance,
-                max_rate=max_qps, on_probe=probe_line,
-            )
-        else:
-            sw.run_sweep(kind, values, outdir, run_point, said, points)
-    except KeyboardInterrupt:
-        path = sw.write_document(sw.sweep_document(kind, points, request, None), outdir)
-        output.interrupted(f"interrupted: the {len(points)} point(s) that ended are in {path}")
-    except ConfigError as exc:
-        output.fail(str(exc))
-    except ProctorError as exc:
-        output.fail(f"run failed: {exc}", output.EXIT_INVALID)
-    doc = sw.sweep_document(kind, points, request, found)
-    path = sw.write_document(doc, outdir)
-    if not opts.quiet:
-        output.print_table(console, _table(kind, points))
-    console.print(f"sweep.json: {path}", markup=False, soft_wrap=True)
-    if not no_report:
-        from proctor.report.sweep import write_sweep_html
+            console.print(f"sweep.html: {write_sweep_html(doc, outdir)}", markup=False, soft_wrap=True)
+        failed = [p for p in points if p.errors or p.samples == 0]
+        for p in failed:
+            err.print(f"point {p.value:g}: {p.verdict} (logs: {outdir / p.logs})", markup=False, soft_wrap=True)
+        code = output.EXIT_INVALID if (failed and not goodput) or (found is not None and not found.found) else 0
+        if opts.as_json:
+            _print_json(doc, code, incomplete=False)
+        if found is not None:
+            if found.found:
+                hi = f"{found.upper:,.4g}" if found.upper > 0 else "none failed"
+                best = next((p for p in points if p.meets_limits and p.value == found.lower), None)
+                run_verdict = "" if best is None else f"; its run: {best.verdict}"
+                console.print(
+                    f"goodput: {found.lower:,.4g} QPS meets the limits, bracket [{found.lower:,.4g}, {hi}) "
+                    f"after {len(found.probes)} probes in {found.wall_s:.1f} s (tolerance {found.tolerance * 100:g} %)"
+                    + (f"; {found.stopped}" if found.stopped else "") + run_verdict,
+                    markup=False, soft_wrap=True,
+                )
+            else:
+                console.print(
+                    f"goodput: no probed rate met the limits ({found.stopped}); lower --target-qps",
+                    markup=False, soft_wrap=True,
+                )
+                raise typer.Exit(output.EXIT_INVALID)
+        raise typer.Exit(output.EXIT_INVALID if failed and not goodput else output.EXIT_OK)
 
-        console.print(f"sweep.html: {write_sweep_html(doc, outdir)}", markup=False, soft_wrap=True)
-    failed = [p for p in points if p.errors or p.samples == 0]
-    for p in failed:
-        err.print(f"point {p.value:g}: {p.verdict} (logs: {outdir / p.logs})", markup=False, soft_wrap=True)
-    if found is not None:
-        if found.found:
-            hi = f"{found.upper:,.4g}" if found.upper > 0 else "none failed"
-            best = next((p for p in points if p.meets_limits and p.value == found.lower), None)
-            run_verdict = "" if best is None else f"; its run: {best.verdict}"
-            console.print(
-                f"goodput: {found.lower:,.4g} QPS meets the limits, bracket [{found.lower:,.4g}, {hi}) "
-                f"after {len(found.probes)} probes in {found.wall_s:.1f} s (tolerance {found.tolerance * 100:g} %)"
-                + (f"; {found.stopped}" if found.stopped else "") + run_verdict,
-                markup=False, soft_wrap=True,
-            )
-        else:
-            console.print(
-                f"goodput: no probed rate met the limits ({found.stopped}); lower --target-qps",
-                markup=False, soft_wrap=True,
-            )
-            raise typer.Exit(output.EXIT_INVALID)
-    raise typer.Exit(output.EXIT_INVALID if failed and not goodput else output.EXIT_OK)
+
+def _print_json(doc: dict[str, object], exit_code: int, *, incomplete: bool) -> None:
+    """`--json`: sweep.json's document, with the exit status and whether the sweep ended."""
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps({**doc, "exit_code": exit_code, "incomplete": incomplete}) + "\n")

@@ -83,7 +83,11 @@ def demo_cmd(
             echo=None if json_out else out.print,
         )
     except DemoInterrupted as exc:
-        interrupted(f"demo interrupted; partial output (logs marked incomplete) in {exc.output}")
+        if json_out:  # what was measured before the stop: the partial result
+            import orjson
+
+            typer.echo(orjson.dumps({**exc.report.to_dict(), "incomplete": True}, default=str).decode())
+        interrupted(f"demo interrupted; partial output (logs marked incomplete) in {exc.output}", exc)
     except RunError as exc:
         fail(str(exc), EXIT_INVALID)
     except ProctorError as exc:
@@ -148,23 +152,25 @@ def train_cmd(
     n = runs or RUNS_PER_SUBMISSION
     bs = batch_size or DEFAULT_BATCH_SIZE
     out = console()
-    output.mkdir(parents=True, exist_ok=True)
-    for i, seed in enumerate(run_seeds(n, base_seed)):
-        path = output / f"result_{i}.txt"
-        try:
-            if nproc > 1:
-                from proctor.workloads.digits_train.distributed import run_distributed
+    from proctor.loadgen.output_lock import owned
 
-                line = run_distributed(path, seed=seed, nproc=nproc, batch_size=bs, division=division)
-                out.print(f"{path}: seed {seed}: {line}")
-            else:
-                r = train_run(path, seed=seed, batch_size=bs, backend=backend, division=division)
-                out.print(
-                    f"{path}: seed {seed}: {r.status}, {r.samples_to_converge} samples to converge, "
-                    f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s"
-                )
-        except (ProctorError, ValueError, ImportError) as exc:
-            fail(f"{output}: {exc}")
+    with owned(output, "proctor training train"):  # a second training run into it is refused (exit 2)
+        for i, seed in enumerate(run_seeds(n, base_seed)):
+            path = output / f"result_{i}.txt"
+            try:
+                if nproc > 1:
+                    from proctor.workloads.digits_train.distributed import run_distributed
+
+                    line = run_distributed(path, seed=seed, nproc=nproc, batch_size=bs, division=division)
+                    out.print(f"{path}: seed {seed}: {line}")
+                else:
+                    r = train_run(path, seed=seed, batch_size=bs, backend=backend, division=division)
+                    out.print(
+                        f"{path}: seed {seed}: {r.status}, {r.samples_to_converge} samples to converge, "
+                        f"accuracy {r.accuracy:.4f}, {r.seconds:.2f} s"
+                    )
+            except (ProctorError, ValueError, ImportError) as exc:
+                fail(f"{output}: {exc}")
 
 
 @training_app.command(

@@ -122,6 +122,13 @@ class AiohttpClient(StreamClient):
     def dry_submit(self) -> None:
         """Nothing to warm: its requests leave from the loop thread (`start`), not the issuing one."""
 
+    async def preconnect(self, n: int) -> int:
+        """aiohttp opens its connections with requests (the warm-up's open the ones a run keeps)."""
+        return 0
+
+    def connect_counts(self) -> tuple[int, int] | None:
+        return None
+
     def submit(self, requests: list[Request]) -> None:
         """From any thread: the loop starts the requests' tasks."""
         loop = self._loop

@@ -38,6 +38,15 @@ Thread-safety, the invariants:
 - Timeouts (per request, no progress) are checked by one sweeper timer on the loop, not armed per
   request, so a sent request costs the loop nothing until its bytes come back; the connect timeout
   bounds each connect. https:// endpoints use the aiohttp transport (`transport.make_transport`).
+
+Connecting ahead: a request that finds no idle connection waits for a connect (a getaddrinfo, a
+handshake, a task on the loop: ~1 ms counted against its TTFT; with a small accept backlog, seconds).
+So `warm` idle connections per endpoint are kept ready: opened at start, and topped up on the loop
+(`_top_up`) as requests take them or used connections close, off the issuing path; `preconnect(n)`
+(the SUT's warm-up, before the timed part) opens n per endpoint, PRECONNECT_PARALLEL at a time. A
+connection that closes unused does not trigger a top-up (a server that closes every new connection
+would make a connect loop); the next request taken does. `connects_ahead` and `connects_waited`
+count both kinds for the SUT's report.
 """
 
 from __future__ import annotations
@@ -78,7 +87,11 @@ log = logging.getLogger("proctor.clients.openai")
 
 MAX_HEAD = 64 << 10  # a response head (status line + headers) above 64 KiB is a protocol fault
 MAX_HEADERS = 128
-DEFAULT_WARM = 4  # connections opened per endpoint at start
+DEFAULT_WARM = 4  # idle connections kept ready per endpoint: opened at start, topped up as requests take them
+# connects in progress at once per endpoint while connecting ahead (`preconnect`): a burst of SYNs
+# into a server's small accept backlog is dropped and retried a second or more later (64 streams
+# opened at once: 45-52 of 11,264 requests had TTFT of 1-14 s); a few at a time are not
+PRECONNECT_PARALLEL = 8
 # an idle connection older than this is peeked at before reuse (a server's keep-alive timeout may
 # have closed it: uvicorn's is 5 s); a younger one is not (a syscall on the issuing path)
 PEEK_AFTER_NS = 1_000_000_000
@@ -364,6 +377,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.req: _Req | None = None
         self.alive = False
         self.t_idle = 0  # when it last went idle (perf_counter_ns)
+        self.used = False  # it carried a request (its close then tops the idle list up again)
         self.reading = -1  # the fd this connection reads itself (recvmsg, kernel stamps); -1: the transport reads
         self.error: OSError | None = None  # why its own read ended the connection
 
@@ -478,6 +492,11 @@ class RawClient(StreamClient):
         self._prefix: list[bytes] = []
         self._heads: dict[tuple[int, int], bytes] = {}
         self._last_idx = -1  # the last request's sample: `dry_submit` builds its body's head again
+        self._opening = [0] * len(self.endpoints)  # connects ahead in progress, per endpoint
+        self._top_up_due = [False] * len(self.endpoints)  # a `_top_up` is scheduled on the loop
+        self._infos: list[list[Any] | None] = [None] * len(self.endpoints)  # each endpoint's addresses, resolved once
+        self.connects_ahead = 0  # connections opened before a request needed them (start, warm-up, top-up)
+        self.connects_waited = 0  # requests that found no idle connection and waited for a connect
         extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items() if k.lower() != "content-type")
         for ep in self.endpoints:
             u = urlsplit(ep.url)
@@ -502,34 +521,96 @@ class RawClient(StreamClient):
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._sweeper = self._loop.call_later(self._tick, self._sweep)
-        if self.warm > 0:
-            got = await asyncio.gather(
-                *(self._connect(e) for e in range(len(self.endpoints)) for _ in range(self.warm)),
-                return_exceptions=True,
-            )
+        await self.preconnect(self.warm)
+
+    async def preconnect(self, n: int) -> int:
+        """Open connections until each endpoint has n idle ones (PRECONNECT_PARALLEL connects at a
+        time per endpoint); how many were opened. One that fails is left out (a request connects
+        then, as it would have)."""
+
+        async def one(e: int, gate: asyncio.Semaphore) -> int:
+            async with gate:
+                if self._closing:
+                    return 0
+                try:
+                    c = await self._connect(e)
+                except (OSError, TimeoutError):
+                    return 0
+                return int(self._park(c))
+
+        jobs = []
+        for e in range(len(self.endpoints)):
             with self._lock:
-                for c in got:
-                    if isinstance(c, _Conn) and c.alive:
-                        c.t_idle = time.perf_counter_ns()
-                        self._idle[c.e].append(c)
+                missing = n - len(self._idle[e]) - self._opening[e]
+            gate = asyncio.Semaphore(PRECONNECT_PARALLEL)
+            jobs += [one(e, gate) for _ in range(missing)]
+        opened = sum(await asyncio.gather(*jobs)) if jobs else 0
+        self.connects_ahead += opened
+        return opened
+
+    def connect_counts(self) -> tuple[int, int] | None:
+        return self.connects_ahead, self.connects_waited
+
+    def _park(self, c: _Conn) -> bool:
+        """A fresh connection joins its endpoint's idle list (False: it is already gone)."""
+        with self._lock:
+            if not c.alive or self._closing:
+                return False
+            c.t_idle = time.perf_counter_ns()
+            self._idle[c.e].append(c)
+        return True
+
+    def _top_up(self, e: int) -> None:
+        """The loop's: connect ahead until endpoint e has `warm` idle connections (with the ones opening)."""
+        loop = self._loop
+        with self._lock:
+            self._top_up_due[e] = False
+            missing = self.warm - len(self._idle[e]) - self._opening[e]
+            if self._closing or missing <= 0 or self.endpoints[e].down or loop is None:
+                return
+            self._opening[e] += missing
+        for _ in range(missing):
+            t = loop.create_task(self._spare(e))
+            self._tasks.add(t)
+            t.add_done_callback(self._tasks.discard)
+
+    async def _spare(self, e: int) -> None:
+        try:
+            c = await self._connect(e)
+        except (OSError, TimeoutError):
+            return
+        finally:
+            with self._lock:
+                self._opening[e] -= 1
+        if self._park(c):
+            self.connects_ahead += 1
 
     async def shut(self) -> None:
         """Drop the streams in flight (no outcome reported, as the aiohttp path's cancel) and close."""
         self._closing = True
         if self._sweeper is not None:
             self._sweeper.cancel()
-        for t in list(self._tasks):
+        tasks = list(self._tasks)
+        for t in tasks:
             t.cancel()
         for c in list(self._conns):
             c.req = None
             c.close()
+        if tasks:  # connects in progress end here, not as pending tasks of a closed loop
+            await asyncio.wait(tasks, timeout=1.0)
         await asyncio.sleep(0)
 
     async def _connect(self, e: int) -> _Conn:
         loop = self._loop
         assert loop is not None
         host, port = self._addr[e]
-        infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), self.config.connect_s)
+        infos = self._infos[e]
+        if infos is None:  # resolved once per endpoint: a connect ahead or not, no executor hop after the first
+            infos = list(await asyncio.wait_for(
+                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), self.config.connect_s
+            ))
+            if infos:
+                self._infos[e] = infos
         err: BaseException = OSError(f"no address for {host}")
         for family, kind, proto, _, addr in infos:
             sock = socket.socket(family, kind, proto)
@@ -621,6 +702,7 @@ class RawClient(StreamClient):
                 self.sink.sent(i, t, req.t_start)
                 if conn is not None:
                     req.conn, conn.req = conn, req  # before the send: a response always finds its request
+                    conn.used = True
                     sock = conn.sock
                     assert sock is not None
                     try:
@@ -640,9 +722,13 @@ class RawClient(StreamClient):
                         req.whole = False
                         rest = (head + body)[n:]
                         loop.call_soon_threadsafe(self._write_rest, req, conn, rest)
-                    if conn is not None:
-                        continue
-            self._in_loop(self._open_send, req, head, body)
+                due = not self._top_up_due[e] and len(idle) + self._opening[e] < self.warm
+                if due:  # after the send: the connect ahead is the loop's, off this request's path
+                    self._top_up_due[e] = True
+            if due:
+                self._in_loop(self._top_up, e)
+            if conn is None:
+                self._in_loop(self._open_send, req, head, body)
 
     def _in_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         loop = self._loop
@@ -670,6 +756,7 @@ class RawClient(StreamClient):
 
     async def _open_send_async(self, req: _Req, head: bytes, body: bytes) -> None:
         url = self.endpoints[req.e].url
+        self.connects_waited += 1
         try:
             conn = await self._connect(req.e)
         except TimeoutError as exc:
@@ -682,6 +769,7 @@ class RawClient(StreamClient):
             self._release(conn, True)
             return
         req.conn, conn.req = conn, req
+        conn.used = True
         req.t_last = time.perf_counter_ns()
         assert conn.transport is not None
         conn.transport.write(head + body)
@@ -734,11 +822,13 @@ class RawClient(StreamClient):
             self._fault(req, "protocol", f"{url}: {exc}")
 
     def _complete(self, req: _Req, t: int) -> None:
-        """The stream said it ended (or its body did): report it; keep the connection until drained."""
+        """The stream said it ended (or its body did): report it; keep the connection until drained.
+        A drained connection is idle again before the report, so the request the engine issues on
+        this completion (a closed loop, SingleStream) finds it instead of connecting."""
         self._settle(req)
-        self.finish(req.i, req.idx, req.st, self.endpoints[req.e].url, t)
         if req.parser.done:
             self._drained(req)
+        self.finish(req.i, req.idx, req.st, self.endpoints[req.e].url, t)
 
     def _http_error(self, req: _Req) -> None:
         p = req.parser
@@ -809,6 +899,8 @@ class RawClient(StreamClient):
             with contextlib.suppress(ValueError):
                 self._idle[conn.e].remove(conn)
         self._conns.discard(conn)
+        if conn.used and not self._closing:  # a used connection closed: another ready in its place
+            self._top_up(conn.e)
         req = conn.req
         if req is None or self._closing:
             return

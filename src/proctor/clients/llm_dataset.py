@@ -42,6 +42,7 @@ class LLMSample:
     input_ids: tuple[int, ...] | None = None
     output: str | None = None
     max_tokens: int | None = None
+    system: str | None = None  # a system prompt (OpenOrca's system_prompt, a ShareGPT system turn)
 
     @property
     def input_len(self) -> int:

@@ -281,6 +281,7 @@ class NetworkSUT:
         self._turn = 0
         self._t0 = time.perf_counter_ns()  # the run's start (`start`), for "down at t=..."
         self.down = ""  # why every node is down (set once: the run was aborted)
+        self._ending = False  # every node is down: the run is being stopped (before `down` is set)
         self.max_dispatches = MAX_DISPATCHES_PER_NODE * len(self.nodes)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="network-qdl", daemon=True)
@@ -603,14 +604,18 @@ class NetworkSUT:
 
     def _all_down(self) -> None:
         with self._lock:
-            if self.down:
+            if self.down or self._ending:
                 return
+            self._ending = True
             when = ", ".join(f"{x.name or x.url} at t={x.down_at_s or 0:.1f} s" for x in self.nodes)
-            line = self.down = (f"network SUT: every node is down ({when}): the run stopped; the samples no "
-                                "node answered failed")
+            line = (f"network SUT: every node is down ({when}): the run stopped; the samples no "
+                    "node answered failed")
+        # the run's stop first, then `down`: an issue that sees `down` raises NodesDown, and the engine
+        # takes that for the stop's consequence only once the stop is recorded
         abort = getattr(self.sink, "abort", None)  # the run's sink ends the run at once, incomplete
         if abort is not None:
             abort(line)
+        self.down = line
 
     def _unserved(self, node: NodeState, ids: np.ndarray) -> None:
         """A request no node answered, last held by `node`: its samples fail (every node is down, or

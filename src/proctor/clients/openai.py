@@ -21,7 +21,10 @@ timeout, dropped streams, broken SSE, a stream without a token count) are counte
 sample fails (`sink.fail`): the engine counts it as an error, it adds no TTFT and no per-token time
 of its own. Before the run (`preflight=1`, the default) each endpoint must answer one
 `GET /v1/models` within `connect_s` (`preflight.check_endpoints`), else the SUT is not built (a
-ConfigError on `url=`). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row to
+ConfigError on `url=`); then one small streamed request to each (`preflight.probe_offer`) finds what
+it offers for counting (token ids, logprobs, usage: `clients.offer`), which says which counts are
+exact, whether TEST06 can pass, and, `logprobs` left unset, asks for logprobs in every request where
+only they count (llama.cpp's server). During it, `tally.MAX_CONSECUTIVE_CONNECT_FAILURES` requests in a row to
 one endpoint that could not connect take that endpoint for down (counted per endpoint): while
 others answer it is dropped with one line (no more requests go to it); once every endpoint is down
 the run is aborted (`sink.abort`) and the next issue raises `EndpointDown`, so the run ends
@@ -40,9 +43,16 @@ The completion sink: the engine hands the SUT its own with `start(sink)`; until 
 never calls `start`) a `ForwardingSink` routes to the run in progress. `record_times()` has every
 request's hops stamped into `times` (`stream.RequestTimes`), for the client bench.
 
-Datasets: JSONL, ShareGPT JSON, CSV, Parquet, the official pickled DataFrames (`llm_formats`, by
-extension or `format=`), or synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
-request at the end of the run (`request_export`), fed by the SUT's `RequestLog`.
+Datasets: JSONL, JSON records (ShareGPT or named columns), CSV, Parquet, the official pickled
+DataFrames (`llm_formats`, by extension or `format=`, the columns by the file's layout), or
+synthetic prompts (`llm_dataset`). `export=FILE`: one JSON line per
+request at the end of the run (`request_export`; .csv and .parquet the same columns), fed by the SUT's
+`RequestLog`.
+
+Warm-up (`warmup=N` requests, `warmup_s=S` seconds; `clients.warmup`): `warm_up`, which the engine
+calls after `start` and before its clock starts (`sink.WarmUpSUT`), opens the connections the run
+will keep busy (a closed loop's N) and sends the warm-up's requests; their ids are negative, so none
+of their outcomes reaches the run. The report and the detail log (proctor_warmup) say what it did.
 """
 
 from __future__ import annotations
@@ -63,6 +73,7 @@ import numpy as np
 from proctor.clients.generation import DEFAULT_MAX_TOKENS, MIN_TOKENS_CHOICES, Generation, plan
 from proctor.clients.llm_dataset import LENGTH_DISTS, DatasetSpec, LLMDataset
 from proctor.clients.llm_formats import FORMATS, Columns, load_dataset, load_file
+from proctor.clients.offer import CountPlan, plan_counts
 from proctor.clients.openai_config import (
     APIS,
     HTTP_TRANSPORTS,
@@ -71,11 +82,19 @@ from proctor.clients.openai_config import (
     OpenAIConfig,
     endpoint_url,
 )
-from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, server_owner
-from proctor.clients.request_export import RequestLog, write_export
+from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, probe_offers, server_owner
+from proctor.clients.request_export import RequestLog, check_export_path, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
+from proctor.clients.warmup import (
+    MAX_WARMUP_REQUESTS,
+    MAX_WARMUP_S,
+    WAIT_MARGIN_S,
+    WarmUp,
+    is_warm,
+    warm_body,
+)
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
@@ -93,10 +112,13 @@ class LocalSink:
         self.tally = tally
 
     def sent(self, i: int, t_issue: int, t_sent: int) -> None:
-        self.tally.note_sent(i, t_issue, t_sent)
+        if i >= 0:  # a warm-up request's (clients.warmup) is not timed
+            self.tally.note_sent(i, t_issue, t_sent)
 
     def first_token(self, i: int, text: bytes, t_ns: int | None = None) -> None:
         tally = self.tally
+        if is_warm(i):
+            return
         if tally.times is not None:
             times_of(tally.times, i).first_token = time.perf_counter_ns()
         tally.sink.first_token([QuerySampleResponse(i, text)], t_ns=t_ns)
@@ -105,12 +127,18 @@ class LocalSink:
         self, i: int, output: bytes, n: int, source: str, mismatch: bool, t_ns: int | None = None
     ) -> None:
         tally = self.tally
+        if is_warm(i):
+            tally.warm_settled(i, None)
+            return
         tally.note_done(i, source, mismatch)
         if tally.times is not None:
             times_of(tally.times, i).done = time.perf_counter_ns()
         tally.sink.complete([QuerySampleResponse(i, output, n)], t_ns=t_ns)
 
     def fail(self, i: int, idx: int, kind: str, message: str) -> None:
+        if is_warm(i):
+            self.tally.warm_settled(i, kind)
+            return
         if self.tally.times is not None:
             times_of(self.tally.times, i).done = time.perf_counter_ns()
         self.tally.fail(i, idx, kind, message)
@@ -128,7 +156,12 @@ class OpenAISUT(Tally):
         # what the requests carry against the benchmark's parameters (clients.generation; set by from_params)
         self.generation_override = ""  # "" = the benchmark's; read by the run session (logs and verdict)
         self.generation_line = ""
+        self.preflight_lines: list[str] = []  # what the servers offer for counting tokens (clients.offer)
         self.qsl = qsl
+        self.warmup_requests: int | None = None  # warmup=N (None: one per stream where the run fixes several)
+        self.warmup_s = 0.0  # warmup_s=S
+        self.warmup_line = ""  # what warm_up did, for the report
+        self._warm_bodies: dict[int, bytes] = {}
         self._closed = False
         self.pool: Any = None
         self.client: Transport | None = None
@@ -147,6 +180,11 @@ class OpenAISUT(Tally):
         asyncio.run_coroutine_threadsafe(client.open(), self._loop).result()
 
     def _body(self, idx: int) -> bytes:
+        if is_warm(idx):  # a warm-up request's: the sample's prompt reversed (clients.warmup)
+            body = self._warm_bodies.get(idx)
+            if body is None:
+                body = self._warm_bodies[idx] = warm_body(self.config, self.qsl.samples, idx)
+            return body
         body = self.qsl.bodies.get(idx)
         if body is None:  # not loaded (a caller outside the engine): build it now
             body = self.config.body(self.qsl.samples[idx])
@@ -214,6 +252,45 @@ class OpenAISUT(Tally):
     def flush_queries(self) -> None:
         pass
 
+    # --- before the clock starts (sink.WarmUpSUT) ------------------------------------------------------
+
+    def warm_up(self, in_flight: int) -> str:
+        """Connect ahead for `in_flight` streams (http=raw in this process) and send the warm-up's
+        requests, `in_flight` (else the connections kept ready) at a time; by default one per stream
+        where the run keeps more than one in flight (a closed loop), none otherwise. The line says
+        what was done ("" for nothing beyond the connections opened at start)."""
+        n_eps = len(self.endpoints)
+        streams = in_flight if in_flight > 0 else (self.config.concurrency or self.config.warm * n_eps)
+        if self.config.concurrency:
+            streams = min(streams, self.config.concurrency)
+        opened = 0
+        if in_flight > 0 and self.client is not None:
+            per_endpoint = min(-(-streams // n_eps), self.config.max_connections)
+            opened = asyncio.run_coroutine_threadsafe(self.client.preconnect(per_endpoint), self._loop).result()
+        requests = self.warmup_requests
+        if requests is None:
+            requests = in_flight if in_flight > 1 else 0
+        if requests or self.warmup_s:
+            sent_before = [e.sent for e in self.endpoints]
+            warm = WarmUp(self._warm_issue, len(self.qsl.samples), requests, self.warmup_s, max(streams, 1))
+            self.warming = warm
+            try:
+                warm.run(self.config.timeout_s + WAIT_MARGIN_S)
+            finally:
+                for e, before in zip(self.endpoints, sent_before, strict=True):
+                    e.sent = before  # "requests per endpoint" counts the run's
+            self.warmup_line = warm.line(opened)
+        elif opened:
+            self.warmup_line = f"warm-up: {opened} connections opened ahead, no requests, not timed"
+        return self.warmup_line
+
+    def _warm_issue(self, pairs: list[tuple[int, int]]) -> None:
+        t = time.perf_counter_ns()
+        if self.pool is not None:
+            self.pool.issue(pairs, t)
+        elif self.client is not None:
+            self.client.submit([(i, idx, -1, t) for i, idx in pairs])
+
     # --- reporting and shutdown ----------------------------------------------------------------------
 
     def report(self) -> list[str]:
@@ -225,6 +302,12 @@ class OpenAISUT(Tally):
         ]
         if self.generation_line:  # what every request asked (clients.generation)
             lines.append(self.generation_line)
+        if self.warmup_line:
+            lines.append(self.warmup_line)
+        counts = self.client.connect_counts() if self.client is not None else None
+        if counts is not None:
+            lines.append(f"connections: {counts[0]} opened ahead of requests, {counts[1]} while a request waited")
+        lines += self.preflight_lines
         if self.count_mismatches:
             lines.append(f"token ids and usage disagreed on {self.count_mismatches} streams (ids used)")
         faults = {k: self.faults[k] for k in FAULT_KINDS if self.faults[k]}
@@ -279,20 +362,22 @@ class OpenAIParams:
     model: str = param(_D.model, "model name sent in each request")
     api: str = param(_D.api, "endpoint", choices=tuple(APIS))
     dataset: str | None = param(None, "(or synthetic=N) dataset file: JSONL (prompt or input_ids, optional "
-                                "output and max_tokens per line), ShareGPT .json, .csv, .parquet, or .pkl "
-                                "(the official MLPerf files; needs allow_pickle)")
+                                "output and max_tokens per line), .json records or ShareGPT, .csv, .parquet, or "
+                                ".pkl (the official MLPerf files; needs allow_pickle); the columns by its layout "
+                                "(proctor's, ShareGPT, MLPerf's processed llama2-70b/llama3.1/gpt-oss, OpenOrca)")
     format: str | None = param(None, "dataset format when its extension does not say", choices=FORMATS,
                                shown="by extension")
-    prompt_column: str | None = param(None, "CSV/Parquet/pickle column of the prompt text", shown="prompt "
-                                      "(pickle: input)")
-    output_column: str | None = param(None, "column of the reference output", shown="output")
+    prompt_column: str | None = param(None, "column of the prompt text (CSV, Parquet, pickle, JSON records)",
+                                      shown="the layout's: prompt, input, question")
+    output_column: str | None = param(None, "column of the reference output", shown="the layout's: output, "
+                                      "gt_output, ground_truth, response")
     max_tokens_column: str | None = param(None, "column of each sample's output budget", shown="max_tokens")
-    input_ids_column: str | None = param(None, "column of the prompt's token ids (Parquet/pickle)",
-                                         shown="pickle: tok_input")
+    input_ids_column: str | None = param(None, "column of the prompt's token ids (Parquet/pickle/JSON)",
+                                         shown="the layout's: input_ids, tok_input, input_tokens")
     allow_pickle: bool = param(False, "read a .pkl dataset: unpickling runs code from the file, so only "
                                "for a file you trust")
-    export: str | None = param(None, "write one JSON line per request here at the end of the run "
-                               "(times, tokens, count source, fault)")
+    export: str | None = param(None, "write one row per request here at the end of the run (times, tokens, "
+                               "count source, fault, SLO met): FILE.jsonl, FILE.csv or FILE.parquet (pyarrow)")
     synthetic: int | None = param(None, "N synthetic prompts instead of dataset= (lengths from in= and out=)", low=1)
     input_len: str = param("const:128", "synthetic input length, DIST:MEAN[:SPREAD] (DIST one of "
                            f"{', '.join(LENGTH_DISTS[:-1])}) or file:PATH (lengths, one per line)", key="in")
@@ -314,7 +399,9 @@ class OpenAIParams:
     connect_s: float = param(_D.connect_s, "connect timeout", low=0, high=86_400, low_open=True)
     token_ids: bool = param(_D.token_ids, "ask for token ids (vLLM return_token_ids) and count them")
     ignore_eos: bool = param(_D.ignore_eos, "ask for exactly max_tokens (vLLM/SGLang ignore_eos, min_tokens)")
-    logprobs: bool = param(_D.logprobs, "ask for per-token logprobs and count their entries (servers without usage)")
+    logprobs: bool | None = param(None, "ask for per-token logprobs and count their entries (servers without "
+                                  "usage: llama.cpp); unset: when the preflight finds no usage record but logprobs",
+                                  shown="by the preflight")
     tokenizer: str | None = param(_D.tokenizer, "local tokenizer.json (or its folder) to count tokens when the "
                                   "server gives none")
     procs: int = param(_D.procs, "worker processes carrying the streams (0: one loop thread in the engine's "
@@ -322,12 +409,22 @@ class OpenAIParams:
                        low=0, high=MAX_PROCS)
     http: str = param(_D.http, "transport: raw (lean HTTP/1.1, requests written from the issuing thread; "
                       "https: aiohttp) or aiohttp", choices=HTTP_TRANSPORTS)
-    warm: int = param(_D.warm, "connections opened per endpoint at start (http=raw)", low=0, high=1024)
+    warm: int = param(_D.warm, "idle connections kept ready per endpoint: opened at start, topped up as requests "
+                      "take them (http=raw)", low=0, high=1024)
+    warmup: int | None = param(None, "warm-up requests sent before the timed part, not recorded (prompts reversed, "
+                               "so no timed prompt is cached); default: one per stream where the run keeps several "
+                               "in flight (a closed loop), else none", low=0, high=MAX_WARMUP_REQUESTS,
+                               shown="auto")
+    warmup_s: float = param(0.0, "keep sending warm-up requests for this many seconds (with warmup=N: both)",
+                            low=0, high=MAX_WARMUP_S)
     rx_stamp: str = param(_D.rx_stamp, "http=raw: when a token arrived, from the kernel's receive timestamp of "
                           "its bytes (kernel; Linux) or from the read that returned them (user: adds the client's "
                           "wake-up)", choices=RX_STAMPS)
     preflight: bool = param(True, "before the run, one GET /v1/models to each endpoint (bounded by connect_s): "
                             "one that does not answer HTTP is refused at once")
+    probe: bool = param(True, "with preflight, one small streamed request to each endpoint: what it offers for "
+                        "counting tokens (token ids, logprobs, usage), which counts are exact, whether TEST06 can "
+                        "pass; logprobs unset: asked for where only they count")
     output: str = param(_D.output, "what a response logs: text, or ids (int32 token ids as the MLPerf LLM "
                         "references log them, which TEST06 checks; asks for token ids)")
 
@@ -340,11 +437,12 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     base = OpenAIConfig(  # every parameter checked before anything loads; the generation's come later
         urls=p.url, model=p.model, api=p.api, max_tokens=p.max_tokens or DEFAULT_MAX_TOKENS, timeout_s=p.timeout_s,
         stall_s=p.stall_s, connect_s=p.connect_s, concurrency=p.concurrency, token_ids=p.token_ids,
-        ignore_eos=p.ignore_eos, logprobs=p.logprobs, tokenizer=p.tokenizer, procs=p.procs, http=p.http, warm=p.warm,
+        ignore_eos=p.ignore_eos, logprobs=bool(p.logprobs), tokenizer=p.tokenizer, procs=p.procs, http=p.http,
+        warm=p.warm,
         rx_stamp=p.rx_stamp, output=p.output,
     )
-    if p.export and not Path(p.export).resolve().parent.is_dir():  # said before the run, not after it
-        raise ConfigError(f"export={p.export}: no folder {Path(p.export).parent} to write it in", key="export")
+    if p.export:  # its format, pyarrow for Parquet, a folder: said before the run, not after it
+        check_export_path(p.export)
     if p.dataset and p.synthetic:
         raise ConfigError("give dataset=FILE or synthetic=N, not both", key="dataset")
     spec: DatasetSpec
@@ -363,8 +461,16 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
         name = f"synthetic-{len(samples)}"
     else:
         raise ConfigError("the openai SUT needs dataset=FILE or synthetic=N", key="dataset")
+    counts: CountPlan | None = None
     if p.preflight:  # after every parameter was checked: a dead endpoint ends it before the run's logs
         check_endpoints(base.urls, base.api, base.connect_s)
+    if p.preflight and p.probe:  # what the servers offer for counting: the exact source, logprobs=1 where needed
+        counts = plan_counts(probe_offers(base.urls, base.api, base.model, base.timeout_s),
+                             ids_asked=base.token_ids or base.output == "ids", logprobs=p.logprobs,
+                             tokenizer=base.tokenizer is not None)
+        for line in counts.lines:
+            log.warning("%s", line)
+        base = dataclasses.replace(base, logprobs=counts.logprobs)
 
     def accepts_min_tokens() -> bool:  # asked only for min_tokens=auto where the benchmark names one
         return p.preflight and all(
@@ -379,6 +485,8 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
     sut = OpenAISUT(cfg, qsl, spec)
     sut.generation_override = gen.override
     sut.generation_line = gen.line
+    sut.warmup_requests, sut.warmup_s = p.warmup, p.warmup_s
+    sut.preflight_lines = [] if counts is None else list(counts.lines)
     if p.export:
         sut.export_to(p.export)
     return sut, qsl

@@ -103,9 +103,12 @@ class OpenAIConfig:
         if self.api == "chat":
             if s.prompt is None:
                 raise ConfigError("api=chat needs text prompts; this sample has only input_ids", key="api")
-            req["messages"] = [{"role": "user", "content": s.prompt}]
-        else:
-            req["prompt"] = list(s.input_ids) if s.input_ids is not None else s.prompt
+            system = [{"role": "system", "content": s.system}] if s.system else []
+            req["messages"] = [*system, {"role": "user", "content": s.prompt}]
+        elif s.input_ids is not None:
+            req["prompt"] = list(s.input_ids)
+        else:  # a completion has no system role: the system prompt leads the text
+            req["prompt"] = f"{s.system}\n\n{s.prompt}" if s.system else s.prompt
         req["stream"] = True
         req["stream_options"] = {"include_usage": True}
         if self.token_ids or self.output == "ids":

@@ -50,6 +50,7 @@ from proctor.clients.openai_config import OpenAIConfig
 from proctor.clients.stream import Endpoint, least_busy, new_loop, times_of
 from proctor.clients.tally import Tally
 from proctor.clients.transport import make_transport
+from proctor.clients.warmup import is_warm, warm_body
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.types import QuerySampleResponse
 
@@ -139,8 +140,8 @@ def worker_main(requests: Connection, events: Connection, config: OpenAIConfig, 
 
     def body(idx: int) -> bytes:
         b = bodies.get(idx)
-        if b is None:
-            b = bodies[idx] = config.body(samples[idx])
+        if b is None:  # a warm-up request's (idx < 0): the sample's prompt reversed (clients.warmup)
+            b = bodies[idx] = warm_body(config, samples, idx) if is_warm(idx) else config.body(samples[idx])
         return b
 
     loop = new_loop()
@@ -274,7 +275,8 @@ class WorkerPool:
                 buf = out.get(w)
                 if buf is None:
                     buf = out[w] = bytearray()
-                buf += pack(i, idx, e, t_issue, (LOGGED if logged(i) else 0) | count)
+                flags = 0 if is_warm(i) else (LOGGED if logged(i) else 0) | count
+                buf += pack(i, idx, e, t_issue, flags)
         for w, buf in out.items():
             with contextlib.suppress(OSError):  # died under us: the reader fails its outstanding samples
                 w.requests.send_bytes(buf)
@@ -356,7 +358,12 @@ class WorkerPool:
         for ev in batch:
             try:
                 kind = ev[0] if isinstance(ev, tuple) and ev else None
-                if kind == "T" and len(ev) == 4 and _ints(ev[1], ev[2]) and isinstance(ev[3], bytes | None):
+                if kind in ("D", "F") and len(ev) in (7, 10) and _ints(ev[1]) and is_warm(ev[1]):
+                    self._done(ev[1])  # a warm-up request ended (clients.warmup): not the run's
+                    tally.warm_settled(ev[1], ev[2] if kind == "F" and isinstance(ev[2], str) else None)
+                elif kind == "T" and len(ev) == 4 and _ints(ev[1], ev[2]) and is_warm(ev[1]):
+                    pass
+                elif kind == "T" and len(ev) == 4 and _ints(ev[1], ev[2]) and isinstance(ev[3], bytes | None):
                     if times is not None:
                         times_of(times, ev[1]).first_token = ev[2]
                     sink.first_token([QuerySampleResponse(ev[1], ev[3] or b"")], t_ns=ev[2])

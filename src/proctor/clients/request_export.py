@@ -31,6 +31,7 @@ import numpy as np
 import orjson
 
 from proctor.clients.stream import FAULT_KINDS
+from proctor.column_files import META_KEY, Column, ColumnWriter, file_format, pyarrow_parquet
 from proctor.errors import ConfigError, LogFormatError
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.records import NOT_SET
@@ -118,27 +119,43 @@ class RequestLog:
         return out
 
 
-WRITE_CHUNK = 1 << 16  # rows formatted at a time (bounds the text held while writing)
-ROW_FIELDS = ("id", "qsl", "query", "scheduled_ns", "issued_ns", "sent_ns", "first_token_ns", "done_ns", "tokens",
-              "source", "fault", "chunks", "last_chunk_ns")
-ROW_TEMPLATE = "{" + ",".join(f'"{k}":%s' for k in ROW_FIELDS) + "}\n"
+WRITE_CHUNK = 1 << 16  # rows formatted at a time (bounds what is held while writing)
+SLO_COLUMNS = ("met_ttft", "met_tpot", "met_latency", "met_all")  # per-request SLO verdicts
+COLUMNS: tuple[Column, ...] = (
+    ("id", "int"), ("qsl", "int"), ("query", "int"), ("scheduled_ns", "int"), ("issued_ns", "int"),
+    ("sent_ns", "int"), ("first_token_ns", "int"), ("done_ns", "int"), ("tokens", "int"), ("source", "str"),
+    ("fault", "str"), ("chunks", "int"), ("last_chunk_ns", "int"), *((name, "bool") for name in SLO_COLUMNS),
+)
+ROW_FIELDS = tuple(name for name, _ in COLUMNS)
 
 
-def _times(a: np.ndarray, start: int) -> list[int | str]:
-    """Each stamp relative to the run's start; JSON null where not reached (NOT_SET or 0)."""
-    return ["null" if v == NOT_SET or v == 0 else v - start for v in a.tolist()]
+def _times(a: np.ndarray, start: int) -> list[int | None]:
+    """Each stamp relative to the run's start; None (null) where not reached (NOT_SET or 0)."""
+    return [None if v == NOT_SET or v == 0 else v - start for v in a.tolist()]
 
 
-def _names(codes: np.ndarray, names: tuple[str, ...]) -> list[str]:
-    """JSON text of coded names (0: null, k: names[k - 1])."""
-    table = ["null", *(f'"{n}"' for n in names)]
+def _names(codes: np.ndarray, names: tuple[str, ...]) -> list[str | None]:
+    """Coded names (0: None, k: names[k - 1])."""
+    table: list[str | None] = [None, *names]
     return [table[c] for c in codes.tolist()]
 
 
+def check_export_path(path: str) -> str:
+    """Before the run: the format the name says (.jsonl, .csv, .parquet) and, for Parquet, that
+    pyarrow is there; a folder to write it in. ConfigError (key export) naming what to change."""
+    fmt = file_format(path, "export")
+    if fmt == "parquet":
+        pyarrow_parquet(f"a Parquet export ({Path(path).name})", "export")
+    if not Path(path).resolve().parent.is_dir():
+        raise ConfigError(f"export={path}: no folder {Path(path).parent} to write it in", key="export")
+    return fmt
+
+
 def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
-    """Write the export of a finished run (`loadgen.engine.RunOutcome`); the lines written.
-    ConfigError when the run left no per-sample records (the official engine). The rows are
-    formatted from whole columns a chunk at a time (a dict per row through a JSON encoder is 5x slower)."""
+    """Write the export of a finished run (`loadgen.engine.RunOutcome`) in the format its name says
+    (`column_files`: JSONL with the header line first, CSV, Parquet with the header as schema
+    metadata); the lines a JSONL file has (header included). ConfigError when the run left no
+    per-sample records (the official engine)."""
     schedule, records = outcome.schedule, outcome.records
     if schedule is None or records is None:
         raise ConfigError("the per-request export needs proctor's engine (the official one keeps no "
@@ -151,6 +168,8 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
     failed = (np.zeros(ns, bool) if records.sample_failed is None
               else np.asarray(records.sample_failed[:ns]) != 0)
     eff = outcome.effective
+    result = outcome.result
+    att = None if result is None else result.attainment
     header = {
         "proctor_request_export": EXPORT_VERSION,
         "scenario": outcome.scenario,
@@ -160,6 +179,8 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
         "queries": nq,
         "samples": ns,
         "clock": "ns since the run's start",
+        "slo_targets_ns": None if att is None else dict(att.targets_ns),
+        "slo_source": None if att is None else att.source,
     }
     if log is None:
         log = RequestLog(1)
@@ -168,12 +189,22 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
     )
     # a failed sample has no count source; one the engine failed without a SUT fault is "failed"
     fault_codes = np.where((fault == 0) & failed, len(FAULT_KINDS) + 1, fault)
-    with open(path, "wb") as f:
-        f.write(orjson.dumps(header) + b"\n")
+    done = np.asarray(records.sample_done_ns[:ns])
+    ended = (done != NOT_SET) & ~failed  # a completed sample: judged against the SLO targets
+    masks = {} if att is None else att.masks
+    with ColumnWriter(path, COLUMNS, meta=header, key="export") as w:
         for a in range(0, ns, WRITE_CHUNK):
             b = min(a + WRITE_CHUNK, ns)
             q = query_of[a:b]
-            cols: tuple[list[Any], ...] = (
+            judged = ended[a:b].tolist()
+            slo: list[list[bool | None]] = []
+            for name in SLO_COLUMNS:
+                mask = masks.get(name.removeprefix("met_"))
+                if mask is None or mask.shape[0] < b:
+                    slo.append([None] * (b - a))
+                else:  # a sample that did not complete meets nothing, but is not judged here
+                    slo.append([m if j else None for m, j in zip(mask[a:b].tolist(), judged, strict=True)])
+            w.write([
                 list(range(a, b)),
                 np.asarray(schedule.sample_index[a:b]).tolist(),
                 q.tolist(),
@@ -181,26 +212,38 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
                 _times(records.query_issued_ns[q], start),
                 _times(sent[a:b], start),
                 _times(records.sample_first_token_ns[a:b], start),
-                _times(records.sample_done_ns[a:b], start),
+                _times(done[a:b], start),
                 np.asarray(records.sample_n_tokens[a:b]).tolist(),
                 _names(np.where(failed[a:b], 0, src[a:b]), SOURCES),
                 _names(fault_codes[a:b], (*FAULT_KINDS, "failed")),
-                ["null" if c < 0 else c for c in chunks[a:b].tolist()],
+                [None if c < 0 else c for c in chunks[a:b].tolist()],
                 _times(last[a:b], start),
-            )
-            f.write("".join([ROW_TEMPLATE % r for r in zip(*cols, strict=True)]).encode())
+                *slo,
+            ])
     return ns + 1
 
 
 # --- reading an export back ---------------------------------------------------------------------------
 
+MAX_CSV_CELL = 256  # characters of one CSV cell when reading an export back
+KIND_OF = dict(COLUMNS)
+
 
 def read_export(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and rows of an export file (bounded lines; LogFormatError naming the line)."""
-    p = str(path)
+    """The header and rows of an export file, JSONL, CSV or Parquet by its extension (bounded: lines,
+    cells, rows; LogFormatError naming the line or row). A CSV export has no header: {}."""
+    fmt = file_format(path, "export")
+    if fmt == "csv":
+        return {}, _read_csv(str(path))
+    if fmt == "parquet":
+        return _read_parquet(str(path))
+    return _read_jsonl(str(path))
+
+
+def _read_jsonl(p: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     header: dict[str, Any] | None = None
-    with open(path, "rb") as f:
+    with open(p, "rb") as f:
         n = 0
         while raw := f.readline(MAX_EXPORT_LINE + 1):
             n += 1
@@ -225,19 +268,97 @@ def read_export(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return header, rows
 
 
+def _cell(text: str, kind: str, p: str, line: int, name: str) -> Any:
+    """A CSV cell back to its value (empty: None)."""
+    if text == "":
+        return None
+    if kind == "str":
+        return text
+    if kind == "bool" and text in ("true", "false"):
+        return text == "true"
+    if kind == "int" and len(text) <= 20 and text.lstrip("-").isdigit():
+        return int(text)
+    raise LogFormatError(f"column '{name}' holds {text[:40]!r}, not a{'n' if kind == 'int' else ''} {kind}",
+                         file=p, line=line)
+
+
+def _read_csv(p: str) -> list[dict[str, Any]]:
+    import csv
+
+    rows: list[dict[str, Any]] = []
+    with open(p, encoding="utf-8", newline="", errors="strict") as f:
+        reader = csv.reader(f)
+        try:
+            names = next(reader, None)
+            if names is None:
+                raise LogFormatError("the file is empty", file=p)
+            missing = [c for c in ROW_FIELDS if c not in names]
+            if missing:
+                raise LogFormatError(f"not a proctor request export: no column {', '.join(missing[:3])} (columns: "
+                                     f"{', '.join(n[:40] for n in names[:20])})", file=p, line=1)
+            for r in reader:
+                if len(r) != len(names) or any(len(c) > MAX_CSV_CELL for c in r):
+                    raise LogFormatError(f"expected {len(names)} cells of at most {MAX_CSV_CELL} characters",
+                                         file=p, line=reader.line_num)
+                rows.append({k: _cell(v, KIND_OF.get(k, "str"), p, reader.line_num, k) for k, v in zip(names, r,
+                                                                                                    strict=True)})
+                if len(rows) > MAX_EXPORT_LINES:
+                    raise LogFormatError(f"more than {MAX_EXPORT_LINES} rows", file=p, line=reader.line_num)
+        except csv.Error as exc:
+            raise LogFormatError(f"not valid CSV ({exc})", file=p, line=reader.line_num) from None
+        except UnicodeDecodeError:
+            raise LogFormatError("not UTF-8 text", file=p, line=reader.line_num + 1) from None
+    return rows
+
+
+def _read_parquet(p: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    pq = pyarrow_parquet("reading a Parquet export")
+    try:
+        with open(p, "rb") as fh:
+            pf = pq.ParquetFile(fh)
+            if pf.metadata.num_rows > MAX_EXPORT_LINES:
+                raise LogFormatError(f"more than {MAX_EXPORT_LINES} rows", file=p)
+            meta = pf.schema_arrow.metadata or {}
+            names = list(pf.schema_arrow.names)
+            missing = [c for c in ROW_FIELDS if c not in names]
+            if missing:
+                raise LogFormatError(f"not a proctor request export: no column {', '.join(missing[:3])}", file=p)
+            rows: list[dict[str, Any]] = []
+            for batch in pf.iter_batches(batch_size=WRITE_CHUNK, columns=list(ROW_FIELDS)):
+                rows += batch.to_pylist()
+    except LogFormatError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types for a bad file
+        why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise LogFormatError(f"not a readable Parquet file ({why})", file=p) from None
+    try:
+        header = orjson.loads(meta.get(META_KEY, b"{}"))
+    except orjson.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("proctor_request_export") != EXPORT_VERSION:
+        raise LogFormatError("not a proctor request export (no header in the schema metadata)", file=p)
+    return header, rows
+
+
 def _order(values: np.ndarray, k: int, p: float) -> int:
     """The official order statistic: sorted[int(k * p)] (clamped), k the official divisor."""
     values = np.sort(values)
     return int(values[min(int(k * p), values.shape[0] - 1)]) if values.shape[0] else 0
 
 
-def figures(path: str | Path, percentiles: tuple[float, ...] = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999)) -> dict[str, Any]:
+def figures(
+    path: str | Path, percentiles: tuple[float, ...] = (0.5, 0.9, 0.95, 0.97, 0.99, 0.999), *,
+    scenario: str | None = None, slo_targets_ns: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """The summary's figures recomputed from an export alone (ns; tokens/s), the official way:
     latency = done - scheduled of each completed sample; TTFT = first token - scheduled; TPOT =
     (latency - TTFT) // max(tokens - 1, 1); percentiles sorted[int(n * p)] over the n completed
-    samples; tokens/s = tokens / the last query's completion (Server etc.) or the longest latency
-    (Offline)."""
+    samples; tokens/s and requests/s over the last query's completion (Offline: the longest latency;
+    requests/s (n - 1) / it, Offline n / it); and per-request SLO attainment against the header's
+    targets (or `slo_targets_ns`): a completed sample within each, a failed one within none, goodput
+    = requests/s x met / completed. `scenario` stands in for a header that does not say (CSV)."""
     header, rows = read_export(path)
+    scenario = header.get("scenario") or scenario
 
     def col(name: str) -> np.ndarray:
         values = [NOT_SET if r.get(name) is None else r[name] for r in rows]
@@ -247,12 +368,16 @@ def figures(path: str | Path, percentiles: tuple[float, ...] = (0.5, 0.9, 0.95, 
         return np.array(values, np.int64)
 
     sched, first, done, tokens = col("scheduled_ns"), col("first_token_ns"), col("done_ns"), col("tokens")
-    ok = (done != NOT_SET) & np.array([r.get("fault") is None for r in rows], bool)
-    lat = (done - sched)[ok]
+    faulted = np.array([r.get("fault") is not None for r in rows], bool)
+    ok = (done != NOT_SET) & ~faulted
+    lat_all = done - sched
+    lat = lat_all[ok]
     n = int(lat.shape[0])
     has_first = ok & (first != NOT_SET)
-    ttft = (first - sched)[has_first]
-    tpot = ((done - sched)[has_first] - ttft) // np.maximum(tokens[has_first] - 1, 1)
+    ttft_all = first - sched
+    ttft = ttft_all[has_first]
+    tpot_all = (lat_all - ttft_all) // np.maximum(tokens - 1, 1)
+    tpot = tpot_all[has_first]
     token_count = int(tokens[ok].sum())
     out: dict[str, Any] = {
         "completed": n,
@@ -263,14 +388,42 @@ def figures(path: str | Path, percentiles: tuple[float, ...] = (0.5, 0.9, 0.95, 
         "latency_max": int(lat.max()) if n else 0,
     }
     queries = col("query")
+    rate = float("nan")
     if rows:
         last = queries == queries.max()
         ended = done[last & (done != NOT_SET)]
         last_done = int(ended.max()) if ended.shape[0] else 0
         out["final_query_done_ns"] = last_done
-        secs = (out["latency_max"] if header.get("scenario") == "Offline" else last_done) / 1e9
+        offline = scenario == "Offline"
+        secs = (out["latency_max"] if offline else last_done) / 1e9
         out["tokens_per_second"] = token_count / secs if secs > 0 else float("nan")
+        count = n if offline else max(n - 1, 0)
+        rate = count / secs if secs > 0 else (float("nan") if count == 0 else float("inf"))
+        out["requests_per_second"] = rate
+    targets = header.get("slo_targets_ns") or slo_targets_ns
+    measures = {"latency": (ok, lat_all), "ttft": (has_first, ttft_all), "tpot": (has_first, tpot_all)}
+    if targets is not None and not (isinstance(targets, dict) and all(
+        k in measures and type(v) is int and 0 <= v <= 2**62 for k, v in targets.items()
+    )):
+        raise LogFormatError(f"'slo_targets_ns' must map ttft, tpot, latency to ns, got {targets!r:.60}",
+                             file=str(path), line=1)
+    if targets:
+        met: dict[str, int] = {}
+        every = ok.copy()
+        for name, target in targets.items():
+            where, values = measures[name]
+            within = where & (values <= int(target))
+            met[name] = int(np.count_nonzero(within))
+            every &= within
+        met_all = int(np.count_nonzero(every))
+        judged = n + int(np.count_nonzero(faulted))
+        out["slo"] = {
+            "targets_ns": dict(targets), "met": met, "met_all": met_all, "judged": judged,
+            "attainment": met_all / judged if judged else 0.0,
+            "goodput_per_s": rate * met_all / n if n else 0.0,
+        }
     return out
 
 
-__all__ = ["EXPORT_VERSION", "SOURCES", "RequestLog", "figures", "read_export", "write_export"]
+__all__ = ["COLUMNS", "EXPORT_VERSION", "SOURCES", "RequestLog", "check_export_path", "figures", "read_export",
+           "write_export"]

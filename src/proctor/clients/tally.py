@@ -11,6 +11,7 @@ import logging
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,6 +70,12 @@ class Tally:
         self.dropped: list[str] = []  # one line per endpoint taken for down while others went on
         self.down = ""  # why the endpoints are taken for down (set once; the run is ended)
         self.export: RequestLog | None = None  # per-request notes for the export (export=FILE)
+        self.warming: Any = None  # clients.warmup.WarmUp: takes the warm-up requests' outcomes (ids < 0)
+
+    def warm_settled(self, i: int, kind: str | None) -> None:
+        """A warm-up request ended (kind: its fault, None: completed): counted there, nowhere else."""
+        if self.warming is not None:
+            self.warming.settled(i, kind)
 
     def note_sent(self, i: int, t_issue: int, t_sent: int) -> None:
         self.lateness_ns.append(t_sent - t_issue)
@@ -142,14 +149,17 @@ class Tally:
             self.endpoints[k].down = True
         where = f"the endpoint {self.endpoints[k].url}" if k >= 0 else "the endpoint"
         earlier = f" (after {len(self.dropped)} other(s) were dropped)" if self.dropped else ""
-        self.down = (
+        down = (
             f"openai SUT: {where} stopped answering at {since}: {what}{earlier}; "
             "the run stopped issuing and ended incomplete"
         )
-        log.warning("%s", self.down)
+        # the run's stop first, then `down`: an issue that sees `down` raises EndpointDown, and the
+        # engine takes that for the stop's consequence only once the stop is recorded
         abort = getattr(self.sink, "abort", None)
         if abort is not None:
-            abort(self.down)
+            abort(down)
+        self.down = down
+        log.warning("%s", down)
 
     def lateness_line(self) -> str | None:
         lat = np.frombuffer(self.lateness_ns, np.int64) if len(self.lateness_ns) else None

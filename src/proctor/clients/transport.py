@@ -33,6 +33,14 @@ class Transport(Protocol):
     async def shut(self) -> None:
         """Drop the streams in flight (no outcome reported) and close every connection."""
 
+    async def preconnect(self, n: int) -> int:
+        """Open connections until each endpoint has n idle ones, on the running loop; how many were
+        opened (0 where the transport opens them only with requests)."""
+
+    def connect_counts(self) -> tuple[int, int] | None:
+        """(connections opened ahead of requests, requests that waited for a connect), None where
+        the transport does not count them."""
+
     def start(self, requests: list[Request]) -> None:
         """Send requests, called on the loop thread."""
 

@@ -32,7 +32,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, cast
 
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, SettingRangeError
 from proctor.loadgen import completion as _completion
 from proctor.loadgen import settings as _settings
 from proctor.loadgen import types as _types
@@ -232,10 +232,18 @@ class TestSettings:
         self._mlperf_conf_applied = False
 
     def to_proctor(self) -> _settings.TestSettings:
-        """proctor's TestSettings holding the same values."""
+        """proctor's TestSettings holding the same values; a scenario or mode that is none is a
+        SettingRangeError (a ValueError) naming the field. Numbers are checked when the test starts
+        (resolve.check_settings), each error naming its field."""
         values = {_settings.field_name(n): getattr(self, n) for n in _FIELDS}
-        values["scenario"] = _types.Scenario(_enum_name(values["scenario"], TestScenario))
-        values["mode"] = _types.TestMode(_enum_name(values["mode"], TestMode))
+        for name, enum, ours in (("scenario", TestScenario, _types.Scenario), ("mode", TestMode, _types.TestMode)):
+            try:
+                values[name] = ours(_enum_name(values[name], enum))
+            except (ValueError, KeyError, TypeError, OverflowError):
+                raise SettingRangeError(
+                    f"must be a {enum.__name__} ({', '.join(m.name for m in enum)}), got {values[name]!r:.40}",
+                    key=name,
+                ) from None
         return _settings.TestSettings(**values)
 
     def _take(self, s: _settings.TestSettings) -> None:

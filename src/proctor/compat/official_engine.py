@@ -29,12 +29,13 @@ from proctor.loadgen.engine import (
     sut_report_lines,
 )
 from proctor.loadgen.logs import reader as logs_reader
-from proctor.loadgen.logs.detail import SHORT_RUN_KEY, SUT_REPORT_KEY, append_record
+from proctor.loadgen.logs.detail import SHORT_RUN_KEY, SUT_REPORT_KEY, WARMUP_KEY, append_record
 from proctor.loadgen.logs.summary import append_annotations
 from proctor.loadgen.settings import LogSettings, TestSettings, binding_name
-from proctor.loadgen.sink import ResponseCallback, StartableSUT
-from proctor.loadgen.types import ArraySUT, sut_name
+from proctor.loadgen.sink import ResponseCallback, StartableSUT, WarmUpSUT
+from proctor.loadgen.types import ArraySUT, Scenario, sut_name
 from proctor.rules.loadgen_releases import OFFICIAL_EXTRA, OFFICIAL_EXTRA_CHECKOUT
+from proctor.trees import clear_output
 
 
 def official_module() -> Any:
@@ -249,6 +250,8 @@ def run_official(
     lg = official_module()
     log_settings = log_settings or LogSettings()
     Path(log_settings.log_output.outdir).mkdir(parents=True, exist_ok=True)
+    for path in log_paths(log_settings).values():  # the official opens its logs following any link:
+        clear_output(path)  # a link, FIFO or device placed where one goes is refused first (TreeError)
     arrays = sut.issue_query_arrays if isinstance(sut, ArraySUT) else None  # None: an objects-only SUT
     if arrays is not None:
         handle = lg.ConstructFastSUT(_FastAdapter(sut), sut.flush_queries)
@@ -266,6 +269,7 @@ def run_official(
     try:
         if isinstance(sut, StartableSUT):
             sut.start(route)
+        warmup = sut.warm_up(official_in_flight(settings)) if isinstance(sut, WarmUpSUT) else ""
         lg.StartTestWithLogSettings(
             handle,
             qsl_handle,
@@ -282,6 +286,8 @@ def run_official(
     if not paths["detail"].is_file():
         raise RunError(f"the official LoadGen wrote no detail log in {paths['detail'].parent}")
     report = sut_report_lines(sut)
+    if warmup:  # done before StartTest, so outside the official clock; logged as proctor's engine logs it
+        append_record(paths["detail"], WARMUP_KEY, warmup)
     annotate(paths, short_run, report)
     values, errors, warnings, messages = read_detail(paths["detail"])
     messages = (route.errors + messages)[:MAX_ERROR_MESSAGES]
@@ -306,7 +312,18 @@ def run_official(
         detail=values,
         accuracy_samples=_accuracy_count(paths["accuracy"]) if str(settings.mode) == "AccuracyOnly" else 0,
         sut_failures=route.faults.total,
+        warmup=warmup,
     )
+
+
+def official_in_flight(settings: TestSettings) -> int:
+    """The most queries the official run keeps in flight where the scenario fixes it (0: it does not),
+    for `sink.WarmUpSUT.warm_up`, as proctor's engine tells it."""
+    if settings.scenario == Scenario.SINGLE_STREAM:
+        return 1
+    if settings.scenario == Scenario.MULTI_STREAM:
+        return int(settings.multi_stream_samples_per_query)
+    return 0
 
 
 def annotate(paths: dict[str, Path], short_run: str, sut_report: list[str]) -> None:

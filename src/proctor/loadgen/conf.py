@@ -10,8 +10,10 @@ The official parser silently ignores unknown keys, keys it only reads from mlper
 without spaces around `=`, and model-specific scenario keys under the wrong scenario; it rejects a
 whole file over a trailing comment without saying which key. Here each of those is a ConfigError
 naming the file, line and key, with the closest known key for a typo. A UTF-8 byte-order mark is
-skipped (the official parser would glue it to the first key and ignore that line), and numbers too
-large for the official 64-bit fields are refused rather than wrapped.
+skipped (the official parser would glue it to the first key and ignore that line), numbers too
+large for the official 64-bit fields are refused rather than wrapped, and every number must lie in
+its field's legal range (settings.RANGES, in the key's own units: ms, percent), refused with the
+file, line and key (SettingRangeError) where it is read.
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import cache
-from importlib import resources
+from functools import cache, lru_cache
 from pathlib import Path
 
-from proctor.errors import ConfigError
-from proctor.loadgen.settings import SHORT_NAMES, TestSettings
+from proctor.errors import ConfigError, SettingRangeError
+from proctor.loadgen.settings import SHORT_NAMES, TestSettings, value_problem
 from proctor.loadgen.types import MODE_BY_NUMBER, Scenario
 
 _U64_MAX = (1 << 64) - 1
@@ -159,7 +160,7 @@ Err = Callable[[str], ConfigError]
 
 def shipped_mlperf_conf() -> Path:
     """The official mlperf.conf of LoadGen 6.0.17, as compiled into its library."""
-    return Path(str(resources.files("proctor.loadgen") / "mlperf.conf"))
+    return Path(__file__).with_name("mlperf.conf")  # beside this module (importlib.resources loads tempfile)
 
 
 @cache
@@ -230,12 +231,24 @@ def _c_double(text: str) -> float | None:
     return None
 
 
-def _convert(read_kind: str, scale: float, text: str, err: Err) -> object:
-    """The value the official lookupkv stores, or a ConfigError where it would store garbage."""
+_UNIT_OF_SCALE = {1_000_000: "ms", 0.01: "percent"}  # a conf key's unit where it differs from its field's
+
+
+def _convert(read: ConfRead, text: str, err: Err, ranges: bool = True) -> object:
+    """The value the official lookupkv stores, or a ConfigError where it would store garbage or (with
+    `ranges`) a value outside the field's legal range (settings.RANGES, in the key's own units)."""
     try:
-        return _convert_checked(read_kind, scale, text, err)
+        value = _convert_checked(read.kind, read.scale, text, err)
     except OverflowError:
         raise err(f"'{_shown(text)}' is too large for the official 64-bit field") from None
+    if ranges and read.kind in ("f64", "u64"):
+        problem = value_problem(
+            read.field, value, scale=read.scale, shown=f"'{_shown(text)}'", unit=_UNIT_OF_SCALE.get(read.scale)
+        )
+        if problem:
+            where = err(problem)
+            raise SettingRangeError(problem, file=where.file, line=where.line, key=where.key)
+    return value
 
 
 def _convert_checked(read_kind: str, scale: float, text: str, err: Err) -> object:
@@ -309,7 +322,7 @@ def parse_conf(
         tokens = raw.split()
         if not tokens or tokens[0].startswith("#"):
             continue
-        entries.append(_parse_line(tokens, fname, lineno, ctype))
+        entries.append(_parse_line(tokens, fname, lineno, ctype, ranges=True))
     return entries
 
 
@@ -317,8 +330,9 @@ def parse_conf_as_loadgen(
     path_or_text: str | Path, conf_type: ConfType | int | str, *, name: str | None = None
 ) -> tuple[list[ConfEntry], list[ConfigError]]:
     """(the lines the official LoadGen applies, the lines it silently ignores, as errors naming
-    each): for judging a file someone else ran with. A line that makes the official reject the whole
-    file (text after the value) still raises."""
+    each): for judging a file someone else ran with, so any value the official stores is taken (no
+    settings.RANGES check). A line that makes the official reject the whole file (text after the
+    value) still raises."""
     ctype = _conf_type(conf_type)
     text, fname = _read_source(path_or_text, name)
     entries: list[ConfEntry] = []
@@ -328,7 +342,7 @@ def parse_conf_as_loadgen(
         if not tokens or tokens[0].startswith("#"):
             continue
         try:
-            entries.append(_parse_line(tokens, fname, lineno, ctype))
+            entries.append(_parse_line(tokens, fname, lineno, ctype, ranges=False))
         except ConfigError as exc:
             if len(tokens) > 3 and "=" not in tokens[0]:
                 raise
@@ -336,7 +350,13 @@ def parse_conf_as_loadgen(
     return entries, ignored
 
 
-def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType) -> ConfEntry:
+@lru_cache(maxsize=1024)
+def _close_keys(key: str) -> tuple[str, ...]:
+    """The known key closest to an unknown one (difflib: a conf's unknown keys repeat in every copy)."""
+    return tuple(difflib.get_close_matches(key, list(_KNOWN_KEYS), n=1, cutoff=0.6))
+
+
+def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType, *, ranges: bool) -> ConfEntry:
     full_key = tokens[0]
 
     def err(msg: str, key: str | None = full_key) -> ConfigError:
@@ -383,10 +403,10 @@ def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType) -> 
             return ConfEntry(fname, lineno, model, scenario, key, value)  # for the compliance scripts
         if inert:
             raise err(f"has no effect: {inert[0]} (the official LoadGen ignores it)", key=key)
-        hint = difflib.get_close_matches(key, list(_KNOWN_KEYS), n=1, cutoff=0.6)
+        close = _close_keys(key)
         raise err(
             "unknown key"
-            + (f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(sorted(_KNOWN_KEYS))})"),
+            + (f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(_KNOWN_KEYS))})"),
             key=key,
         )
     if reads[0].mlperf_only and ctype is not ConfType.MLPERF:
@@ -407,7 +427,7 @@ def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType) -> 
         return ConfEntry(fname, lineno, model, scenario, key, value)
     for r in reads:
         if scenario in ("*", r.scenario) or r.scenario is None:
-            _convert(r.kind, r.scale, value, lambda m: err(m, key=key))
+            _convert(r, value, lambda m: err(m, key=key), ranges)
     return ConfEntry(fname, lineno, model, scenario, key, value)
 
 
@@ -429,11 +449,14 @@ def applied(
     model: str,
     scenario: Scenario | str,
     conf_type: ConfType | int | str,
+    *,
+    ranges: bool = True,
 ) -> Iterator[tuple[str, object, ConfEntry]]:
     """(field, value, the line it came from) for each field one file sets, in FromConfig's order.
 
     `settings` is read for the `requires` switches as they stand before each lookup; the caller
-    applies each value before taking the next (apply_conf does).
+    applies each value before taking the next (apply_conf does). `ranges` False takes any value the
+    official stores, for judging a file someone else ran with (not for running it).
     """
     ctype = _conf_type(conf_type)
     scen, model = _resolve_scenario(scenario, model)
@@ -460,7 +483,7 @@ def applied(
         def err(msg: str, entry: ConfEntry = entry) -> ConfigError:
             return ConfigError(msg, file=entry.file, line=entry.line, key=entry.key)
 
-        yield r.field, _convert(r.kind, r.scale, entry.value, err), entry
+        yield r.field, _convert(r, entry.value, err, ranges), entry
 
 
 def apply_conf(
@@ -470,13 +493,16 @@ def apply_conf(
     scenario: Scenario | str,
     conf_type: ConfType | int | str,
     origin: dict[str, ConfEntry | str] | None = None,
+    *,
+    ranges: bool = True,
 ) -> TestSettings:
     """A copy of `settings` with one file's entries applied as the official FromConfig does.
 
-    `origin`, when given, gets the line each applied field came from (for error messages).
+    `origin`, when given, gets the line each applied field came from (for error messages); `ranges`
+    as for `applied`.
     """
     out = dataclasses.replace(settings)
-    for name, value, entry in applied(out, entries, model, scenario, conf_type):
+    for name, value, entry in applied(out, entries, model, scenario, conf_type, ranges=ranges):
         setattr(out, name, value)
         if origin is not None:
             origin[name] = entry

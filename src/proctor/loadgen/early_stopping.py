@@ -6,33 +6,48 @@ is the official LoadGen's (early_stopping.cc, results.cc): with `p` the target p
 `f(t)` is the smallest `h` whose odds are at most `1 - confidence`.
 
 The official evaluates `I_p` by a hypergeometric series (tolerance 2^-33) inside a bisection whose
-bounds come from the two previous answers (a per-call memo). We evaluate `I_p` with
-`scipy.special.betainc`, vectorised over `t`, and then apply the same bounds, so the integers agree
-with the official ones (checked against its logs in the tests). Everything here is pure and cached.
+bounds come from the two previous answers (a per-call memo). The counts a run or a checker needs
+(`min_passing`, `min_queries`, `stream_t`, `server_required_queries`) are computed here without
+numpy: `odds` as the binomial tail summed from its last term (Loader's saddle-point form of that
+term, relative error ~1e-14, the same as `scipy.special.betainc`), `f(t)` by bisection around a
+Cornish-Fisher guess. For the percentiles in `EXACT_PERCENTILES` the official bounds never clamp
+(the tests compare the whole table up to TABLE_LIMIT), so `stream_t` bisects on the exact `f`; any
+other percentile takes the vectorised path (numpy, scipy), which applies the official bounds one
+answer after another. numpy and scipy load only there, so a checker that needs a count starts
+without them. Everything here is pure and cached.
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-from scipy.special import betainc, ndtri
+if TYPE_CHECKING:
+    import numpy as np
 
 CONFIDENCE = 0.99  # rules: "99% confidence"
 TOLERANCE = 0.0  # official `d`
 SS_ALSO_PERCENTILE = 0.99  # SingleStream also reports a p99 estimate (used to infer MultiStream)
 TABLE_LIMIT = 1 << 16  # beyond this many candidate ranks, bisect instead of tabulating
+# Percentiles whose official sequential table equals the exact f(t) up to TABLE_LIMIT (checked by
+# tests/loadgen/test_early_stopping.py): stream_t bisects on the exact values for these. 99.9 / 100
+# is how a conf's "99.9" arrives, one ulp above 0.999.
+EXACT_PERCENTILES = frozenset({0.5, 0.9, 0.95, 0.97, 0.99, 0.999, 99.9 / 100})
 
 
 def odds(h: np.ndarray | int, t: np.ndarray | int, percentile: float) -> np.ndarray:
-    """Probability of at most `t` over-latency queries among `h + t` (binomial CDF)."""
+    """Probability of at most `t` over-latency queries among `h + t` (binomial CDF), vectorised."""
+    import numpy as np
+    from scipy.special import betainc
+
     out: np.ndarray = betainc(np.asarray(h, np.float64), np.asarray(t, np.float64) + 1.0, percentile - TOLERANCE)
     return out
 
 
 def _passes(h: np.ndarray, t: np.ndarray, p: float, c: float) -> np.ndarray:
+    import numpy as np
+
     ok = np.zeros(h.shape, bool)
     pos = h > 0
     ok[pos] = odds(h[pos], t[pos], p) <= 1.0 - c  # rules: "<= 1-c" (official: "<"; see deviations)
@@ -47,6 +62,8 @@ def _first_passing(t: np.ndarray, p: float, c: float) -> np.ndarray:
     one of it except for tiny t, a +-2 bracket checked with betainc settles it, and a galloping
     bisection handles any entry the guess missed.
     """
+    import numpy as np
+
     t = t.astype(np.int64)
     guess = _quantile_guess(t, p, c)
     lo = np.maximum(guess - 2, 0)
@@ -66,6 +83,9 @@ def _first_passing(t: np.ndarray, p: float, c: float) -> np.ndarray:
 
 
 def _quantile_guess(t: np.ndarray, p: float, c: float) -> np.ndarray:
+    import numpy as np
+    from scipy.special import ndtri
+
     q, r, z = 1.0 - p, t + 1.0, float(ndtri(c))
     mean, sd = r * p / q, np.sqrt(r * p) / q
     skew, exkurt = (1.0 + p) / np.sqrt(r * p), 6.0 / r + q * q / (r * p)
@@ -76,6 +96,8 @@ def _quantile_guess(t: np.ndarray, p: float, c: float) -> np.ndarray:
 
 
 def _wide_bracket(t: np.ndarray, p: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     lo = np.zeros(t.shape, np.int64)
     step = (
         np.int64(math.ceil(math.log(1.0 - c) / math.log(p)))
@@ -114,8 +136,126 @@ def min_passing(overlatency: int, percentile: float, confidence: float = CONFIDE
 
 @lru_cache(maxsize=4096)
 def _min_passing_single(t: int, p: float, c: float) -> int:
-    true_h = int(_first_passing(np.array([t]), p, c)[0])
-    return _official_bounded(t, true_h, -1, 0, 0, _h0(p, c), p)
+    return _official_bounded(t, _exact_f(t, p, c), -1, 0, 0, _h0(p, c), p)
+
+
+# --- f(t) one at a time, without numpy ---------------------------------------------------------------
+_LN_2PI = math.log(2.0 * math.pi)
+_STIRLING = (1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188)
+
+
+def _stirlerr(n: int) -> float:
+    """log(n!) - log(sqrt(2 pi n) (n / e)^n), n a whole number (Loader's series past 15)."""
+    if n <= 15:
+        return 0.0 if n <= 0 else math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * _LN_2PI
+    s0, s1, s2, s3, s4 = _STIRLING
+    nn = float(n) * n
+    if n > 500:
+        return (s0 - s1 / nn) / n
+    if n > 80:
+        return (s0 - (s1 - s2 / nn) / nn) / n
+    if n > 35:
+        return (s0 - (s1 - (s2 - s3 / nn) / nn) / nn) / n
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+def _bd0(x: int, n: int, num: int, den: int) -> float:
+    """x log(x / m) + m - x for m = n * num / den (a float's exact ratio), with x - m taken exactly
+    (it is what the value hangs on)."""
+    m = n * num / den
+    d = (x * den - n * num) / den
+    if abs(d) < 0.1 * (x + m):  # the series in v = d / (x + m): no cancellation
+        v = d / (x + m)
+        s, ej, v2, j = d * v, 2.0 * x * v, v * v, 1
+        while True:
+            ej *= v2
+            nxt = s + ej / (2 * j + 1)
+            if nxt == s:
+                return nxt
+            s, j = nxt, j + 1
+    return x * math.log(x / m) + m - x
+
+
+def _binomial_term(k: int, n: int, p: float) -> float:
+    """P(X = k) for X ~ Binomial(n, 1 - p) (Loader's saddle-point form: ~1e-15 relative)."""
+    q = 1.0 - p
+    if k == 0:
+        return math.exp(n * math.log1p(-q))
+    if k == n:
+        return math.exp(n * math.log(q))
+    num, den = p.as_integer_ratio()  # exact: q = (den - num) / den
+    lc = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, n, den - num, den) - _bd0(n - k, n, num, den)
+    return math.exp(lc - 0.5 * (_LN_2PI + math.log(k) + math.log1p(-k / n)))
+
+
+def _passes_one(h: int, t: int, p: float, c: float) -> bool:
+    """odds(h, t) <= 1 - c: the chance of at most t over-latency queries among h + t, summed from the
+    t-th term down (each term a ratio of the one before: all positive, so a partial sum past the bound
+    already decides)."""
+    if h <= 0:
+        return False
+    limit, n = 1.0 - c, h + t
+    term = total = _binomial_term(t, n, p)
+    ratio = p / (1.0 - p)
+    k = t
+    while total <= limit and k > 0 and term > total * 1e-17:
+        term *= k / (n - k + 1) * ratio
+        total += term
+        k -= 1
+    return total <= limit
+
+
+Z_99 = 2.3263478740408408  # the standard normal's 99th percentile (statistics.NormalDist().inv_cdf(0.99))
+
+
+def _z(c: float) -> float:
+    if c == CONFIDENCE:
+        return Z_99
+    from statistics import NormalDist  # another confidence: rare, and statistics loads fractions, random
+
+    return NormalDist().inv_cdf(c)
+
+
+def _guess_one(t: int, p: float, c: float) -> int:
+    """The Cornish-Fisher guess of f(t) (as _quantile_guess)."""
+    q, r, z = 1.0 - p, t + 1.0, _z(c)
+    mean, sd = r * p / q, math.sqrt(r * p) / q
+    skew, exkurt = (1.0 + p) / math.sqrt(r * p), 6.0 / r + q * q / (r * p)
+    y = mean + sd * (
+        z + (z * z - 1) * skew / 6 + (z**3 - 3 * z) * exkurt / 24 - (2 * z**3 - 5 * z) * skew**2 / 36
+    )
+    return math.floor(y) + 1
+
+
+@lru_cache(maxsize=4096)
+def _exact_f(t: int, p: float, c: float) -> int:
+    """The exact smallest h with odds(h, t) <= 1 - c (no official bounds): a +-2 bracket around the
+    guess, widened as _wide_bracket widens it when the guess missed, then bisection."""
+    if not (0.0 < p < 1.0 and 0.0 < c < 1.0):  # no count exists: the vectorised path says what it says
+        import numpy as np
+
+        return int(_first_passing(np.array([t]), p, c)[0])
+    guess = _guess_one(t, p, c)
+    lo, hi = max(guess - 2, 0), guess + 2
+    if _passes_one(lo, t, p, c) or not _passes_one(hi, t, p, c):
+        lo = 0
+        step = (
+            math.ceil(math.log(1.0 - c) / math.log(p))
+            + 1
+            + int(4.0 * math.sqrt(t + 1.0) / (1.0 - p))
+            + int(t * (p / (1.0 - p)))
+        )
+        hi = step
+        while not _passes_one(hi, t, p, c):
+            step *= 2
+            hi = lo + step
+    while hi - lo > 1:  # h = lo fails (or is 0), h = hi passes
+        mid = lo + (hi - lo) // 2
+        if _passes_one(mid, t, p, c):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 @lru_cache(maxsize=64)
@@ -126,6 +266,8 @@ def _sequential_table(p: float, c: float, size: int) -> np.ndarray:
     comes from the previous two answers; we check the exact answers against those bounds in one
     vector pass and only walk the recurrence when one would clamp.
     """
+    import numpy as np
+
     ts = np.arange(size + 1, dtype=np.int64)
     true_h = np.zeros(size + 1, np.int64)
     true_h[1:] = _first_passing(ts[1:], p, c)
@@ -167,8 +309,10 @@ def stream_t(n_queries: int, percentile: float, confidence: float = CONFIDENCE) 
     if n < min_queries(p, c):
         return None
     upto = int(n * (1.0 - p)) + 2  # f(i) + i >= i / (1 - p), so t never exceeds this
-    if upto > TABLE_LIMIT:
-        return _stream_t_bisect(n, p, c, upto)
+    if upto > TABLE_LIMIT or (p in EXACT_PERCENTILES and c == CONFIDENCE):
+        return _stream_t_search(n, p, c, upto)
+    import numpy as np
+
     table = _table_for(p, c, upto)
     i = np.arange(1, upto + 1)
     fits = table[1 : upto + 1] + i <= n
@@ -176,17 +320,42 @@ def stream_t(n_queries: int, percentile: float, confidence: float = CONFIDENCE) 
     return max(1, int(np.argmin(fits)) if not fits.all() else upto)
 
 
-def _stream_t_bisect(n: int, p: float, c: float, upto: int) -> int:
-    """Large runs: bisection over i on the exact f(i) (the official bounds never clamp there; the
-    tests check that the full tables up to TABLE_LIMIT equal the exact values)."""
-    lo, hi = 1, upto  # f(lo) + lo <= n < f(hi) + hi
-    while hi - lo > 1:
+def _stream_t_search(n: int, p: float, c: float, upto: int) -> int:
+    """The last i in [1, upto] with f(i) + i <= n (1 when none fits), on the exact f(i): the official
+    bounds never clamp there (large runs, and the EXACT_PERCENTILES tables up to TABLE_LIMIT, which
+    the tests compare with the exact values). The guess of f puts i within a step or two; the exact
+    f settles it."""
+
+    def fits(i: int) -> bool:
+        return _exact_f(i, p, c) + i <= n
+
+    a, b = 0, upto + 1  # where the guess of f(i) + i passes n
+    while b - a > 1:
+        mid = (a + b) // 2
+        if _guess_one(mid, p, c) + mid <= n:
+            a = mid
+        else:
+            b = mid
+    start, step = max(a, 1), 1
+    if fits(start):  # lo fits, hi does not (or is past upto)
+        lo, hi = start, start + 1
+        while hi <= upto and fits(hi):
+            lo, step = hi, step * 2
+            hi = lo + step
+        hi = min(hi, upto + 1)
+    else:
+        lo, hi = start - 1, start
+        while lo >= 1 and not fits(lo):
+            hi, step = lo, step * 2
+            lo = hi - step
+        lo = max(lo, 0)
+    while hi - lo > 1:  # f(i) + i grows with i
         mid = (lo + hi) // 2
-        if int(_first_passing(np.array([mid]), p, c)[0]) + mid <= n:
+        if fits(mid):
             lo = mid
         else:
             hi = mid
-    return lo
+    return max(lo, 1)
 
 
 class StreamEstimate(NamedTuple):
@@ -274,6 +443,8 @@ def server_result(
     latencies: np.ndarray, n_queries: int, target_ns: int, percentile: float, confidence: float = CONFIDENCE
 ) -> ServerEstimate:
     """Server early stopping: pass iff n >= f(t) + t, t = #latency > target (official rule)."""
+    import numpy as np
+
     t = int(np.count_nonzero(np.asarray(latencies) > target_ns))
     required = server_required_queries(t, percentile, confidence)
     n = int(n_queries)

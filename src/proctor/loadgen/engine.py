@@ -6,7 +6,7 @@ starts), issue, wait for completion, unload -> summarize -> detail results, summ
 trace files.
 
 Faults keep what was measured: a SUT that raises (any exception, SystemExit included), never
-completes, or a Ctrl-C ends the run early, the logs written so far stay and the summary says the run
+completes, or a stop signal (Ctrl-C, SIGTERM, SIGHUP: loadgen/stop_signals.py) ends the run early, the logs written so far stay and the summary says the run
 is incomplete. A raising SUT surfaces as `RunError` chained to its exception. Ctrl-C stops issuing at
 once, gives the SUT `drain_s` to complete what is in flight, writes the logs marked incomplete and is
 re-raised; a second Ctrl-C skips the drain. Failures a SUT's threads report (`report_failure`) are
@@ -21,9 +21,7 @@ import datetime as dt
 import hashlib
 import importlib.metadata
 import io
-import math
 import os
-import signal
 import sys
 import threading
 import time
@@ -34,35 +32,45 @@ from typing import IO, Any
 
 import numpy as np
 
-from proctor.errors import ConfigError, ProctorError, RunError
+from proctor.errors import ConfigError, ProctorError, RunError, SettingRangeError, TreeError
 from proctor.loadgen import completion as completion_mod
+from proctor.loadgen import output_lock, stop_signals
 from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink, failure_text
 from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
+from proctor.loadgen.expected import expected_length
 from proctor.loadgen.issuer import IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
     AUDIT_CONFIG_NOTICE,
     AUDIT_CONFIG_NOTICE_SOURCE,
     CONFIG_ERROR_KEY,
+    EXPECTED_KEY,
     SHORT_RUN_KEY,
     SUT_REPORT_KEY,
+    WARMUP_KEY,
     DetailLogWriter,
     log_effective_settings,
     log_requested_settings,
     log_results,
 )
 from proctor.loadgen.logs.samples import SampleColumns, write_sample_chunks
-from proctor.loadgen.logs.summary import INCOMPLETE_MARK, annotation_text, footer_lines, render_summary
+from proctor.loadgen.logs.summary import (
+    INCOMPLETE_MARK,
+    annotation_text,
+    attainment_lines,
+    footer_lines,
+    render_summary,
+)
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
-from proctor.loadgen.resolve import start_settings
-from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
+from proctor.loadgen.resolve import max_schedulable_qps, start_settings
+from proctor.loadgen.results import CheckFailure, PerformanceResult, SLOTargets, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
-from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings
-from proctor.loadgen.sink import ReportingSUT, StartableSUT
+from proctor.loadgen.settings import EffectiveSettings, LogSettings, TestSettings, value_problem
+from proctor.loadgen.sink import ReportingSUT, StartableSUT, WarmUpSUT
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S, Fault, FaultKind, FaultTally, notice_bound_s
 from proctor.loadgen.types import (
     QuerySampleLibrary,
@@ -74,6 +82,7 @@ from proctor.loadgen.types import (
     sut_name,
 )
 from proctor.loadgen.watch import STALL_KEY, PhaseWatch
+from proctor.trees import clear_output, open_output
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = STUCK_LIMIT_S * 1_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)
@@ -89,26 +98,6 @@ DRAIN_S = 0.5  # after Ctrl-C: how long the SUT may still complete what it was g
 # must not fill the disk. Settable per run (run_test's max_response_bytes / max_accuracy_log_bytes).
 MAX_RESPONSE_BYTES = 1 << 30
 MAX_ACCURACY_LOG_BYTES = 16 << 30
-
-
-@contextlib.contextmanager
-def ctrl_c_held() -> Iterator[list[bool]]:
-    """Hold Ctrl-C (SIGINT) while the logs are written: one raised in the middle of writing them left
-    a summary empty (seen once in CI, a Ctrl-C landing as a short run ended). Yields a list that is
-    non-empty once a Ctrl-C came. Only the main thread can hold it; elsewhere nothing changes."""
-    held: list[bool] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield held
-        return
-    try:
-        old = signal.signal(signal.SIGINT, lambda _sig, _frame: held.append(True))
-    except (ValueError, OSError):  # no signals here (an embedded interpreter)
-        yield held
-        return
-    try:
-        yield held
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +168,7 @@ class RunOutcome:
     sut_failures: int = 0  # failures the SUT's threads reported (report_failure)
     warning_messages: list[str] = field(default_factory=list)  # the first warnings logged, to name them
     faults: list[Fault] = field(default_factory=list)  # what the SUT did wrong, the true cause first
+    warmup: str = ""  # what the SUT did before the timed part (sink.WarmUpSUT), "" for nothing
 
 
 def closed_loop_reason(n: int) -> str:
@@ -255,8 +245,10 @@ class Run:
         config_errors: Sequence[ConfigNote] = (),
         early_stopping_extension: bool = True,
         concurrency: int = 0,
+        slo: SLOTargets | None = None,
     ) -> None:
         self.sut, self.qsl = sut, qsl
+        self.slo = slo  # per-request SLO targets (None: the benchmark's bounds)
         self.concurrency = concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
         self.early_stopping_extension = early_stopping_extension
         self.short_run = short_run
@@ -264,6 +256,7 @@ class Run:
         self.sink = RunSink()  # the sink a StartableSUT gets: the phase in progress's tracker
         self.error_messages: list[str] = []
         self.sut_report: list[str] = []
+        self.warmup = ""  # the SUT's warm-up line (sink.WarmUpSUT), logged before the first phase
         self.requested = settings
         self.settings = settings
         self.log_settings = log_settings
@@ -348,8 +341,8 @@ class Run:
         try:
             self._prologue()
             self._dispatch()
-        except KeyboardInterrupt as exc:
-            self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (stop_signals.Stopped)
+            self.incomplete_reason = self.incomplete_reason or stop_signals.reason(exc)
             self.interrupted = True
             failure = exc
         except BaseException as exc:  # SystemExit from a SUT too: never "No errors encountered"
@@ -359,7 +352,7 @@ class Run:
             failure = exc
         finally:
             epilogue_failure: BaseException | None = None
-            with ctrl_c_held() as held:  # the logs are written whole, then a Ctrl-C that came meanwhile counts
+            with stop_signals.held() as held:  # the logs are written whole, then a stop that came meanwhile counts
                 try:
                     outcome = self._epilogue()
                 except BaseException as exc:  # never mask the first failure with one from closing
@@ -368,7 +361,7 @@ class Run:
                     epilogue_failure = exc
         if held and failure is None:  # the run had ended: its logs stand as written, the caller stops
             self.interrupted = True
-            failure = KeyboardInterrupt()
+            failure = stop_signals.interruption(held[0])
         if failure is not None:
             if self._sut_failed and not isinstance(failure, ProctorError | KeyboardInterrupt):
                 error = RunError(f"run incomplete: {self.incomplete_reason} (logs in {self.paths['detail'].parent})")
@@ -376,6 +369,8 @@ class Run:
                 raise error from failure
             if epilogue_failure is not None:
                 failure.add_note(f"while writing the logs: {epilogue_failure!r}")
+            elif isinstance(failure, KeyboardInterrupt):  # stopped: what was written goes up with it
+                stop_signals.keep_partial(failure, outcome)
             raise failure
         assert outcome is not None
         return outcome
@@ -418,6 +413,27 @@ class Run:
                 if not isinstance(exc, KeyboardInterrupt):
                     self.sut_faults.add(FaultKind.RAISED, f"{failure_text(exc)} in start()")
                 raise
+        if isinstance(self.sut, WarmUpSUT):  # readiness before the clock starts: nothing here is timed
+            try:
+                self.warmup = self.sut.warm_up(self._in_flight())
+            except BaseException as exc:
+                self._sut_failed = True
+                if not isinstance(exc, KeyboardInterrupt):
+                    self.sut_faults.add(FaultKind.RAISED, f"{failure_text(exc)} in warm_up()")
+                raise
+            if self.warmup:
+                self.log(WARMUP_KEY, self.warmup)
+
+    def _in_flight(self) -> int:
+        """The most queries this run keeps in flight, where the scenario fixes it (0: it does not)."""
+        assert self.eff is not None
+        if self.concurrency:
+            return self.concurrency
+        if self.eff.scenario == Scenario.SINGLE_STREAM:
+            return 1
+        if self.eff.scenario == Scenario.MULTI_STREAM:
+            return int(self.eff.samples_per_query)
+        return 0
 
     def _dispatch(self) -> None:
         assert self.eff is not None
@@ -474,6 +490,7 @@ class Run:
             error=self.error,
             on_probe=probe_seen,
             should_stop=lambda: bool(self.incomplete_reason),
+            max_qps=max_schedulable_qps(base.min_duration_ms),
         )
         self.perf_phase, self.eff = found.result
         self.find_peak = found
@@ -590,6 +607,8 @@ class Run:
         )
         self.log("generated_query_duration", sched.duration_ns)  # the timestamp after the last query
         accuracy = phase.mode == TestMode.ACCURACY_ONLY
+        if not accuracy:  # how long it will last and why, before it starts (loadgen.expected)
+            self._expect(phase)
         limit, stall = self._limits(accuracy)
         issuer = Issuer(
             self.sut,
@@ -630,8 +649,8 @@ class Run:
             self.stop_reason = phase.outcome.stop_reason
             self.sut.flush_queries()
             self._wait(phase, limit, stall)
-        except KeyboardInterrupt:
-            self.incomplete_reason = self.incomplete_reason or "interrupted (Ctrl-C)"
+        except KeyboardInterrupt as exc:
+            self.incomplete_reason = self.incomplete_reason or stop_signals.reason(exc)
             self.interrupted = True
             drained = self._drain(phase)
             self.error(f"run interrupted: {self._progress_text(phase)}{drained}")
@@ -668,6 +687,20 @@ class Run:
         self.log("power_begin", _power_time(power_begin))
         self.log("power_end", _power_time(power_end))
 
+    def _expect(self, phase: _Phase) -> None:
+        """Log and tell the progress hooks the phase's expected length and why."""
+        assert self.eff is not None
+        pad = self.eff.samples_per_query - 1 if self.eff.scenario == Scenario.MULTI_STREAM else 0
+        try:
+            expected = expected_length(self.eff, phase.schedule, phase.mode, int(phase.loaded.shape[0]) - pad)
+        except (ValueError, IndexError) as exc:  # a schedule too odd to foresee: the run goes on
+            self.info(f"expected length not known: {exc}")
+            return
+        self.log(EXPECTED_KEY, expected.text)
+        on_expected = getattr(self.progress, "on_expected", None)  # hooks written before it may lack it
+        if on_expected is not None:
+            on_expected(expected)
+
     def _drain(self, phase: _Phase) -> str:
         """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
         Ctrl-C ends the wait at once; so does a SUT holding more than twice what it completed per
@@ -684,8 +717,8 @@ class Run:
             if tracker.all_done.wait(timeout=max(self.drain_s, 0.0)):
                 return "; everything issued completed within the drain"
             return f"; not drained after {self.drain_s:g} s"
-        except KeyboardInterrupt:
-            return "; drain skipped (second Ctrl-C)"
+        except KeyboardInterrupt as exc:
+            return f"; drain skipped (a second {stop_signals.signal_name(stop_signals.signal_of(exc))})"
 
     @staticmethod
     def _progress_text(phase: _Phase) -> str:
@@ -788,7 +821,7 @@ class Run:
         phase = self.perf_phase
         if phase is not None and phase.records.n_queries_issued and self.eff is not None:
             try:
-                self.result = summarize(self.eff, phase.schedule, phase.records)
+                self.result = summarize(self.eff, phase.schedule, phase.records, self.slo)
             except Exception as exc:  # a partial run may not be summarisable; say so, keep the logs
                 self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
                 self.result = None
@@ -824,7 +857,7 @@ class Run:
             text = "\n".join(footer_lines(self.warnings, self.errors)) + "\n"
         if incomplete and (self.result is None or self.result.complete):
             text += f"\nResult is : INVALID\n{INCOMPLETE_MARK} {self.incomplete_reason}\n"
-        text += annotation_text(self.short_run, self.sut_report)
+        text += annotation_text(self.short_run, self.sut_report, attainment_lines(self.result))
         _close_logs(logs, text, self.log_settings)
         outcome = RunOutcome(
             result=self.result,
@@ -852,6 +885,7 @@ class Run:
             sut_failures=self.faults.total,
             warning_messages=list(logs.detail.warning_messages),
             faults=self.sut_faults.ranked(),
+            warmup=self.warmup,
         )
         self.progress.on_end(outcome)
         return outcome
@@ -907,17 +941,26 @@ def _open_logs(paths: dict[str, Path], log_settings: LogSettings, clock: Clock) 
         if log_settings.enable_trace:
             opened.append(TraceLog(paths["trace"], start_ns=origin))
         else:  # no file at all (the official leaves an empty one); a stale one is not this run's
-            paths["trace"].unlink(missing_ok=True)
+            clear_output(paths["trace"])
             opened.append(TraceLog(io.StringIO(), enabled=False, start_ns=origin))
-        with open(paths["summary"], "w", encoding="utf-8"):
+        with open_output(paths["summary"]):
             pass
     except OSError as exc:
         for log in opened:
             log.close()
         raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
+    except TreeError:  # a link, FIFO or device where a log goes: refused, nothing written through it
+        for log in opened:
+            log.close()
+        raise
     detail, accuracy, trace = opened
     assert isinstance(detail, DetailLogWriter) and isinstance(accuracy, AccuracyLog) and isinstance(trace, TraceLog)
-    paths["samples"].unlink(missing_ok=True)  # a stale one from an earlier run in this folder is not this run's
+    try:
+        clear_output(paths["samples"])  # a stale one from an earlier run in this folder is not this run's
+    except TreeError:
+        for log in opened:
+            log.close()
+        raise
     return _Logs(detail, accuracy, trace, paths["summary"], paths["samples"], origin)
 
 
@@ -925,7 +968,8 @@ def _close_logs(logs: _Logs, summary_text: str, log_settings: LogSettings) -> No
     logs.accuracy.close()
     logs.trace.close()
     logs.detail.close()
-    logs.summary.write_text(summary_text, encoding="utf-8")
+    with open_output(logs.summary) as fh:
+        fh.write(summary_text)
     if log_settings.log_output.copy_summary_to_stdout:
         sys.stdout.write(summary_text)
 
@@ -1088,6 +1132,7 @@ def run_test(
     config_errors: Sequence[ConfigNote] = (),
     early_stopping_extension: bool = True,
     concurrency: int = 0,
+    slo: SLOTargets | None = None,
 ) -> RunOutcome:
     """Run one test (official StartTest) and return its outcome; logs go where `log_settings` says.
 
@@ -1105,6 +1150,8 @@ def run_test(
     False: stop where the official LoadGen stops). `concurrency` N > 0 (SingleStream settings only):
     a closed loop keeping N queries in flight, the peers' everyday mode; not an MLPerf scenario, so
     the run is INVALID whatever its numbers (its logs say why: detail key proctor_closed_loop_in_flight).
+    `slo`: per-request targets for proctor's SLO attainment and goodput (None: the benchmark's
+    bounds where the scenario has them; results.SLOTargets), logged beside the MLPerf verdict.
 
     A `sink.StartableSUT` is given the run's sink before the first issue; a `sink.ReportingSUT`'s
     report is written into the logs before they close. The SUT is not closed here (the caller owns
@@ -1112,8 +1159,8 @@ def run_test(
     """
     check_sut_qsl(sut, qsl)  # a missing member is one line before the run, not an error inside it
     for key, value in (("drain_s", drain_s), ("timeout_s", timeout_s)):
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise ConfigError(f"must be a finite number >= 0, not {value}", key=key)
+        if value is not None and value_problem(key, value):  # settings.RUN_ARGUMENT_RANGES
+            raise SettingRangeError(value_problem(key, value), key=key)
     for key, cap in (("max_response_bytes", max_response_bytes), ("max_accuracy_log_bytes", max_accuracy_log_bytes)):
         if cap < 0:
             raise ConfigError(f"must be >= 0, not {cap}", key=key)
@@ -1126,23 +1173,29 @@ def run_test(
     if not _run_lock.acquire(blocking=False):
         raise RunError("another run is already in progress in this process")
     try:
-        return Run(
-            sut,
-            qsl,
-            settings,
-            log_settings or LogSettings(),
-            audit_config=audit_config,
-            progress=progress,
-            clock=clock,
-            timeout_s=timeout_s,
-            drain_s=drain_s,
-            max_response_bytes=max_response_bytes,
-            max_accuracy_log_bytes=max_accuracy_log_bytes,
-            short_run=short_run,
-            config_errors=config_errors,
-            early_stopping_extension=early_stopping_extension,
-            concurrency=concurrency,
-        ).execute()
+        with contextlib.ExitStack() as owning:
+            try:  # one process writes a log folder at a time (output_lock): a second is refused
+                owning.enter_context(output_lock.owned(log_settings.log_output.outdir if log_settings else "."))
+            except OSError as exc:
+                raise RunError(f"cannot open log file {exc.filename}: {exc.strerror}") from exc
+            return Run(
+                sut,
+                qsl,
+                settings,
+                log_settings or LogSettings(),
+                audit_config=audit_config,
+                progress=progress,
+                clock=clock,
+                timeout_s=timeout_s,
+                drain_s=drain_s,
+                max_response_bytes=max_response_bytes,
+                max_accuracy_log_bytes=max_accuracy_log_bytes,
+                short_run=short_run,
+                config_errors=config_errors,
+                early_stopping_extension=early_stopping_extension,
+                concurrency=concurrency,
+                slo=slo,
+            ).execute()
     finally:
         _run_lock.release()
 

@@ -82,8 +82,10 @@ def search(
     on_probe: Callable[[Probe], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     max_probes: int = MAX_PROBES,
+    max_qps: float = math.inf,
 ) -> PeakSearch[T]:
-    """The official search; `log`/`error` get the official detail-log messages."""
+    """The official search; `log`/`error` get the official detail-log messages. No probe asks more
+    than `max_qps` (the rate whose schedule still fits the machine: the official has no such cap)."""
     if not start_qps > 0:
         raise ConfigError(f"must be > 0 to search from, got {start_qps}", key="server_target_qps")
     if not step > 0:
@@ -117,7 +119,10 @@ def search(
     lower = start_qps
     upper = 0.0
     while len(probes) < max_probes and not should_stop():
-        upper = widen(lower, step)
+        upper = min(widen(lower, step), max_qps)
+        if not upper > lower:  # the cap: the last passing rate is the peak this machine can schedule
+            log(f"FindBoundaries: {field_text(lower)} is the highest rate this machine can schedule")
+            break
         log(f"FindBoundaries: Checking fields [{field_text(lower)}, {field_text(upper)})")
         ok, payload = probe(upper, "boundary")
         if not ok:

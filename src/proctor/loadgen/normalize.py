@@ -8,8 +8,14 @@ test_settings_internal.cc), because the submission checker compares these values
 
 from __future__ import annotations
 
-from proctor.errors import ConfigError
-from proctor.loadgen.settings import EffectiveSettings, TestSettings
+from proctor.errors import ConfigError, SettingRangeError
+from proctor.loadgen.settings import (
+    INT64_MAX,
+    MAX_COUNT,
+    EffectiveSettings,
+    TestSettings,
+    value_problem,
+)
 from proctor.loadgen.types import Scenario, TestMode
 
 _NS_PER_S = 1_000_000_000
@@ -80,7 +86,7 @@ def normalize(settings: TestSettings, qsl_total: int, qsl_perf_count: int) -> Ef
         min_query_count = max(min_query_count, _u64(2.0 * min_duration_s * target_qps))
         min_query_count += qsl_perf_count - min_query_count % qsl_perf_count
 
-    return EffectiveSettings(
+    eff = EffectiveSettings(
         scenario=scenario,
         test_mode=mode,
         samples_per_query=spq,
@@ -118,3 +124,87 @@ def normalize(settings: TestSettings, qsl_total: int, qsl_perf_count: int) -> Ef
         server_find_peak_qps_boundary_step_size=float(s.server_find_peak_qps_boundary_step_size),
         requested=s,
     )
+    guard(eff, qsl_total)
+    return eff
+
+
+# effective value -> the requested field it comes from (for the message), its range's name in RANGES
+_GUARDED: tuple[tuple[str, str, str], ...] = (
+    ("target_latency_ns", "server_target_latency_ns", "server_target_latency_ns"),
+    ("min_duration_ms", "min_duration_ms", "min_duration_ms"),
+    ("max_duration_ms", "max_duration_ms", "max_duration_ms"),
+    ("max_query_count", "max_query_count", "max_query_count"),
+    ("min_query_count", "min_query_count", "min_query_count"),
+    ("min_sample_count", "min_query_count", "min_query_count"),
+    ("performance_sample_count", "performance_sample_count_override", "performance_sample_count_override"),
+    ("accuracy_sample_count", "accuracy_sample_count_override", "accuracy_sample_count_override"),
+    ("qsl_rng_seed", "qsl_rng_seed", "qsl_rng_seed"),
+    ("sample_index_rng_seed", "sample_index_rng_seed", "sample_index_rng_seed"),
+    ("schedule_rng_seed", "schedule_rng_seed", "schedule_rng_seed"),
+    ("accuracy_log_rng_seed", "accuracy_log_rng_seed", "accuracy_log_rng_seed"),
+    ("accuracy_log_probability", "accuracy_log_probability", "accuracy_log_probability"),
+    ("accuracy_log_sampling_target", "accuracy_log_sampling_target", "accuracy_log_sampling_target"),
+    ("performance_issue_same_index", "performance_issue_same_index", "performance_issue_same_index"),
+    ("server_ttft_latency", "server_ttft_latency", "server_ttft_latency"),
+    ("server_tpot_latency", "server_tpot_latency", "server_tpot_latency"),
+    ("token_latency_scaling_factor", "token_latency_scaling_factor", "token_latency_scaling_factor"),
+)
+_RATE_SOURCE = {
+    Scenario.SINGLE_STREAM: "single_stream_expected_latency_ns",
+    Scenario.MULTI_STREAM: "multi_stream_expected_latency_ns",
+    Scenario.SERVER: "server_target_qps",
+    Scenario.OFFLINE: "offline_expected_qps",
+}
+
+
+def guard(eff: EffectiveSettings, qsl_total: int) -> None:
+    """The second line after check_settings (resolve.py), on the values a run computes, whatever
+    built the settings: each effective value in its legal range (settings.RANGES), the index
+    performance_issue_same issues inside the loaded set, and the schedule within the int64 ns clock.
+    Raises SettingRangeError naming the requested field; nothing past it can overflow or index out."""
+    rate_field = _RATE_SOURCE[eff.scenario]
+    problem = value_problem("server_target_qps", eff.target_qps)
+    if problem:
+        raise SettingRangeError(f"effective target_qps {problem}", key=rate_field)
+    for name, source, range_name in _GUARDED:
+        problem = value_problem(range_name, getattr(eff, name))
+        if problem:
+            raise SettingRangeError(f"effective {name} {problem}", key=source)
+    if eff.samples_per_query > MAX_COUNT or eff.samples_per_query < 1:
+        source = "offline_expected_qps" if eff.scenario is Scenario.OFFLINE else "multi_stream_samples_per_query"
+        raise SettingRangeError(
+            f"effective samples_per_query {eff.samples_per_query} is out of range: must be >= 1 and <= {MAX_COUNT}",
+            key=source,
+        )
+    if eff.min_sample_count > MAX_COUNT:
+        raise SettingRangeError(f"effective min_sample_count {eff.min_sample_count} is past {MAX_COUNT}", key="min_query_count")
+    loaded = min(int(eff.performance_sample_count), int(qsl_total))
+    if eff.performance_issue_same and eff.performance_issue_same_index >= loaded:
+        raise SettingRangeError(
+            f"{eff.performance_issue_same_index} is not an index of the loaded set of {loaded} samples "
+            f"(performance_sample_count {eff.performance_sample_count}, QSL total {qsl_total}): give 0 to "
+            f"{max(loaded - 1, 0)}",
+            key="performance_issue_same_index",
+        )
+    span_ns = _schedule_span_ns(eff, qsl_total)
+    if span_ns * 4 > INT64_MAX:
+        raise SettingRangeError(
+            f"the schedule would span ~{span_ns / _NS_PER_S / 31_557_600:,.0f} years, past the int64 "
+            f"nanosecond clock; lower min_query_count (or the QSL's count) or raise the rate",
+            key=rate_field,
+        )
+
+
+def _schedule_span_ns(eff: EffectiveSettings, qsl_total: int) -> float:
+    """About the last timestamp the schedule generates (ns): its queries at the target rate (an
+    accuracy phase issues every loaded sample), or its duration (non-Server: 2 x min_duration)."""
+    period_ns = _NS_PER_S / eff.target_qps
+    if eff.scenario is Scenario.OFFLINE:
+        return period_ns  # one query at 0; the next slot ends the schedule
+    gen_ns = (1 if eff.scenario is Scenario.SERVER else 2) * eff.target_duration_ms * 1_000_000
+    queries = float(eff.min_query_count)
+    if eff.sample_concatenate_permutation:
+        queries += eff.performance_sample_count  # equal issue pads to a whole set
+    if eff.test_mode in (TestMode.ACCURACY_ONLY, TestMode.SUBMISSION_RUN):
+        queries = max(queries, min(eff.accuracy_sample_count, qsl_total) / max(eff.samples_per_query, 1))
+    return max(float(gen_ns), (queries + 1) * period_ns)

@@ -3,7 +3,8 @@
 Nothing here runs on the issue path: the display polls the records arrays from its own thread
 (four times a second on a terminal), reading a bounded window of recent samples, so its cost does
 not grow with the run. The line says what is done of the total and when the phase should end
-(ETA), and for runs with token latencies TTFT/TPOT percentiles and tokens/s so far. Without a
+(ETA) and, for a performance run, its elapsed time against the expected length said before it
+started (loadgen.expected), and for runs with token latencies TTFT/TPOT percentiles and tokens/s so far. Without a
 terminal (a pipe, a file, CI) it prints one plain line every `PLAIN_INTERVAL_S` instead, and a
 final line per phase.
 """
@@ -49,6 +50,10 @@ class ProgressHooks:
         """A run of `mode` issues over several loaded sets, one phase each, `samples[i]` in set i (an
         accuracy run: the whole QSL, performance_sample_count at a time); called before the first."""
 
+    def on_expected(self, expected: Any) -> None:
+        """A performance phase's expected length and why (a loadgen.expected.Expected), before it
+        starts issuing (called just before `on_phase`)."""
+
     def on_phase(self, mode: Any, schedule: Schedule, records: Records, tracker: Any) -> None:
         """A phase (accuracy set or performance run) is about to start issuing."""
 
@@ -80,6 +85,8 @@ class Snapshot:
     tpot_ms: dict[float, float] = field(default_factory=dict)
     tokens_per_s: float | None = None  # output tokens so far per second (None: not a token run)
     waiting_s: float = 0.0  # > 0: nothing completed this long with samples outstanding (no ETA then)
+    expected_s: float | None = None  # the phase's expected length, said before it started (loadgen.expected)
+    expected_exact: bool = False  # the schedule fixes it (Server)
 
 
 @dataclass(slots=True)
@@ -236,8 +243,11 @@ def format_snapshot(s: Snapshot, label: str) -> str:
         eta = f"  ETA {_eta_text(s.eta_s)}"
     if s.waiting_s > 0:  # an ETA from a rate that is not moving only grows: say what is happening
         eta = f"  waiting for the SUT: nothing completed in {_eta_text(s.waiting_s)}"
+    expected = ""
+    if s.expected_s is not None:
+        expected = f" / {'' if s.expected_exact else '~'}{_eta_text(s.expected_s)}"
     line = (
-        f"{label}  {s.elapsed_s:6.1f} s  queries {s.queries_issued}  samples {s.samples_issued} issued / "
+        f"{label}  {s.elapsed_s:6.1f} s{expected}  queries {s.queries_issued}  samples {s.samples_issued} issued / "
         f"{s.samples_completed} done{of}{eta}  {s.qps:,.0f}/s  {pct}"
     )
     if s.ttft_ms:
@@ -311,6 +321,7 @@ class LiveProgress(ProgressHooks):
         self._plan = Plan()
         self._tally = TokenTally()
         self._sets: SetTally | None = None  # a run over several loaded sets (accuracy)
+        self._expected: Any = None  # the coming performance phase's expected length (on_expected)
         self.updates = 0
         self._notices: list[str] = []
         self._notice_lock = threading.Lock()
@@ -344,6 +355,11 @@ class LiveProgress(ProgressHooks):
     def on_settings(self, effective: Any) -> None:
         self._effective = effective
 
+    def on_expected(self, expected: Any) -> None:
+        """Say how long the run will last and why, before it starts."""
+        self._expected = expected
+        self.console.print(expected.text, markup=False, highlight=False, soft_wrap=True)
+
     def _look(self, now_ns: int | None = None, *, final: bool = False) -> str:
         assert self._phase is not None
         schedule, records, tracker, label = self._phase
@@ -353,6 +369,9 @@ class LiveProgress(ProgressHooks):
             schedule, records, tracker.completed_samples, now_ns, plan=self._plan, tally=self._tally,
             waiting_s=0.0 if final else float(getattr(tracker, "waiting_s", 0.0)),
         )
+        if self._expected is not None and label == "PerformanceOnly":
+            snap = dataclasses.replace(snap, expected_s=self._expected.seconds,
+                                       expected_exact=bool(self._expected.exact))
         if final:  # the phase ended: no time left to estimate; past the official queries (an
             # early-stopping extension, which stops when it can), or where the total was only an
             # estimate from the rate (a closed loop ends at its bounds), the total is what was issued
@@ -379,6 +398,8 @@ class LiveProgress(ProgressHooks):
         if self._sets is not None and self._sets.mode == str(mode):
             self._sets.index += 1
         self._plan = Plan.of(self._effective, mode)
+        if str(mode) != "PerformanceOnly":
+            self._expected = None
         self._tally = TokenTally()
         if not self.console.is_terminal:  # a pipe or a file: a plain line now and then
             self._thread = threading.Thread(target=self._plain_loop, name="proctor-progress", daemon=True)

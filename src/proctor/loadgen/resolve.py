@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, SettingRangeError
 from proctor.loadgen.conf import (
     ConfEntry,
     ConfType,
@@ -32,10 +31,17 @@ from proctor.loadgen.conf import (
     parse_conf,
     shipped_mlperf_conf,
 )
-from proctor.loadgen.settings import TestSettings
+from proctor.loadgen.normalize import normalize
+from proctor.loadgen.settings import (
+    INT64_MAX,
+    MAX_QPS,
+    NS_PER_S,
+    RANGES,
+    TestSettings,
+    value_problem,
+)
 from proctor.loadgen.types import Scenario, TestMode
 
-MAX_DURATION_MS = (2**63 - 1) // 1_000_000  # durations are kept as int64 nanoseconds
 BYTES_PER_SAMPLE = 64  # schedule + records arrays per generated sample (loadgen/records.py)
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
 _SHOWN_MODELS = 12
@@ -87,6 +93,7 @@ class Resolved:
     rules: TestSettings
     notes: tuple[str, ...]
     short_run: str  # "" for a run by the rules; else why it is not a submission run
+    origin: Mapping[str, ConfEntry | str] = field(default_factory=dict)  # field -> its conf line or option
 
     def __iter__(self) -> Iterator[object]:  # `settings, notes = resolve_settings(...)`
         yield self.settings
@@ -141,7 +148,7 @@ def resolve_settings(
     short = short_run_reason(settings, rules)
     if short:
         notes.append(f"not a submission run: {short}")
-    return Resolved(settings, rules, tuple(notes), short)
+    return Resolved(settings, rules, tuple(notes), short, origin)
 
 
 def _unknown_model(model: str, known: tuple[str, ...]) -> str:
@@ -174,53 +181,54 @@ def _apply_overrides(s: TestSettings, ov: Overrides, origin: Origin) -> TestSett
         origin[name] = ov.label(label)
 
     scen = Scenario(s.scenario)
-    if ov.min_duration_ms is not None:
-        put("min_duration_ms", _whole(ov.min_duration_ms, ov.label("min_duration_ms")), "min_duration_ms")
-    if ov.max_duration_ms is not None:
-        put("max_duration_ms", _whole(ov.max_duration_ms, ov.label("max_duration_ms")), "max_duration_ms")
-    if ov.min_query_count is not None:
-        put("min_query_count", _whole(ov.min_query_count, ov.label("min_query_count")), "min_query_count")
+    for name in ("min_duration_ms", "max_duration_ms", "min_query_count"):
+        value = getattr(ov, name)
+        if value is not None:
+            put(name, _checked(name, value, ov.label(name)), name)
     if ov.target_qps is not None:
-        if scen is Scenario.SERVER:
-            put("server_target_qps", float(ov.target_qps), "target_qps")
-        elif scen is Scenario.OFFLINE:
-            put("offline_expected_qps", float(ov.target_qps), "target_qps")
-        else:
+        rate_field = {Scenario.SERVER: "server_target_qps", Scenario.OFFLINE: "offline_expected_qps"}.get(scen)
+        if rate_field is None:
             raise ConfigError(
                 f"applies to Server and Offline; use {ov.label('expected_latency_ms')} for {scen}",
                 key=ov.label("target_qps"),
             )
+        put(rate_field, _checked(rate_field, ov.target_qps, ov.label("target_qps")), "target_qps")
     if ov.expected_latency_ms is not None:
-        ns = _finite_positive(float(ov.expected_latency_ms), ov.label("expected_latency_ms")) * 1e6
-        if scen is Scenario.SINGLE_STREAM:
-            put("single_stream_expected_latency_ns", ns, "expected_latency_ms")
-        elif scen is Scenario.MULTI_STREAM:
-            put("multi_stream_expected_latency_ns", ns, "expected_latency_ms")
-        else:
+        latency_field = {
+            Scenario.SINGLE_STREAM: "single_stream_expected_latency_ns",
+            Scenario.MULTI_STREAM: "multi_stream_expected_latency_ns",
+        }.get(scen)
+        if latency_field is None:
             raise ConfigError(
                 f"applies to SingleStream and MultiStream; use {ov.label('target_qps')} for {scen}",
                 key=ov.label("expected_latency_ms"),
             )
+        ms = ov.expected_latency_ms
+        label = ov.label("expected_latency_ms")
+        if isinstance(ms, bool) or not isinstance(ms, int | float):
+            raise SettingRangeError(f"must be a number, got {ms!r}", key=label)
+        ns = float(ms) * 1e6  # a finite ms value past ~1.8e302 becomes inf here: refused below, in ms
+        problem = value_problem(latency_field, ns, scale=1e6, shown=repr(ms), unit="ms")
+        if problem:
+            raise SettingRangeError(problem, key=label)
+        put(latency_field, ns, "expected_latency_ms")
     return dataclasses.replace(s, **values)  # type: ignore[arg-type]
 
 
-def _whole(value: int, label: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"must be a whole number >= 0, got {value!r}", key=label)
-    return value
-
-
-def _finite_positive(value: float, label: str) -> float:
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"must be a finite number > 0, got {value!r}", key=label)
-    return value
+def _checked(name: str, value: float, label: str) -> float:
+    """`value` for field `name`, or SettingRangeError naming the option (`label`) that gave it."""
+    problem = value_problem(name, value)
+    if problem:
+        raise SettingRangeError(problem, key=label)
+    return int(value) if RANGES[name].whole else float(value)
 
 
 def _refuse(message: str, field_name: str, origin: Origin) -> ConfigError:
+    """A SettingRangeError naming where `field_name` was set: the conf line, the option or the field."""
     src = origin.get(field_name)
     if isinstance(src, ConfEntry):
-        return ConfigError(message, file=src.file, line=src.line, key=src.key)
-    return ConfigError(message, key=src or field_name)
+        return SettingRangeError(message, file=src.file, line=src.line, key=src.key)
+    return SettingRangeError(message, key=src or field_name)
 
 
 def _rate(s: TestSettings) -> tuple[str, float]:
@@ -243,52 +251,43 @@ def _memory_bytes() -> int:
 
 
 def check_settings(s: TestSettings, origin: Origin | None = None) -> None:
-    """Refuse settings no run can honour: rates <= 0, NaN or inf, negative or overflowing durations
-    and counts, a schedule larger than this machine's memory. The official LoadGen clamps some of
-    these (a negative target QPS becomes 1) and reports the run VALID; proctor stops first."""
+    """Refuse settings no run can honour, naming the conf line, option or field that set each: a
+    value outside its legal range (settings.RANGES: NaN, inf, <= 0 rates, durations and bounds past
+    the int64 nanosecond clock, counts and seeds past 64 bits), a Server run without a latency bound,
+    a schedule past the clock or larger than this machine's memory. The official LoadGen clamps some
+    of these (a negative target QPS becomes 1) and reports the run VALID; proctor stops first."""
     origin = origin or {}
+    for name in TestSettings.field_names():
+        if name in ("scenario", "mode"):
+            continue
+        problem = value_problem(name, getattr(s, name))
+        if problem:
+            raise _refuse(problem, name, origin)
     scen = Scenario(s.scenario)
-    for name in (
-        "server_target_qps",
-        "offline_expected_qps",
-        "single_stream_expected_latency_ns",
-        "multi_stream_expected_latency_ns",
-    ):
-        v = float(getattr(s, name))
-        if not math.isfinite(v) or v <= 0:
-            raise _refuse(f"must be a finite number > 0, got {v!r} ({name})", name, origin)
-    for name in (
-        "single_stream_target_latency_percentile",
-        "multi_stream_target_latency_percentile",
-        "server_target_latency_percentile",
-    ):
-        p = float(getattr(s, name))
-        if not (0 < p <= 1):
-            raise _refuse(f"percentile must be in (0, 100], got {p * 100:g} ({name})", name, origin)
     if scen is Scenario.SERVER and int(s.server_target_latency_ns) <= 0 and not s.use_token_latencies:
         raise _refuse("Server's latency bound must be > 0", "server_target_latency_ns", origin)
-    if scen is Scenario.MULTI_STREAM and int(s.multi_stream_samples_per_query) < 1:
-        raise _refuse("samples_per_query must be >= 1", "multi_stream_samples_per_query", origin)
-    for name in ("min_duration_ms", "max_duration_ms"):
-        ms = int(getattr(s, name))
-        if ms < 0:
-            raise _refuse(f"must be >= 0, got {ms} ({name})", name, origin)
-        if ms > MAX_DURATION_MS:
-            raise _refuse(
-                f"{ms} ms overflows the nanosecond clock (at most {MAX_DURATION_MS} ms) ({name})",
-                name,
-                origin,
-            )
-    for name in (
-        "min_query_count",
-        "max_query_count",
-        "performance_sample_count_override",
-        "accuracy_sample_count_override",
-    ):
-        if int(getattr(s, name)) < 0:
-            raise _refuse(f"must be >= 0, got {getattr(s, name)} ({name})", name, origin)
     if TestMode(s.mode) is not TestMode.ACCURACY_ONLY:
+        _check_span(s, origin)
         _check_size(s, origin)
+
+
+def _check_span(s: TestSettings, origin: Origin) -> None:
+    """The schedule's timestamps are int64 nanoseconds: min_query_count queries at the scenario's
+    rate, or its duration (non-Server schedules run to twice min_duration), must fit them with room
+    (x4: a Poisson schedule's sum strays from its mean)."""
+    scen = Scenario(s.scenario)
+    rate_field, qps = _rate(s)
+    period_ns = NS_PER_S / qps
+    gen_ns = (1 if scen is Scenario.SERVER else 2) * int(s.min_duration_ms) * 1_000_000
+    queries = 1 if scen is Scenario.OFFLINE else int(s.min_query_count) + 1
+    span_ns = max(float(gen_ns), queries * period_ns)
+    if span_ns * 4 > INT64_MAX:
+        raise _refuse(
+            f"{queries:,} queries at {qps:g} per second would be scheduled over ~{span_ns / NS_PER_S / 31_557_600:,.0f} "
+            f"years, past the nanosecond clock; lower min_query_count or raise {rate_field}",
+            "min_query_count" if rate_field not in origin else rate_field,
+            origin,
+        )
 
 
 def _check_size(s: TestSettings, origin: Origin) -> None:
@@ -301,10 +300,13 @@ def _check_size(s: TestSettings, origin: Origin) -> None:
     )
     if s.max_query_count:
         queries = min(queries, float(s.max_query_count))
-    samples = queries * (int(s.multi_stream_samples_per_query) if scen is Scenario.MULTI_STREAM else 1)
+    spq = int(s.multi_stream_samples_per_query) if scen is Scenario.MULTI_STREAM else 1
+    samples = queries * spq
     need, have = samples * BYTES_PER_SAMPLE, _memory_bytes()
     if need > have:
         blame = "min_query_count" if float(s.min_query_count) >= seconds * qps else "min_duration_ms"
+        if spq > queries:
+            blame = "multi_stream_samples_per_query"
         raise _refuse(
             f"the run would generate ~{samples:.3g} samples before it starts (~{need / 2**30:,.0f} GiB of "
             f"memory, more than this machine's {have / 2**30:,.0f} GiB); lower min_duration, min_query_count "
@@ -312,6 +314,13 @@ def _check_size(s: TestSettings, origin: Origin) -> None:
             blame,
             origin,
         )
+
+
+def max_schedulable_qps(min_duration_ms: int) -> float:
+    """The highest Server rate whose schedule for `min_duration_ms` fits this machine's memory and
+    the schedule's nanosecond resolution (settings.MAX_QPS): FindPeakPerformance widens no further."""
+    seconds = max(int(min_duration_ms) / 1000, 1e-3)
+    return min(MAX_QPS, _memory_bytes() / BYTES_PER_SAMPLE / seconds)
 
 
 def _seconds(ms: int) -> str:
@@ -332,13 +341,16 @@ def short_run_reason(settings: TestSettings, rules: TestSettings) -> str:
     return "; ".join(why)
 
 
-def start_settings(settings: TestSettings, audit_config: str | os.PathLike[str] | None) -> TestSettings:
+def start_settings(
+    settings: TestSettings, audit_config: str | os.PathLike[str] | None, origin: Origin | None = None
+) -> TestSettings:
     """What StartTest runs: audit.config (read with model "*") applied, then test05, the one place
     for it: performance mode with the test05 seeds (official StartTest, before anything is logged).
-    Raises ConfigError for settings no run can honour (check_settings)."""
+    Raises ConfigError for settings no run can honour (check_settings), naming the conf line or
+    option in `origin` (which gets audit.config's lines)."""
     if audit_config is not None and Path(audit_config).is_file():
         entries = parse_conf(Path(audit_config), ConfType.AUDIT)
-        settings = apply_conf(settings, entries, "*", settings.scenario, ConfType.AUDIT)
+        settings = apply_conf(settings, entries, "*", settings.scenario, ConfType.AUDIT, origin)
     if settings.test05:
         settings = dataclasses.replace(
             settings,
@@ -347,8 +359,24 @@ def start_settings(settings: TestSettings, audit_config: str | os.PathLike[str] 
             sample_index_rng_seed=settings.test05_sample_index_rng_seed,
             schedule_rng_seed=settings.test05_schedule_rng_seed,
         )
-    check_settings(settings)  # settings built in code (run_test, the compat API) are held to the same
+    check_settings(settings, origin)  # settings built in code (run_test, the compat API) are held to the same
     return settings
+
+
+def check_for_qsl(
+    resolved: Resolved, audit_config: str | os.PathLike[str] | None, qsl_total: int, qsl_perf_count: int
+) -> None:
+    """Before a run starts, with its QSL known: what StartTest will run (audit.config, test05) and
+    normalize's guard on it (normalize.guard: performance_issue_same_index inside the loaded set, the
+    schedule within the clock), each error naming the conf line or option that set the value."""
+    origin: Origin = dict(resolved.origin)
+    started = start_settings(resolved.settings, audit_config, origin)
+    try:
+        normalize(started, int(qsl_total), int(qsl_perf_count))
+    except SettingRangeError as exc:
+        if exc.key in origin:
+            raise _refuse(exc.message, exc.key, origin) from None
+        raise
 
 
 __all__ = [
@@ -356,6 +384,7 @@ __all__ = [
     "Confs",
     "Overrides",
     "Resolved",
+    "check_for_qsl",
     "check_settings",
     "resolve_settings",
     "short_run_reason",

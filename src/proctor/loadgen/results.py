@@ -194,6 +194,145 @@ class CheckFailure:
 FAULT_CHECKS = ("failed_samples", "incomplete")
 
 
+# --- per-request SLO attainment ----------------------------------------------------------------------
+# The MLPerf verdict judges a percentile of each latency against its bound; attainment judges each
+# request: did it meet every target (TTFT and TPOT in a token run, the latency otherwise)? Targets
+# default to the benchmark's bounds where the scenario has them (Server); any can be set instead
+# (`SLOTargets`, `--slo-ttft-ms` ...). Offline records no first token: only a latency target applies.
+SLO_NAMES = ("ttft", "tpot", "latency")
+SLO_LABELS = {"ttft": "TTFT", "tpot": "TPOT", "latency": "latency"}
+BENCHMARK_BOUNDS = "the benchmark's bounds"
+
+
+@dataclass(frozen=True, slots=True)
+class SLOTargets:
+    """Per-request targets in ns for SLO attainment; None: the benchmark's bound, where it has one."""
+
+    ttft_ns: int | None = None
+    tpot_ns: int | None = None
+    latency_ns: int | None = None
+    source: str = "set"  # what the targets given here are, in the logs ("set": by the user)
+
+    def given(self) -> dict[str, int]:
+        """The targets set here, by name."""
+        values = {"ttft": self.ttft_ns, "tpot": self.tpot_ns, "latency": self.latency_ns}
+        return {k: int(v) for k, v in values.items() if v is not None}
+
+
+@dataclass(slots=True)
+class Attainment:
+    """How many requests met every target, and the rate they make (goodput).
+
+    `judged` counts every request that ended (completed or failed; a failed one meets nothing);
+    `share` = met_all / judged; `goodput_per_s` = the run's requests/s x met_all / completed: the
+    completed requests that met every target, at the rate the summary gives for all of them (so
+    with every request meeting, goodput is the requests/s figure itself)."""
+
+    targets_ns: dict[str, int]  # name (SLO_NAMES) -> target, in the order judged
+    source: str  # BENCHMARK_BOUNDS, "set", or both ("set; ... the benchmark's bounds")
+    met: dict[str, int]  # name -> completed requests within that target
+    met_all: int  # completed requests within every target
+    judged: int  # requests that ended: completed + failed
+    completed: int
+    requests_per_s: float  # the run's requests/s (PerformanceResult.requests_per_second)
+    ignored: tuple[str, ...] = ()  # targets given that this run cannot judge (no token latencies)
+    # name -> per issued sample (by sequence number), met or not (a sample that did not complete: not
+    # met); what the per-request export writes. Empty for the streamed Offline summary.
+    masks: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def share(self) -> float:
+        return self.met_all / self.judged if self.judged else 0.0
+
+    @property
+    def goodput_per_s(self) -> float:
+        return self.requests_per_s * self.met_all / self.completed if self.completed else 0.0
+
+    def describe_targets(self) -> str:
+        """`TTFT <= 2000 ms, TPOT <= 100 ms`."""
+        return ", ".join(f"{SLO_LABELS[k]} <= {v / 1e6:g} ms" for k, v in self.targets_ns.items())
+
+    def lines(self) -> list[str]:
+        """The summary's lines (after `PROCTOR: `)."""
+        per = ", ".join(f"{SLO_LABELS[k]} {self.met[k]}" for k in self.targets_ns)
+        out = [
+            f"SLO attainment: {self.met_all} of {self.judged} requests ({self.share:.2%}) met every target "
+            f"({self.describe_targets()}; {self.source}); within each: {per}",
+            f"goodput: {self.goodput_per_s:.2f} requests/s met every target, of {self.requests_per_s:.2f} "
+            "requests/s completed (the MLPerf verdict judges the percentile against the bounds instead)",
+        ]
+        if self.ignored:
+            out.append(f"SLO targets not judged ({', '.join(self.ignored)}): this run records no token latencies")
+        return out
+
+
+def slo_targets(eff: EffectiveSettings, slo: SLOTargets | None) -> tuple[dict[str, int], str, tuple[str, ...]]:
+    """(targets by name, where they come from, targets given that the run cannot judge). The
+    benchmark's bounds stand where the scenario has them (Server) and none is given in their place."""
+    scenario = str(eff.scenario)
+    tokens = bool(eff.use_token_latencies) and scenario != "Offline"
+    names = ("ttft", "tpot") if tokens else ("latency",)
+    given = slo.given() if slo is not None else {}
+    bounds: dict[str, int] = {}
+    if scenario == "Server":
+        if tokens:
+            bounds = {"ttft": int(eff.server_ttft_latency), "tpot": int(eff.server_tpot_latency)}
+        elif eff.target_latency_ns > 0:
+            bounds = {"latency": int(eff.target_latency_ns)}
+    targets: dict[str, int] = {}
+    for name in SLO_NAMES:
+        if name in given and (name in names or name == "latency"):
+            targets[name] = given[name]
+        elif name in bounds:
+            targets[name] = bounds[name]
+    ignored = tuple(SLO_LABELS[k] for k in given if k not in targets)
+    from_bounds = [k for k in targets if k not in given]
+    mine = slo.source if slo is not None else ""
+    if not given or not targets:
+        source = BENCHMARK_BOUNDS
+    elif from_bounds:
+        source = f"{mine}; {', '.join(SLO_LABELS[k] for k in from_bounds)} the benchmark's bound"
+    else:
+        source = mine
+    return targets, source, ignored
+
+
+class _Judge:
+    """Per-request met/not met for each target, from the summary's own per-sample arrays."""
+
+    def __init__(self, targets: dict[str, int], n: int) -> None:
+        self.targets = targets
+        self.met: dict[str, np.ndarray] = {}
+        self.n = n
+
+    def mark(self, name: str, where: np.ndarray, values: np.ndarray) -> None:
+        """`values` are the measure of the samples where `where` holds (before any sort)."""
+        if name not in self.targets:
+            return
+        ok = np.zeros(self.n, bool)
+        ok[where] = values <= self.targets[name]
+        self.met[name] = ok
+
+    def attainment(self, res: PerformanceResult, source: str, ignored: tuple[str, ...]) -> Attainment | None:
+        if not self.targets:
+            return None
+        names = [k for k in self.targets if k in self.met]
+        if not names:
+            return None
+        every = np.logical_and.reduce([self.met[k] for k in names])
+        return Attainment(
+            targets_ns={k: self.targets[k] for k in names},
+            source=source,
+            met={k: int(np.count_nonzero(self.met[k])) for k in names},
+            met_all=int(np.count_nonzero(every)),
+            judged=res.sample_count + res.failed_samples,
+            completed=res.sample_count,
+            requests_per_s=res.requests_per_second,
+            ignored=ignored,
+            masks={**{k: self.met[k] for k in names}, "all": every},
+        )
+
+
 @dataclass(slots=True)
 class PerformanceResult:
     scenario: str
@@ -217,6 +356,9 @@ class PerformanceResult:
     scheduled_samples_per_sec: float = 0.0  # Server
     completed_samples_per_sec: float = 0.0  # Server
     samples_per_second: float = 0.0  # Offline
+    # the run's one requests/s figure (sweep tables, goodput): Server's completed samples per second,
+    # Offline's samples per second, (n - 1) / the last completion's time otherwise
+    requests_per_second: float = 0.0
     overlatency_count: int = 0  # Server: latency > target
     ttft_overlatency_count: int = 0  # Server, token latencies: TTFT > its target
     tpot_overlatency_count: int = 0  # Server, token latencies: TPOT > its target
@@ -263,6 +405,7 @@ class PerformanceResult:
     issue_lateness_p50_ns: int = 0
     issue_lateness_p99_ns: int = 0
     issue_lateness_max_ns: int = 0
+    attainment: Attainment | None = None  # per-request SLO attainment and goodput (None: no target)
 
     @property
     def has_perf_constraints(self) -> bool:
@@ -306,8 +449,11 @@ def _infer_tokens(res: PerformanceResult, factor: int) -> None:
         res.inferred_tokens_per_second = factor * res.qps_with_loadgen_overhead
 
 
-def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> PerformanceResult:
-    """Every metric and validity decision of the official PerformanceSummary, from raw records."""
+def summarize(
+    eff: EffectiveSettings, schedule: Schedule, records: Records, slo: SLOTargets | None = None
+) -> PerformanceResult:
+    """Every metric and validity decision of the official PerformanceSummary, from raw records; and
+    proctor's per-request SLO attainment against `slo` (None: the benchmark's bounds)."""
     scenario = str(eff.scenario)
     pct = float(eff.target_latency_percentile)
     res = PerformanceResult(
@@ -327,11 +473,20 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
     res.failed_samples = int(records.failed_samples)
     done = records.sample_done_ns[:ns_issued]
     failed = None if records.sample_failed is None else records.sample_failed[:ns_issued]
+    targets, source, ignored = slo_targets(eff, slo)
     if scenario == "Offline" and nq == 1 and ns_issued >= STREAM_MIN_SAMPLES and not eff.use_token_latencies:
         # one query, no early stopping: streamed statistics, nothing per sample allocated, read up
         # to the last completion (an interrupted query's unfinished tail is no result)
         end = done_end(done, ns_issued)
-        _summarize_streamed(res, records, done[:end], None if failed is None else failed[:end], pct, start)
+        done, failed = done[:end], None if failed is None else failed[:end]
+        _summarize_streamed(res, records, done, failed, pct, start)
+        res.requests_per_second = res.samples_per_second
+        if "latency" in targets:
+            shift = int(records.query_scheduled_ns[0])
+            met = sum(int(np.count_nonzero(v <= targets["latency"])) for v in _valid_chunks(done, shift, failed, STREAM_CHUNK))
+            res.attainment = Attainment({"latency": targets["latency"]}, source, {"latency": met}, met,
+                                        res.sample_count + res.failed_samples, res.sample_count,
+                                        res.requests_per_second, ignored)
         if eff.infer_token_latencies:
             _infer_tokens(res, int(eff.token_latency_scaling_factor))
         _validity(res, eff, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
@@ -344,6 +499,8 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
         completed &= failed == 0
     sched_of_sample = records.query_scheduled_ns[query_of]
     lat = (done - sched_of_sample)[completed]
+    judge = _Judge(targets, ns_issued)
+    judge.mark("latency", completed, lat)  # before the sort below
     res.sample_count = int(lat.shape[0])
     res.samples = LatencyStats.of(lat, pct)  # sorts `lat` in place: early stopping needs it sorted
 
@@ -372,6 +529,9 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
         res.qps_without_loadgen_overhead = _rate(1, _seconds(res.samples.mean))
     elif scenario == "Offline":
         res.samples_per_second = _rate(n, res.max_latency_s)
+    res.requests_per_second = {"Server": res.completed_samples_per_sec, "Offline": res.samples_per_second}.get(
+        scenario, _rate(max(n - 1, 0), res.final_query_done_s)
+    )
 
     qlat = np.empty(0, np.int64)
     if scenario == "MultiStream":
@@ -393,6 +553,8 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
             full = (done - sched_of_sample)[has_first]
             per = np.maximum(ntok[has_first] - 1, 1)
             tpot = (full - ttft) // per
+            judge.mark("ttft", has_first, ttft)  # before the sorts below; no first token: not met
+            judge.mark("tpot", has_first, tpot)
             res.ttft = LatencyStats.of(ttft, pct, count=n)
             res.tpot = LatencyStats.of(tpot, pct, count=n)
             res.token_throughput_with_loadgen_overhead = _rate(res.token_count, res.final_query_issued_s)
@@ -427,6 +589,7 @@ def summarize(eff: EffectiveSettings, schedule: Schedule, records: Records) -> P
             res.early_stopping_needed = es.server_required_queries(res.overlatency_count, pct)
     _validity(res, eff, lat, qlat, ttft, tpot)
     _procedure_note(res)
+    res.attainment = judge.attainment(res, source, ignored)
     return res
 
 

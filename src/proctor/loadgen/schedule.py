@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from proctor.errors import SettingRangeError
 from proctor.loadgen import rng as _rng
 from proctor.loadgen.records import Schedule
-from proctor.loadgen.settings import EffectiveSettings
+from proctor.loadgen.settings import INT64_MAX, EffectiveSettings, value_problem
 from proctor.loadgen.types import Scenario, TestMode
 
 _NS_PER_MS = 1_000_000
@@ -80,17 +81,21 @@ def _timeline(
 ) -> tuple[np.ndarray, int]:
     """(ts, n): query timestamps ts_0..ts_n in ns (n queries; ts_n is the official
     generated_query_duration), then (Server) `extra(n)` more drawn on from the same stream."""
-    if not eff.target_qps > 0.0:
-        raise ValueError(f"target_qps must be > 0 to schedule queries, got {eff.target_qps}")
+    problem = value_problem("server_target_qps", eff.target_qps)  # the one range of every rate
+    if problem:
+        raise SettingRangeError(f"cannot schedule queries: {problem}", key="target_qps")
     if eff.scenario is not Scenario.SERVER:
         period = int((1.0 / eff.target_qps) * 1e9)
         if period <= 0:
             if gen_ns > 0:
-                raise ValueError(f"target_qps {eff.target_qps} gives a 0 ns query period: endless schedule")
+                raise SettingRangeError(
+                    f"{eff.target_qps} gives a 0 ns query period: endless schedule", key="target_qps"
+                )
             k_star = 0
         else:
             k_star = -(-gen_ns // period) if gen_ns > 0 else 0
         n = _count_queries(k_star, min_queries, gen_ns, equal_bump)
+        _within_clock(n * period, n)
         return np.arange(n + 1, dtype=np.int64) * period, n
     schedule_rng = _rng.MT19937(eff.schedule_rng_seed)
     lam = float(eff.target_qps)
@@ -108,8 +113,21 @@ def _timeline(
             if ts.shape[0] >= total + 1:
                 return ts[: total + 1], n
             chunk = total + 1 - ts.shape[0]
+        _within_clock(float(ts[-1]) + chunk * 1e9 / lam, ts.shape[0] + chunk)  # expected, before drawing
         steps = _rng.exponential_ns_array(schedule_rng, lam, chunk)
+        _within_clock(float(ts[-1]) + float(steps.sum(dtype=np.float64)), ts.shape[0] + chunk)
         ts = np.concatenate((ts, ts[-1] + np.cumsum(steps)))
+
+
+def _within_clock(last_ns: float, queries: int) -> None:
+    """Every timestamp is an int64 of ns; numpy would wrap one past it silently. normalize.guard
+    refuses such settings up front: this is the last line, for whatever got past it."""
+    if not last_ns < INT64_MAX / 2:
+        raise SettingRangeError(
+            f"{queries:,} queries would be scheduled past the int64 nanosecond clock; lower min_query_count "
+            "or raise the rate",
+            key="target_qps",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +195,13 @@ def generate_schedule(
     end = int(set_size)
 
     plan = _plan(eff, n_loaded, end, accuracy)
+    if extra_queries is not None and (
+        scenario is not Scenario.SERVER or accuracy or eff.performance_issue_unique or plan.spq != 1
+    ):
+        raise ValueError("extra queries extend only a Server performance schedule of one sample per query")
+    # the timeline first (its own seeded stream, so the order changes no draw): it refuses a
+    # schedule past the clock before the sample stream is asked for that many draws
+    ts, n_nominal = _timeline(eff, plan.gen_ns, plan.min_queries, plan.bump, extra_queries)
     sample_rng = _rng.MT19937(eff.sample_index_rng_seed)
     stride = spq if multi else 1
     starts = np.arange(0, end, stride, dtype=np.int64)
@@ -212,11 +237,6 @@ def generate_schedule(
             _rng.skip_shuffle(sample_rng, n_loaded)
 
     spq = plan.spq
-    if extra_queries is not None and (
-        scenario is not Scenario.SERVER or accuracy or eff.performance_issue_unique or spq != 1
-    ):
-        raise ValueError("extra queries extend only a Server performance schedule of one sample per query")
-    ts, n_nominal = _timeline(eff, plan.gen_ns, plan.min_queries, plan.bump, extra_queries)
     n = int(ts.shape[0]) - 1
     extra = n - n_nominal
     same_index = int(eff.performance_issue_same_index)

@@ -7,9 +7,12 @@ names, used by the conf reader, the compat layer and the official-engine adapter
 
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass, field, fields
-from typing import ClassVar
+from typing import ClassVar, SupportsFloat, SupportsIndex
 
+from proctor.errors import SettingRangeError
 from proctor.loadgen.types import Scenario, TestMode
 
 # field -> the name the official Python binding (python_api.cc) and conf files use for it
@@ -75,6 +78,164 @@ class TestSettings:
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+
+# --- the legal values of every numeric setting (issue 30 §4) ------------------------------------------
+#
+# One table, read in three places: the conf reader (an error names file:line:key), check_settings
+# (the option or the field that set a value) and normalize (the effective values, whatever built
+# the settings). The bounds make every legal value a run finite in time and memory: rates and
+# latencies fit the int64 nanosecond clock with room for the sums a schedule makes, counts stay exact
+# in a double (the size of what a run generates is then bounded by the memory check in resolve.py).
+# The official LoadGen takes any 64-bit value and wraps, clamps or overflows (docs/deviations.md).
+
+NS_PER_S = 1_000_000_000
+INT64_MAX = (1 << 63) - 1  # the nanosecond clock: every timestamp of a run is an int64
+U64_MAX = (1 << 64) - 1  # the official settings' unsigned fields
+MAX_SPAN_NS = 10**18  # ~31.7 years: the longest duration or latency bound; non-Server schedules run to
+#                       2 x min_duration, and a timestamp plus a bound still fits INT64_MAX
+MIN_QPS = 1e-6  # one query per ~11.6 days: the longest mean gap (x 44, the longest exponential draw, fits)
+MAX_QPS = 1e9  # one query per nanosecond, the schedule's resolution
+MAX_COUNT = 1 << 53  # query, sample and token counts: exact in a double, far past any machine's memory
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A numeric setting's legal values, `low` to `high` inclusive (`low` excluded when `above`)."""
+
+    low: float
+    high: float
+    unit: str  # how the values are counted, for messages
+    whole: bool = False  # an integer field (an official u64/int)
+    above: bool = False
+
+    def contains(self, value: float) -> bool:
+        """Whether `value` is legal; an int is compared exactly (no float rounding near 2**64)."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        return bool((value > self.low if self.above else value >= self.low) and value <= self.high)
+
+    def text(self, scale: float = 1.0, unit: str | None = None) -> str:
+        """'>= LOW and <= HIGH UNIT', in units of `scale` (a conf key's: ms for a ns field, ...)."""
+        low, high = (self.low / scale, self.high / scale) if scale != 1 else (self.low, self.high)
+        lo = f"> {_num(low)}" if self.above else f">= {_num(low)}"
+        unit = self.unit if unit is None else unit
+        return f"{lo} and <= {_num(high)}" + (f" {unit}" if unit else "")
+
+
+def _num(x: float) -> str:
+    """Exact for the 64-bit limits (a seed's 18446744073709551615), short for the rest (1e+09)."""
+    if isinstance(x, int) and x >= 1 << 53 and x % 1000:
+        return str(x)
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e7 else f"{x:g}"
+
+
+_RATE = Range(MIN_QPS, MAX_QPS, "queries per second")
+_EXPECTED_LATENCY = Range(NS_PER_S / MAX_QPS, NS_PER_S / MIN_QPS, "ns")  # the rates' reciprocals
+_BOUND_NS = Range(0, MAX_SPAN_NS, "ns", whole=True)
+_DURATION_MS = Range(0, MAX_SPAN_NS // 1_000_000, "ms", whole=True)
+_PERCENTILE = Range(0.0, 1.0, "(a fraction of the queries)", above=True)
+_COUNT = Range(0, MAX_COUNT, "", whole=True)
+_SEED = Range(0, U64_MAX, "(a 64-bit unsigned seed)", whole=True)
+
+# TestSettings field -> its legal values. Every numeric field is here (a test checks it); bool and
+# enum fields are checked by type (BOOL_FIELDS, and Scenario/TestMode themselves).
+RANGES: dict[str, Range] = {
+    "single_stream_expected_latency_ns": _EXPECTED_LATENCY,
+    "single_stream_target_latency_percentile": _PERCENTILE,
+    "multi_stream_expected_latency_ns": _EXPECTED_LATENCY,
+    "multi_stream_target_latency_percentile": _PERCENTILE,
+    "multi_stream_samples_per_query": Range(1, MAX_COUNT, "", whole=True),
+    "server_target_qps": _RATE,
+    "server_target_latency_ns": _BOUND_NS,
+    "server_target_latency_percentile": _PERCENTILE,
+    # the search ends when floor(x * 10^p) meet: past 15 decimals a double holds no more digits, and
+    # below -9 (tens of ... 1e9 QPS) every legal rate is one step
+    "server_find_peak_qps_decimals_of_precision": Range(-9, 15, "decimals", whole=True),
+    "server_find_peak_qps_boundary_step_size": Range(0.0, 1e3, "(upper = lower x (1 + step))", above=True),
+    "server_max_async_queries": _COUNT,
+    "server_num_issue_query_threads": _COUNT,
+    "offline_expected_qps": _RATE,
+    "min_duration_ms": _DURATION_MS,
+    "max_duration_ms": _DURATION_MS,
+    "min_query_count": _COUNT,
+    "max_query_count": _COUNT,
+    "qsl_rng_seed": _SEED,
+    "sample_index_rng_seed": _SEED,
+    "schedule_rng_seed": _SEED,
+    "accuracy_log_rng_seed": _SEED,
+    "accuracy_log_probability": Range(0.0, 1.0, "(a fraction)"),
+    "accuracy_log_sampling_target": _COUNT,
+    "test05_qsl_rng_seed": _SEED,
+    "test05_sample_index_rng_seed": _SEED,
+    "test05_schedule_rng_seed": _SEED,
+    # an index into the loaded set: also < the set's size, checked where the QSL is known (normalize)
+    "performance_issue_same_index": Range(0, U64_MAX, "", whole=True),
+    "performance_sample_count_override": _COUNT,
+    "accuracy_sample_count_override": _COUNT,
+    "server_ttft_latency": _BOUND_NS,
+    "server_tpot_latency": _BOUND_NS,
+    "token_latency_scaling_factor": _COUNT,
+}
+BOOL_FIELDS = (
+    "server_coalesce_queries", "sample_concatenate_permutation", "test05", "print_timestamps",
+    "performance_issue_unique", "performance_issue_same", "use_token_latencies", "infer_token_latencies",
+)
+# run_test's own numbers (not TestSettings fields): `--timeout-s`, `--drain-s`
+RUN_ARGUMENT_RANGES: dict[str, Range] = {
+    "timeout_s": Range(0.0, MAX_SPAN_NS / NS_PER_S, "s", above=True),
+    "drain_s": Range(0.0, MAX_SPAN_NS / NS_PER_S, "s"),
+}
+
+
+def value_problem(
+    name: str, value: object, *, scale: float = 1.0, shown: str | None = None, unit: str | None = None
+) -> str:
+    """Why `value` cannot be setting `name` ("" when it can): a wrong type, NaN, inf or out of range.
+
+    `scale`, `shown` and `unit` give the message in the units the value was written in (a conf key
+    in ms for a ns field, a percentile in percent)."""
+    if name in BOOL_FIELDS:
+        if isinstance(value, bool) or (type(value) is int and value in (0, 1)):
+            return ""
+        return f"must be true or false (or 1 or 0), got {_short(repr(value))}"
+    rng = RANGES.get(name) or RUN_ARGUMENT_RANGES.get(name)
+    if rng is None:
+        return ""
+    text = shown if shown is not None else _short(repr(value))
+    if isinstance(value, bool | str | bytes) or value is None:
+        return f"must be a number, got {_short(repr(value))}"
+    number: float
+    if rng.whole:
+        if isinstance(value, SupportsIndex):  # int, numpy integers
+            number = operator.index(value)
+        elif isinstance(value, float) and value.is_integer():  # min_duration_ms=2000.0 is taken
+            number = int(value)
+        else:
+            return f"must be a whole number, got {text}"
+    else:
+        if not isinstance(value, SupportsFloat | SupportsIndex):
+            return f"must be a number, got {text}"
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            return f"must be a number, got {text}"
+        if not math.isfinite(number):
+            return f"must be a finite number, got {text}"
+    if not rng.contains(number):
+        return f"{text} is out of range: must be {rng.text(scale, unit)}"
+    return ""
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def check_field(name: str, value: object) -> None:
+    """Raise SettingRangeError (a ConfigError and a ValueError) naming `name` when `value` cannot be it."""
+    problem = value_problem(name, value)
+    if problem:
+        raise SettingRangeError(problem, key=name)
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ lifecycle is optional and declared here as Protocols, so the engine checks a cap
 never by probing attributes:
 
     start(sink)   before the first issue: the sink to complete through (`StartableSUT`)
+    warm_up(n)    after start, before the timed part: connect and warm up (`WarmUpSUT`)
     report()      after the run: lines the SUT wants kept in the logs (`ReportingSUT`)
     close()       after the run, within about a second (`types.ClosableSUT`)
 
@@ -79,6 +80,19 @@ class StartableSUT(Protocol):
 
 
 @runtime_checkable
+class WarmUpSUT(Protocol):
+    """A SUT that gets ready before the clock starts: the rules' run procedure has the SUT start up
+    and signal readiness before LoadGen starts its clock (Inference rules, LoadGen Operation, steps
+    2-3), so connections opened and requests sent here are not timed. `in_flight`: the most queries
+    the run keeps in flight when the engine knows it (a closed loop's N, SingleStream 1, MultiStream
+    its samples per query), 0 when it does not (Server, Offline). Returns one line saying what was
+    done ("" for nothing), which the engine logs before the first phase (detail key proctor_warmup).
+    Not to be confused with `types.WarmableSUT.warm_issue`, the dry issue path before each query."""
+
+    def warm_up(self, in_flight: int) -> str: ...
+
+
+@runtime_checkable
 class ReportingSUT(Protocol):
     """A SUT with its own account of the run (token-count sources, faults by kind, lost samples):
     the run session writes these lines into the logs before they close."""
@@ -86,4 +100,4 @@ class ReportingSUT(Protocol):
     def report(self) -> list[str]: ...
 
 
-__all__ = ["CompletionSink", "ReportingSUT", "ResponseCallback", "StartableSUT"]
+__all__ = ["CompletionSink", "ReportingSUT", "ResponseCallback", "StartableSUT", "WarmUpSUT"]

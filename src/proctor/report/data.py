@@ -200,6 +200,10 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
         _from_detail(run, read_detail(run.files["detail"], keep_entries=False))
     if summary is not None:
         _from_summary(run, summary)
+    if run.incomplete is None and run.validity is None and _summary_missing(run):
+        # a process killed before it closed its logs (SIGKILL, out of memory, power) or still running:
+        # whatever the detail log holds so far is not a finished run's
+        run.incomplete = "the logs stop before the run's end (no summary was written): killed, or still running"
     if read_trace and "samples" in run.files:
         run.samples = read_samples_file(run.files["samples"], run.notes)
     if read_trace and run.samples is None and "trace" in run.files:
@@ -211,6 +215,14 @@ def read_run(directory: str | Path, *, name: str | None = None, read_trace: bool
     if is_file(acc_txt) and acc_txt.stat().st_size < 64 << 10:
         run.accuracy_text = read_bytes(acc_txt, 64 << 10).decode("utf-8", "replace")
     return run
+
+
+def _summary_missing(run: InferenceRun) -> bool:
+    path = run.files.get("summary")
+    try:
+        return path is None or path.stat().st_size == 0
+    except OSError:
+        return True
 
 
 def _stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:

@@ -41,10 +41,20 @@ def _run(name: str) -> str:
     return name.removeprefix("result_").removesuffix(".txt")
 
 
-def _png(fig: Figure) -> bytes:
+def png(fig: Figure, dpi: int = DPI) -> bytes:
+    """The one place a figure becomes a PNG. Every text on it is drawn as written: names from logs,
+    trees and the wire reach titles, ticks and legends, and matplotlib would read a '$' in them as
+    mathtext (a run named 'a$^{' stopped the drawing); proctor's own labels use no mathtext."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
+
+
+_png = png
 
 
 def _ms(ns: Any) -> float:

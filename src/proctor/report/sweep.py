@@ -1,4 +1,4 @@
-"""A sweep's curves: p99 latency (or TTFT and TPOT) and throughput against rate or concurrency.
+"""A sweep's curves: p99 latency (or TTFT and TPOT), requests/s and tokens/s against rate or concurrency.
 
 One self-contained sweep.html beside sweep.json: the goodput result first when there is one, the
 figure (matplotlib, imported on first use, PNG inline), then one row per point. It reads the sweep
@@ -8,11 +8,12 @@ document only (app/sweep.py `sweep_document`), so it can be redrawn from a saved
 from __future__ import annotations
 
 import base64
-import io
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
+
+from proctor.report.plots import png
 
 BOUND, PASS, FAIL = "#d62728", "#2ca02c", "#d62728"
 
@@ -29,22 +30,47 @@ def _series(points: Sequence[dict[str, Any]], key: str, pct: str = "p99") -> lis
     return out
 
 
-def sweep_figure(doc: dict[str, Any]) -> bytes | None:
-    """Two panels: p99 latencies (TTFT, TPOT when the benchmark has token latencies) and requests/s
-    and tokens/s against the swept value, the Server bounds as dotted lines; x marks an INVALID
-    Server point. None for < 2 points."""
+# How each figure of a point is written, wherever it is shown (the CLI's table, sweep.html): one
+# number per figure. Rates as the summary prints them (2 decimals: "Completed samples per second"),
+# milliseconds to 0.1, shares as percentages.
+FIGURE_FORMATS = {"rate": "{:,.2f}", "ms": "{:,.1f}", "share": "{:.2%}", "value": "{:g}"}
+
+
+def figure_text(kind: str, value: Any) -> str:
+    """A point's figure as every view shows it; "-" where it has none."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return "-"
+    return FIGURE_FORMATS[kind].format(float(value))
+
+
+def _rates(points: Sequence[dict[str, Any]], key: str) -> list[float]:
+    out = []
+    for p in points:
+        v = p.get(key)
+        out.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else float("nan"))
+    return out
+
+
+def sweep_axes(doc: dict[str, Any]) -> Any:
+    """The figure (a matplotlib Figure), or None for < 2 points: one panel per kind of figure, so no
+    series hides another: p99 latencies (TTFT, TPOT, latency, with the bounds as dotted lines; x marks
+    an INVALID Server point), requests/s (with goodput, the requests/s that met every SLO target), and
+    tokens/s when the benchmark counts tokens."""
     points = sorted(doc.get("points") or [], key=lambda p: float(p.get("value", 0)))
     if len(points) < 2:
         return None
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(9.0, 3.6), dpi=100, layout="constrained")
-    left, right = fig.subplots(1, 2)
+    token_lat = any(p.get("ttft_ms") for p in points)
+    tokens = token_lat or any(p.get("tokens_per_s") is not None for p in points)
+    panels = 3 if tokens else 2
+    fig = Figure(figsize=(4.2 * panels, 3.6), dpi=100, layout="constrained")
+    axes = list(fig.subplots(1, panels))
+    left, middle = axes[0], axes[1]
     xs = [float(p["value"]) for p in points]
-    tokens = any(p.get("ttft_ms") for p in points)
     colors: dict[str, str] = {}  # each bound drawn in its series' colour
     plotted: list[float] = []
-    series = [("ttft", "TTFT", "o-"), ("tpot", "TPOT", "s-")] if tokens else []
+    series = [("ttft", "TTFT", "o-"), ("tpot", "TPOT", "s-")] if token_lat else []
     for key, name, style in [*series, ("latency", "latency", "^-")]:
         ys = _series(points, f"{key}_ms")
         (line,) = left.plot(xs, ys, style, label=f"{name} p99")
@@ -62,27 +88,36 @@ def sweep_figure(doc: dict[str, Any]) -> bytes | None:
     everything = plotted + [float(b) for b in limits.values() if float(b) > 0]
     if everything and max(everything) > 20 * min(everything):
         left.set_yscale("log")  # TPOT in ms beside a TTFT bound in seconds: one linear axis flattens both
-    left.set_xlabel(_x_label(doc))
     left.set_ylabel("ms")
     left.set_title("p99 latencies", fontsize=10)
-    left.legend(fontsize=8)
-    right.plot(xs, [float(p.get("requests_per_s") or 0) for p in points], "o-", label="requests/s")
+    middle.plot(xs, _rates(points, "requests_per_s"), "o-", label="requests/s")
+    goodput = _rates(points, "goodput_per_s")
+    if any(g == g for g in goodput):
+        middle.plot(xs, goodput, "D--", color=PASS, label="goodput (met every SLO target)")
+    middle.set_ylabel("requests/s")
+    middle.set_ylim(bottom=0)
+    middle.set_title("requests per second", fontsize=10)
     if tokens:
-        twin = right.twinx()
-        twin.plot(xs, [float(p.get("tokens_per_s") or 0) for p in points], "s--", color="#ff7f0e", label="tokens/s")
-        twin.set_ylabel("tokens/s")
-        twin.legend(fontsize=8, loc="lower right")
-    right.set_xlabel(_x_label(doc))
-    right.set_ylabel("requests/s")
-    right.set_title("throughput", fontsize=10)
-    right.legend(fontsize=8, loc="upper left")
+        right = axes[2]
+        right.plot(xs, _rates(points, "tokens_per_s"), "s-", color="#ff7f0e", label="tokens/s")
+        right.set_ylabel("tokens/s")
+        right.set_ylim(bottom=0)
+        right.set_title("output tokens per second", fontsize=10)
     good = doc.get("goodput") or {}
-    if good.get("found"):
-        for ax in (left, right):
-            ax.axvline(float(good["goodput_qps"]), color=PASS, linestyle="--")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    return buf.getvalue()
+    for ax in axes:
+        ax.set_xlabel(_x_label(doc))
+        if good.get("found"):
+            ax.axvline(float(good["goodput_qps"]), color=PASS, linestyle="--", label="highest passing rate")
+        ax.legend(fontsize=8)
+    return fig
+
+
+def sweep_figure(doc: dict[str, Any]) -> bytes | None:
+    """`sweep_axes` as a PNG; None for < 2 points."""
+    fig = sweep_axes(doc)
+    if fig is None:
+        return None
+    return png(fig, dpi=100)
 
 
 def _cell(value: Any) -> str:
@@ -99,22 +134,21 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
         valid = p.get("valid")
         word = "not MLPerf" if valid is None else ("VALID" if valid else "INVALID")
         limits = {True: "met", False: "not met"}.get(p.get("meets_limits"), "-")
+        cells = (
+            figure_text("value", p.get("value")),
+            word,
+            limits,
+            figure_text("ms", (p.get("ttft_ms") or {}).get("p99")),
+            figure_text("ms", (p.get("tpot_ms") or {}).get("p99")),
+            figure_text("ms", (p.get("latency_ms") or {}).get("p99")),
+            figure_text("rate", p.get("requests_per_s")),
+            figure_text("rate", p.get("tokens_per_s")),
+            figure_text("share", p.get("slo_attainment")),
+            figure_text("rate", p.get("goodput_per_s")),
+            p.get("logs"),
+        )
         rows.append(
-            "<tr>"
-            + "".join(
-                f"<td>{_cell(v)}</td>"
-                for v in (
-                    p.get("value"),
-                    word,
-                    limits,
-                    (p.get("ttft_ms") or {}).get("p99"),
-                    (p.get("tpot_ms") or {}).get("p99"),
-                    (p.get("latency_ms") or {}).get("p99"),
-                    p.get("requests_per_s"),
-                    p.get("tokens_per_s"),
-                    p.get("logs"),
-                )
-            )
+            "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in cells)
             + f"<td class='why'>{escape(str(p.get('verdict') or ''))}</td></tr>"
         )
     good = doc.get("goodput")
@@ -135,7 +169,8 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
     if png is not None:
         fig = (
             f'<figure><img alt="sweep curves" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-            "<figcaption>p99 latencies and throughput across the sweep's points</figcaption></figure>"
+            "<figcaption>p99 latencies, requests/s (and goodput) and tokens/s across the sweep's points, each "
+            "on its own axes</figcaption></figure>"
         )
     title = f"proctor sweep: {escape(str(doc.get('sut')))} ({escape(str(doc.get('scenario')))})"
     return (
@@ -146,7 +181,8 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
         "img{max-width:100%}</style>"
         f"</head><body><h1>{title}</h1>{head}<p>{escape(str(doc.get('note') or ''))}</p>{fig}"
         "<table><tr><th>value</th><th>verdict</th><th>limits</th><th>TTFT p99 ms</th><th>TPOT p99 ms</th>"
-        "<th>latency p99 ms</th><th>requests/s</th><th>tokens/s</th><th>logs</th><th>the run's verdict</th></tr>"
+        "<th>latency p99 ms</th><th>requests/s</th><th>tokens/s</th><th>SLO met</th><th>goodput req/s</th>"
+        "<th>logs</th><th>the run's verdict</th></tr>"
         + "".join(rows)
         + "</table></body></html>\n"
     )
@@ -158,4 +194,4 @@ def write_sweep_html(doc: dict[str, Any], outdir: Path) -> Path:
     return path
 
 
-__all__ = ["sweep_figure", "sweep_html", "write_sweep_html"]
+__all__ = ["FIGURE_FORMATS", "figure_text", "sweep_axes", "sweep_figure", "sweep_html", "write_sweep_html"]

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from proctor.errors import ResultsError
 from proctor.rules.rounds import ROUNDS as INFERENCE_ROUNDS
-from proctor.rules.training.package import ALLOWED_BENCHMARKS
+from proctor.rules.training.benchmarks import ROUNDS as TRAINING_TABLES
 from proctor.trees import DIR, FILE, MAX_ENTRIES, kind, read_bytes, real_root, show
 
 INFERENCE, TRAINING = "inference", "training"
 SUITES = (INFERENCE, TRAINING)
 DIVISIONS = ("closed", "network", "open")
-TRAINING_ROUNDS: tuple[str, ...] = tuple(f"v{k}" for k in ALLOWED_BENCHMARKS)
+TRAINING_ROUNDS: tuple[str, ...] = tuple(f"v{k}" for k in TRAINING_TABLES)
 _NAMED = re.compile(r"(inference|training)_results_(v\d+\.\d+)", re.IGNORECASE)
 _README = re.compile(r"MLPerf\W{0,3}\s*(Inference|Training)\s+(v\d+\.\d+)", re.IGNORECASE)
 README_BYTES = 4096  # the heading is on the first lines

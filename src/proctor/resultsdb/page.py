@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import io
 import math
 from collections.abc import Sequence
 from html import escape
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proctor.report.html import CSS
-from proctor.report.plots import DPI
+from proctor.report.plots import DPI, png
 from proctor.resultsdb.compare import Peer, Placement
 from proctor.trees import real_root, replace
 
@@ -36,11 +35,10 @@ def _num(key: str, value: float | int | None, shown: str) -> str:
 
 
 def _tx(value: object, limit: int = 60) -> str:
-    """Text for a figure: one printable line, and a '$' is a dollar sign, not mathtext (a submitter
-    named 'a$^{' would stop the drawing)."""
+    """Text for a figure: one printable line (report.plots.png draws a '$' as a dollar sign)."""
     from proctor.untrusted_text import printable
 
-    return printable(value, limit).replace("$", r"\$")
+    return printable(value, limit)
 
 
 def _badge(verdict: str) -> str:
@@ -75,9 +73,7 @@ def figure(p: Placement) -> bytes | None:
     if own_value is not None:
         left.legend(fontsize=8, loc="upper right")
     _scatter(right, p)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return buf.getvalue()
+    return png(fig)
 
 
 def _same(a: Peer, b: Peer | None) -> bool:
@@ -222,8 +218,8 @@ def render(placements: Sequence[Placement], figures: Sequence[bytes | None], *, 
         f'<p class="meta">{n} result{"s" if n != 1 else ""} compared · generated '
         f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}{' · proctor ' + escape(version) if version else ''}</p>",
     ]
-    for i, (p, png) in enumerate(zip(placements, figures, strict=True)):
-        parts.append(_section(i, p, png))
+    for i, (p, figure) in enumerate(zip(placements, figures, strict=True)):
+        parts.append(_section(i, p, figure))
     parts.append("<script>document.body.setAttribute('data-loaded','1');</script></body></html>")
     return "\n".join(parts)
 

@@ -24,7 +24,7 @@ from proctor.resultsdb.rows import (
     sort_findings,
     system_columns,
 )
-from proctor.rules.training import package as layout
+from proctor.rules.training.benchmarks import allowed_benchmarks
 from proctor.training.benchmarks import registered
 from proctor.training.package import ComplianceFn, check_package, default_compliance, read_system
 from proctor.training.summarize import score_benchmark, system_bench_dirs, system_dirs
@@ -53,7 +53,7 @@ def unit_rows(unit: Unit, round_: str, tree: Path) -> tuple[list[dict[str, Any]]
     root = real_root(unit.path)
     comp = _memo(default_compliance(rs_name))
     report = check_package(root, rs_name, compliance=comp)
-    allowed = set(layout.allowed_benchmarks(rs_name)) | set(registered(rs_name))
+    allowed = set(allowed_benchmarks(rs_name)) | set(registered(rs_name))
     base = {"round": round_, "suite": TRAINING, "unit": unit.id}
     scored: list[tuple[Path, dict[str, Any] | None, Any, list[Finding]]] = []
     for sys_dir in system_dirs(root):

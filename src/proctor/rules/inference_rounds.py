@@ -88,6 +88,120 @@ WAN_V61_VIDEOS = AccuracyArtifacts(
 )
 
 
+# TEST01's fallback (the performance-mode accuracy against the accuracy run's, when the logged
+# responses differ): the largest relative difference, in percent, per official model and target
+# metric; any other: 0.1 for a 99.9 % model, else 1. The same in every round's checker (tags v4.1,
+# v5.0.1, v5.1.1 submission_checker.py and HEAD constants.py, MODEL_CONFIG[...]["accuracy-delta-perc"]).
+TEST01_DELTA_PERC: Mapping[str, Mapping[str, float]] = {"stable-diffusion-xl": {"clip_score": 1.0, "fid_score": 2.0}}
+TEST01_DELTA_SOURCE = official(
+    "v5.1.1", "tools/submission/submission_checker.py", "check_compliance_acc_dir; get_delta_perc"
+)
+
+
+def delta_perc_of_test01(model: str, metric: str, high_accuracy: bool) -> float:
+    """The TEST01 fallback's bound for one metric of `model` (its official name)."""
+    own = TEST01_DELTA_PERC.get(model, {}).get(metric.lower())
+    if own is not None:
+        return own
+    return 0.1 if high_accuracy else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FolderName:
+    """What a benchmark folder's name stands for where the round's official checker does not list it
+    as one of its model names (`get_mlperf_model`): the official model name it is taken as, and
+    whether the name spells the reference model (False: another model, e.g. MobileNet taken as a
+    ResNet50-class result, which only the open division may run; rules §Closed Division)."""
+
+    model: str
+    reference: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FolderGuess:
+    """One step of the official checker's backwards-compatibility guess, in its order: a folder name
+    containing `contains` is taken as `name.model`, which the round's mapping then maps again."""
+
+    contains: str
+    name: FolderName
+
+
+@dataclass(frozen=True, slots=True)
+class FolderNames:
+    """How the round's official checker maps a benchmark folder's name it does not list: (a) the
+    round's model_mapping table (exact names), (b) the submitter's model_mapping.json (open division
+    only), (c) the guess (a substring of the name), then the round's table again."""
+
+    mapping: Mapping[str, FolderName]
+    guesses: tuple[FolderGuess, ...]
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class FolderBenchmark:
+    """A benchmark folder's benchmark: its variant, and how its name was mapped (None: the table
+    names it directly)."""
+
+    variant: Variant
+    official: str  # the model name the round's official checker gives the folder (resnet50 -> resnet)
+    via: str | None = None
+    reference: bool = True  # False: the name declares a model other than the reference
+
+
+_RESNET, _OTHER_RESNET = FolderName("resnet", True), FolderName("resnet", False)
+
+
+def folder_names(mapping: Mapping[str, FolderName], source: str, *extra_guesses: FolderGuess) -> FolderNames:
+    """A round's FolderNames: its mapping, and the guess every checker from v4.1 on makes (the
+    `"mobilenet" in model or "efficientnet" in model or "resnet50" in model` test, then bert-99.9,
+    then bert-99), with `extra_guesses` after them (HEAD's llama3_1-405b)."""
+    guesses = (
+        FolderGuess("mobilenet", _OTHER_RESNET),
+        FolderGuess("efficientnet", _OTHER_RESNET),
+        FolderGuess("resnet50", _RESNET),
+        FolderGuess("bert-99.9", FolderName("bert-99.9", True)),
+        FolderGuess("bert-99", FolderName("bert-99", True)),
+        *extra_guesses,
+    )
+    return FolderNames(mapping=mapping, guesses=guesses, source=source)
+
+
+# MODEL_CONFIG[round]["model_mapping"] of v4.1 (tag v4.1); later rounds add to it.
+MAPPING_V41: Mapping[str, FolderName] = {
+    "ssd-resnet34": FolderName("retinanet", False),  # SSD-ResNet34 is the retired detector, not RetinaNet
+    "mobilenet": _OTHER_RESNET,
+    "resnet50": _RESNET,
+}
+MAPPING_V50: Mapping[str, FolderName] = {**MAPPING_V41, "llama3_1-405b": FolderName("llama3.1-405b", True)}
+MAPPING_V51: Mapping[str, FolderName] = {
+    **MAPPING_V50,
+    "llama3_1-8b": FolderName("llama3.1-8b", True),
+    "llama3_1-8b-edge": FolderName("llama3.1-8b-edge", True),
+}
+# HEAD's checker (v6.0 and v6.1): the v5.1 mapping, and one more guess
+FOLDER_NAMES_HEAD = folder_names(
+    MAPPING_V51,
+    official(
+        "HEAD",
+        "tools/submission/submission_checker/configuration/configuration.py",
+        'get_mlperf_model; constants.py MODEL_CONFIG["v6.0"|"v6.1"]["model_mapping"]',
+    ),
+    FolderGuess("llama3_1-405b", FolderName("llama3.1-405b", True)),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EqualIssue:
+    """The models (official names) whose performance runs the round's official checker requires in
+    equal issue mode (the detail log's effective_sample_concatenate_permutation true, as the round's
+    mlperf.conf sets sample_concatenate_permutation); `closed_only`: it checks closed and network
+    results only."""
+
+    models: frozenset[str]
+    closed_only: bool
+    source: str
+
+
 @dataclass(frozen=True, slots=True)
 class InferenceRound:
     """One round: its benchmarks, seeds, and the metric conventions its official checker follows."""
@@ -106,6 +220,11 @@ class InferenceRound:
     test05_seeds: tuple[int, int, int] | None = None
     # Per benchmark name: what its accuracy folder must hold beside the logs (none: nothing).
     accuracy_artifacts: Mapping[str, AccuracyArtifacts] = field(default_factory=dict)
+    # How the round's official checker maps a folder name it does not list (None: HEAD's)
+    folder_names: FolderNames | None = None
+    # None: the round's checker requires no equal issue mode (v4.1 computes it and never fails on it;
+    # HEAD's check for v6.x names v4.1 only)
+    equal_issue: EqualIssue | None = None
     source: str = ""
     table: BenchmarkTable = field(init=False)
 
@@ -120,6 +239,43 @@ class InferenceRound:
         if category in (Category.SERVER, Category.INTERACTIVE) and not benchmark.is_llm:
             return self.server_field
         return None
+
+    def folder_benchmark(
+        self, folder: str, submitter_mapping: Mapping[str, str] | None = None
+    ) -> FolderBenchmark:
+        """The benchmark a results/<system>/<folder> holds, found as the round's official checker
+        finds it: the table's own names first, then the round's mapping, then `submitter_mapping`
+        (the open division's model_mapping.json), then the guess and the mapping again.
+
+        Raises KeyError naming the folder when none of them gives a benchmark of this round."""
+        names = self.folder_names or FOLDER_NAMES_HEAD
+        try:
+            variant = self.table.resolve(folder)
+        except KeyError as exc:
+            unknown = exc
+        else:
+            own = names.mapping.get(folder)
+            return FolderBenchmark(variant, own.model if own is not None else folder)
+        own = names.mapping.get(folder)
+        if own is not None:
+            return self._mapped(own.model, f"the {self.name} model_mapping table", own.reference, unknown)
+        theirs = submitter_mapping.get(folder) if submitter_mapping is not None else None
+        if isinstance(theirs, str) and theirs:  # the official skips an empty value
+            return self._mapped(theirs, "model_mapping.json", True, unknown)
+        guess = next((g for g in names.guesses if g.contains in folder), None)
+        if guess is None:
+            raise unknown
+        again = names.mapping.get(guess.name.model)
+        model = again.model if again is not None else guess.name.model
+        how = f"the {self.name} checker's guess ('{guess.contains}' in the name)"
+        return self._mapped(model, how, guess.name.reference and (again is None or again.reference), unknown)
+
+    def _mapped(self, model: str, how: str, reference: bool, unknown: KeyError) -> FolderBenchmark:
+        try:
+            variant = self.table.resolve(model)
+        except KeyError:
+            raise unknown from None
+        return FolderBenchmark(variant, model, f"{model!r} by {how}", reference)
 
 
 # The module holding each older round's table; the current round uses inference.BENCHMARKS.
@@ -193,6 +349,15 @@ def target(
 
 __all__ = [
     "COMPLETED",
+    "FOLDER_NAMES_HEAD",
+    "FolderBenchmark",
+    "FolderGuess",
+    "FolderName",
+    "EqualIssue",
+    "FolderNames",
+    "TEST01_DELTA_PERC",
+    "TEST01_DELTA_SOURCE",
+    "delta_perc_of_test01",
     "AccuracyArtifacts",
     "COMPLETED_TOKENS",
     "INFERRED_COMPLETED_TOKENS",

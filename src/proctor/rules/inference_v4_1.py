@@ -18,9 +18,11 @@ from proctor.rules.inference_rounds import (
     COMPLETED_TOKENS,
     INFERRED_COMPLETED_TOKENS,
     INFERRED_TOKENS,
+    MAPPING_V41,
     TOKENS,
     AccuracyArtifacts,
     InferenceRound,
+    folder_names,
     latency,
     level,
     official,
@@ -64,7 +66,6 @@ RESNET = Benchmark(
 RETINANET = Benchmark(
     name="retinanet",
     display="Retinanet",
-    aliases=("ssd-resnet34",),
     area="Vision",
     task="Object detection (large)",
     dataset="OpenImages (800x800)",
@@ -245,6 +246,11 @@ ACCURACY_ARTIFACTS = {
     )
 }
 
+# get_mlperf_model: the folder names the round's checker maps to its model names
+FOLDER_NAMES = folder_names(
+    MAPPING_V41, official("v4.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v4.1"]["model_mapping"]')
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -255,6 +261,7 @@ ROUND = InferenceRound(
     # MODEL_CONFIG["v4.1"]["test05_seeds"] = mlperf.conf's test05_*_rng_seed
     test05_seeds=(16799458546791641818, 5453809927556429288, 5435552105434836064),
     accuracy_artifacts=ACCURACY_ARTIFACTS,
+    folder_names=FOLDER_NAMES,
     source=CHECKER,
 )
 

@@ -17,8 +17,11 @@ from proctor.rules.inference import Benchmark, Category, GenerationBound, Suite
 from proctor.rules.inference_rounds import (
     COMPLETED,
     COMPLETED_TOKENS,
+    MAPPING_V50,
     TOKENS,
+    EqualIssue,
     InferenceRound,
+    folder_names,
     level,
     official,
     target,
@@ -139,6 +142,32 @@ AUDITS: dict[str, tuple[str, ...]] = {
 # No accuracy artifacts: REQUIRED_ACC_BENCHMARK at tag v5.0.1 lists SDXL images for v4.0 and v4.1 only
 # (the v5.0 list appears at tag v5.1, after the round was reviewed).
 
+# get_mlperf_model: the folder names the round's checker maps to its model names
+FOLDER_NAMES = folder_names(
+    MAPPING_V50, official("v5.0.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.0"]["model_mapping"]')
+)
+
+# Config.requires_equal_issue: the models whose runs need equal issue mode; closed and network results only
+EQUAL_ISSUE = EqualIssue(
+    models=frozenset(
+        {
+            "3d-unet-99",
+            "3d-unet-99.9",
+            "gptj-99",
+            "gptj-99.9",
+            "llama2-70b-99",
+            "llama2-70b-99.9",
+            "llama2-70b-interactive-99",
+            "llama2-70b-interactive-99.9",
+            "mixtral-8x7b",
+            "llama3.1-405b",
+            "rgat",
+        }
+    ),
+    closed_only=True,
+    source=official("v5.0.1", "tools/submission/submission_checker.py", "Config.requires_equal_issue; check_performance_dir"),
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -146,6 +175,8 @@ ROUND = InferenceRound(
     server_field=COMPLETED,  # RESULT_FIELD_NEW["v5.0"]["Server"]
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
+    folder_names=FOLDER_NAMES,
+    equal_issue=EQUAL_ISSUE,
     source=CHECKER,
 )
 

@@ -18,10 +18,13 @@ from proctor.rules.inference import Benchmark, Category, GenerationBound, Suite
 from proctor.rules.inference_rounds import (
     COMPLETED,
     COMPLETED_TOKENS,
+    MAPPING_V51,
     TOKENS,
     AccuracyArtifacts,
+    EqualIssue,
     InferenceRound,
     ResultField,
+    folder_names,
     level,
     official,
     target,
@@ -213,6 +216,34 @@ ACCURACY_ARTIFACTS = {
     )
 }
 
+# get_mlperf_model: the folder names the round's checker maps to its model names
+FOLDER_NAMES = folder_names(
+    MAPPING_V51, official("v5.1.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.1"]["model_mapping"]')
+)
+
+# Config.requires_equal_issue: the models whose runs need equal issue mode; every division (the function takes no division)
+EQUAL_ISSUE = EqualIssue(
+    models=frozenset(
+        {
+            "3d-unet-99",
+            "3d-unet-99.9",
+            "gptj-99",
+            "gptj-99.9",
+            "llama2-70b-99",
+            "llama2-70b-99.9",
+            "mixtral-8x7b",
+            "llama3.1-405b",
+            "llama3.1-8b",
+            "llama3.1-8b-edge",
+            "deepseek-r1",
+            "rgat",
+            "whisper",
+        }
+    ),
+    closed_only=False,
+    source=official("v5.1.1", "tools/submission/submission_checker.py", "Config.requires_equal_issue; check_performance_dir"),
+)
+
 ROUND = InferenceRound(
     name=TAG,
     benchmarks=BENCHMARKS,
@@ -221,6 +252,8 @@ ROUND = InferenceRound(
     result_fields=RESULT_FIELDS,
     audits=AUDITS,
     accuracy_artifacts=ACCURACY_ARTIFACTS,
+    folder_names=FOLDER_NAMES,
+    equal_issue=EQUAL_ISSUE,
     source=CHECKER,
 )
 

@@ -241,6 +241,7 @@ class ServerOptions:
     usage: str = "separate"  # separate | final | none
     done: bool = True  # send `data: [DONE]`
     token_ids: bool = True  # honour `return_token_ids`
+    logprobs: bool = True  # honour `logprobs`: one entry per token in each chunk (llama.cpp's exact count)
     max_tokens_default: int = 16
     faults: Faults = field(default_factory=Faults)
 
@@ -460,6 +461,8 @@ class LLMServer:
         so = body.get("stream_options")
         want_usage = isinstance(so, dict) and bool(so.get("include_usage"))
         want_ids = self.opt.token_ids and bool(body.get("return_token_ids"))
+        lp = body.get("logprobs")
+        want_logprobs = self.opt.logprobs and lp is not None and lp is not False and lp != 0
         rid = f"{'chatcmpl' if chat else 'cmpl'}-{self.stats['requests']}"
         if not stream:
             ids = await self._generate_all(prompt_ids, n, arrival)
@@ -484,6 +487,12 @@ class LLMServer:
                 )
                 if want_ids:
                     choice["token_ids"] = group
+                if want_logprobs:  # the OpenAI shapes: completions' parallel lists, chat's content entries
+                    tokens = [self.model.decode([t]) for t in group]
+                    choice["logprobs"] = (
+                        {"content": [{"token": t, "logprob": 0.0, "top_logprobs": []} for t in tokens]} if chat
+                        else {"tokens": tokens, "token_logprobs": [0.0] * len(tokens)}
+                    )
                 choice["finish_reason"] = "length" if last and self.opt.usage == "final" else None
                 chunk: dict[str, Any] = {**head, "choices": [choice]}
                 if last and self.opt.usage == "final":

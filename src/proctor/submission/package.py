@@ -23,6 +23,7 @@ from pathlib import Path, PurePath
 import orjson
 
 from proctor.errors import PackageError, TreeError
+from proctor.loadgen.output_lock import LOCK_NAME, owned
 from proctor.submission.describe import SYSTEM_FILE
 from proctor.submission.truncate import truncate_tree
 from proctor.trees import (
@@ -48,7 +49,8 @@ PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt")
 SIDE_FILES = ("measurements.json", "README.md", "user.conf", "mlperf.conf")
 DIVISIONS = ("closed", "network", "open")
-PROCTOR_FILES = ("mlperf_log_samples.bin", "report.html")  # proctor's own files: left out of audit copies
+# proctor's own files, left out of audit copies (the lock a killed run may leave: loadgen.output_lock)
+PROCTOR_FILES = ("mlperf_log_samples.bin", "report.html", LOCK_NAME)
 MAX_SIDE_FILE = 1 << 20  # a README or system description; read no more
 
 __all__ = ["DIVISIONS", "SAFE_NAME", "PackageResult", "PackagedRow", "audit_folders", "package", "system_name_of"]
@@ -253,7 +255,8 @@ def package(
     except TreeError as exc:
         raise PackageError(str(exc)) from None
     try:
-        return _package(runs, top, submitter, system, system_json, division, v5, scen_dirs, extra)
+        with owned(top, "proctor submission package"):  # no run or package writes into it meanwhile
+            return _package(runs, top, submitter, system, system_json, division, v5, scen_dirs, extra)
     except BaseException:
         shutil.rmtree(top, ignore_errors=True)  # proctor's own new folder: no half-made tree stays
         raise

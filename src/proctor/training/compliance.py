@@ -28,7 +28,7 @@ from typing import Any
 from proctor.errors import ConfigError
 from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import BadLine, LogLine
-from proctor.rules.training import rules_text
+from proctor.rules.training.benchmarks import rules_text_keys, rules_text_table
 from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Ruleset, State
 from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
@@ -53,8 +53,9 @@ MAX_PARSE_FINDINGS = 100
 # (docs/deviations.md, training section).
 OPEN_STOPPING_IS_FREE = True
 OPEN_STOPPING_SOURCE = "§9 Training Loop: OPEN arbitrary stopping criteria"
-# Findings of the rules-text tables (rules/training/rules_text.py): rule ids start with this, and the
-# message says the official checker does not make the check (docs/deviations.md, Issue 21: training).
+# Findings of the rules-text tables (rules/training/rules_text.py, named by each benchmark's record):
+# rule ids start with this, and the message says the official checker does not make the check
+# (docs/deviations.md, Issue 21: training).
 RULES_TEXT_PREFIX = "rules_text"
 RULES_TEXT_NOTE = " (a rule of the Training rules text that the official checker does not check)"
 
@@ -471,7 +472,7 @@ class _Engine:
 
 
 def _rule_keys(rs: Ruleset) -> frozenset[str]:
-    return frozenset(k.name for c in rs.configs.values() for k in c.keys) | rules_text.rule_keys()
+    return frozenset(k.name for c in rs.configs.values() for k in c.keys) | rules_text_keys()
 
 
 def _regular(path: Path) -> str | None:
@@ -611,7 +612,7 @@ def check_file(
                 )
                 continue
             engine.run_config(cfg, records.of(cfg.by_key()))
-        text_cfg = rules_text.rules_text_table(
+        text_cfg = rules_text_table(
             version, first.get("submission_division"), first.get("submission_benchmark")
         )
         if text_cfg is not None:

@@ -2,10 +2,14 @@
 
 Same names and values, so code written against the official module runs unchanged on proctor;
 the 6.1 disclosure keys (lowest numerical precision, parallelism, micro batch size, config file)
-and the YAML-only keys the official module lacks are added at the end.
+and the YAML-only keys the official module lacks are added at the end. A benchmark's name is its
+record's (`rules/training/benchmarks.py`); the names of benchmarks proctor has no record of
+(gnmt, minigo, ncf, transformer) are the official module's.
 """
 
 from __future__ import annotations
+
+from proctor.rules.training import benchmarks as _benchmarks
 
 DEFAULT_LOGGER_NAME = "mllog_default"
 DEFAULT_NAMESPACE = ""
@@ -17,29 +21,29 @@ OPEN = "open"
 ONPREM = "onprem"
 CLOUD = "cloud"
 RESEARCH = "research"
-DLRM_DCNv2 = "dlrm_dcnv2"
+DLRM_DCNv2 = _benchmarks.DLRM_DCNV2.name
 GNMT = "gnmt"
-MASKRCNN = "maskrcnn"
+MASKRCNN = _benchmarks.MASKRCNN.name
 MINIGO = "minigo"
 NCF = "ncf"
-RESNET = "resnet"
-SSD = "ssd"
-RETINANET = "retinanet"
-STABLE_DIFFUSION = "stable_diffusion"
+RESNET = _benchmarks.RESNET.name
+SSD = _benchmarks.SSD.name
+RETINANET = _benchmarks.RETINANET.name
+STABLE_DIFFUSION = _benchmarks.STABLE_DIFFUSION.name
 TRANSFORMER = "transformer"
-RNNT = "rnnt"
-UNET3D = "unet3d"
-BERT = "bert"
-GPT3 = "gpt3"
-LLAMA2_70B_LORA = "llama2_70b_lora"
-GNN = "gnn"
-RGAT = "rgat"
-LLAMA31_405B = "llama31_405b"
-LLAMA31_8B = "llama31_8b"
-FLUX1 = "flux1"
-DEEPSEEKV3_671B = "deepseekv3_671b"
-QWEN35_397B_GRPO = "qwen35_397b_grpo"
-DLRMV4 = "dlrmv4"
+RNNT = _benchmarks.RNNT.name
+UNET3D = _benchmarks.UNET3D.name
+BERT = _benchmarks.BERT.name
+GPT3 = _benchmarks.GPT3.name
+LLAMA2_70B_LORA = _benchmarks.LLAMA2_70B_LORA.name
+GNN = _benchmarks.GNN.name
+RGAT = _benchmarks.RGAT.name
+LLAMA31_405B = _benchmarks.LLAMA31_405B.name
+LLAMA31_8B = _benchmarks.LLAMA31_8B.name
+FLUX1 = _benchmarks.FLUX1.name
+DEEPSEEKV3_671B = _benchmarks.DEEPSEEKV3_671B.name
+QWEN35_397B_GRPO = _benchmarks.QWEN35_397B_GRPO.name
+DLRMV4 = _benchmarks.DLRMV4.name
 ADAGRAD = "adagrad"
 ADAM = "adam"
 ADAMW = "adamw"
@@ -186,7 +190,7 @@ CONFIG_FILENAME = "config_filename"
 LORA_RANK = "lora_rank"
 EVALUATION_FREQUENCY = "evaluation_frequency"
 AVERAGED_VALIDATION_LOSS = "averaged_validation_loss"
-GPT_OSS_20B = "gpt_oss_20b"
+GPT_OSS_20B = _benchmarks.GPT_OSS_20B.name
 
 DISCLOSURE_KEYS = (
     LOWEST_NUMERICAL_PRECISION_IN_LINEAR,

@@ -1,7 +1,7 @@
 """A training-run harness that makes the compliant run the easy path.
 
     with TrainingRun(benchmark="digits_train", division="closed", output="result_0.txt", seed=7,
-                     spec=DIGITS_SPEC) as run:
+                     spec=SPEC) as run:  # a record, as workloads/digits_train/spec.py
         run.log_hyperparameters({"global_batch_size": 64, **disclosure})
         run.start()
         while ...:
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import RunError
-from proctor.rules.training.cadence_6_1_0 import CADENCE
-from proctor.rules.training.types import BenchmarkSpec, Cadence, Line, State
+from proctor.rules.training.benchmarks import TrainingBenchmark, official
+from proctor.rules.training.types import Cadence, Line, State
 from proctor.training import constants as C
 from proctor.training.compliance import DEFAULT_RULESET, get_ruleset, target_reached
 from proctor.training.mllog import MLLogger
@@ -89,7 +89,7 @@ class TrainingRun:
         org: str = "proctor",
         platform: str = "local",
         submission_status: str = "onprem",
-        spec: BenchmarkSpec | None = None,
+        spec: TrainingBenchmark | None = None,
         cadence: Cadence | None = None,
         rank: int | None = None,
         clock: Callable[[], float] = time.time,
@@ -107,7 +107,8 @@ class TrainingRun:
         self.rank = current_rank() if rank is None else rank
         self._clock = clock
         self.require_disclosure = require_disclosure
-        self.cadence = cadence or (spec.cadence if spec else None) or CADENCE.get(benchmark)
+        known = official(benchmark)
+        self.cadence = cadence or (spec.cadence if spec else None) or (known.cadence if known else None)
         if logger is None:
             logger = MLLogger(stream=_NullStream()) if output is not None else MLLogger()
             if output is not None and self.rank == 0:
@@ -255,7 +256,7 @@ class TrainingRun:
 
     def _target(self, accuracy: float, md: dict[str, Any]) -> bool:
         v = {"value": accuracy, "metadata": md}
-        if self.spec is not None:
+        if self.spec is not None and self.spec.target is not None:
             return bool(self.spec.target.fn(State(lambda _n: None, frozenset()), v, Line(0, "", 0.0, v)))
         state = {"global_batch_size": self.hyperparameters.get(C.GLOBAL_BATCH_SIZE)}
         # the closed quality target also ends an Open run by default (rules §9: Open may stop on any

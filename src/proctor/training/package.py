@@ -24,8 +24,8 @@ import orjson
 
 from proctor.findings import Finding, Severity, is_valid
 from proctor.mllog_lines import MAX_DEPTH, nested_deeper
+from proctor.rules.training import benchmarks
 from proctor.rules.training import package as layout
-from proctor.rules.training import scoring as table
 from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.plausibility import is_implausible
 from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
@@ -268,7 +268,7 @@ def check_package(
     benches = list(extra.values())
     comp = default_compliance(ruleset, benches) if isinstance(compliance, str) else compliance
     seeds = default_seed_check() if isinstance(seed_check, str) else seed_check
-    allowed = set(layout.allowed_benchmarks(ruleset)) | set(extra)
+    allowed = set(benchmarks.allowed_benchmarks(ruleset)) | set(extra)
     if not allowed:
         rep.findings.append(Finding("ruleset", f"unknown training ruleset {ruleset!r}", key="ruleset"))
     if comp is None:
@@ -365,7 +365,7 @@ def _check_benchmark(
 ) -> None:
     files = result_files(bdir)
     n_extra = next((b.runs_required for b in extra if b.name == bench), None)
-    n = table.runs_required(bench, n_extra)
+    n = benchmarks.runs_required(bench, n_extra)
     if n is not None and len(files) < n:
         rep.findings.append(
             Finding(
@@ -411,7 +411,7 @@ def _check_benchmark(
         rs = read_run_set(bdir, unit=unit, ruleset=ruleset)
         rs = _median_window(rep, rs, n, set(bad))
     elif bad:
-        allowed_bad = table.max_non_converged(bench)
+        allowed_bad = benchmarks.max_non_converged(bench)
         if len(bad) <= allowed_bad:
             rep.findings.append(
                 Finding(
@@ -471,7 +471,7 @@ def _median_window(rep: PackageReport, rs: RunSet, n: int, bad: set[str]) -> Run
     bench = rs.benchmark or ""
     ok = rs.converged() & np.array([r.name not in bad for r in rs.runs], dtype=bool)
     starts = np.array([np.nan if r.run_start_ms is None else r.run_start_ms for r in rs.runs])
-    drop, max_failed = table.olympic_drop(bench), table.max_non_converged(bench)
+    drop, max_failed = benchmarks.olympic_drop(bench), benchmarks.max_non_converged(bench)
     pick, scores, idx = median_window(starts, rs.minutes(), ok, n, drop, max_failed)
     used = [rs.runs[i].name for i in idx]
     if math.isfinite(scores[pick]):

@@ -8,10 +8,11 @@ batch sizes outside the RCPs, normalization of passing faster runs, and the bypa
 
 Two statistics policies:
 - "rules" (default): the reference stdev is taken over the trimmed runs, as 002 §22 states and its
-  numbers (Stdev 0.43, 15.21, 19.93) show; the Llama 3.1 405B one-eval allowance applies to the
-  rounds the rules name, v5.0 and v5.1 (rules/training/scoring.py cites the text).
-- "official": the untrimmed stdev and the 405B allowance for every ruleset >= 5.0.0, exactly as
-  mlperf-logging 4.1.68's rcp_checker (for differential checks).
+  numbers (Stdev 0.43, 15.21, 19.93) show; an early-convergence allowance (Llama 3.1 405B's one
+  evaluation) applies to the rounds the rules name (its record, rules/training/benchmarks.py, cites
+  the text).
+- "official": the untrimmed stdev and the allowance for every ruleset from the one the official
+  checker starts it at, exactly as mlperf-logging 4.1.68's rcp_checker (for differential checks).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import orjson
 import scipy.stats
 
 from proctor.findings import Finding, Severity
-from proctor.rules.training import package as layout
+from proctor.rules.training import benchmarks
 from proctor.rules.training import scoring as table
 from proctor.rules.training_rcps import RcpRecord, load_rcp_file, load_rcps
 from proctor.training.benchmarks import TrainingBenchmark, resolve
@@ -137,8 +138,8 @@ class RcpTable:
     ) -> None:
         self.benchmark = benchmark
         self.policy = policy
-        self.drop = table.olympic_drop(benchmark)
-        n = table.runs_required(benchmark, runs_required)
+        self.drop = benchmarks.olympic_drop(benchmark)
+        n = benchmarks.runs_required(benchmark, runs_required)
         if n is None:  # a benchmark proctor has no table for: references give 2N points
             n = min((len(r.points) for r in records), default=0) // 2
         self.runs_required = n
@@ -215,7 +216,7 @@ def _declared(
     ruleset: str, bench: str, extra_benchmarks: Iterable[TrainingBenchmark] | None
 ) -> TrainingBenchmark | None:
     """The declaration of a benchmark outside the official tables, if there is one."""
-    if bench in layout.allowed_benchmarks(ruleset):  # official: no declaration may stand for it
+    if bench in benchmarks.allowed_benchmarks(ruleset):  # official: no declaration may stand for it
         return None
     return resolve(ruleset, extra_benchmarks).get(bench)
 
@@ -295,21 +296,21 @@ def check_rcp(
         return fail("no_rcps", "Cannot find any RCPs", "rcp_benchmark")
 
     samples = rs.samples()
-    drop = table.olympic_drop(bench)
+    drop = benchmarks.olympic_drop(bench)
     not_conv = int(np.count_nonzero(~np.isfinite(samples)))
-    if not_conv > table.max_non_converged(bench):
+    if not_conv > benchmarks.max_non_converged(bench):
         return fail("insufficient_convergence", "Insufficient convergence", "rcp_convergence")
 
     declared = _declared(ruleset, bench, extra_benchmarks)
     if custom_rcps is not None:
-        records = _custom_records(custom_rcps, bench)
+        points = _custom_records(custom_rcps, bench)
     elif declared is not None and declared.rcps is not None:
-        records = _custom_records(declared.rcps, bench)
+        points = _custom_records(declared.rcps, bench)
     else:
-        records = load_rcps(ruleset, bench)
+        points = load_rcps(ruleset, bench)
     if runs_required is None and declared is not None:
         runs_required = declared.runs_required
-    tab = RcpTable(bench, records, runs_required=runs_required, policy=policy)
+    tab = RcpTable(bench, points, runs_required=runs_required, policy=policy)
     kind, point = tab.lookup(bs, pruned=pruned)
     missing = f"Missing RCP, please submit RCP with BS = {_bs_text(bs)}"
     if kind == "none":
@@ -322,21 +323,20 @@ def check_rcp(
     else:
         assert point is not None
         max_speedup = point.max_speedup
-        early = table.LLAMA405B_EARLY_RULESETS if policy == "rules" else None
-        if bench == "llama31_405b" and (
-            ruleset in early if early is not None else _version(ruleset) >= (5, 0, 0)
-        ):
-            max_speedup = point.mean / (point.min_mean - table.LLAMA405B_EARLY_SAMPLES)
+        rec = benchmarks.official(bench)
+        early = rec.early_convergence if rec else None
+        if early is not None and early.applies(ruleset, official=policy == "official"):
+            max_speedup = point.mean / (point.min_mean - early.samples)
             out.findings.append(
                 Finding(
                     "rcp_llama405b_allowance",
-                    f"llama31_405b in ruleset {ruleset}: the minimum is one evaluation "
-                    f"({table.LLAMA405B_EARLY_SAMPLES} samples) below the RCP's "
+                    f"{bench} in ruleset {ruleset}: the minimum is one evaluation "
+                    f"({early.samples} samples) below the RCP's "
                     f"{point.min_mean:.6g}",
                     Severity.INFO,
                     path=str(rs.directory),
-                    value=point.min_mean - table.LLAMA405B_EARLY_SAMPLES,
-                    source=table.LLAMA405B_EARLY_SOURCE,
+                    value=point.min_mean - early.samples,
+                    source=early.source,
                 )
             )
         min_allowed = point.mean / max_speedup
@@ -387,7 +387,3 @@ def check_rcp(
             out.passed, out.bypassed = True, True
             out.message += " passed using rcp_bypass"
     return out
-
-
-def _version(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("."))

@@ -22,7 +22,7 @@ import orjson
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.mllog_lines import BadLine, iter_log
-from proctor.rules.training.scoring import SAMPLE_CONVERGENCE_BENCHMARKS, STABLE_DIFFUSION_TARGET
+from proctor.rules.training.benchmarks import official
 from proctor.training.plausibility import LogPlausibility, is_implausible
 from proctor.trees import FILE, LINK, MISSING, is_dir, is_file, kind, not_a_file, real_root
 
@@ -86,8 +86,9 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
     last_eval_samples: float | None = None
     last_eval_epoch: float | None = None
     train_samples: float | None = None
-    sd_evals: dict[float, dict[str, float]] = {}
-    sd_step = "step_num" if ruleset == "3.1.0" else "samples_count"
+    # evaluations that log several metrics, by step (a record's `metric_targets`; step_num in 3.1.0)
+    metric_evals: dict[float, dict[str, float]] = {}
+    metric_step = "step_num" if ruleset == "3.1.0" else "samples_count"
     plausible = LogPlausibility(str(p))
     try:
         for rec in iter_log(p):
@@ -135,10 +136,10 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
                 if (e := _num(md.get("epoch_num"))) is not None:
                     last_eval_epoch = round(e, 3)
                 metric = md.get("metric")
-                step = _num(md.get(sd_step))
+                step = _num(md.get(metric_step))
                 val = _num(rec.value)
                 if metric is not None and step is not None and val is not None:
-                    sd_evals.setdefault(step, {})[str(metric)] = val
+                    metric_evals.setdefault(step, {})[str(metric)] = val
             elif key == "run_start":
                 if info.run_start_ms is None:
                     info.run_start_ms = _num(rec.time_ms)
@@ -166,23 +167,20 @@ def read_run(path: str | Path, *, unit: Unit = "auto", ruleset: str | None = Non
     if not info.converged:
         return info
 
-    bench = info.benchmark or ""
-    if unit == "train_samples" and bench != "bert":  # the flag is for bert only (as the official)
+    known = official(info.benchmark)
+    if unit == "train_samples" and not (known and known.train_samples_convergence):  # as the official flag
         unit = "auto"
     chosen: float | None
     if unit == "train_samples":
         chosen, info.unit = train_samples, "train_samples"
-    elif bench == "stable_diffusion" and sd_evals:
+    elif known and known.metric_targets and metric_evals:
         passing = [
             s
-            for s, m in sd_evals.items()
-            if all(
-                name in m and (m[name] <= lim if op == "<=" else m[name] >= lim)
-                for name, (lim, op) in STABLE_DIFFUSION_TARGET.items()
-            )
+            for s, m in metric_evals.items()
+            if all(t.metric in m and t.met(m[t.metric]) for t in known.metric_targets)
         ]
         chosen, info.unit = (min(passing) if passing else None), "samples"
-    elif unit == "samples" or (unit == "auto" and bench in SAMPLE_CONVERGENCE_BENCHMARKS):
+    elif unit == "samples" or (unit == "auto" and known and known.converges_in == "samples"):
         chosen, info.unit = last_eval_samples, "samples"
     elif unit == "epochs" or last_eval_epoch is not None:
         chosen, info.unit = last_eval_epoch, "epochs"

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.stats
 
 from proctor.findings import Finding, Severity
-from proctor.rules.training import scoring as table
+from proctor.rules.training import benchmarks
 from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet
 
@@ -158,9 +158,9 @@ def score_run_set(
                     value=r.status,
                 )
             )
-    drop = table.olympic_drop(bench)
-    max_failed = table.max_non_converged(bench)
-    n = table.runs_required(bench, runs_required)
+    drop = benchmarks.olympic_drop(bench)
+    max_failed = benchmarks.max_non_converged(bench)
+    n = benchmarks.runs_required(bench, runs_required)
     idx = np.arange(len(rs.runs))
     if n is not None and len(rs.runs) < n:
         findings.append(

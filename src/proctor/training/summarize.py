@@ -24,8 +24,7 @@ from typing import Any
 import orjson
 
 from proctor.findings import Finding
-from proctor.rules.training import package as layout
-from proctor.rules.training import scoring as table
+from proctor.rules.training import benchmarks
 from proctor.training.package import ComplianceFn, default_compliance, read_system
 from proctor.training.rcp import Policy, RcpCheck, check_rcp, olympic_mean
 from proctor.training.runs import RunSet, read_run_set, result_files
@@ -171,7 +170,7 @@ def summarize(
 ) -> Summary:
     """Summarize one or more submission folders (each with systems/ and results/ or system folders)."""
     comp = default_compliance(ruleset) if isinstance(compliance, str) else compliance
-    benches = list(layout.allowed_benchmarks(ruleset))
+    benches = list(benchmarks.allowed_benchmarks(ruleset))
     rows: list[dict[str, Any]] = []
     detailed: list[dict[str, Any]] = []
     findings: list[Finding] = []
@@ -224,7 +223,7 @@ def summarize(
                 scores[bench] = sc.score_minutes
                 det[f"{bench}:time_to_train"] = sc.score_minutes
                 det[f"{bench}:GBS"] = rs.batch_size
-                stc = olympic_mean(rs.samples(), table.olympic_drop(bench))
+                stc = olympic_mean(rs.samples(), benchmarks.olympic_drop(bench))
                 det[f"{bench}:samples_to_converge"] = stc if math.isfinite(stc) else None
                 det[f"{bench}:RCP"] = (
                     ""

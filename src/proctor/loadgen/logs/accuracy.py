@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from proctor.trees import open_output
+
 
 def format_entry(
     seq_id: int, qsl_idx: int, data: bytes, token_count: int | None = None, token_data: bytes | None = None
@@ -32,7 +34,7 @@ class AccuracyLog:
             self._file: IO[str] = path_or_file  # type: ignore[assignment]
             self._owns = False
         else:
-            self._file = open(path_or_file, "w", encoding="ascii", newline="\n")  # noqa: SIM115
+            self._file = open_output(path_or_file)  # never through a link placed in the folder; ASCII JSON
             self._owns = True
         self._lock = threading.Lock()
         self._count = 0

@@ -22,6 +22,7 @@ from proctor.loadgen.logs.numbers import ostream, percentile_label
 from proctor.loadgen.logs.writer_thread import WriterThread
 from proctor.loadgen.results import PERCENTILES, PerformanceResult
 from proctor.loadgen.settings import EffectiveSettings, TestSettings
+from proctor.trees import open_output
 
 PREFIX = ":::MLLOG "
 _R = "results.cc"
@@ -234,10 +235,12 @@ CONFIG_OPEN_SOURCE = ("test_settings_internal.cc", 620)
 
 SUT_REPORT_KEY = "proctor_sut_report"  # value: the SUT's report lines (sink.ReportingSUT), "sut: ..."
 CLOSED_LOOP_KEY = "proctor_closed_loop_in_flight"  # value: N of a closed loop with N in flight (not MLPerf)
+WARMUP_KEY = "proctor_warmup"  # value: what the SUT did before the timed part (sink.WarmUpSUT), not timed
 SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission run (resolve.short_run_reason)
 SHORT_RUN_VERDICT = "VALID for these settings; not a submission run"  # a valid run with that mark, everywhere
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
 GENERATION_OVERRIDE_KEY = "proctor_generation_override"
+EXPECTED_KEY = "proctor_expected_length"  # value: a phase's expected length and why (loadgen.expected)
 VERDICT_KEY = "proctor_verdict"  # value: the verdict's lines as `proctor run` printed them (app.session)
 
 
@@ -266,7 +269,7 @@ class DetailLogWriter:
             self._file: IO[str] = path_or_file  # type: ignore[assignment]
             self._owns = False
         else:
-            self._file = open(path_or_file, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            self._file = open_output(path_or_file)  # never through a link placed in the folder
             self._owns = True
         self._clock = clock_ns
         self._start = clock_ns()
@@ -547,4 +550,13 @@ def log_results(detail: DetailLogWriter, result: PerformanceResult) -> None:
         detail.log("proctor_early_stopping_extension_stop", result.early_stopping_extension_stop)
     if result.reasons:
         detail.log("proctor_invalid_reasons", list(result.reasons))
+    att = result.attainment
+    if att is not None:  # per-request SLO attainment (results.Attainment), beside the MLPerf verdict
+        detail.log("proctor_slo_targets_ns", dict(att.targets_ns))
+        detail.log("proctor_slo_target_source", att.source)
+        detail.log("proctor_slo_met", {**att.met, "all": att.met_all})
+        detail.log("proctor_slo_judged_samples", att.judged)
+        detail.log("proctor_slo_attainment", att.share)
+        detail.log("proctor_requests_per_sec", att.requests_per_s)
+        detail.log("proctor_goodput_requests_per_sec", att.goodput_per_s)
     detail.log("num_errors", detail.n_errors, file=_R, line_no=852)

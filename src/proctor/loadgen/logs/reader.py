@@ -5,7 +5,8 @@
 error, warning and bad lines is kept (all are counted), so a huge or hostile log costs constant
 memory beyond its distinct keys. A line that is not JSON, longer than `MAX_LINE_BYTES` or holds a
 value nested deeper than `MAX_DEPTH` is kept as a `BadLine` with its number instead of stopping
-the read. Only regular files are opened (a FIFO named like a log would block forever).
+the read. Only regular files are opened (a FIFO named like a log would block forever). Inside
+`proctor.trees.reading()` a log read again (unchanged) is parsed once.
 `read_summary` turns `name : value` lines into a dict. Both raise `LogFormatError` (naming the
 file, and the line where there is one) for anything they cannot read.
 """
@@ -21,8 +22,9 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from proctor.errors import LogFormatError
-from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, LogLine, nested_deeper, parse_line
+from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, decode_record, nested_deeper
 from proctor.text_files import universal_lines
+from proctor.trees import parsed
 
 MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
 MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value
@@ -67,18 +69,21 @@ class DetailLogData:
 
 
 def open_regular(path: str | Path) -> IO[bytes]:
-    """Open a regular file for reading, or raise LogFormatError saying why not (never blocks)."""
+    """Open a regular file for reading, or raise LogFormatError saying why not (never blocks). A log
+    that is itself a link is refused: a run's folder is a tree, and no link in it is followed."""
     p = str(path)
     try:
-        st = os.stat(p)
+        st = os.lstat(p)
     except FileNotFoundError:
         raise LogFormatError("no such file", file=p) from None
     except OSError as exc:
         raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise LogFormatError("a link: proctor follows no link to a log; copy the file here", file=p)
     if not stat.S_ISREG(st.st_mode):
         raise LogFormatError("not a regular file (a folder, FIFO or device); expected a log file", file=p)
     try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two looks
             os.close(fd)
             raise LogFormatError("not a regular file", file=p)
@@ -102,22 +107,17 @@ def iter_lines(fh: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple
             lineno += 1
             yield lineno, None
             continue
+        if b"\r" not in chunk:  # one line (readline stops at the first b"\n")
+            lineno += 1
+            yield lineno, chunk[:-1] if chunk.endswith(b"\n") else chunk
+            continue
         for line in universal_lines(chunk):
             lineno += 1
             yield lineno, line
 
 
-def _parse(text: bytes | None, lineno: int) -> LogLine | BadLine | None:
-    if text is None:
-        return BadLine(lineno, "", f"line longer than {MAX_LINE_BYTES} bytes")
-    try:
-        rec = parse_line(text, lineno, (MARKER, ENDPOINTS_MARKER))
-    except (RecursionError, ValueError, TypeError) as exc:
-        return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"unreadable record: {type(exc).__name__}")
-    # depth never exceeds the line's bracket count: most lines skip the walk
-    if isinstance(rec, LogLine) and text.count(b"[") + text.count(b"{") > MAX_DEPTH and nested_deeper(rec.value, MAX_DEPTH):
-        return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"value nested deeper than {MAX_DEPTH} levels")
-    return rec
+def _bad(lineno: int, text: bytes, reason: str) -> BadLine:
+    return BadLine(lineno, text[:200].decode("utf-8", "replace"), reason)
 
 
 def read_detail(path: str | Path, *, strict: bool = False, keep_entries: bool = True) -> DetailLogData:
@@ -128,43 +128,80 @@ def read_detail(path: str | Path, *, strict: bool = False, keep_entries: bool = 
     no `:::MLLOG` line.
     """
     p = str(path)
+    if keep_entries:
+        return _read_detail(p, strict, keep_entries)
+    # inside a tree reading (the submission checker), a log read again is parsed once
+    return parsed(p, f"detail log, strict={strict}", lambda: _read_detail(p, strict, keep_entries))
+
+
+def _read_detail(p: str, strict: bool, keep_entries: bool) -> DetailLogData:
+    """One pass over the lines: each marked line decoded by `mllog_lines.decode_record` (the one
+    decoding of a record), its key, value and flags kept here without a per-line object (a log of
+    large lines is mostly JSON; this loop is the rest of the cost)."""
     data = DetailLogData(path=p)
+    values, lines_of, entries = data.values, data.lines, data.entries
+    marker, marker_end = MARKER, len(MARKER)
+    endpoints, endpoints_end = ENDPOINTS_MARKER, len(ENDPOINTS_MARKER)
     with open_regular(p) as fh:
         try:
             for lineno, text in iter_lines(fh):
-                item = _parse(text, lineno)
-                if item is None:
-                    continue
-                if isinstance(item, BadLine):
+                bad: BadLine | None = None
+                if text is None:
+                    bad = BadLine(lineno, "", f"line longer than {MAX_LINE_BYTES} bytes")
+                else:
+                    pos = text.find(marker)
+                    start = pos + marker_end
+                    if pos < 0:
+                        pos = text.find(endpoints)
+                        if pos < 0:
+                            continue  # plain program output
+                        start = pos + endpoints_end
+                    payload = text[start:]
+                    if not (payload.endswith(b"}") and (payload[:1] == b"{" or payload[:2] == b" {")):
+                        payload = payload.strip()  # else only the space after the marker, which JSON allows
+                    brackets = text.count(b"[") + text.count(b"{")  # the line's: at least the payload's
+                    try:
+                        rec = decode_record(payload, brackets)
+                        if isinstance(rec, str):
+                            bad = BadLine(lineno, text[:200].decode("utf-8", "replace").rstrip("\r\n"), rec)
+                        else:
+                            key = str(rec["key"])
+                            value = rec.get("value")
+                            meta = rec.get("metadata")
+                    except (RecursionError, ValueError, TypeError) as exc:
+                        bad = _bad(lineno, text, f"unreadable record: {type(exc).__name__}")
+                    # depth never exceeds the line's bracket count: most lines skip the walk
+                    if bad is None and brackets > MAX_DEPTH and nested_deeper(value, MAX_DEPTH):
+                        bad = _bad(lineno, text, f"value nested deeper than {MAX_DEPTH} levels")
+                if bad is not None:
                     if strict:
-                        raise LogFormatError(item.reason, file=p, line=item.line)
+                        raise LogFormatError(bad.reason, file=p, line=bad.line)
                     data.n_bad_lines += 1
                     if len(data.bad_lines) < MAX_KEPT:
-                        data.bad_lines.append(item)
+                        data.bad_lines.append(bad)
                     continue
-                _add(data, item, keep_entries)
+                values[key] = value
+                lines_of[key] = lineno
+                flags = meta if isinstance(meta, dict) else None
+                error = key.startswith("error_") or (flags is not None and flags.get("is_error") is True)
+                warning = key.startswith("warning_") or (flags is not None and flags.get("is_warning") is True)
+                if keep_entries or error or warning:
+                    entry = Entry(lineno, key, value)
+                    if keep_entries:
+                        entries.append(entry)
+                    if error:
+                        data.n_errors += 1
+                        if len(data.errors) < MAX_KEPT:
+                            data.errors.append(entry)
+                    if warning:
+                        data.n_warnings += 1
+                        if len(data.warnings) < MAX_KEPT:
+                            data.warnings.append(entry)
         except OSError as exc:
             raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
     if not data.values and not data.n_bad_lines:
         raise LogFormatError("no :::MLLOG lines: not a detail log", file=p)
     return data
-
-
-def _add(data: DetailLogData, item: LogLine, keep_entries: bool) -> None:
-    entry = Entry(item.line, item.key, item.value)
-    if keep_entries:
-        data.entries.append(entry)
-    data.values[item.key] = item.value
-    data.lines[item.key] = item.line
-    meta = item.metadata
-    if meta.get("is_error") is True or item.key.startswith("error_"):
-        data.n_errors += 1
-        if len(data.errors) < MAX_KEPT:
-            data.errors.append(entry)
-    if meta.get("is_warning") is True or item.key.startswith("warning_"):
-        data.n_warnings += 1
-        if len(data.warnings) < MAX_KEPT:
-            data.warnings.append(entry)
 
 
 _NUMBER = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")

@@ -153,13 +153,26 @@ class _Claims:
         self.out.corrected[key] = exact
 
 
+_POWER_TIME = re.compile(r"([0-9]{2})-([0-9]{2})-([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{1,6})")
+
+
+def _power_time(text: str) -> dt.datetime:
+    """datetime.strptime(text, POWER_FORMAT), for the form LoadGen writes without loading _strptime (its
+    locale and calendar: a few ms of every check's start); any other text goes to strptime."""
+    m = _POWER_TIME.fullmatch(text)
+    if m is None:
+        return dt.datetime.strptime(text, POWER_FORMAT)
+    month, day, year, hour, minute, second, fraction = m.groups()
+    return dt.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), int(fraction.ljust(6, "0")))
+
+
 def _power_span(c: _Claims) -> Span | None:
     """The power window's length (the official's start of issue to its last completion), seconds."""
     begin, end = c.log.get("power_begin"), c.log.get("power_end")
     if not isinstance(begin, str) or not isinstance(end, str) or len(begin) > 40 or len(end) > 40:
         return None
     try:
-        d = (dt.datetime.strptime(end, POWER_FORMAT) - dt.datetime.strptime(begin, POWER_FORMAT)).total_seconds()
+        d = (_power_time(end) - _power_time(begin)).total_seconds()
     except ValueError:
         return None
     return Span(d - POWER_RESOLUTION_S, d + POWER_RESOLUTION_S) if d >= 0 else None
@@ -183,13 +196,14 @@ def recompute(log: DetailLogData) -> Recomputed:
     # The official LoadGen waits for every issued sample, so each is a result; proctor's engine logs a
     # sample the SUT failed as an error and keeps no result for it, and an interrupted run as such
     gen_spq = c.int("generated_samples_per_query") or spq
-    samples = n * gen_spq
+    fewest, most = _equal_issue_query(log, sc, gen_spq)
+    samples = n * fewest
     by_proctor = PROCTOR_KEY in log.values
     exact_count = "proctor_run_incomplete" not in log.values and not (by_proctor and log.n_errors)
 
     # min duration
     min_ms = whole(log, "effective_min_duration_ms")
-    met = _durations(c, sc, n, samples, exact_count, tokens, min_ms)
+    met = _durations(c, sc, n, samples, exact_count, tokens, min_ms, most=n * most)
     if met is not None:
         out.min_duration_met, src["min_duration"] = met, RECOMPUTED
     else:
@@ -281,11 +295,31 @@ def _narrow(
     return claim.clip(raw.lo, raw.hi) or raw
 
 
+def _equal_issue_query(log: DetailLogData, sc: str, logged: int) -> tuple[int, int]:
+    """The fewest and most samples an Offline performance query held. Equal issue
+    (sample_concatenate_permutation) pads it to a multiple of the loaded set (the first
+    effective_performance_sample_count samples of the QSL's qsl_reported_total_count); LoadGen
+    before 5.0.11 logged generated_samples_per_query unpadded (mlcommons/inference #2039), and before
+    #1802 (the v4.1 round's LoadGen) it did not log the setting, so such a log's query held either
+    size. Padding an already padded size changes nothing."""
+    if sc != "Offline" or log.get("effective_test_mode") not in (None, "PerformanceOnly"):
+        return logged, logged
+    on = log.get("effective_sample_concatenate_permutation", None)
+    sizes = [log.get(k) for k in ("effective_performance_sample_count", "qsl_reported_total_count")]
+    counts = [v for v in sizes if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if on is False or not isinstance(sizes[0], int) or not counts:
+        return logged, logged
+    loaded = min(counts)
+    padded = -(-logged // loaded) * loaded
+    return (padded, padded) if on is True else (logged, padded)
+
+
 def _durations(
-    c: _Claims, sc: str, n: int, samples: int, exact: bool, tokens: bool, min_ms: int
+    c: _Claims, sc: str, n: int, samples: int, exact: bool, tokens: bool, min_ms: int, *, most: int | None = None
 ) -> bool | None:
     """Each duration the results imply, checked against the raw values; whether min_duration is met
-    (None: the log cannot tell, and its own verdict is taken)."""
+    (None: the log cannot tell, and its own verdict is taken). `most`: the most samples the Offline
+    query may have held where the log leaves its padding open."""
     out = c.out
     power = _power_span(c)
     if power is not None:
@@ -304,8 +338,15 @@ def _durations(
             )
         rate = samples * 1e9 / max_ns
         basis = f"{samples} samples (result_query_count x generated_samples_per_query) / result_max_latency_ns {max_ns}"
-        c.rate("result_samples_per_second", Span.of(rate).widened() if exact else Span(0.0, rate).widened(),
-               basis if exact else basis + ", at most: the log has errors", exact=rate if exact else None)
+        if most is not None and most > samples:  # padded by equal issue or not: either size
+            hi = most * 1e9 / max_ns
+            basis = (f"{samples} to {most} samples (result_query_count x generated_samples_per_query, padded to a "
+                     f"multiple of effective_performance_sample_count by equal issue or not) / result_max_latency_ns {max_ns}")
+            c.rate("result_samples_per_second", Span(rate if exact else 0.0, hi).widened(),
+                   basis if exact else basis + ", at most: the log has errors")
+        else:
+            c.rate("result_samples_per_second", Span.of(rate).widened() if exact else Span(0.0, rate).widened(),
+                   basis if exact else basis + ", at most: the log has errors", exact=rate if exact else None)
         return max_ns >= min_ms * 1_000_000
     mean = c.int("result_mean_latency_ns")
     mean_ok = mean is not None and max_ns is not None and samples * max_ns <= MAX_NS  # the int64 sum did not wrap

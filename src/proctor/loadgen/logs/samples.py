@@ -62,6 +62,7 @@ import numpy as np
 
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import open_regular
+from proctor.trees import open_output
 
 MAGIC = b"PRSMPL\r\n"
 VERSION = 1
@@ -287,7 +288,7 @@ def write_sample_chunks(path: str | Path, origin_ns: int, chunks: SampleChunks, 
     for cid in ids:
         starts[cid] = offset
         offset += cols[cid].nbytes()
-    with open(path, "wb") as fh:
+    with open_output(path, "wb") as fh:  # never through a link placed in the folder
         fh.write(_HEADER.pack(MAGIC, VERSION, len(ids), 0, n, int(origin_ns)))
         fh.write(b"".join(descs))
         k = 0

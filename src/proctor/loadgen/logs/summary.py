@@ -207,9 +207,19 @@ def render_summary(
     return "\n".join(lines) + "\n"
 
 
-def annotation_text(short_run: str, sut_report: Sequence[str] = ()) -> str:
-    """proctor's lines after a summary's footer: the short-run mark, then the SUT's report lines."""
+def attainment_lines(result: PerformanceResult | None) -> list[str]:
+    """The per-request SLO attainment and goodput lines of a result (none without targets)."""
+    if result is None or result.attainment is None:
+        return []
+    return result.attainment.lines()
+
+
+def annotation_text(short_run: str, sut_report: Sequence[str] = (), result_lines: Sequence[str] = ()) -> str:
+    """proctor's lines after a summary's footer: the short-run mark, proctor's own result lines (SLO
+    attainment and goodput), then the SUT's report lines."""
     text = f"\n{SHORT_RUN_MARK} {short_run}\n" if short_run else ""
+    if result_lines:
+        text += "\n" + "".join(f"{PROCTOR_PREFIX} {line}\n" for line in result_lines)
     if sut_report:
         text += "\n" + "".join(f"{PROCTOR_PREFIX} {line}\n" for line in sut_report)
     return text

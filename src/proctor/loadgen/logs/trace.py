@@ -18,6 +18,7 @@ import numpy as np
 import orjson
 
 from proctor.loadgen.records import NOT_SET
+from proctor.trees import open_output
 
 VERSION = "MLPerf LoadGen v1.0"
 
@@ -44,7 +45,7 @@ class TraceLog:
             self._file: IO[str] = path_or_file  # type: ignore[assignment]
             self._owns = False
         else:
-            self._file = open(path_or_file, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            self._file = open_output(path_or_file)  # never through a link placed in the folder
             self._owns = True
         self.enabled = enabled
         self._start = start_ns

@@ -1,8 +1,8 @@
-"""What a training submission package must hold: system description fields, statuses, benchmarks.
+"""What a training submission package must hold: system description fields, statuses, divisions.
 
 Sources: the official mlperf-logging 4.1.68 `system_desc_checker.py` (required fields, the status
-values for rulesets >= 4) and `benchmark_meta.py` (benchmarks per ruleset); the Training rules
-(002 §11) for the per-benchmark run counts, which live in `rules/training/scoring.py`.
+values for rulesets >= 4). Which benchmarks a round has and how many runs each needs are the
+benchmarks' records (`rules/training/benchmarks.py`).
 """
 
 from __future__ import annotations
@@ -62,42 +62,6 @@ STATUS_ALIASES: dict[str, str] = {
 
 DIVISIONS = ("closed", "open")
 
-# benchmark_meta._ALL_ALLOWED_BENCHMARKS["training"], by ruleset major.minor.
-ALLOWED_BENCHMARKS: dict[str, tuple[str, ...]] = {
-    "4.0": (
-        "bert",
-        "dlrm_dcnv2",
-        "gpt3",
-        "resnet",
-        "ssd",
-        "unet3d",
-        "stable_diffusion",
-        "llama2_70b_lora",
-        "gnn",
-    ),
-    "4.1": ("bert", "dlrm_dcnv2", "gpt3", "ssd", "stable_diffusion", "llama2_70b_lora", "gnn"),
-    "5.0": ("bert", "dlrm_dcnv2", "retinanet", "stable_diffusion", "llama2_70b_lora", "rgat", "llama31_405b"),
-    "5.1": ("llama31_8b", "dlrm_dcnv2", "retinanet", "flux1", "llama2_70b_lora", "rgat", "llama31_405b"),
-    "6.0": (
-        "llama31_8b",
-        "dlrm_dcnv2",
-        "flux1",
-        "llama2_70b_lora",
-        "llama31_405b",
-        "gpt_oss_20b",
-        "deepseekv3_671b",
-    ),
-    "6.1": (
-        "llama31_8b",
-        "flux1",
-        "llama2_70b_lora",
-        "gpt_oss_20b",
-        "deepseekv3_671b",
-        "qwen35_397b_grpo",
-        "dlrmv4",
-    ),
-}
-
 # Rulesets the package checker runs seeds and RCPs for (closed division).
 RCP_RULESETS = frozenset(
     {
@@ -122,6 +86,3 @@ PARAMS_FILE = "package_checker_params"
 PARAM_RCP_BYPASS = "rcp-bypass"
 PARAM_SEED_BYPASS = "seed-checker-bypass"
 
-
-def allowed_benchmarks(ruleset: str) -> tuple[str, ...]:
-    return ALLOWED_BENCHMARKS.get(".".join(ruleset.split(".")[:2]), ())

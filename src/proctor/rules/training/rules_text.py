@@ -110,8 +110,9 @@ def _fixed(key: str, check: Check, source: str = HP_TABLE) -> KeyRule:
     return KeyRule(key, Req.OPTIONAL, checks=(check,), source=f"{source}: {key}")
 
 
-def _pretraining(name: str, *, end_lr_also: float | None = None) -> Config:
-    """llama31_8b and gpt_oss_20b: end LR = 0.1 x base, dropout 0.0, eval every 12288 sequences."""
+def pretraining(name: str, *, every: int, end_lr_also: float | None = None) -> Config:
+    """The pretraining rows (llama31_8b, gpt_oss_20b): end LR = 0.1 x base, dropout 0.0, an evaluation
+    every `every` sequences; `end_lr_also`: another end rate a round allows."""
     on_end, on_base = _end_lr(also=end_lr_also)
     src = f"{HP_TABLE}: {name} opt_end_learning_rate = opt_base_learning_rate * 0.1"
     if end_lr_also is not None:
@@ -138,111 +139,93 @@ def _pretraining(name: str, *, end_lr_also: float | None = None) -> Config:
             KeyRule(
                 "eval_accuracy",
                 Req.OPTIONAL,
-                checks=(_cadence(12288),),
+                checks=(_cadence(every),),
                 post=_previous_eval,
-                source=f"{EVAL_TABLE}: {name} every 12288 sequences",
+                source=f"{EVAL_TABLE}: {name} every {every} sequences",
             ),
         ),
         source=HP_TABLE,
     )
 
 
-_LORA = Config(
-    "closed_llama2_70b_lora",
-    (
-        KeyRule("global_batch_size", Req.OPTIONAL, post=_keep("global_batch_size"), source=HP_TABLE),
-        _fixed("opt_gradient_clip_norm", eq(0.3)),
-        _fixed("lora_alpha", eq(32)),
-        _fixed("lora_dropout", eq(0.1)),
-        # "opt_weight_decay ... fixed to referance (0.0001)"; the reference logs it as opt_adamw_weight_decay
-        _fixed("opt_adamw_weight_decay", eq(0.0001)),
-        _fixed("opt_weight_decay", eq(0.0001)),
-        # "sequence_length 8196 | the sequence length - fixed to reference": the reference's 8192 too
-        _fixed("max_sequence_length", one_of(8196, 8192)),
-        _fixed("sequence_length", one_of(8196, 8192)),
-        KeyRule(
-            "eval_accuracy",
-            Req.OPTIONAL,
-            checks=(_cadence(384),),
-            post=_previous_eval,
-            source=f"{EVAL_TABLE}: llama2_70b_lora every 384 sequences",
+def lora_finetuning(name: str, *, every: int) -> Config:
+    """The LLM finetuning row (llama2_70b_lora): LoRA's fixed values, an evaluation every `every` sequences."""
+    return Config(
+        f"closed_{name}",
+        (
+            KeyRule("global_batch_size", Req.OPTIONAL, post=_keep("global_batch_size"), source=HP_TABLE),
+            _fixed("opt_gradient_clip_norm", eq(0.3)),
+            _fixed("lora_alpha", eq(32)),
+            _fixed("lora_dropout", eq(0.1)),
+            # "opt_weight_decay ... fixed to referance (0.0001)"; the reference logs it as opt_adamw_weight_decay
+            _fixed("opt_adamw_weight_decay", eq(0.0001)),
+            _fixed("opt_weight_decay", eq(0.0001)),
+            # "sequence_length 8196 | the sequence length - fixed to reference": the reference's 8192 too
+            _fixed("max_sequence_length", one_of(8196, 8192)),
+            _fixed("sequence_length", one_of(8196, 8192)),
+            KeyRule(
+                "eval_accuracy",
+                Req.OPTIONAL,
+                checks=(_cadence(every),),
+                post=_previous_eval,
+                source=f"{EVAL_TABLE}: {name} every {every} sequences",
+            ),
         ),
-    ),
-    source=HP_TABLE,
-)
-
-_DEEPSEEK = Config(
-    "closed_deepseekv3_671b",
-    (
-        _fixed("moe_routed_bias_update_rate", eq(1e-3)),
-        _fixed("sequence_length", eq(4096)),
-    ),
-    source=HP_TABLE,
-)
-
-_QWEN = Config(
-    "closed_qwen35_397b_grpo",
-    (
-        _fixed("loss_fn.truncated_importance_sampling_ratio", eq(1.002)),
-        _fixed("loss_fn.truncated_importance_sampling_ratio_min", eq(0.999)),
-        _fixed("agent_max_turns", eq(30)),
-        _fixed("data.shuffle", eq(False)),
-        _fixed("grpo.use_dynamic_sampling", eq(False)),
-        _fixed("policy.megatron_cfg.draft.enabled", eq(False)),
-        _fixed("lora", eq(False)),  # "LoRA-based GRPO is not allowed ... full-parameter GRPO"
-        _fixed("partial_rollouts", eq(False)),  # "saving straggler rollouts ... is not allowed"
-    ),
-    source=HP_TABLE,
-)
-
-_DLRMV4 = Config(
-    "closed_dlrmv4",
-    (
-        _fixed("opt_sparse_epsilon", eq(1e-8)),
-        _fixed("opt_sparse_weight_decay", eq(0.0)),
-        _fixed("hstu_attn_num_layers", eq(3)),
-        _fixed("history_length", eq(4086)),
-    ),
-    source=HP_TABLE,
-)
-
-# The Closed tables of each ruleset that has the benchmark. The rules text is v6.1's; the values of
-# the older rounds' rows were the same where published logs show it (the v4.0 LoRA logs comply). Not
-# llama31_8b in v5.1, its first round: 8 of its 30 published closed results evaluate every 8,192,
-# 21,888 or 24,576 sequences (Cisco, Dell, HPE, University of Florida), which the v6.1 row's "every
-# 12288 sequences" does not allow and the v5.1 review accepted: that round's row is not the text here.
-_BY_BENCHMARK: dict[str, tuple[Config, frozenset[str]]] = {
-    "llama2_70b_lora": (_LORA, frozenset({"4.0.0", "4.1.0", "5.0.0", "5.1.0", "6.0.0", "6.1.0"})),
-    "llama31_8b": (_pretraining("llama31_8b"), frozenset({"6.0.0", "6.1.0"})),
-    "gpt_oss_20b": (_pretraining("gpt_oss_20b"), frozenset({"6.1.0"})),
-    "deepseekv3_671b": (_DEEPSEEK, frozenset({"6.0.0", "6.1.0"})),
-    "qwen35_397b_grpo": (_QWEN, frozenset({"6.1.0"})),
-    "dlrmv4": (_DLRMV4, frozenset({"6.1.0"})),
-}
-_GPT_OSS_6_0 = _pretraining("gpt_oss_20b", end_lr_also=4e-5)
+        source=HP_TABLE,
+    )
 
 
-def rules_text_table(ruleset: str, division: Any, benchmark: Any) -> Config | None:
-    """The rules-text table for a log's division and benchmark under `ruleset` (None: nothing to add)."""
-    if division != "closed" or not isinstance(benchmark, str):
-        return None
-    if benchmark == "gpt_oss_20b" and ruleset == "6.0.0":
-        return _GPT_OSS_6_0
-    entry = _BY_BENCHMARK.get(benchmark)
-    if entry is None or ruleset not in entry[1]:
-        return None
-    return entry[0]
+def moe_pretraining(name: str) -> Config:
+    """The LLM MoE pretraining row (deepseekv3_671b): the values it fixes."""
+    return Config(
+        f"closed_{name}",
+        (
+            _fixed("moe_routed_bias_update_rate", eq(1e-3)),
+            _fixed("sequence_length", eq(4096)),
+        ),
+        source=HP_TABLE,
+    )
 
 
-def all_tables() -> list[tuple[str, str, Config]]:
-    """(benchmark, ruleset, table) for every ruleset a table applies to (tests, key collection)."""
-    out = [(b, rs, cfg) for b, (cfg, sets) in _BY_BENCHMARK.items() for rs in sorted(sets)]
-    out.append(("gpt_oss_20b", "6.0.0", _GPT_OSS_6_0))
-    return out
+def grpo_post_training(name: str) -> Config:
+    """The LLM post-training row (qwen35_397b_grpo): the GRPO values and switches it fixes."""
+    return Config(
+        f"closed_{name}",
+        (
+            _fixed("loss_fn.truncated_importance_sampling_ratio", eq(1.002)),
+            _fixed("loss_fn.truncated_importance_sampling_ratio_min", eq(0.999)),
+            _fixed("agent_max_turns", eq(30)),
+            _fixed("data.shuffle", eq(False)),
+            _fixed("grpo.use_dynamic_sampling", eq(False)),
+            _fixed("policy.megatron_cfg.draft.enabled", eq(False)),
+            _fixed("lora", eq(False)),  # "LoRA-based GRPO is not allowed ... full-parameter GRPO"
+            _fixed("partial_rollouts", eq(False)),  # "saving straggler rollouts ... is not allowed"
+        ),
+        source=HP_TABLE,
+    )
 
 
-def rule_keys() -> frozenset[str]:
-    return frozenset(k.name for _, _, cfg in all_tables() for k in cfg.keys)
+def recommendation(name: str) -> Config:
+    """The recommendation row (dlrmv4): the values it fixes."""
+    return Config(
+        f"closed_{name}",
+        (
+            _fixed("opt_sparse_epsilon", eq(1e-8)),
+            _fixed("opt_sparse_weight_decay", eq(0.0)),
+            _fixed("hstu_attn_num_layers", eq(3)),
+            _fixed("history_length", eq(4086)),
+        ),
+        source=HP_TABLE,
+    )
 
 
-__all__ = ["EVAL_TABLE", "HP_TABLE", "REL_TOL", "all_tables", "rule_keys", "rules_text_table"]
+__all__ = [
+    "EVAL_TABLE",
+    "HP_TABLE",
+    "REL_TOL",
+    "grpo_post_training",
+    "lora_finetuning",
+    "moe_pretraining",
+    "pretraining",
+    "recommendation",
+]

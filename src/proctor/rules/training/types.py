@@ -172,33 +172,3 @@ class Cadence:
     first: Callable[[int], int]  # samples_count of the first evaluation
     interval: Callable[[int], int]  # samples between later evaluations
     source: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class BenchmarkSpec:
-    """A benchmark that is not in the official tables (e.g. proctor's `digits_train`).
-
-    Everything the harness and the checker need: the quality target (checked on at least one
-    `eval_key` line), the evaluation cadence, how evaluations are reported (`samples_count` or
-    `epoch_num`) and the hyperparameter rules. `config(division)` turns it into the table the
-    compliance engine runs after `<division>_common`.
-    """
-
-    name: str
-    target: Check
-    cadence: Cadence | None = None
-    reporting: str = "samples_count"
-    hyperparameters: tuple[KeyRule, ...] = ()
-    eval_key: str = "eval_accuracy"
-    source: str = ""
-
-    def config(self, division: str) -> Config:
-        meta = self.reporting
-        eval_rule = KeyRule(
-            self.eval_key,
-            Req.AT_LEAST_ONE,
-            checks=(Check(f"'{meta}' in v['metadata']", lambda s, v, ll: meta in v["metadata"]),),
-            atleast_one=self.target,
-            source=self.source,
-        )
-        return Config(f"{division}_{self.name}", (*self.hyperparameters, eval_rule), source=self.source)

@@ -22,11 +22,11 @@ import numpy as np
 import orjson
 
 from proctor.errors import ConfigError
+from proctor.rules.training.benchmarks import EPOCHS_KEY, SAMPLES_KEY, official
 
-# Official files name their list "samples to converge" for these two, "Epochs to converge" for the rest
-# (rcp_checker._process_raw_rcp_data); a custom file may use either name.
-SAMPLES_KEY_BENCHMARKS = frozenset({"llama2_70b_lora", "flux1"})
-CONVERGENCE_KEYS = ("Epochs to converge", "samples to converge")
+# Official files name their list as the benchmark's record says (`rcp_points_key`: "samples to
+# converge" or "Epochs to converge", rcp_checker._process_raw_rcp_data); a custom file may use either.
+CONVERGENCE_KEYS = (EPOCHS_KEY, SAMPLES_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,8 @@ def _parse_record(name: str, obj: Any, where: str) -> RcpRecord:
     bench = obj["Benchmark"]
     if not isinstance(bench, str) or not bench:
         raise ConfigError(f"'Benchmark' must be a benchmark name, got {_brief(bench)}", file=where, key=name)
-    preferred = "samples to converge" if bench in SAMPLES_KEY_BENCHMARKS else "Epochs to converge"
+    rec = official(bench)
+    preferred = rec.rcp_points_key if rec else EPOCHS_KEY
     keys = [preferred] + [k for k in CONVERGENCE_KEYS if k != preferred]
     points = next((obj[k] for k in keys if k in obj), None)
     if points is None:

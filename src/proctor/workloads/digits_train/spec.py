@@ -2,9 +2,10 @@
 
 proctor's own reference benchmark is not in the official tables, so it brings its entry the way an
 official benchmark's YAML would: the closed hyperparameter rules, the evaluation cadence and the
-quality target, with its N and its shipped RCPs. `training_benchmark` declares them for the 6.1.0
-ruleset; pyproject.toml names it in the entry-point group "proctor.training_benchmarks", which the
-training checkers read when they look a benchmark up (they never import this module).
+quality target, with its N and its shipped RCPs. `SPEC` is its record (the shape of the official
+benchmarks' records, `rules/training/benchmarks.py`) and `training_benchmark` declares it for the
+6.1.0 ruleset; pyproject.toml names it in the entry-point group "proctor.training_benchmarks", which
+the training checkers read when they look a benchmark up (they never import this module).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from proctor.rules.training.types import BenchmarkSpec, Cadence, Check, Config, KeyRule, Req
-from proctor.training.benchmarks import TrainingBenchmark
+from proctor.rules.training.types import Cadence, Check, Config, KeyRule, Req
+from proctor.training.benchmarks import DIVISIONS, TrainingBenchmark
 from proctor.workloads.digits_train import (
     BENCHMARK,
     EVAL_EVERY_SAMPLES,
@@ -40,7 +41,6 @@ def eval_interval(global_batch_size: int) -> int:
 
 CADENCE = Cadence(eval_interval, eval_interval, _SRC_EVAL)
 TARGET = Check(f"v['value'] >= {QUALITY_TARGET}", lambda s, v, ll: v["value"] >= QUALITY_TARGET)
-SPEC = BenchmarkSpec(BENCHMARK, TARGET, cadence=CADENCE, reporting="samples_count", source=_SRC_TARGET)
 
 
 def _is_pos_int(x: Any) -> bool:
@@ -104,9 +104,18 @@ def shipped_path() -> Path:
     return Path(str(resources.files("proctor.workloads.digits_train").joinpath(SHIPPED)))
 
 
+SPEC = TrainingBenchmark(
+    BENCHMARK,
+    {division: config(division) for division in DIVISIONS},
+    RUNS_PER_SUBMISSION,
+    shipped_path(),
+    target=TARGET,
+    cadence=CADENCE,
+    reporting="samples_count",
+)
+
+
 def training_benchmark(ruleset: str) -> TrainingBenchmark | None:
-    """The entry point: digits_train's tables, N and RCPs for `ruleset` (None: not in that ruleset)."""
-    if ruleset not in RULESETS:
-        return None
-    tables = {division: config(division) for division in ("closed", "open")}
-    return TrainingBenchmark(BENCHMARK, tables, RUNS_PER_SUBMISSION, shipped_path())
+    """The entry point: digits_train's record (tables, N, RCPs, target, cadence) for `ruleset` (None:
+    not in that ruleset)."""
+    return SPEC if ruleset in RULESETS else None

@@ -1,0 +1,173 @@
+"""How long a run will last and why, said before it starts, from its settings and its schedule.
+
+A run asked for 20 s can last twice that, by the rules: the LLM benchmarks issue equally
+(`sample_concatenate_permutation`), which rounds the query count up to whole passes over the loaded
+samples; min_query_count may ask more queries than min_duration gives; a Server run's 99th
+percentile early-stopping estimate needs 459 queries even with none over latency (proctor issues
+them: the rules' procedure, `early_stopping_extension`). The schedule is generated before the clock
+starts, so the length of a Server run is known exactly (up to the last query's latency); a
+SingleStream, MultiStream or Offline run's length depends on the SUT, and is given for the rate the
+settings expect. Each cause that made the run longer than `min_duration` is named with its number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from proctor.loadgen.records import Schedule
+from proctor.loadgen.settings import EffectiveSettings
+from proctor.loadgen.types import Scenario, TestMode
+
+_OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """A phase's expected length: `seconds` (None: it depends on the SUT alone), the queries and
+    samples it issues, and why, each cause with its number (`why[0]` the one that decides)."""
+
+    seconds: float | None
+    queries: int
+    samples: int
+    why: list[str] = field(default_factory=list)
+    exact: bool = False  # the schedule fixes the length (Server), up to the last query's latency
+    # the shortest it may be, where the length depends on the SUT (a Server run's early-stopping
+    # procedure stops sooner when no query is in flight); None: `seconds` alone
+    low_seconds: float | None = None
+    low_queries: int | None = None
+
+    @property
+    def text(self) -> str:
+        """`expected length: ~49 s (1,024 queries): why; why`."""
+        if self.seconds is None:
+            head = f"expected: {self.samples:,} samples, as fast as the SUT answers"
+        else:
+            counts = f"{self.queries:,} {'query' if self.queries == 1 else 'queries'}"
+            length = _secs(self.seconds)
+            if self.low_queries is not None and self.low_seconds is not None and self.low_queries < self.queries:
+                counts = f"{self.low_queries:,}-{counts}"
+                low = _secs(self.low_seconds)
+                length = f"{low.removesuffix(' s')}-{length}" if low.endswith(" s") and length.endswith(" s") \
+                    else f"{low} to {length}"
+            if self.samples != self.queries:
+                counts += f", {self.samples:,} samples"
+            head = f"expected length: {'' if self.exact else '~'}{length} ({counts})"
+        return head + (": " + "; ".join(self.why) if self.why else "")
+
+
+def _secs(s: float) -> str:
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    if s >= 120:
+        return f"{s / 60:.1f} min"
+    return f"{s:.3g} s" if s < 10 else f"{s:.0f} s"
+
+
+def _first_at_or_after(schedule: Schedule, t_ns: int, upto: int) -> int:
+    """How many of the first `upto` queries are scheduled before `t_ns`."""
+    return int(np.searchsorted(schedule.scheduled_ns[:upto], t_ns, side="left"))
+
+
+def expected_length(eff: EffectiveSettings, schedule: Schedule, mode: TestMode | str, n_loaded: int) -> Expected:
+    """The expected length of one phase of `eff` with `schedule` over `n_loaded` loaded samples."""
+    mode = TestMode(mode)
+    nq, ns = schedule.n_queries, schedule.n_samples
+    if mode is TestMode.ACCURACY_ONLY:
+        return Expected(None, nq, ns, [f"every loaded sample once ({n_loaded:,})"])
+    scenario = eff.scenario
+    min_s = eff.min_duration_ms / 1000.0
+    rate = float(eff.target_qps)
+    equal = bool(eff.sample_concatenate_permutation)
+    if scenario is Scenario.SERVER:
+        return _server(eff, schedule, min_s, rate, equal, n_loaded)
+    if scenario is Scenario.OFFLINE:
+        return _offline(eff, ns, min_s, rate, equal, n_loaded)
+    return _stream(eff, nq, ns, min_s, rate, equal)
+
+
+def _server(eff: EffectiveSettings, schedule: Schedule, min_s: float, rate: float, equal: bool,
+            n_loaded: int) -> Expected:
+    from proctor.loadgen import early_stopping as es  # scipy: loaded when a run first asks
+
+    nominal = schedule.nominal_queries
+    total = schedule.n_queries
+    by_time = min(_first_at_or_after(schedule, eff.min_duration_ms * 1_000_000, nominal) + 1, nominal)
+    why = [f"min_duration {_secs(min_s)} at {rate:g} QPS gives {by_time:,} queries"]
+    mq = int(eff.min_query_count)
+    if mq > by_time:
+        why.append(f"min_query_count asks {mq:,}")
+    if nominal > max(by_time, mq):
+        why.append(f"rounded up to {nominal:,}, whole passes over the {n_loaded:,} loaded samples "
+                   "(equal issue: sample_concatenate_permutation)" if equal else f"the schedule holds {nominal:,}")
+    queries = nominal
+    low: int | None = None
+    pct = float(eff.target_latency_percentile)
+    need = es.server_required_queries(0, pct)
+    if total > nominal and need > nominal:  # the rules' early-stopping procedure issues more
+        # it stops once the estimate holds even if every query still in flight ends over latency:
+        # with one in flight at each issue (any SUT that takes time), that is the count for one
+        open_need = es.server_required_queries(1, pct)
+        low, queries = min(need, total), min(open_need, total)
+        why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries with none over "
+                   f"latency, {open_need:,} while one is still in flight (counted as over): proctor issues them "
+                   f"(the rules' early-stopping procedure), at most {total - nominal:,} more"
+                   + (f": {total:,} in all are too few, the run will be INVALID (--min-queries {need} or a longer "
+                      "--duration-ms)" if total < need else ""))
+    elif need > nominal:
+        why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries even with none "
+                   "over latency: fewer make the run INVALID")
+    def at(n: int) -> float:
+        return float(schedule.scheduled_ns[n - 1]) / 1e9 if n else 0.0
+
+    seconds = at(queries)
+    low_seconds = None if low is None else at(low)
+    if eff.max_duration_ms and seconds > eff.max_duration_ms / 1000.0:
+        seconds = eff.max_duration_ms / 1000.0
+        low_seconds = None if low_seconds is None else min(low_seconds, seconds)
+        why.append(f"max_duration stops it at {_secs(seconds)}")
+    if len(why) == 1:
+        why[0] = f"min_duration {_secs(min_s)} at {rate:g} QPS"
+    return Expected(seconds, queries, int(schedule.query_offsets[queries]), why, exact=low is None,
+                    low_seconds=low_seconds, low_queries=low)
+
+
+def _offline(eff: EffectiveSettings, ns: int, min_s: float, rate: float, equal: bool, n_loaded: int) -> Expected:
+    by_time = int(_OFFLINE_SLACK * min_s * rate)
+    mq = int(eff.requested.min_query_count) if eff.requested is not None else 0
+    why = [f"min_duration {_secs(min_s)} x {rate:g} samples/s x {_OFFLINE_SLACK:g} = {by_time:,} samples"]
+    if mq > by_time:
+        why.append(f"min_query_count asks {mq:,} samples")
+    if ns > max(by_time, mq) and equal:
+        why.append(f"rounded up to {ns:,}, whole passes over the {n_loaded:,} loaded samples (equal issue)")
+    why.append(f"at the {rate:g} samples/s the settings expect (--target-qps); the SUT's own speed decides")
+    return Expected(ns / rate if rate > 0 else None, 1, ns, why)
+
+
+def _stream(eff: EffectiveSettings, nq: int, ns: int, min_s: float, rate: float, equal: bool) -> Expected:
+    from proctor.loadgen import early_stopping as es
+
+    latency_s = 1.0 / rate if rate > 0 else 0.0
+    mq = int(eff.min_query_count)
+    asked = int(eff.requested.min_query_count) if eff.requested is not None else mq
+    by_time = int(min_s / latency_s) if latency_s > 0 else 0
+    queries = max(mq, by_time)
+    seconds = max(min_s, mq * latency_s)
+    why = [f"min_duration {_secs(min_s)}"]
+    if mq * latency_s > min_s:
+        why = [f"min_query_count {mq:,} queries one after another at {latency_s * 1e3:g} ms each"]
+    if mq > asked and equal:
+        why.append(f"min_query_count {asked:,} rounded up to {mq:,}: at least twice min_duration x the expected "
+                   "rate, then whole passes over the loaded samples (equal issue: sample_concatenate_permutation)")
+    why.append(f"at the {latency_s * 1e3:g} ms per query the settings expect (--expected-latency-ms); the SUT's "
+               "own latency decides")
+    need = es.min_queries(float(eff.target_latency_percentile))
+    if queries < need:
+        why.append(f"a {eff.target_latency_percentile * 100:g}th percentile early-stopping estimate needs {need:,} "
+                   "queries: fewer make the run INVALID")
+    spq = max(int(eff.samples_per_query), 1)
+    return Expected(seconds, min(queries, nq), min(queries, nq) * spq, why)
+
+
+__all__ = ["Expected", "expected_length"]

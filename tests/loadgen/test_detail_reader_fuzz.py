@@ -1,0 +1,176 @@
+"""The detail-log reader's one-pass loop gives what reading line by line through `parse_line` gives:
+the same values, lines, errors, warnings, entries and bad lines (with their texts and reasons), or
+the same refusal, on hostile bytes (broken JSON, lenient numbers, lone surrogates, deep nesting
+around both depth limits, whitespace and brackets around the marker, lone CRs, overlong lines)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from proctor.errors import LogFormatError
+from proctor.loadgen.logs import reader
+from proctor.loadgen.logs.reader import MAX_DEPTH, MAX_KEPT, DetailLogData, Entry, read_detail
+from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, nested_deeper
+
+pytestmark = pytest.mark.fuzz
+
+LINE_DEPTH = 64  # mllog_lines.MAX_DEPTH, as the line decoder had it
+
+
+def _old_parse_line(text: bytes, lineno: int) -> tuple[str, dict] | BadLine | None:
+    """The line decoder as it was (one LogLine per line): (key, record) or a BadLine."""
+    for marker in (MARKER, ENDPOINTS_MARKER):
+        pos = text.find(marker)
+        if pos >= 0:
+            break
+    else:
+        return None
+    show = text[:200].decode("utf-8", "replace").rstrip("\r\n")
+    payload = text[pos + len(marker):].strip()
+    lenient = False
+    try:
+        obj = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        try:
+            obj = json.loads(payload)
+            lenient = True
+        except (ValueError, RecursionError):
+            return BadLine(lineno, show, f"malformed JSON: {exc}")
+    if not isinstance(obj, dict) or "key" not in obj:
+        return BadLine(lineno, show, "not an object with a 'key'")
+    if payload.count(b"{") + payload.count(b"[") > LINE_DEPTH and nested_deeper(obj, LINE_DEPTH):
+        return BadLine(lineno, show, f"a value is nested deeper than {LINE_DEPTH} levels")
+    if lenient:
+        obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
+    return str(obj["key"]), obj
+
+
+def _numbered(path: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """iter_lines as it was: every readline chunk split by bytes.splitlines."""
+    lineno = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.readline(max_bytes):
+            if len(chunk) >= max_bytes and not chunk.endswith(b"\n"):
+                while chunk and not chunk.endswith(b"\n"):
+                    chunk = fh.readline(max_bytes)
+                lineno += 1
+                yield lineno, None
+                continue
+            for line in chunk.splitlines():
+                lineno += 1
+                yield lineno, line
+
+
+def _old_item(lineno: int, text: bytes | None, max_bytes: int) -> tuple[str, dict] | BadLine | None:
+    if text is None:
+        return BadLine(lineno, "", f"line longer than {max_bytes} bytes")
+    try:
+        item = _old_parse_line(text, lineno)
+    except (RecursionError, ValueError, TypeError) as exc:
+        return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"unreadable record: {type(exc).__name__}")
+    if isinstance(item, tuple) and text.count(b"[") + text.count(b"{") > MAX_DEPTH and nested_deeper(
+        item[1].get("value"), MAX_DEPTH
+    ):
+        return BadLine(lineno, text[:200].decode("utf-8", "replace"), f"value nested deeper than {MAX_DEPTH} levels")
+    return item
+
+
+def _old_read(path: Path, strict: bool, keep_entries: bool, max_bytes: int) -> DetailLogData:
+    """read_detail as it was: iter_lines -> parse_line -> the depth rule -> one Entry per line."""
+    data = DetailLogData(path=str(path))
+    for lineno, text in _numbered(path, max_bytes):
+        item = _old_item(lineno, text, max_bytes)
+        if item is None:
+            continue
+        if isinstance(item, BadLine):
+            if strict:
+                raise LogFormatError(item.reason, file=str(path), line=item.line)
+            data.n_bad_lines += 1
+            if len(data.bad_lines) < MAX_KEPT:
+                data.bad_lines.append(item)
+            continue
+        key, obj = item
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        entry = Entry(lineno, key, obj.get("value"))
+        if keep_entries:
+            data.entries.append(entry)
+        data.values[key] = entry.value
+        data.lines[key] = lineno
+        if meta.get("is_error") is True or key.startswith("error_"):
+            data.n_errors += 1
+            data.errors.append(entry)
+        if meta.get("is_warning") is True or key.startswith("warning_"):
+            data.n_warnings += 1
+            data.warnings.append(entry)
+    if not data.values and not data.n_bad_lines:
+        raise LogFormatError("no :::MLLOG lines: not a detail log", file=str(path))
+    return data
+
+
+def _nest(n: int) -> str:
+    return "[" * n + "1" + "]" * n
+
+
+VALUES = st.one_of(
+    st.sampled_from(["null", "true", "1", "-2.5", "NaN", "Infinity", "1e400", '"\\ud800"', '"x"', "[1, 2, 3]",
+                     '{"a": [1, {"b": 2}]}', "[]"]),
+    st.integers(1, 80).map(_nest),  # around both depth limits (32 for a value, 64 for a line)
+    st.text(max_size=12).map(json.dumps),
+)
+KEYS = st.sampled_from(['"effective_scenario"', '"error_x"', '"warning_y"', '"k"', "7", "null", '["a"]', '"k\\u0000"'])
+METAS = st.sampled_from(['{"is_error": true}', '{"is_warning": true}', '{"is_error": 1}', "{}", "[]", "null", "3"])
+AROUND = st.sampled_from([b"", b" ", b"  ", b"\t", b"\x0b", b"\x0c", b" \x0c", b"\r"])
+PREFIX = st.sampled_from([b"", b"[1,0]<stdout>:", b"{{[[", b"noise ", b":::ENDPTS"])
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> bytes:
+    out: list[bytes] = []
+    for _ in range(draw(st.integers(0, 10))):
+        kind = draw(st.integers(0, 6))
+        marker = draw(st.sampled_from([MARKER, MARKER, ENDPOINTS_MARKER]))
+        if kind <= 3:
+            body = f'{{"key": {draw(KEYS)}, "value": {draw(VALUES)}, "metadata": {draw(METAS)}}}'.encode()
+            out.append(draw(PREFIX) + marker + draw(AROUND) + body + draw(AROUND))
+        elif kind == 4:
+            out.append(draw(PREFIX) + marker + draw(st.binary(max_size=40)))
+        elif kind == 5:
+            out.append(draw(st.binary(max_size=40)))
+        else:
+            out.append(marker + b" " + draw(VALUES).encode())
+    sep = draw(st.sampled_from([b"\n", b"\r\n", b"\r"]))
+    return sep.join(out) + draw(st.sampled_from([b"", sep]))
+
+
+def _view(data: DetailLogData) -> tuple[object, ...]:
+    return (repr(data.values), data.lines, data.entries, data.errors, data.warnings, data.bad_lines,
+            data.n_errors, data.n_warnings, data.n_bad_lines)
+
+
+def _outcome(read: Callable[[], DetailLogData]) -> tuple[object, ...]:
+    try:
+        return ("read", _view(read()))
+    except LogFormatError as exc:
+        return ("refused", str(exc))
+
+
+@given(data=lines(), strict=st.booleans(), keep=st.booleans(), short=st.booleans())
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_one_pass_reader_equals_line_by_line(tmp_path: Path, data: bytes, strict: bool, keep: bool, short: bool,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    max_bytes = 64 if short else reader.MAX_LINE_BYTES  # short: the overlong-line path too
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", max_bytes)
+    monkeypatch.setattr(reader.iter_lines, "__defaults__", (max_bytes,))
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_bytes(data)
+    got = _outcome(lambda: read_detail(path, strict=strict, keep_entries=keep))
+    want = _outcome(lambda: _old_read(path, strict, keep, max_bytes))
+    assert got == want
