@@ -68,6 +68,16 @@ def _stop_time(spec: str, out: Path, sig: signal.Signals, args: list[str] | None
     return time.monotonic() - t, rc, _whole(out)
 
 
+def _bytecode() -> str:
+    """Whether proctor's modules load from cached bytecode, as an installed proctor's do: a stopped run
+    imports its report's modules after the signal, and compiling them from source costs a few
+    tenths of a second (`python -m compileall` on the package caches them)."""
+    import proctor
+
+    cache = Path(proctor.__file__).parent / "report" / "__pycache__"
+    return "bytecode cached" if cache.is_dir() and any(cache.iterdir()) else "modules compiled from source on each run"
+
+
 def _hogs(n: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
@@ -98,7 +108,7 @@ def main() -> None:
         specs = {k: v for k, v in specs.items() if not only or any(k.startswith(w) for w in only)}
         signals = [signal.Signals[f"SIG{name}"] for name in (args.signal or ["INT", "TERM"])]
         print(f"1-min load {os.getloadavg()[0]:.2f}; {args.hogs} CPU hog(s) beside the runs; {os.cpu_count()} CPUs; "
-              f"signal {args.after:g} s into the performance phase")
+              f"signal {args.after:g} s into the performance phase; {_bytecode()}")
         print(f"{'SUT':<22}{'signal':<9}{'median stop (s)':>16}{'max (s)':>10}  exit codes  logs whole")
         with tempfile.TemporaryDirectory() as tmp:
             for sig in signals:
