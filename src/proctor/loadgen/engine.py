@@ -343,6 +343,9 @@ class Run:
             self._dispatch()
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (stop_signals.Stopped)
             self.incomplete_reason = self.incomplete_reason or stop_signals.reason(exc)
+            if not self.interrupted and self.logs is not None:  # stopped outside a phase's issuing (its
+                # handler logs the error): the summary must not say "No errors encountered" either
+                self.error(f"run {stop_signals.reason(exc)} outside the timed issuing (setting up or ending a phase)")
             self.interrupted = True
             failure = exc
         except BaseException as exc:  # SystemExit from a SUT too: never "No errors encountered"
@@ -704,15 +707,19 @@ class Run:
     def _drain(self, phase: _Phase) -> str:
         """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
         Ctrl-C ends the wait at once; so does a SUT holding more than twice what it completed per
-        drain_s so far (an Offline query of millions: the wait cannot end it, only delay the stop).
+        drain_s so far, or one that completed nothing in a run at least drain_s old (an Offline query
+        of millions, LLM requests of seconds: the wait cannot end them, only delay the stop).
         Returns a note for the error line."""
         tracker, rec = phase.tracker, phase.records
         tracker.finish_issuing(rec.n_samples_issued)
         left = rec.n_samples_issued - tracker.completed_samples
-        elapsed_ns = self.clock.now_ns() - rec.start_ns if rec.start_ns > 0 else 0
-        rate = tracker.completed_samples / (elapsed_ns * 1e-9) if elapsed_ns > 0 else 0.0  # samples/s so far
-        if rate > 0 and left > 2 * rate * self.drain_s:
-            return f"; not drained: {left} samples open, {left / rate:.1f} s of work at the SUT's rate so far"
+        elapsed_s = (self.clock.now_ns() - rec.start_ns) * 1e-9 if rec.start_ns > 0 else 0.0
+        rate = tracker.completed_samples / elapsed_s if elapsed_s > 0 else 0.0  # samples/s so far
+        hopeless = left > 2 * rate * self.drain_s if rate > 0 else elapsed_s >= self.drain_s  # none done yet
+        if left > 0 and self.drain_s > 0 and hopeless:
+            work = f"{left / rate:.1f} s of work at the SUT's rate so far" if rate > 0 else (
+                f"none completed in {elapsed_s:.1f} s")
+            return f"; not drained: {left} samples open, {work}"
         try:
             if tracker.all_done.wait(timeout=max(self.drain_s, 0.0)):
                 return "; everything issued completed within the drain"
