@@ -316,6 +316,7 @@ def child(engine: str, samples: int) -> None:
     print(json.dumps({"cpu_s": cpu, "rss_mib": rss_mib}))
 
 
+BASE_SAMPLES = 1_000  # the start-up base: the peak of a run this small is the process's own
 OFFICIAL_BYTES_PER_SAMPLE = 416  # measured: the official needs this much per Offline sample
 MEMORY_BUDGET = 20 << 30  # the official's run is skipped where it would need more than this
 
@@ -867,6 +868,12 @@ def table_rows(args: argparse.Namespace, only: set[str]) -> list[tuple[str, ...]
                 e: (mem[hi][e][0] - mem[lo][e][0]) * 2**20 / (hi - lo) for e in ENGINES
             }
             rows.append(row(f"Offline bytes/sample at peak, {lo:,} -> {hi:,}", "B", per["official"], per["proctor"], False))
+        # issue 33 §1: the peak over the start-up base (the same child's peak for BASE_SAMPLES), per sample
+        base = million(BASE_SAMPLES, 1)
+        for n in sizes[1:]:
+            over = {e: (mem[n][e][0] - base[e][0]) * 2**20 / n for e in ENGINES}
+            rows.append(row(f"Offline {n:,} samples: bytes/sample over the start-up base ({BASE_SAMPLES:,}-sample run: "
+                            f"{base['proctor'][0]:,.0f} MiB proctor)", "B", over["official"], over["proctor"], False))
     if "peak" in only:
         peaks = [find_peak_pair() for _ in range(REPEATS)]
         p = {e: statistics.median(x[e] for x in peaks) for e in ENGINES}

@@ -185,6 +185,7 @@ def test_an_interrupted_run_writes_its_report(tmp_path):
     assert proc.returncode == 130, stderr
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "interrupted" in page
+    assert "data:image/png" not in page and 'id="page-note"' in page  # no figure delays the stop; it says so
     assert any(line.startswith("interrupted: partial logs and report.html in") for line in stderr.splitlines())
 
 

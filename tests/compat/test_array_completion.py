@@ -63,3 +63,39 @@ def test_single_ids_take_the_short_path_and_still_report_errors():
     t.complete_arrays(np.array([7]))
     assert errors == ["complete_arrays: sample 1 completed twice", "complete_arrays: unknown response id 7"]
     assert t.completed_samples == 1
+
+
+# --- issue 33 §2: the inline one-id path in complete_arrays gives what the full path gives -----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_DTYPES = ["int64", "int8", "uint64", "uint16", "float64", "bool", "object"]
+_ID = st.one_of(st.integers(-3, 8), st.sampled_from([2**63 - 1, -(2**63), 10**6]))
+
+
+def _fixed_clock_tracker(plain: bool) -> tuple[CompletionTracker, Records, list[str]]:
+    t, rec, errors = tracker(n_queries=6, per_query=1)
+    t._now = lambda: 5000  # one time for every read: the two paths read the clock a different number of times
+    t._plain = plain  # False: every call takes the full path (the reference)
+    return t, rec, errors
+
+
+@settings(max_examples=300, deadline=None)
+@given(calls=st.lists(st.tuples(_ID, st.sampled_from(_DTYPES), st.booleans()), max_size=12))
+def test_the_one_id_path_equals_the_full_path(calls: list[tuple[int, str, bool]]) -> None:
+    """Any single ids (repeated, unknown, negative, of any dtype, 1-D or 2-D): the records, counts and
+    errors are those of the full path."""
+    fast, rec_f, err_f = _fixed_clock_tracker(True)
+    ref, rec_r, err_r = _fixed_clock_tracker(False)
+    for value, dtype, flat in calls:
+        for t in (fast, ref):
+            try:
+                ids = np.array([value], dtype=dtype)
+            except OverflowError:  # a value the dtype cannot hold: no such array to send
+                continue
+            t.complete_arrays(ids if flat else ids.reshape(1, 1))
+    assert np.array_equal(rec_f.sample_done_ns, rec_r.sample_done_ns)
+    assert np.array_equal(rec_f.query_done_ns, rec_r.query_done_ns)
+    assert (fast.completed_samples, fast.completed_queries) == (ref.completed_samples, ref.completed_queries)
+    assert err_f == err_r

@@ -92,7 +92,8 @@ def test_interrupt_while_the_sut_holds_work_drains_briefly_then_reraises(tmp_pat
     summary = (tmp_path / "mlperf_log_summary.txt").read_text()
     assert f"{INCOMPLETE_MARK} interrupted" in summary
     errors = [str(e.value) for e in read_detail(tmp_path / "mlperf_log_detail.txt").errors]
-    assert any("not drained after 0.1 s" in e for e in errors), errors
+    # none completed in the 0.3 s before the signal: the drain is not waited for, and the line says why
+    assert any("not drained: " in e and "samples open, none completed in" in e for e in errors), errors
     assert completion.active() is None
 
 
@@ -197,9 +198,10 @@ def test_progress_in_a_pipe_prints_one_whole_line_per_phase(tmp_path):
     progress = LiveProgress(Console(file=buf, force_terminal=False, width=200))
     out = go(tmp_path, SyntheticSUT(SyntheticParams(workers=0)), progress=progress)
     text = buf.getvalue()
-    lines = text.splitlines()
-    assert text.endswith("\n") and len(lines) == 2  # what the run will take (said before it starts), then the phase
-    assert lines[0].startswith("expected length: ") and f"{out.records.n_samples_issued} issued" in lines[1]
+    assert text.endswith("\n")
+    lines = text.splitlines()  # the phase's expected length said before it starts, then its one progress line
+    assert len(lines) == 2 and lines[0].startswith("expected length: "), lines
+    assert f"{out.records.n_samples_issued} issued" in lines[1]
 
 
 def test_fault_counter_keeps_one_line_per_kind():
@@ -244,3 +246,80 @@ def test_ctrl_c_during_find_peak_ends_the_search_with_logs(tmp_path):
         )
     assert f"{INCOMPLETE_MARK} interrupted" in (tmp_path / "mlperf_log_summary.txt").read_text()
     assert completion.active() is None
+
+
+# --- issue 33 §4: a stop that does not wait on what cannot finish --------------------------------------
+
+
+class _HoldsMost:
+    """An array SUT completing the first `done` samples of each issue call at once and holding the rest."""
+
+    name = "holds-most"
+
+    def __init__(self, done: int) -> None:
+        self.done = done
+
+    def issue_query(self, samples: object) -> None:
+        raise AssertionError("the array path is used")
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        completion.complete_arrays(ids[: self.done].copy())
+
+    def flush_queries(self) -> None:
+        pass
+
+
+def _interrupted(tmp_path: Path, sut: object, samples: int, drain_s: float) -> list[str]:
+    ts = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.PERFORMANCE_ONLY, min_duration_ms=0,
+                      min_query_count=samples, offline_expected_qps=1.0)
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_test(sut, InMemoryQSL(64, 64), ts, LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))),
+                     audit_config=None, drain_s=drain_s, timeout_s=GUARD_S)
+    finally:
+        timer.cancel()
+    assert f"{INCOMPLETE_MARK} interrupted" in (tmp_path / "mlperf_log_summary.txt").read_text()
+    return [str(e.value) for e in read_detail(tmp_path / "mlperf_log_detail.txt").errors]
+
+
+def test_a_sut_holding_far_more_than_it_completes_per_drain_is_not_waited_for(tmp_path):
+    """10 of 100,000 samples completed at once, the rest held: at that rate the drain (60 s here)
+    could never end the query, so the stop does not wait for it and says why."""
+    errors = _interrupted(tmp_path, _HoldsMost(10), 100_000, drain_s=60.0)
+    line = next(e for e in errors if e.startswith("run interrupted"))
+    assert "not drained: 99990 samples open" in line and "s of work at the SUT's rate so far" in line, line
+    from proctor.loadgen.logs.samples import read_samples
+
+    got = read_samples(tmp_path / "mlperf_log_samples.bin")  # the completed ones, read up to the last
+    assert got.n == 10 and got.seq.tolist() == list(range(10))
+
+
+def test_a_sut_holding_little_gets_its_drain(tmp_path):
+    """All but 5 of 2,000 completed: the 5 could complete within the drain, so it is waited for."""
+    errors = _interrupted(tmp_path, _HoldsMost(1995), 2000, drain_s=0.1)
+    line = next(e for e in errors if e.startswith("run interrupted"))
+    assert "not drained after 0.1 s" in line, line
+
+
+class _StopsWhileLoading(InMemoryQSL):
+    """A QSL whose loading is where the stop lands (before any issuing): deterministic, no timer."""
+
+    def load_samples(self, indices: list[int]) -> None:
+        raise KeyboardInterrupt
+
+
+def test_a_stop_outside_the_timed_issuing_is_an_error_in_the_summary(tmp_path):
+    """Stopped while setting up a phase: the summary is marked incomplete and never says "No errors
+    encountered" (the phase's own handler, which logs the error, never ran)."""
+    ts = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.PERFORMANCE_ONLY, min_duration_ms=0,
+                      min_query_count=64, offline_expected_qps=1.0)
+    with pytest.raises(KeyboardInterrupt):
+        run_test(SyntheticSUT(SyntheticParams(workers=0)), _StopsWhileLoading(64, 64), ts,
+                 LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None,
+                 timeout_s=GUARD_S)
+    summary = (tmp_path / "mlperf_log_summary.txt").read_text()
+    assert f"{INCOMPLETE_MARK} interrupted" in summary and "No errors encountered" not in summary, summary
+    errors = [str(e.value) for e in read_detail(tmp_path / "mlperf_log_detail.txt").errors]
+    assert sum("outside the timed issuing" in e for e in errors) == 1, errors

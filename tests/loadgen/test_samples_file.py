@@ -260,3 +260,114 @@ def test_exact_sum_is_the_sum(values: list[int]) -> None:
     from proctor.loadgen.results import exact_sum
 
     assert exact_sum(np.array(values, dtype=np.int64)) == sum(values)
+
+
+# --- written in bounded chunks (issue 33 §1): the same bytes as one step over the whole columns -----
+
+import struct as _struct  # noqa: E402
+
+from proctor.loadgen.logs import samples as samples_mod  # noqa: E402
+
+
+def _reference_bytes(cols: SampleColumns) -> bytes:
+    """The file as the one-step writer made it: each whole column encoded at once (the formula the
+    docstring gives), the reference the chunked writer must match byte for byte."""
+    n = cols.n
+    columns = [(1, cols.seq), (2, cols.query), (3, cols.sample_idx), (4, cols.issue_ns), (5, cols.latency_ns),
+               (6, cols.scheduled_ns)]
+    if cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None:
+        has = cols.has_first.astype(bool)
+        first = cols.first_token_ns.astype(np.int64)
+        if has.any() and not has.all():
+            first = np.where(has, first, first[has][0])
+        elif not has.any():
+            first = np.zeros(n, np.int64)
+        columns += [(7, has.astype(np.int64)), (8, first), (9, cols.n_tokens)]
+    codes = [np.dtype(x) for x in ("<u1", "<u2", "<u4", "<i1", "<i2", "<i4", "<i8")]
+    descs, datas = [], []
+    for cid, values in columns:
+        v = values.astype(np.int64, copy=False)
+        delta = cid in (1, 2, 4)
+        if v.size == 0:
+            descs.append(_struct.pack("<BBB5xqq", cid, 0, int(delta), 0, 0))
+            continue
+        if delta:
+            step = int(v[1]) - int(v[0]) if v.size > 1 else 0
+            if abs(int(v[0]) - step) >= 2**62:
+                step = 0
+            base = int(v[0]) - step
+            stored = np.diff(v, prepend=np.int64(base))
+        else:
+            base = int(v.min())
+            stored = v - base
+        lo, hi = int(stored.min()), int(stored.max())
+        if lo == hi and cid != 5:
+            descs.append(_struct.pack("<BBB5xqq", cid, 0, int(delta), base, lo))
+            continue
+        code = next((k for k, dt in enumerate(codes, 1) if (lo >= 0) == (k <= 3) and np.iinfo(dt).min <= lo
+                     and hi <= np.iinfo(dt).max), 7)
+        descs.append(_struct.pack("<BBB5xqq", cid, code, int(delta), base, 0))
+        datas.append(stored.astype(codes[code - 1]).tobytes())
+    head = _struct.pack("<8sHHIQq", MAGIC, 1, len(descs), 0, n, cols.origin_ns)
+    return head + b"".join(descs) + b"".join(datas)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), n=st.integers(0, 60), tokens=st.booleans(), chunk=st.integers(1, 70))
+def test_chunked_writer_writes_the_one_step_bytes(tmp_path: Path, data: st.DataObject, n: int, tokens: bool,
+                                                  chunk: int) -> None:
+    """Any int64 values in any column (steps and spans that wrap included), any chunk size: the
+    file's bytes are those of the whole-column formula."""
+    cols = _columns(n, seed=n, tokens=tokens)
+    names = ["seq", "query", "sample_idx", "issue_ns", "latency_ns", "scheduled_ns"] + (
+        ["first_token_ns", "n_tokens"] if tokens else [])
+    for name in data.draw(st.lists(st.sampled_from(names), max_size=3, unique=True)):
+        setattr(cols, name, np.array(data.draw(st.lists(_VALUE, min_size=n, max_size=n)), dtype=np.int64))
+    if tokens and data.draw(st.booleans()):
+        cols.has_first = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    want = _reference_bytes(cols)
+    old = samples_mod.WRITE_CHUNK
+    samples_mod.WRITE_CHUNK = chunk
+    try:
+        size = write_samples(tmp_path / "c.bin", cols)
+    finally:
+        samples_mod.WRITE_CHUNK = old
+    assert (tmp_path / "c.bin").read_bytes() == want
+    assert size == len(want)
+
+
+def test_rows_changing_between_the_passes_are_refused(tmp_path: Path) -> None:
+    """A chunk source whose rows differ on the second call (a completion landing during the write)
+    fails the write rather than writing values outside the ranges its header declares."""
+    src = _columns(100, tokens=False)
+    calls = [0]
+
+    def chunks():  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        m = 100 if calls[0] == 1 else 99
+        yield samples_mod._rows_of(src, 0, m)
+
+    with pytest.raises(ValueError, match="changed while the file was written"):
+        samples_mod.write_sample_chunks(tmp_path / "x.bin", 0, chunks, tokens=False)
+
+
+def test_chunked_writer_holds_no_whole_column(tmp_path: Path) -> None:
+    """What the writer allocates follows its chunk, not the rows: 4M rows in chunks of 64k rows
+    peak at under 64k * 80 bytes of numpy memory beyond the columns themselves (tracemalloc counts
+    numpy's buffers: a deterministic size, not RSS)."""
+    import tracemalloc
+
+    n = 4_000_000
+    cols = SampleColumns(0, np.arange(n), np.zeros(n, np.int64), np.arange(n) % 1024, np.full(n, 5_000),
+                         np.arange(n) * 10 % 7919, np.zeros(n, np.int64))
+    old = samples_mod.WRITE_CHUNK
+    samples_mod.WRITE_CHUNK = 1 << 16
+    try:
+        tracemalloc.start()
+        write_samples(tmp_path / "m.bin", cols)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        samples_mod.WRITE_CHUNK = old
+    assert peak < (1 << 16) * 80
+    assert np.array_equal(read_samples(tmp_path / "m.bin").latency_ns, cols.latency_ns)

@@ -251,3 +251,156 @@ def test_chained_loop_gives_up_on_a_stuck_sut(tmp_path: Path) -> None:
     sut.close()
     assert out.incomplete and not out.valid and sut.calls == 1
     assert out.issue_stop_reason == "timeout"
+
+
+# --- the per-sample files in bounded chunks (issue 33 §1) --------------------------------------------
+
+
+def _ragged_run(seed: int) -> tuple[object, object]:
+    """A schedule of queries of 1-9 samples and records with unfinished, failed and token-less samples,
+    fewer queries issued than scheduled: every case the row selection handles."""
+    from proctor.loadgen.records import Records, Schedule
+
+    gen = np.random.default_rng(seed)
+    sizes = gen.integers(1, 10, 60)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    ns = int(offsets[-1])
+    sched = Schedule(np.cumsum(gen.integers(0, 10**6, 60)).astype(np.int64), offsets,
+                     gen.integers(0, 500, ns).astype(np.uint16))
+    rec = Records.allocate(sched, start_ns=10**9, tokens=True)
+    rec.n_queries_issued = 50
+    rec.query_scheduled_ns[:] = sched.scheduled_ns + 10**9
+    rec.query_issued_ns[:] = rec.query_scheduled_ns + gen.integers(0, 1000, 60)
+    q_of = np.repeat(np.arange(60), sizes)
+    rec.sample_done_ns[:] = rec.query_issued_ns[q_of] + gen.integers(1, 10**7, ns)
+    rec.sample_done_ns[gen.random(ns) < 0.1] = NOT_SET
+    rec.sample_failed = (gen.random(ns) < 0.05).astype(np.uint8)
+    first = rec.query_issued_ns[q_of] + gen.integers(0, 1000, ns)
+    rec.sample_first_token_ns[:] = np.where(gen.random(ns) < 0.8, first, NOT_SET)
+    rec.sample_n_tokens[:] = gen.integers(2, 50, ns)
+    return sched, rec
+
+
+def _whole_array_columns(sched: object, rec: object, origin: int) -> object:
+    """The samples file's columns as one step over whole arrays computed them before chunking."""
+    from proctor.loadgen.logs.samples import SampleColumns
+
+    nq = rec.n_queries_issued  # type: ignore[attr-defined]
+    offsets = sched.query_offsets[: nq + 1]  # type: ignore[attr-defined]
+    ns = int(offsets[nq])
+    keep = (rec.sample_done_ns[:ns] != NOT_SET) & (rec.sample_failed[:ns] == 0)  # type: ignore[attr-defined]
+    seq = np.flatnonzero(keep)
+    query = np.searchsorted(offsets, seq, side="right") - 1
+    issue = rec.query_issued_ns[query]  # type: ignore[attr-defined]
+    first = rec.sample_first_token_ns[seq]  # type: ignore[attr-defined]
+    return SampleColumns(origin, seq, query, sched.sample_index[seq], issue - origin,  # type: ignore[attr-defined]
+                         rec.sample_done_ns[seq] - issue, rec.query_scheduled_ns[query] - issue,  # type: ignore[attr-defined]
+                         first != NOT_SET, first - issue, rec.sample_n_tokens[seq])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 18])
+def test_per_sample_files_in_row_chunks_equal_whole_arrays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          chunk: int) -> None:
+    import io
+    import types
+
+    from proctor.loadgen import engine
+    from proctor.loadgen.logs.samples import read_samples, write_samples
+    from proctor.loadgen.logs.trace import TraceLog
+
+    sched, rec = _ragged_run(chunk)
+    origin = 5 * 10**8
+    write_samples(tmp_path / "whole.bin", _whole_array_columns(sched, rec, origin))  # type: ignore[arg-type]
+    monkeypatch.setattr(engine, "ROW_CHUNK", chunk)
+    monkeypatch.setattr(engine, "TRACE_CHUNK", chunk)
+    logs = types.SimpleNamespace(samples=tmp_path / "chunked.bin", origin_ns=origin)
+    engine._write_samples(logs, sched, rec)  # type: ignore[arg-type]
+    assert (tmp_path / "chunked.bin").read_bytes() == (tmp_path / "whole.bin").read_bytes()
+    got = read_samples(tmp_path / "chunked.bin")
+    assert got.n > 200 and got.has_first is not None and not got.has_first.all()  # the cases are there
+    texts = []
+    for size in (chunk, 1 << 16):
+        monkeypatch.setattr(engine, "TRACE_CHUNK", size)
+        out = io.StringIO()
+        engine._write_trace(TraceLog(out, start_ns=origin, pid=1), sched, rec)  # type: ignore[arg-type]
+        texts.append(out.getvalue())
+    assert texts[0] == texts[1] and texts[0].count('"ph":"b"') == got.n
+
+
+class _InstantSUT:
+    """Completes every issue call inline with one array call."""
+
+    name = "instant"
+
+    def issue_query(self, samples: object) -> None:
+        raise AssertionError("the array path is used")
+
+    def issue_query_arrays(self, ids: np.ndarray, indices: np.ndarray) -> None:
+        completion.complete_arrays(ids)
+
+    def flush_queries(self) -> None:
+        pass
+
+
+def _offline_peak(tmp: Path, samples: int) -> int:
+    """The most numpy and Python memory held at once during a whole Offline run_test (tracemalloc
+    counts numpy's buffers): a deterministic size, not RSS."""
+    import tracemalloc
+
+    ts = TestSettings(scenario=Scenario.OFFLINE, mode=TestMode.PERFORMANCE_ONLY, min_query_count=samples,
+                      min_duration_ms=0, performance_sample_count_override=1024)
+    ls = LogSettings(log_output=LogOutputSettings(outdir=str(tmp / str(samples))), enable_trace=False)
+    tracemalloc.start()
+    try:
+        out = run_test(_InstantSUT(), InMemoryQSL(1024, 1024), ts, ls, audit_config=None, clock=ManualClock())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.result is not None and out.result.sample_count == samples  # type: ignore[attr-defined]
+    return peak
+
+
+def test_offline_run_holds_at_most_16_bytes_per_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 §1: with the large-run paths on (chunked issue, streamed statistics, the samples
+    file in row chunks), what an Offline run holds at once grows by at most 16 bytes per sample:
+    the records (8-byte completion times, 2-byte indices) and nothing else the size of the run."""
+    for module, name in ((issuer, "ISSUE_CHUNK"), (results, "STREAM_CHUNK")):
+        monkeypatch.setattr(module, name, 1 << 14)
+    from proctor.loadgen import engine
+
+    monkeypatch.setattr(engine, "ROW_CHUNK", 1 << 14)
+    monkeypatch.setattr(results, "STREAM_MIN_SAMPLES", 1)
+    monkeypatch.setattr(results, "GATHER_LIMIT", 1 << 14)
+    lo, hi = 200_000, 1_200_000
+    per_sample = (_offline_peak(tmp_path, hi) - _offline_peak(tmp_path, lo)) / (hi - lo)
+    assert per_sample <= 16, per_sample
+    assert (tmp_path / str(hi) / "mlperf_log_samples.bin").stat().st_size > hi  # the file was written
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
+def test_largest_query_reads_the_offsets_a_slice_at_a_time(chunk: int) -> None:
+    """The split of big Offline queries is decided by the largest query, found without a temporary
+    the size of the schedule: the same answer at every slice size, including at slice edges."""
+    gen = np.random.default_rng(chunk)
+    for _ in range(50):
+        sizes = gen.integers(0, 9, int(gen.integers(1, 40)))
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        assert issuer._largest_query(offsets, chunk) == int(sizes.max())
+    assert issuer._largest_query(np.zeros(1, np.int64), chunk) == 0
+
+
+def test_sliced_fill_and_last_completion_equal_whole_array_formulas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 §4: the records' fill in slices (a Ctrl-C lands between them) is np.full's, and the
+    last completion found from the end a slice at a time is the whole array's, at any slice size."""
+    from proctor.loadgen import records as records_mod
+
+    gen = np.random.default_rng(3)
+    for slice_ in (1, 2, 7, 1 << 20):
+        monkeypatch.setattr(records_mod, "FILL_CHUNK", slice_)
+        for n in (0, 1, 5, 33):
+            assert np.array_equal(records_mod.unset(n), np.full(n, NOT_SET, np.int64))
+        for _ in range(40):
+            done = np.where(gen.random(40) < gen.random(), gen.integers(0, 10**9, 40), NOT_SET)
+            n = int(gen.integers(0, 41))
+            hits = np.flatnonzero(done[:n] != NOT_SET)
+            assert records_mod.done_end(done, n) == (int(hits[-1]) + 1 if hits.size else 0)

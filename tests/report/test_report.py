@@ -207,3 +207,30 @@ def test_png_files_are_the_report_figures(server_run: Path, tmp_path: Path) -> N
         assert f.read_bytes()[:8] == PNG_MAGIC
         assert base64.b64encode(f.read_bytes()).decode() in html  # the same figure, inlined
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+
+
+def test_a_report_without_figures_has_the_same_numbers_and_says_why(server_run: Path, tmp_path: Path) -> None:
+    """Issue 33 §4: a stopped run's report is written without figures (drawing them takes seconds
+    the stop must not wait for); its numbers are the full report's, and the page says how to draw them."""
+    from proctor.report import report_for_run
+    from proctor.report.html import FIGURES_LEFT_OUT
+
+    full = tmp_path / "full.html"
+    write_report(build_report([server_run]), full)
+    bare = tmp_path / "bare.html"
+    write_report(build_report([server_run]), bare, figures=False)
+    pf, pb = parse(full.read_text(encoding="utf-8")), parse(bare.read_text(encoding="utf-8"))
+    sec = "run-0"
+    assert f"{sec}-latency_histogram" in pf.ids and not any(i.startswith(f"{sec}-latency") for i in pb.ids)
+    assert "data:image/png" in full.read_text(encoding="utf-8")
+    assert "data:image/png" not in bare.read_text(encoding="utf-8")
+    for key in ("p50_ns", "p99_ns", "max_ns", "completed_sps", "query_count"):
+        assert pb.value(sec, key) == pf.value(sec, key), key
+    assert pb.verdicts[sec] == pf.verdicts[sec]
+    assert "page-note" in pb.ids and "page-note" not in pf.ids
+    assert "proctor report" in FIGURES_LEFT_OUT
+    import shutil
+
+    run = shutil.copytree(server_run, tmp_path / "run")
+    out = report_for_run(run, figures=False)  # the run's own report.html, as a stopped run writes it
+    assert "data:image/png" not in out.read_text(encoding="utf-8") and "page-note" in parse(out.read_text()).ids

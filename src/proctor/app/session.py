@@ -315,12 +315,13 @@ def log_verdict(outcome: RunOutcome, lines: list[str]) -> None:
         write_verdict(outcome.log_paths["detail"].parent, lines)
 
 
-def html_report(log_dir: Path) -> tuple[list[tuple[str, str]], str]:
-    """Write report.html next to the logs: ([("report", path)], "") or ([], why it was not written)."""
+def html_report(log_dir: Path, *, figures: bool = True) -> tuple[list[tuple[str, str]], str]:
+    """Write report.html next to the logs: ([("report", path)], "") or ([], why it was not written).
+    `figures=False` for a stopped run: the page without its figures, written in a fraction of the time."""
     from proctor.report import report_for_run
 
     try:
-        return [("report", str(report_for_run(log_dir)))], ""
+        return [("report", str(report_for_run(log_dir, figures=figures)))], ""
     except (ProctorError, OSError) as exc:
         return [], f"warning: report.html not written: {exc}"
 
@@ -529,7 +530,7 @@ class RunSession:
             from proctor.loadgen.engine import RunOutcome  # and the verdict of what was written go up
 
             if req.report and req.engine == Engine.PROCTOR and (req.output_dir / DETAIL_LOG).is_file():
-                html_report(req.output_dir)
+                html_report(req.output_dir, figures=False)  # the stop waits for no figure
             partial = stop_signals.partial_of(exc)
             if isinstance(partial, RunOutcome):
                 _, lines = verdict(partial, short_run)

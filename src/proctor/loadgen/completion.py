@@ -653,9 +653,31 @@ class CompletionTracker:
     ) -> None:
         """The array path: one vectorised write per batch; `data` (optional) holds one row per id."""
         try:
+            # A closed loop's query of one sample, nothing to log or count, an issued and open id:
+            # completed here, inline (SingleStream's per-query cost is these lines). Anything else,
+            # untouched, takes the full path, which also reports what is wrong with an id.
+            if self._plain and t_ns is None and type(ids) is np.ndarray and ids.shape == (1,):
+                t = self._now()
+                s = ids.item(0)
+                if type(s) is int:
+                    s -= self.id_base
+                    with self._lock:
+                        if 0 <= s < self.issued_end and self._sample_done_mv[s] == NOT_SET:
+                            self._sample_done_mv[s] = t
+                            sq = self._sample_query
+                            q = s // self._spq if sq is None else sq[s]
+                            left = self._remaining[q] - 1
+                            self._remaining[q] = left
+                            if left == 0:
+                                self._query_finished(q, t)
+                            n = self.completed_samples = self.completed_samples + 1
+                            if 0 <= self._target <= n and self._pending_logs == 0:  # _check_done
+                                self.all_done.set()
+                            return
             self._complete_arrays(ids, n_tokens, data, t_ns)
         finally:
-            self.run_chain()
+            if self._chain_due:
+                self.run_chain()
 
     def _complete_arrays(
         self,
@@ -678,7 +700,7 @@ class CompletionTracker:
                 data = None if data is None else np.asarray(data)[pos]
                 if not len(ids):
                     return
-        if self._plain and len(ids) == 1 and ids.dtype.kind in "iu":  # nothing to log or count
+        if self._plain and ids.shape == (1,) and ids.dtype.kind in "iu":  # nothing to log or count
             i = int(ids[0]) - self.id_base
             with self._lock:
                 if 0 <= i < self.issued_end and self._sample_done_mv[i] == NOT_SET:

@@ -24,6 +24,7 @@ import io
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
@@ -52,7 +53,7 @@ from proctor.loadgen.logs.detail import (
     log_requested_settings,
     log_results,
 )
-from proctor.loadgen.logs.samples import SampleColumns, write_samples
+from proctor.loadgen.logs.samples import SampleColumns, write_sample_chunks
 from proctor.loadgen.logs.summary import (
     INCOMPLETE_MARK,
     annotation_text,
@@ -64,7 +65,7 @@ from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.options import EngineOptions
 from proctor.loadgen.progress import ProgressHooks
-from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.resolve import max_schedulable_qps, start_settings
 from proctor.loadgen.results import CheckFailure, PerformanceResult, summarize
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
@@ -330,6 +331,9 @@ class Run:
             self._dispatch()
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (stop_signals.Stopped)
             self.incomplete_reason = self.incomplete_reason or stop_signals.reason(exc)
+            if not self.interrupted and self.logs is not None:  # stopped outside a phase's issuing (its
+                # handler logs the error): the summary must not say "No errors encountered" either
+                self.error(f"run {stop_signals.reason(exc)} outside the timed issuing (setting up or ending a phase)")
             self.interrupted = True
             failure = exc
         except BaseException as exc:  # SystemExit from a SUT too: never "No errors encountered"
@@ -690,9 +694,20 @@ class Run:
 
     def _drain(self, phase: _Phase) -> str:
         """After Ctrl-C: nothing more is issued; wait up to drain_s for what the SUT holds. A second
-        Ctrl-C ends the wait at once. Returns a note for the error line."""
-        tracker = phase.tracker
-        tracker.finish_issuing(phase.records.n_samples_issued)
+        Ctrl-C ends the wait at once; so does a SUT holding more than twice what it completed per
+        drain_s so far, or one that completed nothing in a run at least drain_s old (an Offline query
+        of millions, LLM requests of seconds: the wait cannot end them, only delay the stop).
+        Returns a note for the error line."""
+        tracker, rec = phase.tracker, phase.records
+        tracker.finish_issuing(rec.n_samples_issued)
+        left = rec.n_samples_issued - tracker.completed_samples
+        elapsed_s = (self.clock.now_ns() - rec.start_ns) * 1e-9 if rec.start_ns > 0 else 0.0
+        rate = tracker.completed_samples / elapsed_s if elapsed_s > 0 else 0.0  # samples/s so far
+        hopeless = left > 2 * rate * self.drain_s if rate > 0 else elapsed_s >= self.drain_s  # none done yet
+        if left > 0 and self.drain_s > 0 and hopeless:
+            work = f"{left / rate:.1f} s of work at the SUT's rate so far" if rate > 0 else (
+                f"none completed in {elapsed_s:.1f} s")
+            return f"; not drained: {left} samples open, {work}"
         try:
             if tracker.all_done.wait(timeout=max(self.drain_s, 0.0)):
                 return "; everything issued completed within the drain"
@@ -978,54 +993,70 @@ def _version_items() -> list[tuple[str, Any]]:
 
 
 TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
+ROW_CHUNK = 1 << 18  # samples per step of the samples file: its temporaries follow this, never the run's size
 
 
-@dataclass(slots=True)
-class _Rows:
-    """The samples with a result, in sequence order, and the arrays both per-sample files draw from."""
-
-    seq: np.ndarray
-    query: np.ndarray
-    tokens: bool
-
-
-def _rows(schedule: Schedule, records: Records) -> _Rows:
-    """Failed and unfinished samples are no result and get no row (nor a trace event)."""
+def _rows_end(schedule: Schedule, records: Records) -> int:
+    """The sample positions that can hold a row: up to the last completion (an interrupted query's
+    unfinished tail has none)."""
     nq = records.n_queries_issued
-    offsets = schedule.query_offsets[: nq + 1]
-    ns = int(offsets[nq]) if nq else 0
+    return done_end(records.sample_done_ns, int(schedule.query_offsets[nq])) if nq else 0
+
+
+def _row_chunks(schedule: Schedule, records: Records, chunk: int, ns: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The samples with a result among the first `ns` (`_rows_end`), in sequence order, `chunk`
+    sample positions at a time: (sequence numbers, their queries). Failed and unfinished samples are
+    no result and get no row (nor a trace event)."""
+    offsets = schedule.query_offsets[: records.n_queries_issued + 1]
+    done, failed = records.sample_done_ns, records.sample_failed
+    for a in range(0, ns, chunk):
+        b = min(a + chunk, ns)
+        keep = done[a:b] != NOT_SET
+        if failed is not None:
+            keep &= failed[a:b] == 0
+        seq = np.flatnonzero(keep)
+        seq += a
+        yield seq, np.searchsorted(offsets, seq, side="right") - 1
+
+
+def _recorded_tokens(schedule: Schedule, records: Records) -> bool:
+    """Whether the run recorded any first token or token count (the files' token columns and args)."""
     first, ntok = records.sample_first_token_ns, records.sample_n_tokens
-    tokens = bool(first.flags.writeable or ntok.flags.writeable) and bool(
-        np.any(first[:ns] != NOT_SET) or np.any(ntok[:ns] != 0)
+    if not (first.flags.writeable or ntok.flags.writeable):
+        return False
+    nq = records.n_queries_issued
+    ns = int(schedule.query_offsets[nq]) if nq else 0
+    return any(
+        bool(np.any(first[a : a + ROW_CHUNK] != NOT_SET) or np.any(ntok[a : a + ROW_CHUNK] != 0))
+        for a in range(0, ns, ROW_CHUNK)
     )
-    keep = records.sample_done_ns[:ns] != NOT_SET
-    if records.sample_failed is not None:
-        keep &= records.sample_failed[:ns] == 0
-    seq = np.flatnonzero(keep)
-    query = np.searchsorted(offsets, seq, side="right") - 1
-    return _Rows(seq, query, tokens)
 
 
 def _write_samples(logs: _Logs, schedule: Schedule, records: Records) -> None:
-    """The compact per-sample file (logs.samples), from whole arrays after the run."""
-    r = _rows(schedule, records)
-    issue = records.query_issued_ns[r.query]
-    first = records.sample_first_token_ns[r.seq] if r.tokens else None
-    write_samples(logs.samples, SampleColumns(
-        origin_ns=logs.origin_ns,
-        seq=r.seq,
-        query=r.query,
-        sample_idx=schedule.sample_index[r.seq],
-        issue_ns=issue - logs.origin_ns,
-        latency_ns=records.sample_done_ns[r.seq] - issue,
-        scheduled_ns=records.query_scheduled_ns[r.query] - issue,
-        has_first=None if first is None else first != NOT_SET,
-        first_token_ns=None if first is None else first - issue,
-        n_tokens=records.sample_n_tokens[r.seq] if r.tokens else None,
-    ))
+    """The compact per-sample file (logs.samples), from the arrays after the run, ROW_CHUNK samples
+    at a time: nothing the size of the run is allocated beside the records themselves."""
+    tokens = _recorded_tokens(schedule, records)
+    origin = logs.origin_ns
+    end = _rows_end(schedule, records)
 
+    def chunks() -> Iterator[SampleColumns]:
+        for seq, query in _row_chunks(schedule, records, ROW_CHUNK, end):
+            issue = records.query_issued_ns[query]
+            first = records.sample_first_token_ns[seq] if tokens else None
+            yield SampleColumns(
+                origin_ns=origin,
+                seq=seq,
+                query=query,
+                sample_idx=schedule.sample_index[seq],
+                issue_ns=issue - origin,
+                latency_ns=records.sample_done_ns[seq] - issue,
+                scheduled_ns=records.query_scheduled_ns[query] - issue,
+                has_first=None if first is None else first != NOT_SET,
+                first_token_ns=None if first is None else first - issue,
+                n_tokens=records.sample_n_tokens[seq] if tokens else None,
+            )
 
-TRACE_CHUNK = 1 << 16  # samples formatted and written per step: the trace never sits in memory whole
+    write_sample_chunks(logs.samples, origin, chunks, tokens=tokens)
 
 
 def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
@@ -1035,10 +1066,9 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
     the trace)."""
     if not trace.enabled:
         return
-    r = _rows(schedule, records)
+    tokens = _recorded_tokens(schedule, records)
     first, ntok = records.sample_first_token_ns, records.sample_n_tokens
-    for a in range(0, int(r.seq.shape[0]), TRACE_CHUNK):
-        seq, query_of = r.seq[a : a + TRACE_CHUNK], r.query[a : a + TRACE_CHUNK]
+    for seq, query_of in _row_chunks(schedule, records, TRACE_CHUNK, _rows_end(schedule, records)):
         trace.samples(
             seq,
             query_of,
@@ -1046,8 +1076,8 @@ def _write_trace(trace: TraceLog, schedule: Schedule, records: Records) -> None:
             records.query_issued_ns[query_of],
             records.sample_done_ns[seq],
             scheduled_ns=records.query_scheduled_ns[query_of],
-            first_token_ns=first[seq] if r.tokens else None,
-            n_tokens=ntok[seq] if r.tokens else None,
+            first_token_ns=first[seq] if tokens else None,
+            n_tokens=ntok[seq] if tokens else None,
         )
 
 

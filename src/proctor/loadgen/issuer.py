@@ -53,7 +53,7 @@ from proctor.loadgen.types import (
 PREBUILD_LIMIT = 4_000_000
 # A query larger than this (a large Offline run) goes to the SUT in several issue calls of this many
 # samples, so no per-sample id array (8 bytes each) or object list exists for the whole query.
-ISSUE_CHUNK = 1 << 20
+ISSUE_CHUNK = 1 << 18
 
 RAN_OUT = (
     "Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
@@ -170,14 +170,21 @@ def _issue_fn(sut: SystemUnderTest, schedule: Schedule, id_base: int = 0) -> Cal
     """A function issuing samples [a, b) to the SUT, in the form the SUT prefers; sample s goes out
     with response id id_base + s."""
     fn = _issue_fn_whole(sut, schedule, id_base)
-    if schedule.n_samples <= ISSUE_CHUNK:
-        return fn
+    if schedule.n_samples <= ISSUE_CHUNK or _largest_query(schedule.query_offsets) <= ISSUE_CHUNK:
+        return fn  # no query needs splitting: no wrapper on the per-query path (SingleStream, Server)
 
     def issue_chunked(a: int, b: int) -> None:
         for c in range(a, b, ISSUE_CHUNK):
             fn(c, min(c + ISSUE_CHUNK, b))
 
     return issue_chunked
+
+
+def _largest_query(offsets: np.ndarray, chunk: int = 1 << 20) -> int:
+    """The most samples in one query (the steps of `offsets`, a slice at a time: no temporary the
+    size of a long schedule)."""
+    return max((int(np.diff(offsets[a : a + chunk + 1]).max()) for a in range(0, offsets.shape[0] - 1, chunk)),
+               default=0)
 
 
 def _issue_fn_whole(sut: SystemUnderTest, schedule: Schedule, id_base: int) -> Callable[[int, int], None]:
@@ -441,22 +448,8 @@ class Issuer:
             with contextlib.suppress(RuntimeError):  # wake this thread's watch at once
                 tracker.gate.release()
 
-        def issue_next() -> None:  # caller holds step_lock; the state is updated before the SUT sees q
-            nonlocal q_next, t_last
-            q = q_next
-            b = offs[q + 1]
-            tracker.issued_end = b
-            await_query(q)
-            t = now()
-            qsched[q] = t
-            qissued[q] = t
-            q_next, t_last = q + 1, t
-            rec.n_queries_issued = q + 1
-            rec.n_samples_issued = b
-            issue(offs[q], b)
-
-        def step() -> None:  # query q - 1 completed: the after-issue checks, then issue query q
-            nonlocal error
+        def step() -> None:  # query q - 1 completed (or q is 0): the after-issue checks, then issue query q
+            nonlocal error, q_next, t_last
             with step_lock:
                 if stopped:
                     return
@@ -472,8 +465,17 @@ class Issuer:
                         finish(self._exhausted())
                     elif tracker.abort_reason:
                         finish(ABORTED)
-                    else:
-                        issue_next()
+                    else:  # the state is updated before the SUT sees q
+                        b = offs[q + 1]
+                        tracker.issued_end = b
+                        await_query(q)
+                        t = now()
+                        qsched[q] = t
+                        qissued[q] = t
+                        q_next, t_last = q + 1, t
+                        rec.n_queries_issued = q + 1
+                        rec.n_samples_issued = b
+                        issue(offs[q], b)
                 except BaseException as exc:  # the SUT raised on a completing thread: the run's error
                     error = exc
                     finish("error")
@@ -481,19 +483,16 @@ class Issuer:
         tracker.set_chain(step)
         deadline = None if self.limit_ns is None else wall_start + self.limit_ns
         try:
-            if nq == 0:
-                finish(self._exhausted())
-            else:
-                with step_lock:
-                    issue_next()
+            step()  # the first query (its checks cannot fire before anything was issued)
             last_q, last_change = -1, time.monotonic_ns()
-            while not finished.is_set():
+            gate_acquire = tracker.gate.acquire
+            while not stopped:  # set with `finished`, and cheaper to read
                 if tracker.abort_reason:  # the SUT's answers will never complete what is issued
                     with step_lock:
                         if not finished.is_set():
                             finish(ABORTED)
                     break
-                if tracker.gate.acquire(False):  # completed inline on this thread: step here
+                if gate_acquire(False):  # completed inline on this thread: step here
                     step()
                     continue
                 wall = time.monotonic_ns()

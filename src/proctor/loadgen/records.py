@@ -15,6 +15,28 @@ from dataclasses import dataclass, field
 import numpy as np
 
 NOT_SET = -1  # timestamp / count not recorded
+FILL_CHUNK = 1 << 20  # elements per step of a large fill: a Ctrl-C lands between steps, not after the whole
+
+
+def unset(n: int) -> np.ndarray:
+    """int64[n] of NOT_SET, filled a slice at a time: one fill of hundreds of MB holds the GIL (and
+    Ctrl-C) for as long as the host takes to fault its pages in, seconds on a busy one."""
+    out = np.empty(n, np.int64)
+    for a in range(0, n, FILL_CHUNK):
+        out[a : a + FILL_CHUNK] = NOT_SET
+    return out
+
+
+def done_end(done: np.ndarray, n: int) -> int:
+    """1 + the last of the first `n` positions of `done` holding a time (0: none), searched from the
+    end a slice at a time: an interrupted Offline query has millions of samples that never
+    completed past its last completion, and what reads the completions stops here (a finished run
+    ends at `n` after one slice)."""
+    for b in range(n, 0, -FILL_CHUNK):
+        a = max(b - FILL_CHUNK, 0)
+        if int(done[a:b].max()) != NOT_SET:  # times are >= 0, NOT_SET below them: one pass, no temporary
+            return b - int(np.argmax(done[a:b][::-1] != NOT_SET))  # the last set one: a 1-byte mask of the slice
+    return 0
 
 
 @dataclass(slots=True)
@@ -73,10 +95,10 @@ class Records:
         nq, ns = schedule.n_queries, schedule.n_samples
         rec = cls(
             start_ns=start_ns,
-            query_scheduled_ns=np.full(nq, NOT_SET, np.int64),
-            query_issued_ns=np.full(nq, NOT_SET, np.int64),
-            query_done_ns=np.full(nq, NOT_SET, np.int64),
-            sample_done_ns=np.full(ns, NOT_SET, np.int64),
+            query_scheduled_ns=unset(nq),
+            query_issued_ns=unset(nq),
+            query_done_ns=unset(nq),
+            sample_done_ns=unset(ns),
             sample_first_token_ns=np.broadcast_to(np.int64(NOT_SET), (ns,)),
             sample_n_tokens=np.broadcast_to(np.int64(0), (ns,)),
         )
@@ -87,6 +109,6 @@ class Records:
     def writable_tokens(self) -> None:
         """Give the token arrays their own memory (once; a run that reports tokens needs them)."""
         if not self.sample_first_token_ns.flags.writeable:
-            self.sample_first_token_ns = np.full(self.sample_done_ns.shape[0], NOT_SET, np.int64)
+            self.sample_first_token_ns = unset(self.sample_done_ns.shape[0])
         if not self.sample_n_tokens.flags.writeable:
             self.sample_n_tokens = np.zeros(self.sample_done_ns.shape[0], np.int64)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from proctor.loadgen import early_stopping as es
-from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.settings import EffectiveSettings
 
 # The official `latency_percentiles` (results.h); the target percentile is reported besides.
@@ -23,7 +23,7 @@ PERCENTILES: tuple[float, ...] = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)
 # chunks (exact order statistics by histogram selection) instead of a sorted latency copy: a
 # 600 s run at 1M samples/s would otherwise need 8 more bytes per sample at its end.
 STREAM_MIN_SAMPLES = 1 << 22
-STREAM_CHUNK = 1 << 21
+STREAM_CHUNK = 1 << 18
 HIST_BINS = 1 << 16
 GATHER_LIMIT = 1 << 20  # a selection range with at most this many values is gathered and sorted
 
@@ -152,11 +152,13 @@ def streamed_stats(
                 sel -= a
                 sel >>= shifts[(a, b)]
                 h += np.bincount(sel, minlength=h.shape[0])
+        ordered: dict[tuple[int, int], np.ndarray] = {}  # each gathered range partitioned once, at all its ranks
+        for (a, b), parts in gathered.items():
+            ranks = sorted({r - below for r, (ra, rb, below, _) in pending.items() if (ra, rb) == (a, b)})
+            ordered[(a, b)] = np.partition(np.concatenate(parts), ranks)  # those ranks hold their order statistics
         for r, (a, b, below, _cnt) in list(pending.items()):
             if (a, b) in gathered:
-                vals = np.concatenate(gathered[(a, b)])
-                vals.sort()
-                found[r] = int(vals[r - below])
+                found[r] = int(ordered[(a, b)][r - below])
                 del pending[r]
                 continue
             h, sh = hists[(a, b)], shifts[(a, b)]
@@ -473,7 +475,10 @@ def summarize(
     failed = None if records.sample_failed is None else records.sample_failed[:ns_issued]
     targets, source, ignored = slo_targets(eff, slo)
     if scenario == "Offline" and nq == 1 and ns_issued >= STREAM_MIN_SAMPLES and not eff.use_token_latencies:
-        # one query, no early stopping: streamed statistics, nothing per sample allocated
+        # one query, no early stopping: streamed statistics, nothing per sample allocated, read up
+        # to the last completion (an interrupted query's unfinished tail is no result)
+        end = done_end(done, ns_issued)
+        done, failed = done[:end], None if failed is None else failed[:end]
         _summarize_streamed(res, records, done, failed, pct, start)
         res.requests_per_second = res.samples_per_second
         if "latency" in targets:

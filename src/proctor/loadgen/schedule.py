@@ -361,8 +361,11 @@ def _offline_query(
         for r in range(0, repeats, per):
             k = min(per, repeats - r)
             body[r * n_loaded : (r + k) * n_loaded] = _rng.shuffle_repeats(sample_rng, loaded, k)
-    elif repeats:
-        body.reshape(repeats, n_loaded)[:] = loaded.astype(out.dtype)  # a broadcast fill, no cast per row
+    elif repeats:  # a broadcast fill, no cast per row; in steps, so a Ctrl-C lands between them
+        rows, each = body.reshape(repeats, n_loaded), loaded.astype(out.dtype)
+        per = max(1, OFFLINE_SHUFFLE_CHUNK // n_loaded)
+        for r in range(0, repeats, per):
+            rows[r : r + per] = each
     out[repeats * n_loaded :] = loaded[:remainder]
 
 

@@ -13,18 +13,21 @@ from proctor.report.collect import Report, build_report
 REPORT_NAME = "report.html"
 
 
-def write_report(rep: Report, out: Path, png_dir: Path | None = None) -> list[Path]:
-    """Write `out` (HTML) and, with `png_dir`, every figure as a PNG; returns the files written."""
+def write_report(rep: Report, out: Path, png_dir: Path | None = None, *, figures: bool = True) -> list[Path]:
+    """Write `out` (HTML) and, with `png_dir`, every figure as a PNG; returns the files written.
+    `figures=False`: the tables alone, with a line saying how to draw the figures (no matplotlib)."""
     from proctor.report import html
     from proctor.version import __version__
 
-    return html.write(rep, out, png_dir, version=__version__)
+    return html.write(rep, out, png_dir, version=__version__, draw=figures)
 
 
-def report_for_run(log_dir: Path) -> Path:
-    """Write `<log_dir>/report.html` for the run whose logs are in `log_dir` (`proctor run`, `proctor demo`)."""
+def report_for_run(log_dir: Path, *, figures: bool = True) -> Path:
+    """Write `<log_dir>/report.html` for the run whose logs are in `log_dir` (`proctor run`, `proctor demo`).
+    A stopped run's report leaves its figures out (`figures=False`): drawing them takes seconds that
+    the stop must not wait for; `proctor report` draws them later from the same logs."""
     out = log_dir / REPORT_NAME
-    write_report(build_report([log_dir]), out)
+    write_report(build_report([log_dir]), out, figures=figures)
     return out
 
 

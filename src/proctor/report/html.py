@@ -421,7 +421,12 @@ def figures(rep: Report) -> dict[str, dict[str, bytes]]:
     return out
 
 
-def render(rep: Report, figs: dict[str, dict[str, bytes]] | None = None, *, version: str = "") -> str:
+FIGURES_LEFT_OUT = ("Figures left out: the run was stopped, and drawing them would delay the stop by seconds; "
+                    "`proctor report` on this folder draws them from the same logs.")
+
+
+def render(rep: Report, figs: dict[str, dict[str, bytes]] | None = None, *, version: str = "", note: str = "") -> str:
+    """The page; `note`: a line under the title (what the page leaves out and why)."""
     figs = figures(rep) if figs is None else figs
     n = len(rep.runs) + len(rep.trainings)
     parts = [
@@ -433,6 +438,8 @@ def render(rep: Report, figs: dict[str, dict[str, bytes]] | None = None, *, vers
         f'<h1 id="title">proctor report</h1><p class="meta">{n} run{"s" if n != 1 else ""} · generated '
         f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}{' · proctor ' + escape(version) if version else ''}</p>",
     ]
+    if note:
+        parts.append(f'<p class="note" id="page-note">{escape(note)}</p>')
     parts.append(_overview(rep))
     if len(rep.runs) > 1:
         parts.append(_comparison(rep.runs, figs.get("comparison", {})))
@@ -483,13 +490,16 @@ def png_names(rep: Report, figs: dict[str, dict[str, bytes]]) -> Iterable[tuple[
             yield f"{prefix}_{name}.png", png
 
 
-def write(rep: Report, out: Path, png_dir: Path | None = None, *, version: str = "") -> list[Path]:
-    """Write the HTML (and the PNGs); returns the files written."""
-    figs = figures(rep)
+def write(rep: Report, out: Path, png_dir: Path | None = None, *, version: str = "",
+          draw: bool = True) -> list[Path]:
+    """Write the HTML (and the PNGs); returns the files written. `draw=False`: no figure drawn (the
+    page says so), so matplotlib is neither imported nor run."""
+    figs = figures(rep) if draw else {}
     written: list[Path] = []
     out.parent.mkdir(parents=True, exist_ok=True)
     out = real_root(out.parent) / out.name
-    replace(out, render(rep, figs, version=version).encode("utf-8"))  # never through a link (TreeError)
+    page = render(rep, figs, version=version, note="" if draw else FIGURES_LEFT_OUT)
+    replace(out, page.encode("utf-8"))  # never through a link (TreeError)
     written.append(out)
     if png_dir is not None:
         png_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,9 @@
 """mlperf_log_samples.bin: proctor's compact per-sample record of a run (what the report draws from).
 
 The Chrome trace costs ~290 bytes and a formatted JSON event per sample; this file holds the same
-per-sample numbers in a few bytes each and is written and read as whole numpy arrays. It is
+per-sample numbers in a few bytes each. It is written in bounded row chunks (`write_sample_chunks`:
+one pass finds each column's range, a second writes its bytes), so a run of hundreds of millions of
+samples needs no column-sized temporary to write it, and read as whole numpy arrays. It is
 proctor's own file (the official LoadGen has none); the trace is still written with `--trace`.
 
 Layout, little-endian, version 1:
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,6 +119,14 @@ class SampleColumns:
 
 # --- writing ---------------------------------------------------------------------------------------
 
+WRITE_CHUNK = 1 << 20  # rows encoded per step: the writer's temporaries follow this, never N
+_WRAP = 1 << 64
+
+
+def _wrapped(x: int) -> int:
+    """`x` as int64 arithmetic leaves it (the writer's stored values wrap as numpy's do)."""
+    return (x + (1 << 63)) % _WRAP - (1 << 63)
+
 
 def _narrowest(lo: int, hi: int) -> int:
     """The smallest dtype code holding every value in [lo, hi] (lo == hi == 0 is the constant)."""
@@ -126,59 +137,205 @@ def _narrowest(lo: int, hi: int) -> int:
     return 7
 
 
-def _encode(col_id: int, values: np.ndarray) -> tuple[bytes, bytes]:
-    """(descriptor, data) of one column of int64 values (the latency column never constant)."""
-    v = values.astype(np.int64, copy=False)
-    delta = _DELTA.get(col_id, False)
-    if v.size == 0:
-        return _COLUMN.pack(col_id, 0, int(delta), 0, 0), b""
-    if delta:  # the first step repeats the second, so an evenly spaced column is one constant step
-        step = int(v[1]) - int(v[0]) if v.size > 1 else 0
-        if abs(int(v[0]) - step) >= MAX_ABS_NS:
-            step = 0
-        base = int(v[0]) - step
-        stored = np.diff(v, prepend=np.int64(base))
-    else:
-        base = int(v.min())
-        stored = v - base
-    lo, hi = int(stored.min()), int(stored.max())
-    if lo == hi and col_id != LATENCY:
-        return _COLUMN.pack(col_id, 0, int(delta), base, lo), b""
-    code = _narrowest(lo, hi)
-    dtype = _CODES[code]
-    assert dtype is not None
-    return _COLUMN.pack(col_id, code, int(delta), base, 0), stored.astype(dtype).tobytes()
+class _Column:
+    """One column's encoding, found in a first pass over its chunks and applied in a second.
+
+    Stored values are `v - base` (min as base) or the steps `v[i] - v[i-1]` (delta; the first step
+    repeats the second, so an evenly spaced column is one constant step), in int64 arithmetic."""
+
+    __slots__ = ("cid", "delta", "rows", "lo", "hi", "first", "second", "prev", "base", "code", "fill", "rewrap")
+
+    def __init__(self, cid: int) -> None:
+        self.cid, self.delta = cid, _DELTA.get(cid, False)
+        self.rows = 0
+        self.lo: int | None = None  # of the values (plain) or of the steps after the first (delta)
+        self.hi: int | None = None
+        self.first: int | None = None  # delta: the first two values
+        self.second: int | None = None
+        self.prev: np.ndarray | None = None  # delta: the last value so far, as a 1-element int64 array
+        self.base = self.code = self.fill = 0
+        self.rewrap = False  # plain: the span passes int64, so the stored range takes a pass of its own
+
+    def _extend(self, lo: int, hi: int) -> None:
+        self.lo = lo if self.lo is None else min(self.lo, lo)
+        self.hi = hi if self.hi is None else max(self.hi, hi)
+
+    def scan(self, v: np.ndarray) -> None:
+        """Pass 1 over the next values (for the first-token column, only the rows that have one)."""
+        if v.size == 0:
+            return
+        if self.delta:
+            if self.first is None:
+                self.first = int(v[0])
+            if self.second is None and self.prev is not None:
+                self.second = int(v[0])
+            elif self.second is None and v.size > 1:
+                self.second = int(v[1])
+            steps = np.diff(v) if self.prev is None else np.diff(v, prepend=self.prev)
+            if steps.size:
+                self._extend(int(steps.min()), int(steps.max()))
+            self.prev = v[-1:]
+        else:
+            self._extend(int(v.min()), int(v.max()))
+
+    def settle(self, rows: int) -> None:
+        """After pass 1 over `rows` rows: base, dtype code and fill."""
+        self.rows, self.prev = rows, None
+        if rows == 0:
+            return
+        if self.delta:
+            assert self.first is not None
+            step = self.second - self.first if self.second is not None else 0
+            if abs(self.first - step) >= MAX_ABS_NS:
+                step = 0
+            self.base = self.first - step
+            self._extend(_wrapped(step), _wrapped(step))
+        else:
+            lo, hi = (0, 0) if self.lo is None else (self.lo, self.hi)  # first-token: no row has one
+            assert hi is not None
+            self.base = lo
+            self.lo, self.hi = 0, hi - lo
+            self.rewrap = hi - lo > np.iinfo(np.int64).max
+            if self.rewrap:  # its range as stored takes a pass of its own (`rescan`, then `choose`)
+                self.lo = self.hi = None
+                return
+        self.choose()
+
+    def rescan(self, v: np.ndarray) -> None:
+        """The extra pass of a plain column whose stored values wrap: their range as stored."""
+        if v.size:
+            stored = v - np.int64(self.base)
+            self._extend(int(stored.min()), int(stored.max()))
+
+    def choose(self) -> None:
+        """The dtype code (0 and the fill: a constant column) from the stored range."""
+        assert self.lo is not None and self.hi is not None
+        self.rewrap = False
+        if self.lo == self.hi and self.cid != LATENCY:
+            self.code, self.fill = 0, self.lo
+        else:
+            self.code = _narrowest(self.lo, self.hi)
+
+    def descriptor(self) -> bytes:
+        return _COLUMN.pack(self.cid, self.code, int(self.delta), self.base, self.fill)
+
+    def nbytes(self) -> int:
+        dtype = _CODES[self.code]
+        return 0 if dtype is None else self.rows * dtype.itemsize
+
+    def encode(self, v: np.ndarray) -> np.ndarray | None:
+        """Pass 2: the next values as stored (None: a constant column, no bytes)."""
+        dtype = _CODES[self.code]
+        if dtype is None or v.size == 0:
+            return None
+        if self.delta:
+            start = np.array([self.base], np.int64) if self.prev is None else self.prev
+            stored = np.diff(v, prepend=start)
+            self.prev = v[-1:].copy()
+        else:
+            stored = v - np.int64(self.base)
+        return stored.astype(dtype, copy=False)
+
+
+SampleChunks = Callable[[], Iterable[SampleColumns]]
 
 
 def write_samples(path: str | Path, cols: SampleColumns) -> int:
-    """Write the file (replacing any); returns its size in bytes."""
+    """Write the file (replacing any) from whole columns; returns its size in bytes."""
     n = cols.n
-    columns: list[tuple[int, np.ndarray]] = [
-        (SEQ, cols.seq), (QUERY, cols.query), (SAMPLE_IDX, cols.sample_idx), (ISSUE, cols.issue_ns),
-        (LATENCY, cols.latency_ns), (SCHEDULED, cols.scheduled_ns),
-    ]
-    if cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None:
-        has = cols.has_first.astype(bool)
-        first = cols.first_token_ns.astype(np.int64)
-        if has.any() and not has.all():  # rows without a first token take a present value: no wider dtype
-            first = np.where(has, first, first[has][0])
-        elif not has.any():
-            first = np.zeros(n, np.int64)
-        columns += [(HAS_FIRST, has.astype(np.int64)), (FIRST_TOKEN, first), (N_TOKENS, cols.n_tokens)]
-    for _, values in columns:
-        if values.shape != (n,):
-            raise ValueError("every column must hold one value per sample")
-    encoded = [_encode(cid, values) for cid, values in columns]
-    size = _HEADER.size
+    tokens = cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None
+    every = [cols.seq, cols.query, cols.sample_idx, cols.issue_ns, cols.latency_ns, cols.scheduled_ns]
+    if tokens:
+        every += [v for v in (cols.has_first, cols.first_token_ns, cols.n_tokens) if v is not None]
+    if any(np.shape(v) != (n,) for v in every):
+        raise ValueError("every column must hold one value per sample")
+
+    def chunks() -> Iterator[SampleColumns]:
+        for a in range(0, n, WRITE_CHUNK):
+            yield _rows_of(cols, a, a + WRITE_CHUNK)
+
+    return write_sample_chunks(path, cols.origin_ns, chunks, tokens=tokens)
+
+
+def write_sample_chunks(path: str | Path, origin_ns: int, chunks: SampleChunks, *, tokens: bool) -> int:
+    """Write the file (replacing any) from consecutive row chunks: `chunks()` is called twice (the
+    columns' ranges, then their bytes) and must give the same rows both times (ValueError
+    otherwise). Nothing in memory follows the number of rows but a few ints per chunk; the bytes are
+    those one step over the whole columns would write. Returns the file's size."""
+    ids = _REQUIRED + (_TOKENS if tokens else ())
+    cols = {cid: _Column(cid) for cid in ids}
+    sizes: list[int] = []
+    filler: int | None = None  # first-token: rows without one take the first present value
+    for chunk in chunks():
+        sizes.append(chunk.n)
+        for cid, v in _values(chunk, tokens, present_only=True):
+            cols[cid].scan(v)
+            if cid == FIRST_TOKEN and filler is None and v.size:
+                filler = int(v[0])
+    n = sum(sizes)
+    for col in cols.values():
+        col.settle(n)
+    if any(col.rewrap for col in cols.values()):  # values no run records; still written exactly
+        for chunk in chunks():
+            for cid, v in _values(chunk, tokens, filler=filler):
+                if cols[cid].rewrap:
+                    cols[cid].rescan(v)
+        for col in cols.values():
+            if col.rewrap:
+                col.choose()
+    descs = [cols[cid].descriptor() for cid in ids]
+    offset, starts = _HEADER.size + _COLUMN.size * len(ids), {}
+    for cid in ids:
+        starts[cid] = offset
+        offset += cols[cid].nbytes()
     with open_output(path, "wb") as fh:  # never through a link placed in the folder
-        fh.write(_HEADER.pack(MAGIC, VERSION, len(encoded), 0, n, int(cols.origin_ns)))
-        for desc, _ in encoded:
-            fh.write(desc)
-            size += len(desc)
-        for _, data in encoded:
-            fh.write(data)
-            size += len(data)
-    return size
+        fh.write(_HEADER.pack(MAGIC, VERSION, len(ids), 0, n, int(origin_ns)))
+        fh.write(b"".join(descs))
+        k = 0
+        for chunk in chunks():
+            if k >= len(sizes) or chunk.n != sizes[k]:
+                raise ValueError("the samples changed while the file was written")
+            k += 1
+            for cid, v in _values(chunk, tokens, filler=filler):
+                data = cols[cid].encode(v)
+                if data is not None:
+                    fh.seek(starts[cid])
+                    fh.write(data.data)
+                    starts[cid] += data.nbytes
+        if k != len(sizes):
+            raise ValueError("the samples changed while the file was written")
+    return offset
+
+
+def _rows_of(cols: SampleColumns, a: int, b: int) -> SampleColumns:
+    """Rows [a, b) of every column (views)."""
+    def part(v: np.ndarray | None) -> np.ndarray | None:
+        return None if v is None else v[a:b]
+
+    return SampleColumns(cols.origin_ns, cols.seq[a:b], cols.query[a:b], cols.sample_idx[a:b], cols.issue_ns[a:b],
+                         cols.latency_ns[a:b], cols.scheduled_ns[a:b], part(cols.has_first),
+                         part(cols.first_token_ns), part(cols.n_tokens))
+
+
+def _values(cols: SampleColumns, tokens: bool, *, present_only: bool = False,
+            filler: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """Each column's values as int64, in descriptor order. The first-token column: only the rows
+    that have one (`present_only`), or every row, those without one taking `filler` (0 when no row
+    has one), so a run where some samples have no first token needs no wider type."""
+    for cid, v in ((SEQ, cols.seq), (QUERY, cols.query), (SAMPLE_IDX, cols.sample_idx), (ISSUE, cols.issue_ns),
+                   (LATENCY, cols.latency_ns), (SCHEDULED, cols.scheduled_ns)):
+        yield cid, np.asarray(v).astype(np.int64, copy=False)
+    if not tokens:
+        return
+    assert cols.has_first is not None and cols.first_token_ns is not None and cols.n_tokens is not None
+    has = np.asarray(cols.has_first).astype(bool, copy=False)
+    first = np.asarray(cols.first_token_ns).astype(np.int64, copy=False)
+    yield HAS_FIRST, has.astype(np.int64)
+    if present_only:
+        yield FIRST_TOKEN, first[has]
+    else:
+        yield FIRST_TOKEN, np.where(has, first, np.int64(0 if filler is None else filler))
+    yield N_TOKENS, np.asarray(cols.n_tokens).astype(np.int64, copy=False)
 
 
 # --- reading ---------------------------------------------------------------------------------------
