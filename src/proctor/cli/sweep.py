@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 
 
 def _table(kind: str, points: list[Point]) -> Table:
+    """The points as one table that never cuts a number: a p50 / p90 / p99 cell wraps between its
+    figures (at " / "), and no column is narrower than the longest figure in it, so a pipe's 120
+    columns (or a narrow terminal) fold headers and cells between numbers, never inside one."""
     from rich.table import Table
+    from rich.text import Text
 
     from proctor.report.sweep import figure_text  # one number per figure: sweep.html writes them alike
 
@@ -41,12 +45,13 @@ def _table(kind: str, points: list[Point]) -> Table:
         tbl.add_column("limits")
     if tokens:
         for name in ("TTFT", "TPOT"):
-            tbl.add_column(f"{name} p50/p90/p99 ms", justify="right")
-    tbl.add_column("latency p50/p90/p99 ms", justify="right")
+            tbl.add_column(f"{name} p50 / p90 / p99 ms", justify="right")
+    tbl.add_column("latency p50 / p90 / p99 ms", justify="right")
     tbl.add_column("requests/s", justify="right")
     if tokens:
         tbl.add_column("tokens/s", justify="right")
     slo = any(p.slo_attainment is not None for p in points)
+    rows: list[list[str]] = []
     if slo:
         tbl.add_column("SLO met", justify="right")
         tbl.add_column("goodput req/s", justify="right")
@@ -56,7 +61,7 @@ def _table(kind: str, points: list[Point]) -> Table:
         if kind == "rate":
             row.append("met" if p.meets_limits else "[red]NOT met[/red]")
         blocks = [p.ttft_ms, p.tpot_ms, p.latency_ms] if tokens else [p.latency_ms]
-        row += ["/".join(_ms(b, k) for k in ("p50", "p90", "p99")) for b in blocks]
+        row += [" / ".join(_ms(b, k) for k in ("p50", "p90", "p99")) for b in blocks]
         row.append(figure_text("rate", p.requests_per_s))
         if tokens:
             row.append(figure_text("rate", p.tokens_per_s))
@@ -64,6 +69,10 @@ def _table(kind: str, points: list[Point]) -> Table:
             row.append(figure_text("share", p.slo_attainment))
             row.append(figure_text("rate", p.goodput_per_s))
         tbl.add_row(*row)
+        rows.append(row)
+    for i, column in enumerate(tbl.columns):  # a column folds its header, never a figure below it
+        column.overflow = "fold"
+        column.min_width = max((len(word) for row in rows for word in Text.from_markup(row[i]).plain.split()), default=1)
     return tbl
 
 
