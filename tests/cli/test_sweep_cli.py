@@ -44,7 +44,8 @@ DOC: dict[str, Any] = {
     "model": str, "duration_ms": (int, type(None)), "points": list, "goodput": (dict, type(None)),
 }
 GOODPUT: dict[str, Any] = {
-    "found": bool, "goodput_qps": (*NUMBER, type(None)), "bracket": list, "tolerance": NUMBER,
+    "found": bool, "highest_passing_qps": (*NUMBER, type(None)), "goodput_qps": (*NUMBER, type(None)),
+    "achieved_requests_per_s": (*NUMBER, type(None)), "bracket": list, "tolerance": NUMBER,
     "tolerance_reached": bool, "stopped": str, "probes": list, "wall_s": NUMBER,
 }
 PROBE: dict[str, Any] = {"index": int, "stage": str, "rate": NUMBER, "passed": bool, "why": str, "wall_s": NUMBER}
@@ -197,9 +198,17 @@ def test_goodput_brackets_a_rate_at_or_below_the_known_capacity(tmp_path):
     if good["found"]:
         assert good["goodput_qps"] == lo and 0 < lo <= GOODPUT_CAPACITY * 1.1
         assert good["tolerance_reached"] and hi / lo - 1 <= 0.1
-        assert f"goodput: {lo:,.4g} QPS meets the limits, bracket [{lo:,.4g}, {hi:,.4g})" in res.stdout
+        from proctor.report.sweep import figure_text
+
+        best = next(p for p in doc["points"] if p["value"] == lo and p["meets_limits"])
+        assert good["highest_passing_qps"] == lo and good["achieved_requests_per_s"] == best["requests_per_s"]
+        achieved = figure_text("rate", best["requests_per_s"])
+        assert (f"highest passing offered rate: {lo:,.4g} QPS (achieved {achieved} requests/s) meets the limits, "
+                f"bracket [{lo:,.4g}, {hi:,.4g})") in res.stdout
+        assert "goodput:" not in res.stdout
     else:
         assert good["stopped"].startswith("no rate down to") and not any(q["passed"] for q in probes)
+        assert good["highest_passing_qps"] is None and good["achieved_requests_per_s"] is None
     # every probe is a point with its own logs, and the search is the one the app layer defines:
     # replaying the recorded points through it gives the same probes and the same end
     assert len(doc["points"]) == len(probes) and all(

@@ -108,8 +108,10 @@ def sweep_cmd(
         bool,
         typer.Option(
             "--goodput",
-            help="Find the highest Server rate that meets the benchmark's latency (or TTFT/TPOT) limits "
-            "in a complete run without errors: double from --target-qps, then narrow to --tolerance.",
+            help="Find the highest passing offered rate: the highest Server target QPS that meets the "
+            "benchmark's latency (or TTFT/TPOT) limits in a complete run without errors: double from "
+            "--target-qps, then narrow to --tolerance. (The table's 'goodput req/s' is another figure: "
+            "the completed requests/s that met every SLO target.)",
         ),
     ] = False,
     tolerance: Annotated[
@@ -247,18 +249,24 @@ def sweep_cmd(
             _print_json(doc, code, incomplete=False)
         if found is not None:
             if found.found:
+                from proctor.report.sweep import figure_text
+
                 hi = f"{found.upper:,.4g}" if found.upper > 0 else "none failed"
-                best = next((p for p in points if p.meets_limits and p.value == found.lower), None)
+                best = sw.passing_point(found, points)
                 run_verdict = "" if best is None else f"; its run: {best.verdict}"
+                # an offered rate, named apart from the SLO goodput column (requests/s that met every target)
+                achieved = "" if best is None else f" (achieved {figure_text('rate', best.requests_per_s)} requests/s)"
                 console.print(
-                    f"goodput: {found.lower:,.4g} QPS meets the limits, bracket [{found.lower:,.4g}, {hi}) "
+                    f"highest passing offered rate: {found.lower:,.4g} QPS{achieved} meets the limits, "
+                    f"bracket [{found.lower:,.4g}, {hi}) "
                     f"after {len(found.probes)} probes in {found.wall_s:.1f} s (tolerance {found.tolerance * 100:g} %)"
                     + (f"; {found.stopped}" if found.stopped else "") + run_verdict,
                     markup=False, soft_wrap=True,
                 )
             else:
                 console.print(
-                    f"goodput: no probed rate met the limits ({found.stopped}); lower --target-qps",
+                    f"highest passing offered rate: none: no probed rate met the limits ({found.stopped}); "
+                    "lower --target-qps",
                     markup=False, soft_wrap=True,
                 )
                 raise typer.Exit(output.EXIT_INVALID)
