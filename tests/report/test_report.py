@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 from report_html import parse
@@ -207,3 +208,26 @@ def test_png_files_are_the_report_figures(server_run: Path, tmp_path: Path) -> N
         assert f.read_bytes()[:8] == PNG_MAGIC
         assert base64.b64encode(f.read_bytes()).decode() in html  # the same figure, inlined
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+
+
+@pytest.mark.parametrize("scenario", [Scenario.SERVER, Scenario.OFFLINE])
+def test_the_latency_cdf_draws_its_percentiles_on_its_own_curve(tmp_path: Path, scenario: Scenario) -> None:
+    # issue 34: the curve was timed from the actual issue, the dots (the logged percentiles) from the
+    # scheduled time: the logged p50 sat off the curve's median. One basis, named on the axis.
+    from proctor.report.data import read_run
+    from proctor.report.plots import latency_cdf_figure
+
+    run = read_run(make_run(tmp_path / "run", scenario, queries=200))
+    fig = latency_cdf_figure(run)
+    assert fig is not None
+    ax = fig.get_axes()[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    curve = next(v for k, v in lines.items() if k.endswith("(per sample)"))
+    dots = lines["percentiles (the summary's order statistic)"]
+    xs = np.asarray(curve.get_xdata(), dtype=np.float64)  # sorted, ms
+    assert "scheduled time (the summary's basis)" in ax.get_xlabel()
+    assert run.latency.percentiles and len(dots.get_xdata()) == len(run.latency.percentiles)
+    for x, p in zip(dots.get_xdata(), dots.get_ydata(), strict=True):
+        k = min(int(xs.size * p), xs.size - 1)  # the summary's order statistic of the curve's values
+        assert x == xs[k] == run.latency.percentiles[p] / 1e6, p
+

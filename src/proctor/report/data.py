@@ -225,7 +225,7 @@ def _summary_missing(run: InferenceRun) -> bool:
         return True
 
 
-def _stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:
+def latency_stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:
     """The summary's order statistics (results.LatencyStats) of per-sample values, as a Latency; the
     mean from the exact sum (the values came from a file: an int64 sum of them may wrap)."""
     if values is None or values.size == 0:
@@ -248,10 +248,10 @@ def _trace_stats(run: InferenceRun) -> None:
         )
         return
     pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
-    run.trace_scheduled = _stats(s.from_scheduled_ns(), pct)
+    run.trace_scheduled = latency_stats(s.from_scheduled_ns(), pct)
     count = int(s.latency_ns.size)  # the summary divides and indexes TTFT/TPOT by the completed samples
-    run.trace_ttft = _stats(s.ttft_ns(), pct, count)
-    run.trace_tpot = _stats(s.tpot_ns(), pct, count)
+    run.trace_ttft = latency_stats(s.ttft_ns(), pct, count)
+    run.trace_tpot = latency_stats(s.tpot_ns(), pct, count)
     if run.scenario == "Server" and s.scheduled_ns is None:
         run.notes.append(
             "this trace holds no scheduled time per sample (an official or older proctor trace): the figures "

@@ -74,8 +74,9 @@ def _figure(fid: str, png: bytes, caption: str) -> str:
 
 
 CAPTIONS = {
-    "latency_histogram": "Latency from issue: histogram with the target percentile, early-stopping estimate and bound",
-    "latency_cdf": "Latency CDF (fraction of samples at or below a latency)",
+    "latency_histogram": "Latency (from the scheduled time, the summary's basis, where the logs hold it): histogram "
+    "with the target percentile, early-stopping estimate and bound",
+    "latency_cdf": "Latency CDF (fraction of samples at or below a latency), its percentiles on the same basis",
     "scheduled_latency": "Latency from the scheduled time (the logged percentiles' basis): histogram and CDF",
     "latency_over_time": "Latency of each sample against its issue time",
     "lateness_over_time": "Issue lateness (issue - scheduled) of each sample's query over the run",
