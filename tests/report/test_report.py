@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -231,3 +232,27 @@ def test_the_latency_cdf_draws_its_percentiles_on_its_own_curve(tmp_path: Path, 
         k = min(int(xs.size * p), xs.size - 1)  # the summary's order statistic of the curve's values
         assert x == xs[k] == run.latency.percentiles[p] / 1e6, p
 
+
+def test_the_report_shows_slo_attainment_goodput_warm_up_and_expected_length(tmp_path: Path) -> None:
+    # issue 34: the terminal and the summary's PROCTOR: lines said them, report.html did not
+    from report_runs import make_llm_run
+
+    from proctor.loadgen.logs.detail import WARMUP_KEY, append_record
+
+    run, _ = make_llm_run(tmp_path / "llm", queries=200)
+    detail = run / "mlperf_log_detail.txt"
+    append_record(detail, WARMUP_KEY, "warm-up: 3 requests in 0.06 s (3 in flight), not timed <b>")
+    log = read_detail(detail).values
+    p = parse(_html([run]))
+    html = _html([run])
+    met = log["proctor_slo_met"]
+    assert p.value("run-0", "slo_attainment") == met["all"] / log["proctor_slo_judged_samples"]
+    assert p.value("run-0", "slo_attainment") == pytest.approx(log["proctor_slo_attainment"], rel=1e-12)
+    assert p.value("run-0", "goodput_per_s") == pytest.approx(log["proctor_goodput_requests_per_sec"], rel=1e-12)
+    assert p.value("run-0", "requests_per_s") == pytest.approx(log["proctor_requests_per_sec"], rel=1e-12)
+    assert p.value("run-0", "slo_met_ttft") == met["ttft"] and p.value("run-0", "slo_met_tpot") == met["tpot"]
+    targets = log["proctor_slo_targets_ns"]
+    assert f"TTFT ≤ {targets['ttft'] / 1e6:g} ms, TPOT ≤ {targets['tpot'] / 1e6:g} ms" in html
+    assert "warm-up: 3 requests in 0.06 s (3 in flight), not timed &lt;b&gt;" in html  # text, escaped
+    assert str(log["proctor_expected_length"]).startswith("expected length:")
+    assert escape(str(log["proctor_expected_length"])) in html
