@@ -119,3 +119,40 @@ def test_the_searched_rate_and_the_slo_goodput_are_named_apart():
     assert len(marks) == 1 and list(marks[0].get_xdata()) == [40.0, 40.0]
     none = sw.search_json(sw.Goodput(False, 0.0, 10.0, 0.5, probes[:1], 1.0, "no rate down to 10 passed"), points)
     assert none["highest_passing_qps"] is None and none["achieved_requests_per_s"] is None
+
+
+def _llm_points(goodput_share: float) -> list[dict[str, Any]]:
+    pts = []
+    for rate, ttft in ((5, 50.9), (10, 110.2), (20, 67.3)):
+        p = point(rate, False, 560.0)
+        p.update(ttft_ms={"p50": 41.5, "p90": 47.0, "p99": ttft}, tpot_ms={"p50": 4.0, "p90": 4.0, "p99": 4.07},
+                 requests_per_s=rate * 0.9, tokens_per_s=rate * 117.0, goodput_per_s=rate * 0.9 * goodput_share,
+                 limits_ms={"ttft": 2000.0, "tpot": 100.0})
+        pts.append(p)
+    return pts
+
+
+def test_no_legend_hides_a_point_or_a_line():
+    # issue 34 §5: the p99 panel's legend (lower right) covered the TPOT p99 line and its 20-QPS marker
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    good = {"found": True, "highest_passing_qps": 20.0, "goodput_qps": 20.0, "bracket": [20.0, None],
+            "probes": [{}] * 3, "wall_s": 9.0, "tolerance": 0.5, "stopped": "", "achieved_requests_per_s": 18.0}
+    fig = sweep_axes(doc(*_llm_points(1.0), goodput=good))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in fig.get_axes():
+        legend = ax.get_legend()
+        assert legend is not None
+        box = legend.get_window_extent(renderer)
+        # nothing drawn in the axes lies under it: the legend is outside the plotting area
+        assert not box.overlaps(ax.get_window_extent(renderer)), ax.get_title()
+        for line in ax.get_lines():
+            for x, y in ax.transData.transform(line.get_xydata()):
+                assert not box.contains(x, y), (ax.get_title(), line.get_label())
+        assert not box.overlaps(ax.xaxis.label.get_window_extent(renderer))
+    fig_box = fig.bbox
+    assert all(fig_box.contains(*corner) for ax in fig.get_axes()
+               for corner in ax.get_legend().get_window_extent(renderer).corners())  # not cut off
+

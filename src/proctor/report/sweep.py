@@ -65,7 +65,7 @@ def sweep_axes(doc: dict[str, Any]) -> Any:
     token_lat = any(p.get("ttft_ms") for p in points)
     tokens = token_lat or any(p.get("tokens_per_s") is not None for p in points)
     panels = 3 if tokens else 2
-    fig = Figure(figsize=(4.2 * panels, 3.6), dpi=100, layout="constrained")
+    fig = Figure(figsize=(4.2 * panels, 5.0), dpi=100, layout="constrained")  # room for the legends below
     axes = list(fig.subplots(1, panels))
     left, middle = axes[0], axes[1]
     xs = [float(p["value"]) for p in points]
@@ -110,7 +110,8 @@ def sweep_axes(doc: dict[str, Any]) -> Any:
         if good.get("found"):
             best = good.get("highest_passing_qps", good.get("goodput_qps"))  # schema 1 had the second only
             ax.axvline(float(best), color=PASS, linestyle="--", label="highest passing offered rate")
-        ax.legend(fontsize=8)
+        # below the axes, where it hides no point or line (inside, "best" still covered the TPOT line)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0)
     return fig
 
 
