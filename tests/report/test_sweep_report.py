@@ -156,3 +156,18 @@ def test_no_legend_hides_a_point_or_a_line():
     assert all(fig_box.contains(*corner) for ax in fig.get_axes()
                for corner in ax.get_legend().get_window_extent(renderer).corners())  # not cut off
 
+
+def test_goodput_equal_to_requests_per_second_leaves_both_visible():
+    # issue 34 §5: with every request meeting every target, goodput was drawn on the very pixels of the
+    # requests/s line, which vanished; now requests/s is wide and hollow under goodput's narrow line
+    axes = sweep_axes(doc(*_llm_points(1.0))).get_axes()[1]
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    rps = lines["requests/s"]
+    good = lines["goodput (met every SLO target), equal to requests/s at every point"]
+    assert list(rps.get_ydata()) == list(good.get_ydata())
+    assert rps.get_zorder() < good.get_zorder() and rps.get_markerfacecolor() == "none"
+    assert rps.get_markersize() > 2 * good.get_markersize() and rps.get_linewidth() > 2 * good.get_linewidth()
+    assert rps.get_color() != good.get_color() and good.get_linestyle() == "--"
+    # where they differ the legend does not claim they are equal
+    part = {line.get_label() for line in sweep_axes(doc(*_llm_points(0.8))).get_axes()[1].get_lines()}
+    assert "goodput (met every SLO target)" in part and not any("equal" in label for label in part)
