@@ -114,8 +114,8 @@ def sweep_axes(doc: dict[str, Any]) -> Any:
     for ax in axes:
         ax.set_xlabel(_x_label(doc))
         if good.get("found"):
-            best = good.get("highest_passing_qps", good.get("goodput_qps"))  # schema 1 had the second only
-            ax.axvline(float(best), color=PASS, linestyle="--", label="highest passing offered rate")
+            key = "highest_passing_qps" if "highest_passing_qps" in good else "goodput_qps"  # an older file: the second
+            ax.axvline(float(good[key]), color=PASS, linestyle="--", label="highest passing offered rate")
         # below the axes, where it hides no point or line (inside, "best" still covered the TPOT line)
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0)
     return fig
