@@ -44,7 +44,8 @@ DOC: dict[str, Any] = {
     "model": str, "duration_ms": (int, type(None)), "points": list, "goodput": (dict, type(None)),
 }
 GOODPUT: dict[str, Any] = {
-    "found": bool, "goodput_qps": (*NUMBER, type(None)), "bracket": list, "tolerance": NUMBER,
+    "found": bool, "highest_passing_qps": (*NUMBER, type(None)), "goodput_qps": (*NUMBER, type(None)),
+    "achieved_requests_per_s": (*NUMBER, type(None)), "bracket": list, "tolerance": NUMBER,
     "tolerance_reached": bool, "stopped": str, "probes": list, "wall_s": NUMBER,
 }
 PROBE: dict[str, Any] = {"index": int, "stage": str, "rate": NUMBER, "passed": bool, "why": str, "wall_s": NUMBER}
@@ -148,7 +149,7 @@ def test_an_llm_sweep_reports_ttft_tpot_and_tokens_per_second(tmp_path):
         assert point["tokens_per_s"] == pytest.approx(10 * point["requests_per_s"], rel=0.01)
         assert point["limits_ms"] == {"ttft": 2000.0, "tpot": 200.0}  # llama2-70b Server, mlperf.conf
         assert point["meets_limits"] is True
-    assert "TTFT p50/p90/p99 ms" in res.stdout and "tokens/s" in res.stdout
+    assert "TTFT p50 / p90 / p99 ms" in res.stdout and "tokens/s" in res.stdout
 
 
 def test_a_concurrency_sweep_is_marked_not_mlperf_in_the_json_and_in_each_log(tmp_path):
@@ -197,9 +198,17 @@ def test_goodput_brackets_a_rate_at_or_below_the_known_capacity(tmp_path):
     if good["found"]:
         assert good["goodput_qps"] == lo and 0 < lo <= GOODPUT_CAPACITY * 1.1
         assert good["tolerance_reached"] and hi / lo - 1 <= 0.1
-        assert f"goodput: {lo:,.4g} QPS meets the limits, bracket [{lo:,.4g}, {hi:,.4g})" in res.stdout
+        from proctor.report.sweep import figure_text
+
+        best = next(p for p in doc["points"] if p["value"] == lo and p["meets_limits"])
+        assert good["highest_passing_qps"] == lo and good["achieved_requests_per_s"] == best["requests_per_s"]
+        achieved = figure_text("rate", best["requests_per_s"])
+        assert (f"highest passing offered rate: {lo:,.4g} QPS (achieved {achieved} requests/s) meets the limits, "
+                f"bracket [{lo:,.4g}, {hi:,.4g})") in res.stdout
+        assert "goodput:" not in res.stdout
     else:
         assert good["stopped"].startswith("no rate down to") and not any(q["passed"] for q in probes)
+        assert good["highest_passing_qps"] is None and good["achieved_requests_per_s"] is None
     # every probe is a point with its own logs, and the search is the one the app layer defines:
     # replaying the recorded points through it gives the same probes and the same end
     assert len(doc["points"]) == len(probes) and all(
@@ -235,3 +244,39 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, message):
     assert message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "proctor-sweep").exists()
+
+
+def llm_point(value: float, ttft: tuple[float, float, float], **more: Any) -> sw.Point:
+    pcts = dict(zip(("p50", "p90", "p99"), ttft, strict=True))
+    return sw.Point(
+        kind="rate", value=value, scenario="Server", mlperf=True, valid=False, meets_limits=True,
+        verdict="INVALID: early stopping", requests_per_s=27.6412, tokens_per_s=3588.2312,
+        latency_ms={"p50": 1559.71, "p90": 1590.52, "p99": 12623.72}, ttft_ms=pcts,
+        tpot_ms={"p50": 3.99, "p90": 4.11, "p99": 4.26}, samples=72, errors=0, duration_s=2.6, wall_s=3.0,
+        logs=f"rate-{value:g}", limits_ms={"ttft": 2000.0, "tpot": 100.0}, slo_attainment=1.0,
+        goodput_per_s=27.6412, slo_ms={"ttft": 2000.0, "tpot": 100.0}, **more,
+    )
+
+
+@pytest.mark.parametrize("width", [120, 80, 40])
+def test_the_terminal_table_never_cuts_a_figure(width):
+    # issue 34 §5: in a pipe (120 columns) the p50/p90/p99 cells lost their p99, the MLPerf figure
+    # ("41.5/47.0…"); every figure of every point is on the page whole, whatever the width
+    import io
+
+    from rich.console import Console
+
+    from proctor.cli.sweep import _table
+    from proctor.report.sweep import figure_text
+
+    points = [llm_point(v, (52.91, 97.43, 1143.66 * v)) for v in (10, 20, 40)]
+    buf = io.StringIO()
+    Console(file=buf, width=width, soft_wrap=True, color_system=None).print(_table("rate", points), crop=False)
+    text = buf.getvalue()
+    assert "…" not in text
+    words = set(text.replace("│", " ").split())
+    for p in points:
+        for block in (p.ttft_ms, p.tpot_ms, p.latency_ms):
+            assert block is not None
+            assert {figure_text("ms", block[k]) for k in ("p50", "p90", "p99")} <= words, text
+        assert {figure_text("rate", p.requests_per_s), figure_text("rate", p.tokens_per_s), "100.00%"} <= words

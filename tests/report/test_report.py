@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+from html import escape
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 from report_html import parse
@@ -234,3 +236,50 @@ def test_a_report_without_figures_has_the_same_numbers_and_says_why(server_run: 
     run = shutil.copytree(server_run, tmp_path / "run")
     out = report_for_run(run, figures=False)  # the run's own report.html, as a stopped run writes it
     assert "data:image/png" not in out.read_text(encoding="utf-8") and "page-note" in parse(out.read_text()).ids
+
+
+@pytest.mark.parametrize("scenario", [Scenario.SERVER, Scenario.OFFLINE])
+def test_the_latency_cdf_draws_its_percentiles_on_its_own_curve(tmp_path: Path, scenario: Scenario) -> None:
+    # issue 34: the curve was timed from the actual issue, the dots (the logged percentiles) from the
+    # scheduled time: the logged p50 sat off the curve's median. One basis, named on the axis.
+    from proctor.report.data import read_run
+    from proctor.report.plots import latency_cdf_figure
+
+    run = read_run(make_run(tmp_path / "run", scenario, queries=200))
+    fig = latency_cdf_figure(run)
+    assert fig is not None
+    ax = fig.get_axes()[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    curve = next(v for k, v in lines.items() if k.endswith("(per sample)"))
+    dots = lines["percentiles (the summary's order statistic)"]
+    xs = np.asarray(curve.get_xdata(), dtype=np.float64)  # sorted, ms
+    assert "scheduled time (the summary's basis)" in ax.get_xlabel()
+    assert run.latency.percentiles and len(dots.get_xdata()) == len(run.latency.percentiles)
+    for x, p in zip(dots.get_xdata(), dots.get_ydata(), strict=True):
+        k = min(int(xs.size * p), xs.size - 1)  # the summary's order statistic of the curve's values
+        assert x == xs[k] == run.latency.percentiles[p] / 1e6, p
+
+
+def test_the_report_shows_slo_attainment_goodput_warm_up_and_expected_length(tmp_path: Path) -> None:
+    # issue 34: the terminal and the summary's PROCTOR: lines said them, report.html did not
+    from report_runs import make_llm_run
+
+    from proctor.loadgen.logs.detail import WARMUP_KEY, append_record
+
+    run, _ = make_llm_run(tmp_path / "llm", queries=200)
+    detail = run / "mlperf_log_detail.txt"
+    append_record(detail, WARMUP_KEY, "warm-up: 3 requests in 0.06 s (3 in flight), not timed <b>")
+    log = read_detail(detail).values
+    p = parse(_html([run]))
+    html = _html([run])
+    met = log["proctor_slo_met"]
+    assert p.value("run-0", "slo_attainment") == met["all"] / log["proctor_slo_judged_samples"]
+    assert p.value("run-0", "slo_attainment") == pytest.approx(log["proctor_slo_attainment"], rel=1e-12)
+    assert p.value("run-0", "goodput_per_s") == pytest.approx(log["proctor_goodput_requests_per_sec"], rel=1e-12)
+    assert p.value("run-0", "requests_per_s") == pytest.approx(log["proctor_requests_per_sec"], rel=1e-12)
+    assert p.value("run-0", "slo_met_ttft") == met["ttft"] and p.value("run-0", "slo_met_tpot") == met["tpot"]
+    targets = log["proctor_slo_targets_ns"]
+    assert f"TTFT ≤ {targets['ttft'] / 1e6:g} ms, TPOT ≤ {targets['tpot'] / 1e6:g} ms" in html
+    assert "warm-up: 3 requests in 0.06 s (3 in flight), not timed &lt;b&gt;" in html  # text, escaped
+    assert str(log["proctor_expected_length"]).startswith("expected length:")
+    assert escape(str(log["proctor_expected_length"])) in html

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from report_runs import CORPUS
 
@@ -36,6 +36,8 @@ _keys = st.sampled_from([
     "result_scheduled_samples_per_sec", "result_overlatency_query_count", "early_stopping_result",
     "proctor_invalid_reasons", "requested_use_token_latencies", "result_first_token_mean_latency_ns",
     "effective_target_qps", "result_mean_latency_ns", "sut_name", "proctor_verdict",
+    "proctor_slo_targets_ns", "proctor_slo_met", "proctor_slo_judged_samples", "proctor_slo_attainment",
+    "proctor_goodput_requests_per_sec", "proctor_slo_target_source", "proctor_warmup", "proctor_expected_length",
 ])
 _junk = st.one_of(
     st.binary(max_size=300),
@@ -268,3 +270,43 @@ def test_a_link_in_place_of_the_verdict_file_is_not_followed(tmp_path: Path) -> 
     with pytest.raises(ProctorError):
         write_verdict(run, ["INVALID: mine"])
     assert outside.read_text() == '["VALID: planted"]'
+
+
+_slo_value = st.one_of(
+    st.integers(min_value=-(10**20), max_value=10**20), st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["1", "x", None, True, [], {}]),
+)
+
+
+@given(targets=st.one_of(st.dictionaries(st.sampled_from(["ttft", "tpot", "latency", "all", "<b>"]), _slo_value,
+                                         max_size=4), _slo_value),
+       met=st.one_of(st.dictionaries(st.sampled_from(["ttft", "tpot", "latency", "all"]), _slo_value, max_size=4),
+                     _slo_value),
+       judged=_slo_value, share=_slo_value, source=st.one_of(st.text(max_size=40), _slo_value))
+@example(targets={"ttft": 2e9, "tpot": 1e8}, met={"ttft": 3, "tpot": 4, "all": 2}, judged=4, share=0.5, source="<b>")
+@example(targets={"latency": 1e7}, met={"latency": 5, "all": 5}, judged=4, share=1.25, source="x")
+@example(targets={"latency": 1e7}, met={"latency": 2.5, "all": 2}, judged=4, share=0.5, source="x")
+@example(targets={"ttft": 1e7, "tpot": 1e6}, met={"ttft": 1, "tpot": 4, "all": 2}, judged=4, share=0.5, source="")
+@settings(max_examples=200)
+def test_hostile_slo_records(targets, met, judged, share, source) -> None:
+    """The proctor_slo_* records (issue 34): what the report shows of them holds together or is left out."""
+    import json
+
+    from proctor.report.data import read_run
+
+    records = {"proctor_slo_targets_ns": targets, "proctor_slo_met": met, "proctor_slo_judged_samples": judged,
+               "proctor_slo_attainment": share, "proctor_slo_target_source": source}
+    body = _mllog("effective_scenario", '"Server"') + b"".join(
+        _mllog(k, json.dumps(v)) for k, v in records.items())
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "mlperf_log_detail.txt").write_bytes(body)
+        run = read_run(d)
+        slo = run.slo
+        if slo is not None:
+            assert slo.targets_ns and all(0 < v < float("inf") for v in slo.targets_ns.values())
+            assert set(slo.targets_ns) <= {"ttft", "tpot", "latency"} and set(slo.met) == set(slo.targets_ns)
+            assert 0 <= slo.met_all <= slo.judged and all(slo.met_all <= n <= slo.judged for n in slo.met.values())
+            assert 0 <= slo.share <= 1
+        html = render(build_report([d]), {})
+        assert ('-slo"' in html) == (slo is not None)

@@ -6,9 +6,13 @@ GuideLLM, AIPerf and `vllm bench`; not an MLPerf scenario, so such a point is ne
 `loadgen.engine.closed_loop_reason`). Each point's figures and validity come from its own run's
 logs and results, never from its neighbours.
 
-Goodput is the highest Server rate whose run meets the benchmark's limits: its latency (or TTFT and
-TPOT) within the bounds at the benchmark's percentile, in a complete run without errors or failed
-samples (`meets_limits`). The run-length checks (min duration, min queries, the query count early
+`--goodput` searches for the highest passing offered rate: the highest Server target QPS whose run
+meets the benchmark's limits (its latency (or TTFT and TPOT) within the bounds at the benchmark's
+percentile, in a complete run without errors or failed
+samples: `meets_limits`). It is an offered rate, not the SLO goodput (a point's `goodput_per_s`, the
+completed requests/s that met every target), and is named apart from it everywhere: sweep.json's
+`highest_passing_qps` (`goodput_qps`, its older name, kept for readers of schema 1) beside
+`achieved_requests_per_s`, that point's own completed requests/s. The run-length checks (min duration, min queries, the query count early
 stopping needs) say whether a run was long enough, not whether the rate was too high; each probe
 still carries its full verdict. `goodput_search` finds it coarse-to-fine: double (or
 halve) from the start rate until the verdict changes, then narrow the bracket geometrically until
@@ -339,7 +343,7 @@ class GoodputProbe:
 @dataclass(slots=True)
 class Goodput:
     found: bool  # False: no probed rate passed (then `lower` is 0)
-    lower: float  # the highest passing rate: the goodput
+    lower: float  # the highest passing offered rate (target QPS), not an achieved or SLO goodput rate
     upper: float  # the lowest failing rate above it (0: none failed up to max_rate)
     tolerance: float
     probes: list[GoodputProbe]
@@ -353,7 +357,8 @@ class Goodput:
     def to_json(self) -> dict[str, Any]:
         return {
             "found": self.found,
-            "goodput_qps": self.lower if self.found else None,
+            "highest_passing_qps": self.lower if self.found else None,
+            "goodput_qps": self.lower if self.found else None,  # the same offered rate: its schema-1 name
             "bracket": [self.lower, self.upper if self.upper > 0 else None],
             "tolerance": self.tolerance,
             "tolerance_reached": self.reached,
@@ -480,6 +485,21 @@ def strain(point: Point, rate: float) -> float | None:
     return max(ratios) if ratios else None
 
 
+def passing_point(goodput: Goodput, points: Sequence[Point]) -> Point | None:
+    """The run at the highest passing offered rate (None when no rate passed): its own figures say
+    what that rate achieved."""
+    if not goodput.found:
+        return None
+    return next((p for p in points if p.meets_limits and p.value == goodput.lower), None)
+
+
+def search_json(goodput: Goodput, points: Sequence[Point]) -> dict[str, Any]:
+    """sweep.json's `goodput` block: the search, and what its highest passing offered rate achieved
+    (`achieved_requests_per_s`: that run's completed requests/s, the table's figure)."""
+    best = passing_point(goodput, points)
+    return {**goodput.to_json(), "achieved_requests_per_s": None if best is None else best.requests_per_s}
+
+
 # --- the document ----------------------------------------------------------------------------------
 
 
@@ -505,7 +525,7 @@ def sweep_document(
         "model": request.model,
         "duration_ms": request.duration_ms,
         "points": [p.to_json() for p in points],
-        "goodput": None if goodput is None else goodput.to_json(),
+        "goodput": None if goodput is None else search_json(goodput, points),
     }
 
 
@@ -574,10 +594,12 @@ __all__ = [
     "goodput_search",
     "parse_concurrencies",
     "parse_values",
+    "passing_point",
     "point_folder",
     "point_of",
     "point_runner",
     "run_sweep",
+    "search_json",
     "sweep_document",
     "table_rows",
     "write_document",

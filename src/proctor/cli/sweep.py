@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 
 
 def _table(kind: str, points: list[Point]) -> Table:
+    """The points as one table that never cuts a number: a p50 / p90 / p99 cell wraps between its
+    figures (at " / "), and no column is narrower than the longest figure in it, so a pipe's 120
+    columns (or a narrow terminal) fold headers and cells between numbers, never inside one."""
     from rich.table import Table
+    from rich.text import Text
 
     from proctor.report.sweep import figure_text  # one number per figure: sweep.html writes them alike
 
@@ -41,12 +45,13 @@ def _table(kind: str, points: list[Point]) -> Table:
         tbl.add_column("limits")
     if tokens:
         for name in ("TTFT", "TPOT"):
-            tbl.add_column(f"{name} p50/p90/p99 ms", justify="right")
-    tbl.add_column("latency p50/p90/p99 ms", justify="right")
+            tbl.add_column(f"{name} p50 / p90 / p99 ms", justify="right")
+    tbl.add_column("latency p50 / p90 / p99 ms", justify="right")
     tbl.add_column("requests/s", justify="right")
     if tokens:
         tbl.add_column("tokens/s", justify="right")
     slo = any(p.slo_attainment is not None for p in points)
+    rows: list[list[str]] = []
     if slo:
         tbl.add_column("SLO met", justify="right")
         tbl.add_column("goodput req/s", justify="right")
@@ -56,7 +61,7 @@ def _table(kind: str, points: list[Point]) -> Table:
         if kind == "rate":
             row.append("met" if p.meets_limits else "[red]NOT met[/red]")
         blocks = [p.ttft_ms, p.tpot_ms, p.latency_ms] if tokens else [p.latency_ms]
-        row += ["/".join(_ms(b, k) for k in ("p50", "p90", "p99")) for b in blocks]
+        row += [" / ".join(_ms(b, k) for k in ("p50", "p90", "p99")) for b in blocks]
         row.append(figure_text("rate", p.requests_per_s))
         if tokens:
             row.append(figure_text("rate", p.tokens_per_s))
@@ -64,6 +69,10 @@ def _table(kind: str, points: list[Point]) -> Table:
             row.append(figure_text("share", p.slo_attainment))
             row.append(figure_text("rate", p.goodput_per_s))
         tbl.add_row(*row)
+        rows.append(row)
+    for i, column in enumerate(tbl.columns):  # a column folds its header, never a figure below it
+        column.overflow = "fold"
+        column.min_width = max((len(word) for row in rows for word in Text.from_markup(row[i]).plain.split()), default=1)
     return tbl
 
 
@@ -99,8 +108,10 @@ def sweep_cmd(
         bool,
         typer.Option(
             "--goodput",
-            help="Find the highest Server rate that meets the benchmark's latency (or TTFT/TPOT) limits "
-            "in a complete run without errors: double from --target-qps, then narrow to --tolerance.",
+            help="Find the highest passing offered rate: the highest Server target QPS that meets the "
+            "benchmark's latency (or TTFT/TPOT) limits in a complete run without errors: double from "
+            "--target-qps, then narrow to --tolerance. (The table's 'goodput req/s' is another figure: "
+            "the completed requests/s that met every SLO target.)",
         ),
     ] = False,
     tolerance: Annotated[
@@ -238,18 +249,24 @@ def sweep_cmd(
             _print_json(doc, code, incomplete=False)
         if found is not None:
             if found.found:
+                from proctor.report.sweep import figure_text
+
                 hi = f"{found.upper:,.4g}" if found.upper > 0 else "none failed"
-                best = next((p for p in points if p.meets_limits and p.value == found.lower), None)
+                best = sw.passing_point(found, points)
                 run_verdict = "" if best is None else f"; its run: {best.verdict}"
+                # an offered rate, named apart from the SLO goodput column (requests/s that met every target)
+                achieved = "" if best is None else f" (achieved {figure_text('rate', best.requests_per_s)} requests/s)"
                 console.print(
-                    f"goodput: {found.lower:,.4g} QPS meets the limits, bracket [{found.lower:,.4g}, {hi}) "
+                    f"highest passing offered rate: {found.lower:,.4g} QPS{achieved} meets the limits, "
+                    f"bracket [{found.lower:,.4g}, {hi}) "
                     f"after {len(found.probes)} probes in {found.wall_s:.1f} s (tolerance {found.tolerance * 100:g} %)"
                     + (f"; {found.stopped}" if found.stopped else "") + run_verdict,
                     markup=False, soft_wrap=True,
                 )
             else:
                 console.print(
-                    f"goodput: no probed rate met the limits ({found.stopped}); lower --target-qps",
+                    f"highest passing offered rate: none: no probed rate met the limits ({found.stopped}); "
+                    "lower --target-qps",
                     markup=False, soft_wrap=True,
                 )
                 raise typer.Exit(output.EXIT_INVALID)

@@ -25,13 +25,13 @@ import numpy as np
 import orjson
 
 from proctor.errors import LogFormatError
-from proctor.loadgen.logs.detail import SHORT_RUN_KEY, VERDICT_KEY
+from proctor.loadgen.logs.detail import EXPECTED_KEY, SHORT_RUN_KEY, VERDICT_KEY, WARMUP_KEY
 from proctor.loadgen.logs.numbers import percentile_label
 from proctor.loadgen.logs.reader import DetailLogData, iter_lines, open_regular, read_detail, read_summary
 from proctor.loadgen.logs.recompute import recompute
 from proctor.loadgen.logs.samples import MAX_TIME_NS, read_samples
 from proctor.loadgen.logs.verdict import LINE_CHARS, VERDICT_LINES, read_verdict
-from proctor.loadgen.results import LatencyStats, exact_sum
+from proctor.loadgen.results import SLO_NAMES, LatencyStats, exact_sum
 from proctor.trees import is_file, read_bytes
 
 DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
@@ -111,6 +111,26 @@ class Samples:
 
 
 @dataclass(slots=True)
+class SLOAttainment:
+    """Per-request SLO attainment as the detail log holds it (`proctor_slo_*`, loadgen.results.Attainment):
+    the targets (ns, by name), where they come from, the requests within each and within every target,
+    the requests judged, the run's requests/s and the goodput (those that met every target, per second).
+    The share is recomputed from the counts."""
+
+    targets_ns: dict[str, float]
+    source: str
+    met: dict[str, int]
+    met_all: int
+    judged: int
+    requests_per_s: float | None = None
+    goodput_per_s: float | None = None
+
+    @property
+    def share(self) -> float:
+        return self.met_all / self.judged if self.judged else 0.0
+
+
+@dataclass(slots=True)
 class InferenceRun:
     """One inference run's report data, whatever of the four logs it has."""
 
@@ -150,6 +170,9 @@ class InferenceRun:
     short_run: str | None = None
     incomplete: str | None = None
     verdict: list[str] = field(default_factory=list)  # the lines `proctor run` printed (loadgen.logs.verdict)
+    slo: SLOAttainment | None = None  # proctor_slo_*: per-request SLO attainment and goodput
+    warmup: str | None = None  # proctor_warmup: what the SUT sent before the timed part
+    expected_length: str | None = None  # proctor_expected_length: the run's expected length and why
     accuracy_entries: int | None = None
     accuracy_text: str | None = None  # accuracy.txt next to the logs (submission layout)
     notes: list[str] = field(default_factory=list)
@@ -226,7 +249,7 @@ def _summary_missing(run: InferenceRun) -> bool:
         return True
 
 
-def _stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:
+def latency_stats(values: np.ndarray | None, pct: float, count: int | None = None) -> Latency | None:
     """The summary's order statistics (results.LatencyStats) of per-sample values, as a Latency; the
     mean from the exact sum (the values came from a file: an int64 sum of them may wrap)."""
     if values is None or values.size == 0:
@@ -249,10 +272,10 @@ def _trace_stats(run: InferenceRun) -> None:
         )
         return
     pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
-    run.trace_scheduled = _stats(s.from_scheduled_ns(), pct)
+    run.trace_scheduled = latency_stats(s.from_scheduled_ns(), pct)
     count = int(s.latency_ns.size)  # the summary divides and indexes TTFT/TPOT by the completed samples
-    run.trace_ttft = _stats(s.ttft_ns(), pct, count)
-    run.trace_tpot = _stats(s.tpot_ns(), pct, count)
+    run.trace_ttft = latency_stats(s.ttft_ns(), pct, count)
+    run.trace_tpot = latency_stats(s.tpot_ns(), pct, count)
     if run.scenario == "Server" and s.scheduled_ns is None:
         run.notes.append(
             "this trace holds no scheduled time per sample (an official or older proctor trace): the figures "
@@ -321,11 +344,52 @@ def _from_detail(run: InferenceRun, log: DetailLogData) -> None:
     verdict = g(VERDICT_KEY)  # logs written before loadgen.logs.verdict
     if isinstance(verdict, list):
         run.verdict = [_text(line, LINE_CHARS) for line in verdict[:VERDICT_LINES]]
+    run.warmup = None if g(WARMUP_KEY) is None else _text(g(WARMUP_KEY), 500)
+    run.expected_length = None if g(EXPECTED_KEY) is None else _text(g(EXPECTED_KEY), 2000)
+    run.slo = _slo(g, run.notes)
     run.metric = _metric(run.scenario, g)
     try:
         _rules(run, log)
     except (LogFormatError, ValueError, TypeError, ArithmeticError) as exc:
         run.notes.append(f"validity rules not recomputed: {exc}")
+
+
+def _count(v: Any) -> int | None:
+    """A count from a log value (a whole number >= 0 below MAX_ARG_NS), else None."""
+    n = _num(v)
+    return int(n) if n is not None and n.is_integer() and 0 <= n < MAX_ARG_NS else None
+
+
+def _slo(g: Any, notes: list[str]) -> SLOAttainment | None:
+    """The `proctor_slo_*` records as one SLOAttainment; None when the run has none, and None with a
+    note when they do not hold together (a target not a positive number, a count above those judged, fewer
+    within one target than within every target)."""
+    targets, met = g("proctor_slo_targets_ns"), g("proctor_slo_met")
+    if targets is None and met is None:
+        return None
+    judged = _count(g("proctor_slo_judged_samples"))
+    ok = isinstance(targets, dict) and isinstance(met, dict) and judged is not None and bool(targets)
+    names = [k for k in SLO_NAMES if isinstance(targets, dict) and k in targets]
+    tns = {k: _num(targets[k]) for k in names} if ok else {}
+    counts = {k: _count(met.get(k)) for k in [*names, "all"]} if ok else {}
+    if not ok or len(names) != len(targets) or any(v is None or v <= 0 for v in tns.values()) \
+            or any(c is None or judged is None or c > judged for c in counts.values()) \
+            or any(c is not None and counts["all"] is not None and c < counts["all"] for c in counts.values()):
+        notes.append("proctor_slo_* records unreadable (targets, counts and judged requests do not hold together): "
+                     "SLO attainment left out")
+        return None
+    assert judged is not None
+    source = g("proctor_slo_target_source")
+    out = SLOAttainment(
+        {k: float(v) for k, v in tns.items() if v is not None}, "" if source is None else _text(source, 300),
+        {k: int(c) for k, c in counts.items() if c is not None and k != "all"}, int(counts["all"] or 0), judged,
+        _num(g("proctor_requests_per_sec")), _num(g("proctor_goodput_requests_per_sec")),
+    )
+    logged = _num(g("proctor_slo_attainment"))
+    if logged is not None and abs(logged - out.share) > 1e-9:
+        notes.append(f"proctor_slo_attainment {logged:.6g} differs from its counts ({out.met_all} of {out.judged}): "
+                     "the report shows the counts' share")
+    return out
 
 
 def _metric(scenario: str | None, g: Any) -> tuple[str, float, str] | None:

@@ -16,6 +16,7 @@ from html import escape
 from pathlib import Path
 
 from proctor.loadgen.logs.detail import SHORT_RUN_VERDICT
+from proctor.loadgen.results import SLO_LABELS
 from proctor.report import plots
 from proctor.report.collect import Report
 from proctor.report.data import InferenceRun, Latency
@@ -74,8 +75,9 @@ def _figure(fid: str, png: bytes, caption: str) -> str:
 
 
 CAPTIONS = {
-    "latency_histogram": "Latency from issue: histogram with the target percentile, early-stopping estimate and bound",
-    "latency_cdf": "Latency CDF (fraction of samples at or below a latency)",
+    "latency_histogram": "Latency (from the scheduled time, the summary's basis, where the logs hold it): histogram "
+    "with the target percentile, early-stopping estimate and bound",
+    "latency_cdf": "Latency CDF (fraction of samples at or below a latency), its percentiles on the same basis",
     "scheduled_latency": "Latency from the scheduled time (the logged percentiles' basis): histogram and CDF",
     "latency_over_time": "Latency of each sample against its issue time",
     "lateness_over_time": "Issue lateness (issue - scheduled) of each sample's query over the run",
@@ -244,13 +246,44 @@ def _trace_rows(run: InferenceRun) -> tuple[list[tuple[str, str, float | int | N
     return rows, same
 
 
+def _run_lines(sid: str, run: InferenceRun) -> list[str]:
+    """What the terminal and the summary's `PROCTOR:` lines say beside the MLPerf verdict: per-request
+    SLO attainment and goodput (from the detail log's counts), the warm-up and the expected length."""
+    out: list[str] = []
+    slo = run.slo
+    if slo is not None:
+        targets = ", ".join(f"{SLO_LABELS.get(k, k)} ≤ {v / 1e6:g} ms" for k, v in slo.targets_ns.items())
+        out.append(f'<h3>Per-request SLO attainment</h3><table id="{sid}-slo"><tr><th>what</th><th>value</th></tr>')
+        rows: list[tuple[str, str, float | int | None, str]] = [
+            ("targets", "slo_targets", None, targets + (f" ({slo.source})" if slo.source else "")),
+            ("SLO attainment (met every target)", "slo_attainment", slo.share,
+             f"{slo.share:.2%}: {slo.met_all:,} of {slo.judged:,} requests"),
+        ]
+        rows += [(f"within the {SLO_LABELS.get(k, k)} target", f"slo_met_{k}", n, f"{n:,} of {slo.judged:,}")
+                 for k, n in slo.met.items()]
+        if slo.goodput_per_s is not None:
+            rows.append(("goodput (requests/s that met every target)", "goodput_per_s", slo.goodput_per_s,
+                         f"{slo.goodput_per_s:,.2f} requests/s"))
+        if slo.requests_per_s is not None:
+            rows.append(("requests/s completed", "requests_per_s", slo.requests_per_s,
+                         f"{slo.requests_per_s:,.2f} requests/s"))
+        out += [f"<tr><td>{escape(label)}</td>{_val(key, v, shown)}</tr>" for label, key, v, shown in rows]
+        out.append("</table><p class=\"meta\">The MLPerf verdict judges the target percentile against the "
+                   "bounds; these count each request against the targets.</p>")
+    if run.warmup:
+        out.append(f'<p class="meta" id="{sid}-warmup">{escape(run.warmup)}</p>')
+    if run.expected_length:
+        out.append(f'<p class="meta" id="{sid}-expected-length">{escape(run.expected_length)}</p>')
+    return out
+
+
 def _run_section(i: int, run: InferenceRun, figs: dict[str, bytes]) -> str:
     sid = f"run-{i}"
     out = [f'<section class="run" id="{sid}" data-name="{escape(run.name)}">',
            f"<h2>{escape(run.name)} {_run_badge(run)}</h2>",
            f'<p class="meta">{escape(run.scenario or "?")} · {escape(run.mode or "?")} · SUT '
            f'{escape(run.sut_name or "?")} · {escape(str(run.directory))}</p>',
-           _headline(sid, run)]
+           _headline(sid, run), *_run_lines(sid, run)]
     trace, same = _trace_rows(run)
     differing = [r for r in trace if r[4]]
     if differing:

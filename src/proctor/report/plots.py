@@ -92,7 +92,9 @@ def _marks(ax: Axes, run: InferenceRun, lat: Latency, xmax: float | None = None,
     marks: list[tuple[float, str, str, str]] = []
     if pct in lat.percentiles:
         marks.append((lat.percentiles[pct], TARGET, "--", f"p{pct * 100:g} {_ms(lat.percentiles[pct]):.4g} ms"))
-    if run.early_stopping_estimate_ns is not None and kind == "latency":
+    # the estimate is the summary's, from the scheduled time: off a curve timed from the actual issue
+    summary_basis = lat is run.latency or lat is run.trace_scheduled
+    if run.early_stopping_estimate_ns is not None and kind == "latency" and summary_basis:
         est = run.early_stopping_estimate_ns
         marks.append((est, ESTIMATE, ":", f"early-stopping estimate {_ms(est):.4g} ms"))
     bound = {"latency": run.target_latency_ns if run.scenario == "Server" else None,
@@ -127,11 +129,35 @@ def _hist_axes(ax: Axes, run: InferenceRun, lat: Latency, values_ns: np.ndarray,
     return f"{ms.size} samples" + (", top 0.1 % cut" if hi < ms.max() else "")
 
 
-def latency_histogram(run: InferenceRun) -> bytes | None:
-    if run.samples is None:
+def latency_basis(run: InferenceRun) -> tuple[np.ndarray, Latency, str] | None:
+    """Per-sample latencies, their percentiles and the label that names their basis, all on one basis:
+    from each query's scheduled time (the summary's, every scenario) with the logged percentiles when the
+    samples carry it; else from the actual issue with the percentiles of those same values, computed the
+    summary's way (a Server summary times from the schedule: its logged percentiles would sit off such a
+    curve). None without per-sample data."""
+    s = run.samples
+    if s is None or s.latency_ns.size == 0:
         return None
+    scheduled = s.from_scheduled_ns()
+    if scheduled is not None:
+        lat = run.latency if run.latency.percentiles else (run.trace_scheduled or run.latency)
+        return scheduled, lat, "latency from the scheduled time (the summary's basis)"
+    if run.scenario != "Server" and run.latency.percentiles:
+        return s.latency_ns, run.latency, "latency from issue (trace, the summary's basis)"
+    from proctor.report.data import latency_stats
+
+    pct = run.target_percentile or (0.9 if run.scenario == "SingleStream" else 0.99)
+    own = latency_stats(s.latency_ns, pct) or Latency()
+    return s.latency_ns, own, "latency from issue (trace; not the summary's basis, the scheduled time)"
+
+
+def latency_histogram(run: InferenceRun) -> bytes | None:
+    basis = latency_basis(run)
+    if basis is None:
+        return None
+    values, lat, label = basis
     fig, ax = _figure()
-    tail = _hist_axes(ax, run, run.latency, run.samples.latency_ns, "latency from issue (trace)", "latency")
+    tail = _hist_axes(ax, run, lat, values, label, "latency")
     _title(ax, f"{run.name}: latency histogram ({tail})")
     return _png(fig)
 
@@ -154,7 +180,7 @@ def _cdf_axes(
         if lat.percentiles:
             ps = sorted(lat.percentiles)
             ax.plot([_ms(lat.percentiles[p]) for p in ps], ps, "o", color="#9467bd", markersize=4,
-                    label="logged percentiles")
+                    label="percentiles (the summary's order statistic)")
     elif lat.percentiles:
         ps = sorted(lat.percentiles)
         xmax = _ms(lat.max if lat.max is not None else lat.percentiles[ps[-1]])
@@ -261,12 +287,24 @@ def tokens_over_time(run: InferenceRun) -> bytes | None:
     return _png(fig)
 
 
-def latency_cdf(run: InferenceRun) -> bytes | None:
+def latency_cdf_figure(run: InferenceRun) -> Figure | None:
+    """The latency CDF and its percentiles on one basis (`latency_basis`), named in the axis label."""
     fig, ax = _figure()
-    if not _cdf_axes(ax, run, run.latency, None if run.samples is None else run.samples.latency_ns, "latency"):
+    basis = latency_basis(run)
+    if basis is None:
+        ok = _cdf_axes(ax, run, run.latency, None, "latency")
+    else:
+        values, lat, label = basis
+        ok = _cdf_axes(ax, run, lat, values, label, basis="(per sample)")
+    if not ok:
         return None
     _title(ax, f"{run.name}: latency CDF")
-    return _png(fig)
+    return fig
+
+
+def latency_cdf(run: InferenceRun) -> bytes | None:
+    fig = latency_cdf_figure(run)
+    return None if fig is None else _png(fig)
 
 
 def token_cdfs(run: InferenceRun) -> bytes | None:

@@ -1,6 +1,7 @@
 """A sweep's curves: p99 latency (or TTFT and TPOT), requests/s and tokens/s against rate or concurrency.
 
-One self-contained sweep.html beside sweep.json: the goodput result first when there is one, the
+One self-contained sweep.html beside sweep.json: the goodput search's highest passing offered rate first
+when there is one, the
 figure (matplotlib, imported on first use, PNG inline), then one row per point. It reads the sweep
 document only (app/sweep.py `sweep_document`), so it can be redrawn from a saved sweep.json.
 """
@@ -64,7 +65,7 @@ def sweep_axes(doc: dict[str, Any]) -> Any:
     token_lat = any(p.get("ttft_ms") for p in points)
     tokens = token_lat or any(p.get("tokens_per_s") is not None for p in points)
     panels = 3 if tokens else 2
-    fig = Figure(figsize=(4.2 * panels, 3.6), dpi=100, layout="constrained")
+    fig = Figure(figsize=(4.2 * panels, 5.0), dpi=100, layout="constrained")  # room for the legends below
     axes = list(fig.subplots(1, panels))
     left, middle = axes[0], axes[1]
     xs = [float(p["value"]) for p in points]
@@ -90,10 +91,16 @@ def sweep_axes(doc: dict[str, Any]) -> Any:
         left.set_yscale("log")  # TPOT in ms beside a TTFT bound in seconds: one linear axis flattens both
     left.set_ylabel("ms")
     left.set_title("p99 latencies", fontsize=10)
-    middle.plot(xs, _rates(points, "requests_per_s"), "o-", label="requests/s")
+    requests = _rates(points, "requests_per_s")
+    # requests/s wide with hollow markers under goodput's narrow dashed line and small diamonds: where
+    # every request met every target the two coincide and both stay visible (and the legend says so)
+    middle.plot(xs, requests, "o-", linewidth=3.0, markersize=10, markerfacecolor="none", markeredgewidth=1.5,
+                zorder=2, label="requests/s")
     goodput = _rates(points, "goodput_per_s")
     if any(g == g for g in goodput):
-        middle.plot(xs, goodput, "D--", color=PASS, label="goodput (met every SLO target)")
+        same = all(figure_text("rate", g) == figure_text("rate", r) for g, r in zip(goodput, requests, strict=True))
+        label = "goodput (met every SLO target)" + (", equal to requests/s at every point" if same else "")
+        middle.plot(xs, goodput, "D--", color=PASS, linewidth=1.2, markersize=4, zorder=3, label=label)
     middle.set_ylabel("requests/s")
     middle.set_ylim(bottom=0)
     middle.set_title("requests per second", fontsize=10)
@@ -107,8 +114,10 @@ def sweep_axes(doc: dict[str, Any]) -> Any:
     for ax in axes:
         ax.set_xlabel(_x_label(doc))
         if good.get("found"):
-            ax.axvline(float(good["goodput_qps"]), color=PASS, linestyle="--", label="highest passing rate")
-        ax.legend(fontsize=8)
+            key = "highest_passing_qps" if "highest_passing_qps" in good else "goodput_qps"  # an older file: the second
+            ax.axvline(float(good[key]), color=PASS, linestyle="--", label="highest passing offered rate")
+        # below the axes, where it hides no point or line (inside, "best" still covered the TPOT line)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0)
     return fig
 
 
@@ -156,15 +165,20 @@ def sweep_html(doc: dict[str, Any], png: bytes | None) -> str:
     if good:
         if good.get("found"):
             lo, hi = good["bracket"]
+            achieved = good.get("achieved_requests_per_s")
+            # an offered rate, named apart from the table's SLO goodput (requests/s that met every target)
             head = (
-                f"<p class='goodput'>Goodput: <b>{lo:,.4g} QPS</b> meets the limits; bracket [{lo:,.4g}, "
+                f"<p class='goodput'>Highest passing offered rate: <b>{lo:,.4g} QPS</b>"
+                + ("" if achieved is None else f" (achieved {figure_text('rate', achieved)} requests/s)")
+                + f" meets the limits; bracket [{lo:,.4g}, "
                 f"{'-' if hi is None else f'{hi:,.4g}'}) after {len(good['probes'])} probes "
                 f"({good['wall_s']:.1f} s), tolerance {good['tolerance'] * 100:g} %"
                 + (f"; {escape(good['stopped'])}" if good.get("stopped") else "")
                 + "</p>"
             )
         else:
-            head = f"<p class='goodput'>No probed rate met the limits: {escape(good.get('stopped') or '')}</p>"
+            head = ("<p class='goodput'>Highest passing offered rate: none; no probed rate met the limits: "
+                    f"{escape(good.get('stopped') or '')}</p>")
     fig = ""
     if png is not None:
         fig = (
