@@ -3,6 +3,8 @@ fixes it and the value that would pass (results._reasons), on hand-built records
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -165,3 +167,28 @@ def test_the_run_table_shows_the_queries_early_stopping_needs():
     console.print(outcome_table(outcome))
     text = console.export_text()
     assert "early stopping: queries / needed" in text and "200 / 459 (NOT met)" in text
+
+
+def test_the_run_table_prints_no_data_not_zero_when_no_sample_completed():
+    """48 queries, every sample failed: a percentile of nothing is "-", never 0.000 ms, and the failed
+    samples have their own row beside the log's error entries (which may be fewer: "repeated N times")."""
+    from rich.console import Console
+
+    from proctor.app.render import outcome_table
+    from proctor.loadgen.engine import RunOutcome
+    from proctor.loadgen.results import PerformanceResult
+
+    r = PerformanceResult(scenario="Server", mode="PerformanceOnly", target_percentile=0.99,
+                          use_token_latencies=True, query_count=48, sample_count=0, failed_samples=48)
+    outcome = RunOutcome(
+        result=r, valid=False, incomplete=False, incomplete_reason="", errors=2, warnings=0,
+        scenario="Server", mode="PerformanceOnly", log_paths={},
+    )  # type: ignore[arg-type]
+    console = Console(width=160, record=True)
+    console.print(outcome_table(outcome))
+    text = console.export_text()
+    assert "0.000" not in text, text
+    assert re.search(r"TTFT p99 / TPOT p99\s*│ - / -", text), text
+    assert re.search(r"latency p50 / p90 / p99 / p99.9\s*│ - / - / - / -", text), text
+    assert re.search(r"samples failed\s*│ 48", text), text
+    assert re.search(r"log errors / warnings\s*│ 2 / 0", text), text
