@@ -79,7 +79,7 @@ def test_attainment_from_each_export_format_equals_the_summary(tmp_path, llm_ser
     assert detail["proctor_goodput_requests_per_sec"] == pytest.approx(att.goodput_per_s, rel=1e-5)
     summary = out.log_paths["summary"].read_text()
     assert f"PROCTOR: SLO attainment: {att.met_all} of {att.judged} requests ({att.share:.2%})" in summary
-    assert f"PROCTOR: goodput: {att.goodput_per_s:.2f} requests/s met every target" in summary
+    assert f"PROCTOR: goodput: {att.goodput_per_s:.2f} requests/s met every SLO target" in summary
 
 
 def test_an_export_of_an_unknown_format_is_refused_before_the_run(tmp_path):

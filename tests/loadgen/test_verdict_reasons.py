@@ -48,7 +48,7 @@ def test_too_few_queries_is_named_with_the_duration_and_query_count_that_pass():
     assert es.server_required_queries(0, 0.99) == P99_NONE_OVER
     [reason] = r.reasons
     assert reason == (
-        "early stopping: too few queries, not too slow: 200 queries, none over the TTFT/TPOT targets: 259 short "
+        "early stopping: too few queries, not too slow: 200 queries, none over the TTFT/TPOT bounds: 259 short "
         "of the 459 queries a 99th percentile estimate then needs: run longer: --duration-ms 26000 at "
         "--target-qps 20 (~520 queries), or --min-queries 459 (min_query_count)"
     )
@@ -88,7 +88,7 @@ def test_a_few_over_latency_is_still_too_few_queries_with_a_projected_count():
     assert projected is not None and projected >= need
     [reason] = r.reasons
     assert reason.startswith(
-        f"early stopping: too few queries, not too slow: 1000 queries, 4 over the latency target: {need - 1000} "
+        f"early stopping: too few queries, not too slow: 1000 queries, 4 over the latency bound: {need - 1000} "
         f"short of the {need} queries a 99th percentile estimate then needs: run longer: --duration-ms "
     )
     assert reason.endswith(f"--min-queries {projected} (min_query_count)")
@@ -106,7 +106,7 @@ def test_too_many_over_latency_asks_for_a_lower_rate():
     assert es_reason == [
         "early stopping: too many queries over latency (30 of 1000, 3.00%; no run length passes unless well "
         "under 1% are): "
-        f"1000 queries, 30 over the latency target: {need - 1000} short of the {need} queries a 99th percentile "
+        f"1000 queries, 30 over the latency bound: {need - 1000} short of the {need} queries a 99th percentile "
         "estimate then needs: lower --target-qps (server_target_qps, now 1000)"
     ]
     assert any("lower --target-qps (server_target_qps, now 1000)" in x for x in r.reasons if "latency is" in x)

@@ -45,7 +45,7 @@ def outcome_table(outcome: RunOutcome) -> Table:
                       f"{_stat_ms(r.tpot, r.tpot.percentiles[0.99])}")
         att = r.attainment
         if att is not None and outcome.mode != "AccuracyOnly":
-            t.add_row("SLO attainment (every target)", f"{att.share:.2%} of {att.judged} ({att.describe_targets()})")
+            t.add_row("SLO attainment (every SLO target)", f"{att.share:.2%} of {att.judged} ({att.describe_targets()})")
             t.add_row("goodput / requests per second", f"{att.goodput_per_s:,.2f} / {att.requests_per_s:,.2f}")
         t.add_row(
             "issue lateness p50 / p99 / max",
