@@ -437,8 +437,9 @@ class OpenAIParams:
     warm: int = param(_D.warm, "idle connections kept ready per endpoint: opened at start, topped up as requests "
                       "take them (http=raw)", low=0, high=1024)
     warmup: int | None = param(None, "warm-up requests sent before the timed part, not recorded (prompts reversed, "
-                               "so no timed prompt is cached); default: one per stream where the run keeps several "
-                               "in flight (a closed loop), else none", low=0, high=MAX_WARMUP_REQUESTS,
+                               "so no timed prompt is cached); default: one per stream where the run keeps 2 or more "
+                               "in flight (proctor sweep --concurrency N >= 2, MultiStream), none with one in flight "
+                               "(--concurrency 1, SingleStream) or in Server", low=0, high=MAX_WARMUP_REQUESTS,
                                shown="auto")
     warmup_s: float = param(0.0, "keep sending warm-up requests for this many seconds (with warmup=N: both)",
                             low=0, high=MAX_WARMUP_S)
