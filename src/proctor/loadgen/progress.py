@@ -87,6 +87,7 @@ class Snapshot:
     waiting_s: float = 0.0  # > 0: nothing completed this long with samples outstanding (no ETA then)
     expected_s: float | None = None  # the phase's expected length, said before it started (loadgen.expected)
     expected_exact: bool = False  # the schedule fixes it (Server)
+    expected_at_least: bool = False  # a lower bound (a closed loop: the SUT's latency decides past it)
 
 
 @dataclass(slots=True)
@@ -245,7 +246,8 @@ def format_snapshot(s: Snapshot, label: str) -> str:
         eta = f"  waiting for the SUT: nothing completed in {_eta_text(s.waiting_s)}"
     expected = ""
     if s.expected_s is not None:
-        expected = f" / {'' if s.expected_exact else '~'}{_eta_text(s.expected_s)}"
+        sign = ">=" if s.expected_at_least else "" if s.expected_exact else "~"
+        expected = f" / {sign}{_eta_text(s.expected_s)}"
     line = (
         f"{label}  {s.elapsed_s:6.1f} s{expected}  queries {s.queries_issued}  samples {s.samples_issued} issued / "
         f"{s.samples_completed} done{of}{eta}  {s.qps:,.0f}/s  {pct}"
@@ -371,7 +373,8 @@ class LiveProgress(ProgressHooks):
         )
         if self._expected is not None and label == "PerformanceOnly":
             snap = dataclasses.replace(snap, expected_s=self._expected.seconds,
-                                       expected_exact=bool(self._expected.exact))
+                                       expected_exact=bool(self._expected.exact),
+                                       expected_at_least=bool(getattr(self._expected, "at_least", False)))
         if final:  # the phase ended: no time left to estimate; past the official queries (an
             # early-stopping extension, which stops when it can), or where the total was only an
             # estimate from the rate (a closed loop ends at its bounds), the total is what was issued
