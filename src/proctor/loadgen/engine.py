@@ -697,6 +697,8 @@ class Run:
         except (ValueError, IndexError) as exc:  # a schedule too odd to foresee: the run goes on
             self.info(f"expected length not known: {exc}")
             return
+        if self.warmup:  # the SUT's warm-up, done before the clock: part of the wait, so said here too
+            expected = dataclasses.replace(expected, warmup=self.warmup)
         self.log(EXPECTED_KEY, expected.text)
         on_expected = getattr(self.progress, "on_expected", None)  # hooks written before it may lack it
         if on_expected is not None:

@@ -40,6 +40,9 @@ class Expected:
     # the length is a lower bound, not an estimate (a closed loop: it ends once both min_duration and
     # min_query_count are met, at the SUT's own pace): "at least" in the text, ">=" in the progress line
     at_least: bool = False
+    # what the SUT did to get ready before the clock (sink.WarmUpSUT's line, "warm-up: 16 requests in
+    # 2.21 s ..., not timed"): not part of the length, but part of the wait, so said with it
+    warmup: str = ""
 
     @property
     def text(self) -> str:
@@ -60,7 +63,8 @@ class Expected:
             if self.samples != self.queries:
                 counts += f", {self.samples:,} samples"
             head = f"expected length: {'' if self.exact else '~'}{length} ({counts})"
-        return head + (": " + "; ".join(self.why) if self.why else "")
+        why = self.why + ([f"before it, not in it: {self.warmup}"] if self.warmup else [])
+        return head + (": " + "; ".join(why) if why else "")
 
 
 def _secs(s: float) -> str:
