@@ -49,6 +49,9 @@ def test_a_llamacpp_like_stream_offers_logprobs_alone():
     # the user's word wins: logprobs=0 leaves nothing exact, and it is said before the run
     plan = plan_counts([offer], ids_asked=False, logprobs=False, tokenizer=False)
     assert not plan.logprobs and plan.warn and plan.lines[1].startswith("preflight: no exact token count")
+    assert plan.refusal == (f"{URL}: the server sends no token ids, no usage record, logprobs only when asked, so "
+                            "no output token can be counted and every sample would fail (no_count): give "
+                            "logprobs=1, or give tokenizer=PATH (the served model's tokenizer.json)")
     # a local tokenizer given: used as asked, no logprobs added
     plan = plan_counts([offer], ids_asked=False, logprobs=None, tokenizer=True)
     assert not plan.logprobs and plan.source.startswith("the local tokenizer")

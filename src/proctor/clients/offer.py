@@ -171,6 +171,8 @@ class CountPlan:
     source: str  # the count source the run will use ("" when none is exact)
     lines: list[str]  # for the SUT's report and the console: the offers, the counts, TEST06
     warn: bool  # no exact count source: every sample will fail (no_count)
+    # warn: the one line a run is refused with before it starts (every sample would fail, no_count)
+    refusal: str = ""
 
 
 def plan_counts(
@@ -213,7 +215,23 @@ def plan_counts(
                   "TEST06 cannot pass: the server sends no token ids, and TEST06 checks the token ids each "
                   "response logs (output=ids)")
         lines.append(f"preflight: {test06}")
-    return CountPlan(send_lp, source, lines, warn=every and not source)
+    warn = every and not source
+    refusal = ""
+    if warn:
+        lacks = ["no token ids" if not ids else "token ids only when asked (token_ids=1)", "no usage record"]
+        fix = "give tokenizer=PATH (the served model's tokenizer.json)"
+        if lp:  # the server has logprobs, the run was told not to ask for them
+            lacks.append("logprobs only when asked")
+            fix = "give logprobs=1, or " + fix
+        else:
+            lacks.append("no logprobs")
+        if ids:
+            fix = "give token_ids=1, or " + fix
+        urls = ", ".join(o.url for o in offers)
+        who = "the server sends" if len(offers) == 1 else "the servers send"
+        refusal = (f"{urls}: {who} {', '.join(lacks)}, so no output token can be counted and every sample "
+                   f"would fail (no_count): {fix}")
+    return CountPlan(send_lp, source, lines, warn=warn, refusal=refusal)
 
 
 __all__ = ["CountPlan", "Offer", "answer_complete", "dechunk", "plan_counts", "read_offer", "split_answer"]

@@ -497,6 +497,8 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
                              tokenizer=base.tokenizer is not None)
         for line in counts.lines:
             log.warning("%s", line)
+        if counts.warn:  # every sample would fail (no_count): refused before the run's logs
+            raise ConfigError(counts.refusal, key="tokenizer")
         base = dataclasses.replace(base, logprobs=counts.logprobs)
 
     def accepts_min_tokens() -> bool:  # asked only for min_tokens=auto where the benchmark names one
