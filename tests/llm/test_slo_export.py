@@ -69,6 +69,11 @@ def test_attainment_from_each_export_format_equals_the_summary(tmp_path, llm_ser
     # the Parquet file keeps the header (the targets) in its schema metadata, as the JSONL's first line
     header, _ = read_export(tmp_path / "r.parquet")
     assert header["slo_targets_ns"] == att.targets_ns and header["slo_source"] == att.source
+    # and the CSV beside it, in r.csv.meta.json: the same header, so the CSV alone recomputes the SLO figures
+    assert read_export(tmp_path / "r.csv")[0] == read_export(tmp_path / "r.jsonl")[0] == header
+    assert orjson.loads((tmp_path / "r.csv.meta.json").read_bytes())["scenario"] == "Server"
+    slo = figures(tmp_path / "r.csv")["slo"]  # no targets given: the meta file's
+    assert slo["targets_ns"] == att.targets_ns and slo["met_all"] == att.met_all
     assert list(pa.parquet.read_schema(tmp_path / "r.parquet").names) == [c for c, _ in COLUMNS]
     with open(tmp_path / "r.csv", newline="") as f:
         assert next(csv.reader(f)) == [c for c, _ in COLUMNS]
@@ -123,6 +128,28 @@ def test_the_cli_takes_slo_targets_and_refuses_bad_ones(tmp_path, llm_server):
 
 
 # --- reading exports back: any bytes, any cells -----------------------------------------------------
+
+
+@pytest.mark.fuzz
+@given(st.one_of(
+    st.binary(max_size=600),
+    st.fixed_dictionaries({"proctor_request_export": st.just(1)}, optional={
+        "scenario": st.one_of(st.none(), st.text(max_size=8), st.integers(), st.lists(st.integers(), max_size=2)),
+        "slo_targets_ns": st.one_of(st.none(), st.text(max_size=4), st.dictionaries(
+            st.text(max_size=8), st.one_of(st.integers(), st.floats(), st.text(max_size=3)), max_size=3)),
+    }).map(orjson.dumps),
+))
+def test_reading_a_csv_exports_meta_file_takes_any_bytes(tmp_path_factory, raw):
+    path = tmp_path_factory.mktemp("x") / "e.csv"
+    path.write_bytes(",".join(c for c, _ in COLUMNS).encode() + b"\n")
+    (path.parent / "e.csv.meta.json").write_bytes(raw)
+    try:
+        header, rows = read_export(path)
+        figures(path, scenario="Server")
+    except LogFormatError as exc:
+        assert "e.csv.meta.json" in str(exc) or str(path) in str(exc)
+    else:
+        assert isinstance(header, dict) and rows == []
 
 
 @pytest.mark.fuzz

@@ -83,7 +83,8 @@ from proctor.clients.openai_config import (
     endpoint_url,
 )
 from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, probe_offers, server_owner
-from proctor.clients.request_export import RequestLog, check_export_path, write_export
+from proctor.clients.request_export import RequestLog, check_export_path, meta_path, write_export
+from proctor.column_files import file_format
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
@@ -235,7 +236,8 @@ class OpenAISUT(Tally):
             n = write_export(path, outcome, self.export)
         except (ConfigError, OSError) as exc:
             return f"per-request export not written: {exc}"
-        return f"per-request export: {n - 1} requests in {path}"
+        beside = f" (run header in {meta_path(path)})" if file_format(path, "export") == "csv" else ""
+        return f"per-request export: {n - 1} requests in {path}{beside}"
 
     def start(self, sink: CompletionSink) -> None:
         """The engine's sink for this run's completions (the transports are already open)."""
