@@ -188,9 +188,9 @@ def test_no_count_source_is_a_fault_not_a_guess(tmp_path, llm_server, http):
 def test_a_server_with_nothing_to_count_by_is_refused_before_the_run(llm_server):
     """No token ids, no usage, no logprobs, no tokenizer: every sample would fail (no_count), so the
     preflight refuses the run in one line (ConfigError: exit 2) naming what lacks and what to give."""
-    with llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none", logprobs=False, token_ids=False) as server:
-        with pytest.raises(ConfigError) as caught:
-            synth(server, n=4, out=6)
+    with (llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none", logprobs=False, token_ids=False) as server,
+          pytest.raises(ConfigError) as caught):
+        synth(server, n=4, out=6)
     message = str(caught.value)
     assert message.startswith("key 'tokenizer': http://127.0.0.1:") and "\n" not in message
     assert ("the server sends no token ids, no usage record, no logprobs, so no output token can be counted and "

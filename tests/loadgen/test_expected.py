@@ -177,7 +177,9 @@ def test_a_closed_loop_says_the_bound_it_has_not_the_settings_latency(tmp_path):
     assert "--expected-latency-ms" not in e.text
     assert out.records.n_queries_issued >= e.queries  # a bound: the run never ends before it
     snap = Snapshot(13.2, 24, 24, 24, 1.8, {}, expected_s=2.0, expected_at_least=True)
-    assert "  13.2 s / >=2 s  queries 24" in format_snapshot(snap, "PerformanceOnly")
+    assert "  13.2 s / >=2.0 s  queries 24" in format_snapshot(snap, "PerformanceOnly")
+    snap = Snapshot(0.8, 8, 8, 8, 10.0, {}, expected_s=0.5, expected_at_least=True)
+    assert "  0.8 s / >=0.5 s  queries 8" in format_snapshot(snap, "PerformanceOnly")
 
 
 class WarmingSUT(SyntheticSUT):

@@ -84,7 +84,6 @@ from proctor.clients.openai_config import (
 )
 from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, probe_offers, server_owner
 from proctor.clients.request_export import RequestLog, check_export_path, meta_path, write_export
-from proctor.column_files import file_format
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
@@ -96,6 +95,7 @@ from proctor.clients.warmup import (
     is_warm,
     warm_body,
 )
+from proctor.column_files import file_format
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse

@@ -247,7 +247,9 @@ def format_snapshot(s: Snapshot, label: str) -> str:
     expected = ""
     if s.expected_s is not None:
         sign = ">=" if s.expected_at_least else "" if s.expected_exact else "~"
-        expected = f" / {sign}{_eta_text(s.expected_s)}"
+        # under 10 s whole seconds say too little (a 0.5 s bound read ">=0 s")
+        length = f"{s.expected_s:.1f} s" if s.expected_s < 10 else _eta_text(s.expected_s)
+        expected = f" / {sign}{length}"
     line = (
         f"{label}  {s.elapsed_s:6.1f} s{expected}  queries {s.queries_issued}  samples {s.samples_issued} issued / "
         f"{s.samples_completed} done{of}{eta}  {s.qps:,.0f}/s  {pct}"
