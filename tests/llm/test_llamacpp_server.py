@@ -21,7 +21,6 @@ import subprocess
 import numpy as np
 import pytest
 
-from proctor.errors import ConfigError
 from proctor.loadgen.records import NOT_SET
 from proctor.loadgen.types import Scenario
 from tests.support import gguf_tiny
@@ -78,12 +77,15 @@ def test_llamacpp_gets_logprobs_asked_by_the_preflight(tmp_path, llamacpp, drive
     assert any(line.startswith("preflight: TEST06 cannot pass") for line in report)
 
 
-def test_llamacpp_without_an_exact_source_is_refused_before_the_run(tmp_path, llamacpp, drive_openai):
-    """No usage, no ids, no tokenizer, logprobs=0: every sample would fail (no_count), so the
-    preflight refuses the run in one line naming the fix (logprobs=1: this server has them)."""
-    with pytest.raises(ConfigError) as caught:
-        drive_openai(tmp_path, llamacpp, "tiny", "completions", Scenario.SINGLE_STREAM, gguf_tiny.WORDS,
-                     TOKENS, 1, n=4, logprobs="0")
-    message = str(caught.value)
-    assert "no usage record, logprobs only when asked" in message and "give logprobs=1" in message
-    assert not (tmp_path / "mlperf_log_detail.txt").exists()  # before the run's logs
+def test_llamacpp_without_an_exact_source_fails_the_samples(tmp_path, llamacpp, drive_openai):
+    """No usage, no ids, no tokenizer, logprobs=0: proctor refuses to guess a count from the chunks,
+    and said so before the run."""
+    out, sut = drive_openai(tmp_path, llamacpp, "tiny", "completions", Scenario.SINGLE_STREAM, gguf_tiny.WORDS,
+                            TOKENS, 1, n=4, logprobs="0")
+    assert any(line.startswith("preflight: no exact token count") for line in sut.report())
+    rec = out.records
+    n = rec.n_samples_issued
+    assert n >= 1
+    assert out.result is None or not out.valid
+    assert dict(sut.faults) == {"no_count": n}
+    assert rec.sample_failed is not None and int(rec.sample_failed[:n].sum()) == rec.failed_samples == n

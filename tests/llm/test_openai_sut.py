@@ -193,8 +193,8 @@ def test_a_server_with_nothing_to_count_by_is_refused_before_the_run(llm_server)
         synth(server, n=4, out=6)
     message = str(caught.value)
     assert message.startswith("key 'tokenizer': http://127.0.0.1:") and "\n" not in message
-    assert ("the server sends no token ids, no usage record, no logprobs, so no output token can be counted and "
-            "every sample would fail (no_count): give tokenizer=PATH") in message
+    assert ("the server sends no token ids, no usage record and no logprobs, so no output token can be counted "
+            "and every sample would fail (no_count): give tokenizer=PATH") in message
 
 
 def test_tokenizer_counts_when_the_server_sends_no_usage(tmp_path, llm_server):

@@ -217,20 +217,12 @@ def plan_counts(
         lines.append(f"preflight: {test06}")
     warn = every and not source
     refusal = ""
-    if warn:
-        lacks = ["no token ids" if not ids else "token ids only when asked (token_ids=1)", "no usage record"]
-        fix = "give tokenizer=PATH (the served model's tokenizer.json)"
-        if lp:  # the server has logprobs, the run was told not to ask for them
-            lacks.append("logprobs only when asked")
-            fix = "give logprobs=1, or " + fix
-        else:
-            lacks.append("no logprobs")
-        if ids:
-            fix = "give token_ids=1, or " + fix
+    if warn and not ids and not lp:  # nothing to count by even when asked: every sample would fail
         urls = ", ".join(o.url for o in offers)
         who = "the server sends" if len(offers) == 1 else "the servers send"
-        refusal = (f"{urls}: {who} {', '.join(lacks)}, so no output token can be counted and every sample "
-                   f"would fail (no_count): {fix}")
+        refusal = (f"{urls}: {who} no token ids, no usage record and no logprobs, so no output token can be "
+                   "counted and every sample would fail (no_count): give tokenizer=PATH (the served model's "
+                   "tokenizer.json)")
     return CountPlan(send_lp, source, lines, warn=warn, refusal=refusal)
 
 

@@ -499,7 +499,7 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
                              tokenizer=base.tokenizer is not None)
         for line in counts.lines:
             log.warning("%s", line)
-        if counts.warn:  # every sample would fail (no_count): refused before the run's logs
+        if counts.refusal:  # every sample would fail (no_count): refused before the run's logs
             raise ConfigError(counts.refusal, key="tokenizer")
         base = dataclasses.replace(base, logprobs=counts.logprobs)
 
