@@ -130,13 +130,17 @@ def test_the_cli_takes_slo_targets_and_refuses_bad_ones(tmp_path, llm_server):
 # --- reading exports back: any bytes, any cells -----------------------------------------------------
 
 
+INT64 = st.integers(-(2**63), 2**63 - 1)  # what JSON from orjson holds
+
+
 @pytest.mark.fuzz
 @given(st.one_of(
     st.binary(max_size=600),
     st.fixed_dictionaries({"proctor_request_export": st.just(1)}, optional={
-        "scenario": st.one_of(st.none(), st.text(max_size=8), st.integers(), st.lists(st.integers(), max_size=2)),
+        "scenario": st.one_of(st.none(), st.text(max_size=8), INT64, st.lists(INT64, max_size=2)),
         "slo_targets_ns": st.one_of(st.none(), st.text(max_size=4), st.dictionaries(
-            st.text(max_size=8), st.one_of(st.integers(), st.floats(), st.text(max_size=3)), max_size=3)),
+            st.sampled_from(["ttft", "tpot", "latency", "x"]), st.one_of(INT64, st.floats(), st.text(max_size=3)),
+            max_size=3)),
     }).map(orjson.dumps),
 ))
 def test_reading_a_csv_exports_meta_file_takes_any_bytes(tmp_path_factory, raw):
