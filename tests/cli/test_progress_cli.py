@@ -88,7 +88,7 @@ def test_the_table_names_each_warning_it_counts(tmp_path: Path) -> None:
             "--min-queries", "2000", "--no-trace", "--no-report", "-o", tmp_path / "logs")
     res = proctor(*args, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert re.search(r"errors / warnings\s*│ 0 / 1 \(each named below\)", res.stdout), res.stdout
+    assert re.search(r"log errors / warnings\s*│ 0 / 1 \(each named below\)", res.stdout), res.stdout
     assert "warning: Found Audit Config file (audit.config)." in res.stdout
     doc = orjson.loads(proctor(*args, "--json", cwd=tmp_path).stdout)
     assert doc["warnings"] == [

@@ -104,3 +104,19 @@ def test_list_suts_shows_openai_and_network_parameters(cli):
     network = r.out[r.out.index("network  ("):r.out.index("openai  (")]
     for line in ("qsl=digits", "binary=1", "chunk=64", "timeout_s=30.0"):
         assert line in network, network
+
+
+def test_readme_and_list_suts_say_the_same_default_warm_up(cli):
+    """A closed loop at --concurrency 1 sends no warm-up request (warm_up(1) sends none): --list-suts
+    and the README both say so, and both name the 2-or-more-in-flight runs that send one per stream."""
+    from pathlib import Path
+
+    r = cli("run", "--list-suts")
+    openai = " ".join(r.out[r.out.index("openai  ("):].split())
+    warmup = openai[openai.index("warmup=auto"):openai.index("warmup_s=")]
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    for text in (warmup, readme):
+        plain = text.replace("`", "")
+        assert "one per stream" in plain or "one warm-up request each" in plain
+        assert "(proctor sweep --concurrency N >= 2, MultiStream)" in plain, plain[:400]
+        assert "(--concurrency 1, SingleStream)" in plain and "sends none" in plain.replace("none with", "sends none")

@@ -178,12 +178,23 @@ def test_a_silent_endpoint_is_given_up_on_by_the_no_progress_timeout(tmp_path, h
 
 
 def test_no_count_source_is_a_fault_not_a_guess(tmp_path, llm_server, http):
-    # no usage record, no logprobs (a server that has logprobs gets logprobs=1 asked by the preflight)
+    # no usage record, no logprobs, and no probe to find that out before the run (probe=0)
     with llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none", logprobs=False) as server:
-        sut, qsl = synth(server, http=http, n=4, out=6)
+        sut, qsl = synth(server, http=http, n=4, out=6, probe="0")
         out = run(tmp_path, sut, qsl, Scenario.OFFLINE, min_query_count=1)
     assert sut.faults == {"no_count": out.records.n_samples_issued} and not sut.count_sources
-    assert any(line.startswith("preflight: no exact token count") for line in sut.report())  # said before
+
+
+def test_a_server_with_nothing_to_count_by_is_refused_before_the_run(llm_server):
+    """No token ids, no usage, no logprobs, no tokenizer: every sample would fail (no_count), so the
+    preflight refuses the run in one line (ConfigError: exit 2) naming what lacks and what to give."""
+    with (llm_server(ttft_ms=1, tpot_ms=1, chunk=(2, 2), usage="none", logprobs=False, token_ids=False) as server,
+          pytest.raises(ConfigError) as caught):
+        synth(server, n=4, out=6)
+    message = str(caught.value)
+    assert message.startswith("key 'tokenizer': http://127.0.0.1:") and "\n" not in message
+    assert ("the server sends no token ids, no usage record and no logprobs, so no output token can be counted "
+            "and every sample would fail (no_count): give tokenizer=PATH") in message
 
 
 def test_tokenizer_counts_when_the_server_sends_no_usage(tmp_path, llm_server):

@@ -49,6 +49,17 @@ def test_a_llamacpp_like_stream_offers_logprobs_alone():
     # the user's word wins: logprobs=0 leaves nothing exact, and it is said before the run
     plan = plan_counts([offer], ids_asked=False, logprobs=False, tokenizer=False)
     assert not plan.logprobs and plan.warn and plan.lines[1].startswith("preflight: no exact token count")
+    assert plan.refusal == ""  # the server has logprobs (and may send them unasked): the run goes on, warned
+    # a server with nothing to count by, even when asked: refused before the run, one line
+    bare = Offer(URL, 200, token_ids=False, logprobs=False, usage=False)
+    plan = plan_counts([bare], ids_asked=False, logprobs=None, tokenizer=False)
+    assert plan.refusal == (f"{URL}: the server sends no token ids, no usage record and no logprobs, so no output "
+                            "token can be counted and every sample would fail (no_count): give tokenizer=PATH "
+                            "(the served model's tokenizer.json)")
+    assert plan_counts([bare], ids_asked=False, logprobs=None, tokenizer=True).refusal == ""
+    # token ids offered when asked, not asked: the server may send them anyway (counted then): not refused
+    ids_only = Offer(URL, 200, token_ids=True, logprobs=False, usage=False)
+    assert plan_counts([ids_only], ids_asked=False, logprobs=None, tokenizer=False).refusal == ""
     # a local tokenizer given: used as asked, no logprobs added
     plan = plan_counts([offer], ids_asked=False, logprobs=None, tokenizer=True)
     assert not plan.logprobs and plan.source.startswith("the local tokenizer")

@@ -69,6 +69,11 @@ def test_attainment_from_each_export_format_equals_the_summary(tmp_path, llm_ser
     # the Parquet file keeps the header (the targets) in its schema metadata, as the JSONL's first line
     header, _ = read_export(tmp_path / "r.parquet")
     assert header["slo_targets_ns"] == att.targets_ns and header["slo_source"] == att.source
+    # and the CSV beside it, in r.csv.meta.json: the same header, so the CSV alone recomputes the SLO figures
+    assert read_export(tmp_path / "r.csv")[0] == read_export(tmp_path / "r.jsonl")[0] == header
+    assert orjson.loads((tmp_path / "r.csv.meta.json").read_bytes())["scenario"] == "Server"
+    slo = figures(tmp_path / "r.csv")["slo"]  # no targets given: the meta file's
+    assert slo["targets_ns"] == att.targets_ns and slo["met_all"] == att.met_all
     assert list(pa.parquet.read_schema(tmp_path / "r.parquet").names) == [c for c, _ in COLUMNS]
     with open(tmp_path / "r.csv", newline="") as f:
         assert next(csv.reader(f)) == [c for c, _ in COLUMNS]
@@ -79,7 +84,7 @@ def test_attainment_from_each_export_format_equals_the_summary(tmp_path, llm_ser
     assert detail["proctor_goodput_requests_per_sec"] == pytest.approx(att.goodput_per_s, rel=1e-5)
     summary = out.log_paths["summary"].read_text()
     assert f"PROCTOR: SLO attainment: {att.met_all} of {att.judged} requests ({att.share:.2%})" in summary
-    assert f"PROCTOR: goodput: {att.goodput_per_s:.2f} requests/s met every target" in summary
+    assert f"PROCTOR: goodput: {att.goodput_per_s:.2f} requests/s met every SLO target" in summary
 
 
 def test_an_export_of_an_unknown_format_is_refused_before_the_run(tmp_path):
@@ -123,6 +128,32 @@ def test_the_cli_takes_slo_targets_and_refuses_bad_ones(tmp_path, llm_server):
 
 
 # --- reading exports back: any bytes, any cells -----------------------------------------------------
+
+
+INT64 = st.integers(-(2**63), 2**63 - 1)  # what JSON from orjson holds
+
+
+@pytest.mark.fuzz
+@given(st.one_of(
+    st.binary(max_size=600),
+    st.fixed_dictionaries({"proctor_request_export": st.just(1)}, optional={
+        "scenario": st.one_of(st.none(), st.text(max_size=8), INT64, st.lists(INT64, max_size=2)),
+        "slo_targets_ns": st.one_of(st.none(), st.text(max_size=4), st.dictionaries(
+            st.sampled_from(["ttft", "tpot", "latency", "x"]), st.one_of(INT64, st.floats(), st.text(max_size=3)),
+            max_size=3)),
+    }).map(orjson.dumps),
+))
+def test_reading_a_csv_exports_meta_file_takes_any_bytes(tmp_path_factory, raw):
+    path = tmp_path_factory.mktemp("x") / "e.csv"
+    path.write_bytes(",".join(c for c, _ in COLUMNS).encode() + b"\n")
+    (path.parent / "e.csv.meta.json").write_bytes(raw)
+    try:
+        header, rows = read_export(path)
+        figures(path, scenario="Server")
+    except LogFormatError as exc:
+        assert "e.csv.meta.json" in str(exc) or str(path) in str(exc)
+    else:
+        assert isinstance(header, dict) and rows == []
 
 
 @pytest.mark.fuzz

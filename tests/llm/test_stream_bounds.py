@@ -110,7 +110,7 @@ HOSTILE = {
 def _faults(tmp_path, http: str, stream, cap: int = STREAM_CAP, **kw: str):
     with hostile_server(lambda req: stream(), cap) as srv:
         sut, qsl = from_params(url=f"http://127.0.0.1:{srv.port}", synthetic="2", http=http,
-                               max_tokens=str(MAX_TOKENS), **{"stall_s": "5", **kw})
+                               max_tokens=str(MAX_TOKENS), **{"stall_s": "5", "probe": "0", **kw})
         errors: list[str] = []  # every fault's message, as the SUT got it
         fail = sut.fail
         sut.fail = lambda i, idx, kind, message: (errors.append(message), fail(i, idx, kind, message))[1]

@@ -352,3 +352,18 @@ def test_the_warm_up_does_not_wait_out_a_request_the_server_never_answers(monkey
     assert "1 not answered in time" in w.line(0)
     w.settled(-3, "stall")  # its late end is the warm-up's, already counted as left
     assert not w.faults and w.completed == 3
+
+
+def test_the_warm_up_line_never_says_more_in_flight_than_requests_sent():
+    """warmup=3 with 4 streams: 3 requests cannot have had 4 in flight (the line said the stream limit)."""
+    w: WarmUp
+
+    def issue(batch: list[tuple[int, int]]) -> None:
+        for i, _ in batch:
+            threading.Thread(target=w.settled, args=(i, None)).start()
+
+    w = WarmUp(issue, n_samples=4, requests=3, seconds=0.0, streams=4)
+    w.run(wait_s=10)
+    assert w.sent == 3 and w.peak == 3
+    assert "warm-up: 3 requests in " in w.line(0) and "(3 in flight)" in w.line(0)
+    assert "4 in flight" not in w.line(0)

@@ -156,3 +156,52 @@ def test_every_expectation_names_its_cause():
                              target_qps=qps)
         assert e.why and e.why[0].startswith("min_duration")
         assert e.queries <= schedule.n_queries and e.seconds == schedule.scheduled_ns[e.queries - 1] / 1e9
+
+
+def test_a_closed_loop_says_the_bound_it_has_not_the_settings_latency(tmp_path):
+    """`proctor sweep --concurrency 1`: the length is the SUT's (latency x min_query_count / N, or
+    min_duration): the line says "at least" min_duration and min_query_count, not a count from the
+    10 ms --expected-latency-ms (it said ~2 s, 200 queries; the run took 13.2 s, 24 queries)."""
+    resolved = build_settings(Scenario.SINGLE_STREAM, PERF, "resnet50", None, duration_ms=50, min_queries=6)
+    sut = SyntheticSUT(SyntheticParams(service_us=2000, workers=2))
+    heard = Heard()
+    try:
+        out = run_test(sut, InMemoryQSL(64, 64), resolved.settings,
+                       LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None,
+                       progress=heard, concurrency=2)
+    finally:
+        sut.close()
+    [e] = heard.expected
+    assert e.at_least and e.seconds == pytest.approx(0.05) and e.queries == 6
+    assert e.text.startswith("expected length: at least 0.05 s and 6 queries: a closed loop with 2 in flight "
+                             "ends once both min_duration 0.05 s and min_query_count 6 are met"), e.text
+    assert "--expected-latency-ms" not in e.text
+    assert out.records.n_queries_issued >= e.queries  # a bound: the run never ends before it
+    snap = Snapshot(13.2, 24, 24, 24, 1.8, {}, expected_s=2.0, expected_at_least=True)
+    assert "  13.2 s / >=2.0 s  queries 24" in format_snapshot(snap, "PerformanceOnly")
+    snap = Snapshot(0.8, 8, 8, 8, 10.0, {}, expected_s=0.5, expected_at_least=True)
+    assert "  0.8 s / >=0.5 s  queries 8" in format_snapshot(snap, "PerformanceOnly")
+
+
+class WarmingSUT(SyntheticSUT):
+    """A synthetic SUT with a warm-up (sink.WarmUpSUT), as the openai SUT's warmup_s=2 reports it."""
+
+    def warm_up(self, in_flight: int) -> str:
+        return "warm-up: 16 requests in 2.21 s (4 in flight), not timed"
+
+
+def test_the_expected_length_says_the_warm_up_before_it(tmp_path):
+    """warmup_s=2: the line said ~4.94 s and left out the 2.21 s warm-up before it; now it says it."""
+    resolved = build_settings(Scenario.SERVER, PERF, "resnet50", None, duration_ms=300, target_qps=400)
+    sut = WarmingSUT(SyntheticParams(service_us=100, workers=4))
+    heard = Heard()
+    try:
+        run_test(sut, InMemoryQSL(64, 64), resolved.settings,
+                 LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path))), audit_config=None,
+                 progress=heard, early_stopping_extension=False)
+    finally:
+        sut.close()
+    [e] = heard.expected
+    assert e.warmup == "warm-up: 16 requests in 2.21 s (4 in flight), not timed"
+    assert e.text.endswith("; before it, not in it: warm-up: 16 requests in 2.21 s (4 in flight), not timed")
+    assert read_detail(tmp_path / "mlperf_log_detail.txt").require("proctor_expected_length") == e.text

@@ -296,7 +296,7 @@ def test_attainment_targets_set_by_the_user_and_failed_requests():
     assert att.goodput_per_s == pytest.approx(r.requests_per_second * 9 / 38, rel=1e-15)
     # the summary's lines say it, beside the MLPerf verdict
     lines = att.lines()
-    assert lines[0].startswith("SLO attainment: 9 of 40 requests (22.50%) met every target (TTFT <= 0.1 ms, "
+    assert lines[0].startswith("SLO attainment: 9 of 40 requests (22.50%) met every SLO target (TTFT <= 0.1 ms, "
                                "TPOT <= 0.0025 ms; set by --slo-ttft-ms; TPOT the benchmark's bound)")
     assert f"goodput: {att.goodput_per_s:.2f} requests/s" in lines[1]
 

@@ -3,6 +3,8 @@ fixes it and the value that would pass (results._reasons), on hand-built records
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -46,7 +48,7 @@ def test_too_few_queries_is_named_with_the_duration_and_query_count_that_pass():
     assert es.server_required_queries(0, 0.99) == P99_NONE_OVER
     [reason] = r.reasons
     assert reason == (
-        "early stopping: too few queries, not too slow: 200 queries, none over the TTFT/TPOT targets: 259 short "
+        "early stopping: too few queries, not too slow: 200 queries, none over the TTFT/TPOT bounds: 259 short "
         "of the 459 queries a 99th percentile estimate then needs: run longer: --duration-ms 26000 at "
         "--target-qps 20 (~520 queries), or --min-queries 459 (min_query_count)"
     )
@@ -86,7 +88,7 @@ def test_a_few_over_latency_is_still_too_few_queries_with_a_projected_count():
     assert projected is not None and projected >= need
     [reason] = r.reasons
     assert reason.startswith(
-        f"early stopping: too few queries, not too slow: 1000 queries, 4 over the latency target: {need - 1000} "
+        f"early stopping: too few queries, not too slow: 1000 queries, 4 over the latency bound: {need - 1000} "
         f"short of the {need} queries a 99th percentile estimate then needs: run longer: --duration-ms "
     )
     assert reason.endswith(f"--min-queries {projected} (min_query_count)")
@@ -104,7 +106,7 @@ def test_too_many_over_latency_asks_for_a_lower_rate():
     assert es_reason == [
         "early stopping: too many queries over latency (30 of 1000, 3.00%; no run length passes unless well "
         "under 1% are): "
-        f"1000 queries, 30 over the latency target: {need - 1000} short of the {need} queries a 99th percentile "
+        f"1000 queries, 30 over the latency bound: {need - 1000} short of the {need} queries a 99th percentile "
         "estimate then needs: lower --target-qps (server_target_qps, now 1000)"
     ]
     assert any("lower --target-qps (server_target_qps, now 1000)" in x for x in r.reasons if "latency is" in x)
@@ -165,3 +167,28 @@ def test_the_run_table_shows_the_queries_early_stopping_needs():
     console.print(outcome_table(outcome))
     text = console.export_text()
     assert "early stopping: queries / needed" in text and "200 / 459 (NOT met)" in text
+
+
+def test_the_run_table_prints_no_data_not_zero_when_no_sample_completed():
+    """48 queries, every sample failed: a percentile of nothing is "-", never 0.000 ms, and the failed
+    samples have their own row beside the log's error entries (which may be fewer: "repeated N times")."""
+    from rich.console import Console
+
+    from proctor.app.render import outcome_table
+    from proctor.loadgen.engine import RunOutcome
+    from proctor.loadgen.results import PerformanceResult
+
+    r = PerformanceResult(scenario="Server", mode="PerformanceOnly", target_percentile=0.99,
+                          use_token_latencies=True, query_count=48, sample_count=0, failed_samples=48)
+    outcome = RunOutcome(
+        result=r, valid=False, incomplete=False, incomplete_reason="", errors=2, warnings=0,
+        scenario="Server", mode="PerformanceOnly", log_paths={},
+    )  # type: ignore[arg-type]
+    console = Console(width=160, record=True)
+    console.print(outcome_table(outcome))
+    text = console.export_text()
+    assert "0.000" not in text, text
+    assert re.search(r"TTFT p99 / TPOT p99\s*│ - / -", text), text
+    assert re.search(r"latency p50 / p90 / p99 / p99.9\s*│ - / - / - / -", text), text
+    assert re.search(r"samples failed\s*│ 48", text), text
+    assert re.search(r"log errors / warnings\s*│ 2 / 0", text), text

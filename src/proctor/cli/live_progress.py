@@ -65,7 +65,10 @@ def format_snapshot(s: Snapshot, label: str) -> str:
         eta = f"  waiting for the SUT: nothing completed in {_eta_text(s.waiting_s)}"
     expected = ""
     if s.expected_s is not None:
-        expected = f" / {'' if s.expected_exact else '~'}{_eta_text(s.expected_s)}"
+        sign = ">=" if s.expected_at_least else "" if s.expected_exact else "~"
+        # under 10 s whole seconds say too little (a 0.5 s bound read ">=0 s")
+        length = f"{s.expected_s:.1f} s" if s.expected_s < 10 else _eta_text(s.expected_s)
+        expected = f" / {sign}{length}"
     line = (
         f"{label}  {s.elapsed_s:6.1f} s{expected}  queries {s.queries_issued}  samples {s.samples_issued} issued / "
         f"{s.samples_completed} done{of}{eta}  {s.qps:,.0f}/s  {pct}"
@@ -191,7 +194,8 @@ class LiveProgress(ProgressHooks):
         )
         if self._expected is not None and label == "PerformanceOnly":
             snap = dataclasses.replace(snap, expected_s=self._expected.seconds,
-                                       expected_exact=bool(self._expected.exact))
+                                       expected_exact=bool(self._expected.exact),
+                                       expected_at_least=bool(self._expected.at_least))
         if final:  # the phase ended: no time left to estimate; past the official queries (an
             # early-stopping extension, which stops when it can), or where the total was only an
             # estimate from the rate (a closed loop ends at its bounds), the total is what was issued

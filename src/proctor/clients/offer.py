@@ -171,6 +171,8 @@ class CountPlan:
     source: str  # the count source the run will use ("" when none is exact)
     lines: list[str]  # for the SUT's report and the console: the offers, the counts, TEST06
     warn: bool  # no exact count source: every sample will fail (no_count)
+    # warn: the one line a run is refused with before it starts (every sample would fail, no_count)
+    refusal: str = ""
 
 
 def plan_counts(
@@ -213,7 +215,15 @@ def plan_counts(
                   "TEST06 cannot pass: the server sends no token ids, and TEST06 checks the token ids each "
                   "response logs (output=ids)")
         lines.append(f"preflight: {test06}")
-    return CountPlan(send_lp, source, lines, warn=every and not source)
+    warn = every and not source
+    refusal = ""
+    if warn and not ids and not lp:  # nothing to count by even when asked: every sample would fail
+        urls = ", ".join(o.url for o in offers)
+        who = "the server sends" if len(offers) == 1 else "the servers send"
+        refusal = (f"{urls}: {who} no token ids, no usage record and no logprobs, so no output token can be "
+                   "counted and every sample would fail (no_count): give tokenizer=PATH (the served model's "
+                   "tokenizer.json)")
+    return CountPlan(send_lp, source, lines, warn=warn, refusal=refusal)
 
 
 __all__ = ["CountPlan", "Offer", "answer_complete", "dechunk", "plan_counts", "read_offer", "split_answer"]

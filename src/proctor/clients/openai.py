@@ -83,7 +83,7 @@ from proctor.clients.openai_config import (
     endpoint_url,
 )
 from proctor.clients.preflight import MIN_TOKENS_SERVERS, check_endpoints, probe_offers, server_owner
-from proctor.clients.request_export import RequestLog, check_export_path, write_export
+from proctor.clients.request_export import RequestLog, check_export_path, meta_path, write_export
 from proctor.clients.stream import FAULT_KINDS, Endpoint, StreamState, Times, new_loop, times_of
 from proctor.clients.tally import EndpointDown, Tally
 from proctor.clients.transport import Transport, make_transport
@@ -95,6 +95,7 @@ from proctor.clients.warmup import (
     is_warm,
     warm_body,
 )
+from proctor.column_files import file_format
 from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
@@ -235,7 +236,8 @@ class OpenAISUT(Tally):
             n = write_export(path, outcome, self.export)
         except (ConfigError, OSError) as exc:
             return f"per-request export not written: {exc}"
-        return f"per-request export: {n - 1} requests in {path}"
+        beside = f" (run header in {meta_path(path)})" if file_format(path, "export") == "csv" else ""
+        return f"per-request export: {n - 1} requests in {path}{beside}"
 
     def start(self, sink: CompletionSink) -> None:
         """The engine's sink for this run's completions (the transports are already open)."""
@@ -437,8 +439,9 @@ class OpenAIParams:
     warm: int = param(_D.warm, "idle connections kept ready per endpoint: opened at start, topped up as requests "
                       "take them (http=raw)", low=0, high=1024)
     warmup: int | None = param(None, "warm-up requests sent before the timed part, not recorded (prompts reversed, "
-                               "so no timed prompt is cached); default: one per stream where the run keeps several "
-                               "in flight (a closed loop), else none", low=0, high=MAX_WARMUP_REQUESTS,
+                               "so no timed prompt is cached); default: one per stream where the run keeps 2 or more "
+                               "in flight (proctor sweep --concurrency N >= 2, MultiStream), none with one in flight "
+                               "(--concurrency 1, SingleStream) or in Server", low=0, high=MAX_WARMUP_REQUESTS,
                                shown="auto")
     warmup_s: float = param(0.0, "keep sending warm-up requests for this many seconds (with warmup=N: both)",
                             low=0, high=MAX_WARMUP_S)
@@ -496,6 +499,8 @@ def from_params(p: OpenAIParams, context: RunContext | None = None) -> tuple[Ope
                              tokenizer=base.tokenizer is not None)
         for line in counts.lines:
             log.warning("%s", line)
+        if counts.refusal:  # every sample would fail (no_count): refused before the run's logs
+            raise ConfigError(counts.refusal, key="tokenizer")
         base = dataclasses.replace(base, logprobs=counts.logprobs)
 
     def accepts_min_tokens() -> bool:  # asked only for min_tokens=auto where the benchmark names one

@@ -19,6 +19,10 @@ last of them arrived; the first one's time is `first_token_ns`), both null when 
 came. With procs=N the workers count the chunks and send the count and the last one's time back
 with each outcome (`openai_procs`). `figures` recomputes the summary's figures from a file
 by the official definitions (`loadgen.results`), the round trip its test checks.
+
+A CSV file holds the columns alone (a plain table, as CSV readers expect); its header goes beside it
+as `FILE.csv.meta.json` (`meta_path`), the same object the JSONL header line and the Parquet schema
+metadata hold, which `read_export` reads back with the CSV.
 """
 
 from __future__ import annotations
@@ -192,6 +196,8 @@ def write_export(path: str | Path, outcome: Any, log: RequestLog | None) -> int:
     done = np.asarray(records.sample_done_ns[:ns])
     ended = (done != NOT_SET) & ~failed  # a completed sample: judged against the SLO targets
     masks = {} if att is None else att.masks
+    if file_format(path, "export") == "csv":  # the run's header beside the plain table
+        Path(meta_path(path)).write_bytes(orjson.dumps(header, option=orjson.OPT_INDENT_2) + b"\n")
     with ColumnWriter(path, COLUMNS, meta=header, key="export") as w:
         for a in range(0, ns, WRITE_CHUNK):
             b = min(a + WRITE_CHUNK, ns)
@@ -229,12 +235,39 @@ MAX_CSV_CELL = 256  # characters of one CSV cell when reading an export back
 KIND_OF = dict(COLUMNS)
 
 
+MAX_META_BYTES = 64 * 1024  # a CSV export's header file, read back
+
+
+def meta_path(path: str | Path) -> str:
+    """Where a CSV export's header goes: beside it, `FILE.csv.meta.json`."""
+    return f"{path}.meta.json"
+
+
+def _read_meta(p: str) -> dict[str, Any]:
+    """A CSV export's header file ({} where there is none); bounded, LogFormatError when it is not one."""
+    meta = Path(meta_path(p))
+    if not meta.is_file():
+        return {}
+    with open(meta, "rb") as f:
+        raw = f.read(MAX_META_BYTES + 1)
+    if len(raw) > MAX_META_BYTES:
+        raise LogFormatError(f"more than {MAX_META_BYTES} bytes", file=str(meta))
+    try:
+        header = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise LogFormatError(f"not JSON ({exc})", file=str(meta)) from None
+    if not isinstance(header, dict) or header.get("proctor_request_export") != EXPORT_VERSION:
+        raise LogFormatError("not a proctor request export header", file=str(meta))
+    return header
+
+
 def read_export(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and rows of an export file, JSONL, CSV or Parquet by its extension (bounded: lines,
-    cells, rows; LogFormatError naming the line or row). A CSV export has no header: {}."""
+    cells, rows; LogFormatError naming the line or row). A CSV export's header is its
+    `FILE.csv.meta.json` ({} where there is none)."""
     fmt = file_format(path, "export")
     if fmt == "csv":
-        return {}, _read_csv(str(path))
+        return _read_meta(str(path)), _read_csv(str(path))
     if fmt == "parquet":
         return _read_parquet(str(path))
     return _read_jsonl(str(path))
@@ -356,7 +389,8 @@ def figures(
     samples; tokens/s and requests/s over the last query's completion (Offline: the longest latency;
     requests/s (n - 1) / it, Offline n / it); and per-request SLO attainment against the header's
     targets (or `slo_targets_ns`): a completed sample within each, a failed one within none, goodput
-    = requests/s x met / completed. `scenario` stands in for a header that does not say (CSV)."""
+    = requests/s x met / completed. `scenario` stands in for a header that does not say (a CSV without
+    its meta file)."""
     header, rows = read_export(path)
     scenario = header.get("scenario") or scenario
 
@@ -425,5 +459,5 @@ def figures(
     return out
 
 
-__all__ = ["COLUMNS", "EXPORT_VERSION", "SOURCES", "RequestLog", "check_export_path", "figures", "read_export",
+__all__ = ["COLUMNS", "EXPORT_VERSION", "SOURCES", "RequestLog", "check_export_path", "figures", "meta_path", "read_export",
            "write_export"]

@@ -96,6 +96,7 @@ class WarmUp:
         self._last = 0.0  # when the latest outcome came (monotonic)
         self.elapsed_s = 0.0
         self.left = 0  # requests still in flight when the wait ended (the per-request timeout passed)
+        self.peak = 0  # the most requests in flight at once (at most `streams`, at most `sent`)
 
     def settled(self, i: int, kind: str | None) -> None:
         with self._cond:
@@ -131,6 +132,7 @@ class WarmUp:
                 self.sent += len(batch)
                 now = time.monotonic()
                 self._open.update((i, now) for i, _ in batch)
+                self.peak = max(self.peak, len(self._open))
             self._issue(batch)
         deadline = time.monotonic() + wait_s
         with self._cond:
@@ -150,7 +152,7 @@ class WarmUp:
         """The warm-up's account: what the SUT report and the detail log say."""
         parts = [f"{connections} connections opened ahead"] if connections else []
         if self.sent:
-            what = f"{self.sent} requests in {self.elapsed_s:.2f} s ({self.streams} in flight"
+            what = f"{self.sent} requests in {self.elapsed_s:.2f} s ({self.peak} in flight"
             if self.faults:
                 what += ", failed: " + ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
             if self.left:

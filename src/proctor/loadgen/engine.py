@@ -683,10 +683,13 @@ class Run:
         assert self.eff is not None
         pad = self.eff.samples_per_query - 1 if self.eff.scenario == Scenario.MULTI_STREAM else 0
         try:
-            expected = expected_length(self.eff, phase.schedule, phase.mode, int(phase.loaded.shape[0]) - pad)
+            expected = expected_length(self.eff, phase.schedule, phase.mode, int(phase.loaded.shape[0]) - pad,
+                                       concurrency=self.concurrency)
         except (ValueError, IndexError) as exc:  # a schedule too odd to foresee: the run goes on
             self.info(f"expected length not known: {exc}")
             return
+        if self.warmup:  # the SUT's warm-up, done before the clock: part of the wait, so said here too
+            expected = dataclasses.replace(expected, warmup=self.warmup)
         self.log(EXPECTED_KEY, expected.text)
         on_expected = getattr(self.progress, "on_expected", None)  # hooks written before it may lack it
         if on_expected is not None:

@@ -37,12 +37,21 @@ class Expected:
     # procedure stops sooner when no query is in flight); None: `seconds` alone
     low_seconds: float | None = None
     low_queries: int | None = None
+    # the length is a lower bound, not an estimate (a closed loop: it ends once both min_duration and
+    # min_query_count are met, at the SUT's own pace): "at least" in the text, ">=" in the progress line
+    at_least: bool = False
+    # what the SUT did to get ready before the clock (sink.WarmUpSUT's line, "warm-up: 16 requests in
+    # 2.21 s ..., not timed"): not part of the length, but part of the wait, so said with it
+    warmup: str = ""
 
     @property
     def text(self) -> str:
         """`expected length: ~49 s (1,024 queries): why; why`."""
         if self.seconds is None:
             head = f"expected: {self.samples:,} samples, as fast as the SUT answers"
+        elif self.at_least:
+            head = (f"expected length: at least {_secs(self.seconds)} and {self.queries:,} "
+                    f"{'query' if self.queries == 1 else 'queries'}")
         else:
             counts = f"{self.queries:,} {'query' if self.queries == 1 else 'queries'}"
             length = _secs(self.seconds)
@@ -54,7 +63,8 @@ class Expected:
             if self.samples != self.queries:
                 counts += f", {self.samples:,} samples"
             head = f"expected length: {'' if self.exact else '~'}{length} ({counts})"
-        return head + (": " + "; ".join(self.why) if self.why else "")
+        why = self.why + ([f"before it, not in it: {self.warmup}"] if self.warmup else [])
+        return head + (": " + "; ".join(why) if why else "")
 
 
 def _secs(s: float) -> str:
@@ -70,12 +80,16 @@ def _first_at_or_after(schedule: Schedule, t_ns: int, upto: int) -> int:
     return int(np.searchsorted(schedule.scheduled_ns[:upto], t_ns, side="left"))
 
 
-def expected_length(eff: EffectiveSettings, schedule: Schedule, mode: TestMode | str, n_loaded: int) -> Expected:
-    """The expected length of one phase of `eff` with `schedule` over `n_loaded` loaded samples."""
+def expected_length(eff: EffectiveSettings, schedule: Schedule, mode: TestMode | str, n_loaded: int,
+                    concurrency: int = 0) -> Expected:
+    """The expected length of one phase of `eff` with `schedule` over `n_loaded` loaded samples;
+    `concurrency` N > 0: a closed loop keeping N queries in flight (`proctor sweep --concurrency`)."""
     mode = TestMode(mode)
     nq, ns = schedule.n_queries, schedule.n_samples
     if mode is TestMode.ACCURACY_ONLY:
         return Expected(None, nq, ns, [f"every loaded sample once ({n_loaded:,})"])
+    if concurrency > 0:
+        return _closed_loop(eff, nq, concurrency)
     scenario = eff.scenario
     min_s = eff.min_duration_ms / 1000.0
     rate = float(eff.target_qps)
@@ -143,6 +157,22 @@ def _offline(eff: EffectiveSettings, ns: int, min_s: float, rate: float, equal: 
         why.append(f"rounded up to {ns:,}, whole passes over the {n_loaded:,} loaded samples (equal issue)")
     why.append(f"at the {rate:g} samples/s the settings expect (--target-qps); the SUT's own speed decides")
     return Expected(ns / rate if rate > 0 else None, 1, ns, why)
+
+
+def _closed_loop(eff: EffectiveSettings, nq: int, n: int) -> Expected:
+    """A closed loop ends once both min_duration and min_query_count are met, each next query issued
+    as one ends: its length is the SUT's latency x min_query_count / N, or min_duration if that is
+    longer. Nothing before the run knows that latency (--expected-latency-ms is a setting, not the
+    SUT's), so the length said is the bound the settings fix."""
+    min_s = eff.min_duration_ms / 1000.0
+    mq = min(max(int(eff.min_query_count), 1), nq) if nq else max(int(eff.min_query_count), 1)
+    why = [f"a closed loop with {n:,} in flight ends once both min_duration {_secs(min_s)} and min_query_count "
+           f"{mq:,} are met, whichever comes later: {mq:,} queries take the SUT's latency x {mq:,} / {n:,}, "
+           "which no setting knows before the run (the progress line shows how far it is)"]
+    if eff.max_duration_ms:
+        why.append(f"max_duration stops it at {_secs(eff.max_duration_ms / 1000.0)}")
+    spq = max(int(eff.samples_per_query), 1)
+    return Expected(min_s, mq, mq * spq, why, at_least=True)
 
 
 def _stream(eff: EffectiveSettings, nq: int, ns: int, min_s: float, rate: float, equal: bool) -> Expected:

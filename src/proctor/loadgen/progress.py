@@ -70,6 +70,7 @@ class Snapshot:
     waiting_s: float = 0.0  # > 0: nothing completed this long with samples outstanding (no ETA then)
     expected_s: float | None = None  # the phase's expected length, said before it started (loadgen.expected)
     expected_exact: bool = False  # the schedule fixes it (Server)
+    expected_at_least: bool = False  # a lower bound (a closed loop: the SUT's latency decides past it)
 
 
 @dataclass(slots=True)

@@ -256,9 +256,9 @@ class Attainment:
         """The summary's lines (after `PROCTOR: `)."""
         per = ", ".join(f"{SLO_LABELS[k]} {self.met[k]}" for k in self.targets_ns)
         out = [
-            f"SLO attainment: {self.met_all} of {self.judged} requests ({self.share:.2%}) met every target "
+            f"SLO attainment: {self.met_all} of {self.judged} requests ({self.share:.2%}) met every SLO target "
             f"({self.describe_targets()}; {self.source}); within each: {per}",
-            f"goodput: {self.goodput_per_s:.2f} requests/s met every target, of {self.requests_per_s:.2f} "
+            f"goodput: {self.goodput_per_s:.2f} requests/s met every SLO target, of {self.requests_per_s:.2f} "
             "requests/s completed (the MLPerf verdict judges the percentile against the bounds instead)",
         ]
         if self.ignored:
@@ -764,20 +764,20 @@ def _reasons(
         lower = f"lower --target-qps (server_target_qps, now {eff.target_qps:g})"
         if not res.use_token_latencies:
             out.append(CheckFailure(
-                "latency", f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns target", lower
+                "latency", f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns bound", lower
             ))
         else:
             if res.ttft.target > eff.server_ttft_latency:
                 out.append(CheckFailure(
                     "latency",
-                    f"{pc} time to first token is {res.ttft.target} ns, above the {eff.server_ttft_latency} ns target",
+                    f"{pc} time to first token is {res.ttft.target} ns, above the {eff.server_ttft_latency} ns bound",
                     lower,
                 ))
             if res.tpot.target > eff.server_tpot_latency:
                 out.append(CheckFailure(
                     "latency",
                     f"{pc} time per output token is {res.tpot.target} ns, above the "
-                    f"{eff.server_tpot_latency} ns target",
+                    f"{eff.server_tpot_latency} ns bound",
                     lower,
                 ))
     if not res.early_stopping_met:
@@ -847,12 +847,12 @@ def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> tu
     pct = res.target_percentile
     if res.use_token_latencies:
         counts = {"TTFT": res.ttft_overlatency_count, "TPOT": res.tpot_overlatency_count}
-        over = ", ".join(f"{v} over the {k} target" for k, v in counts.items())
+        over = ", ".join(f"{v} over the {k} bound" for k, v in counts.items())
         if not any(counts.values()):
-            over = "none over the TTFT/TPOT targets"
+            over = "none over the TTFT/TPOT bounds"
     else:
         counts = {"latency": res.overlatency_count}
-        over = f"{res.overlatency_count} over the latency target" if res.overlatency_count else "none over latency"
+        over = f"{res.overlatency_count} over the latency bound" if res.overlatency_count else "none over latency"
     need = max(es.server_required_queries(t, pct) for t in counts.values())
     q = res.query_count
     ran = f"{q} queries"
