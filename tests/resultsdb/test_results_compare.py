@@ -226,3 +226,36 @@ def test_the_page_draws_whatever_a_submitter_is_called(pristine_tree, tmp_path) 
     out = page.write(placed, tmp_path / "p.html")
     html = out.read_text()
     assert "a$^{x" in html and html.count("data:image/png;base64,") == 1
+
+
+def test_a_run_that_logged_its_benchmark_needs_no_folder_names(published, pristine_tree, tmp_path) -> None:
+    """`proctor run --model resnet50 -o anywhere` logs proctor_benchmark: compare reads it where the
+    folders name none; a logged name no round knows is not taken (hostile log: the question stays)."""
+    from proctor.loadgen.logs.detail import BENCHMARK_KEY, append_record
+
+    db, _ = published
+    run = run_folder(pristine_tree, tmp_path, "resnet50", "Offline", "v5.1")
+    loose = tmp_path / "loose"
+    run.rename(loose)
+    detail = next(loose.rglob("mlperf_log_detail.txt"))
+    append_record(detail, BENCHMARK_KEY, "no-such-net")
+    with pytest.raises(ResultsError, match="which benchmark does this run stand for"):
+        _place(db, loose)
+    append_record(detail, BENCHMARK_KEY, "resnet50")  # the last record of a key is the one read
+    [p] = _place(db, loose, round_="v5.1")
+    assert (p.benchmark, p.rank) == ("resnet50", 2)
+
+
+def test_proctor_run_logs_the_benchmark_it_was_set_up_as(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from proctor.loadgen.logs.detail import BENCHMARK_KEY
+    from proctor.loadgen.logs.reader import read_detail
+
+    r = subprocess.run([sys.executable, "-m", "proctor", "run", "-s", "Offline", "--sut",
+                        "synthetic:service_us=0,workers=0", "--model", "retinanet", "--duration-ms", "0",
+                        "--min-queries", "1", "--no-report", "-o", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    assert read_detail(tmp_path / "out" / "mlperf_log_detail.txt").values[BENCHMARK_KEY] == "retinanet"

@@ -20,6 +20,7 @@ from proctor.app.accuracy_scoring import check_script, score_accuracy_run
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.errors import ConfigError, ProctorError, RunError
 from proctor.loadgen import output_lock, stop_signals
+from proctor.loadgen.logs.detail import BENCHMARK_KEY
 from proctor.loadgen.options import DRAIN_S, EngineOptions
 from proctor.loadgen.resolve import Confs, Overrides, Resolved, check_for_qsl, resolve_settings
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
@@ -400,6 +401,7 @@ class RunRequest:
             early_stopping_extension=self.early_stopping_extension,
             concurrency=self.concurrency,
             slo=self.slo,
+            detail_records=((BENCHMARK_KEY, self.model),),  # which benchmark the run stands for
         )
 
     def log_settings(self, outdir: Path | None = None) -> LogSettings:

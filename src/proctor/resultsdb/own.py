@@ -27,6 +27,7 @@ from proctor.checks.performance import RunRules, check_performance_log
 from proctor.checks.system_description import load_strict_json
 from proctor.errors import ResultsError
 from proctor.findings import Finding
+from proctor.loadgen.logs.detail import BENCHMARK_KEY
 from proctor.resultsdb.layout import INFERENCE, plan
 from proctor.resultsdb.rows import (
     INVALID,
@@ -77,6 +78,12 @@ def _benchmark_from_path(log: Path) -> tuple[str | None, str | None]:
     if len(parts) >= 2 and scenario_key(parts[-1]) in SCENARIOS:
         return parts[-2], parts[-1]
     return None, None
+
+
+def _logged_benchmark(log: DetailLogData) -> str | None:
+    """The benchmark `proctor run --model` logged (proctor_benchmark), when it is one a round knows."""
+    value = log.get(BENCHMARK_KEY)
+    return value if isinstance(value, str) and len(value) <= 100 and known_rounds(value) else None
 
 
 def _accelerators(system: Path | None, accelerators: int | None) -> dict[str, Any]:
@@ -140,7 +147,8 @@ def read_run(
     """A run folder's row; `pick_round(rounds whose table has the benchmark, its name)` chooses the
     round when none is given (the newest one with published results of it)."""
     from_path, scen_folder = _benchmark_from_path(log_path)
-    name = benchmark or from_path
+    log, problems = load_detail_log(log_path)
+    name = benchmark or from_path or _logged_benchmark(log)
     if not name:
         raise ResultsError(
             f"{show(path)}: which benchmark does this run stand for? its log does not say and its folders are not "
@@ -161,7 +169,6 @@ def read_run(
     rnd = round_table(round_)
     variant = rnd.table.resolve(name)
     bench = variant.benchmark
-    log, problems = load_detail_log(log_path)
     found: list[Finding] = list(problems)
     logged = SCENARIOS.get(scenario_key(str(log.get("effective_scenario", ""))))
     cat = _category(scenario, scen_folder, logged, variant.interactive, log_path)

@@ -240,6 +240,7 @@ SHORT_RUN_KEY = "proctor_short_run"  # value: why the run is not a submission ru
 SHORT_RUN_VERDICT = "VALID for these settings; not a submission run"  # a valid run with that mark, everywhere
 # value: what the SUT sent instead of the benchmark's generation parameters (rules.llm_generation)
 GENERATION_OVERRIDE_KEY = "proctor_generation_override"
+BENCHMARK_KEY = "proctor_benchmark"  # value: the benchmark the run was set up as (`--model`), for `results compare`
 EXPECTED_KEY = "proctor_expected_length"  # value: a phase's expected length and why (loadgen.expected)
 VERDICT_KEY = "proctor_verdict"  # older logs' printed verdict; now a file beside them (loadgen.logs.verdict)
 
