@@ -39,33 +39,12 @@ from typing import Any
 
 import numpy as np
 import orjson
+from bench.llm_client import tree_cpu_s  # the one /proc walk (llm_client imports this module lazily)
 
 STUB = Path(__file__).with_name("llm_stub.py")
 CLIENT = Path(__file__).with_name("llm_client.py")
 TICK = os.sysconf("SC_CLK_TCK")
 GOAL_MS = 0.2
-
-
-def tree_ticks(root: int) -> int:
-    """utime+stime ticks of a process and its live descendants (/proc)."""
-    parent: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            raw = Path(f"/proc/{d}/stat").read_bytes()
-        except OSError:
-            continue
-        f = raw[raw.rindex(b")") + 2:].split()
-        parent[int(d)], ticks[int(d)] = int(f[1]), int(f[11]) + int(f[12])
-    keep, frontier = {root}, [root]
-    while frontier:
-        p = frontier.pop()
-        kids = [c for c, pp in parent.items() if pp == p and c not in keep]
-        keep.update(kids)
-        frontier.extend(kids)
-    return sum(ticks.get(p, 0) for p in keep)
 
 
 class TreeCpu:
@@ -81,7 +60,7 @@ class TreeCpu:
     def _run(self) -> None:
         while not self._stop.wait(0.1):
             with contextlib.suppress(OSError, ValueError):
-                self.samples.append((time.monotonic_ns(), tree_ticks(self.pid) / TICK))
+                self.samples.append((time.monotonic_ns(), tree_cpu_s(self.pid)))
 
     def stop(self) -> None:
         self._stop.set()
