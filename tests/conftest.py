@@ -7,10 +7,17 @@ examples per property; `HYPOTHESIS_PROFILE=long python -m pytest -m fuzz` or ben
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# A shell without job control starts background jobs with SIGINT ignored, and children inherit an
+# ignored signal: the Ctrl-C tests (in-process and in child processes) would test nothing. Handled
+# here, an ignored SIGINT becomes Python's own again, and children start with the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
