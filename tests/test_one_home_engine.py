@@ -152,3 +152,44 @@ def test_the_cli_names_its_flags_for_the_settings_it_sets() -> None:
         assert info.value.key == key
         assert ("--expected-latency-ms" in str(info.value)) == bool(labels)
     assert build_settings(Scenario.OFFLINE, None, "digits", None).settings.scenario == Scenario.OFFLINE
+
+
+def advised_options(trees: list[tuple[Path, ast.Module]]) -> set[str]:
+    """The options the engine's advice names through OptionNames: the first argument of each
+    `.name("x", ...)`, `.named("x", ...)` or `.labelled("x")` call."""
+    return {
+        node.args[0].value
+        for _, tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("name", "named", "labelled")
+        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+    }
+
+
+def test_every_option_the_engines_advice_names_has_the_clis_flag() -> None:
+    """The engine's verdict and advice name an option through the caller's labels (EngineOptions.labels,
+    loadgen/option_names.py): the CLI labels every one it names, so `proctor run` reads the flag to type
+    ("lower --target-qps (server_target_qps, now 40)") where a library caller reads the setting."""
+    from proctor.cli.run_options import SETTING_FLAGS
+    from proctor.loadgen.sut_faults import ADVICE_OPTIONS
+
+    named = advised_options(_trees(LOADGEN)) | set(ADVICE_OPTIONS)
+    assert {"target_qps", "expected_latency_ms", "min_query_count", "timeout_s", "concurrency", "debug"} <= named
+    assert sorted(named - set(SETTING_FLAGS)) == []
+    assert all(FLAG.fullmatch(SETTING_FLAGS[o]) for o in named - {"debug"})
+    assert "--debug" in SETTING_FLAGS["debug"]
+
+
+def test_the_session_hands_the_clis_labels_to_the_engine() -> None:
+    """`proctor run`, `sweep` and `audit` build their request with the CLI's labels, and the session's
+    EngineOptions carries them (the engine's advice then names the flags typed)."""
+    from proctor.app.session import RunRequest
+    from proctor.cli.run_options import SETTING_FLAGS
+    from proctor.loadgen.types import Scenario
+
+    options = RunRequest(Scenario.SERVER, option_names=SETTING_FLAGS).options("")
+    assert options.labels == SETTING_FLAGS
+    assert RunRequest(Scenario.SERVER).options("").labels == {}  # a library request: the settings' own names
+    audit = (SRC / "cli" / "audit.py").read_text(encoding="utf-8")
+    assert "labels=request.option_names" in audit

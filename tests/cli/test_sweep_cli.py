@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from proctor.app import sweep as sw
+from proctor.loadgen.logs.reader import read_detail
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 # 4 workers of 5 ms each: at most 800 samples per second; no rate above it meets a 15 ms bound
@@ -169,6 +170,11 @@ def test_a_concurrency_sweep_is_marked_not_mlperf_in_the_json_and_in_each_log(tm
         assert f"MLPerf scenario : NO (closed loop, {point['value']:g} queries in flight)" in (
             folder / "mlperf_log_summary.txt"
         ).read_text()
+        # the engine's reason names the sweep's flags: the CLI hands them down (EngineOptions.labels)
+        reasons = read_detail(folder / "mlperf_log_detail.txt").values["proctor_invalid_reasons"]
+        assert reasons[0] == (f"closed loop with {point['value']:g} queries in flight (--concurrency): not an "
+                              "MLPerf scenario, so no MLPerf verdict; for one run --scenario Server or "
+                              "SingleStream without --concurrency")
     one, four = doc["points"]
     assert four["requests_per_s"] > 2 * one["requests_per_s"]
     assert "closed loop: not an MLPerf scenario" in res.stdout

@@ -95,3 +95,37 @@ def test_payload_is_read_from_the_address_after_the_callback(tmp_path):
         assert bytes.fromhex(e["data"]) == struct.pack("<ii", e["qsl_idx"], -1)
     outcome = lg.last_outcome()
     assert outcome is not None and outcome.accuracy_samples == 20 and outcome.errors == 0
+
+
+def test_an_official_api_harness_is_advised_in_settings_not_flags(tmp_path):
+    """A harness on the official API passes no labels (issue 32 item 5): an invalid run's reasons, as
+    returned and as logged, name the TestSettings it sets, never a command-line flag of proctor's."""
+    import re
+
+    from proctor.loadgen import early_stopping as es
+    from proctor.loadgen.logs.reader import read_detail
+
+    sut = lg.ConstructSUT(lambda samples: lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id) for s in samples]),
+                          lambda: None)
+    qsl = lg.ConstructQSL(64, 64, lambda s: None, lambda s: None)
+    ts = lg.TestSettings()
+    ts.scenario, ts.mode = lg.TestScenario.SingleStream, lg.TestMode.PerformanceOnly
+    ts.min_duration_ms, ts.min_query_count, ts.max_query_count = 60_000, 10, 20  # stops at 20: too short
+    ls = lg.LogSettings()
+    ls.log_output.outdir, ls.enable_trace = str(tmp_path), False
+    try:
+        lg.StartTestWithLogSettings(sut, qsl, ts, ls, "")
+    finally:
+        lg.DestroySUT(sut)
+        lg.DestroyQSL(qsl)
+    reasons = lg.last_outcome().invalid_reasons
+    fixes = [r.rpartition(": ")[2] for r in reasons]
+    assert len(reasons) == 2 and reasons[0].startswith("ran ") and "min_duration is 60 s" in reasons[0]
+    assert re.fullmatch(r"lower single_stream_expected_latency_ns \d+ or less \(the measured mean latency\): more "
+                        r"queries are generated", reasons[0].partition("): ")[2]), reasons[0]
+    need = es.min_queries(float(lg.last_outcome().effective.target_latency_percentile))
+    assert fixes[1] == (f"min_query_count {need}, or run longer (min_duration) or lower "
+                        "single_stream_expected_latency_ns")
+    logged = read_detail(tmp_path / "mlperf_log_detail.txt").values["proctor_invalid_reasons"]
+    assert logged == reasons
+    assert not any(re.search(r"(?<![\w-])--[a-z]", r) for r in reasons), reasons

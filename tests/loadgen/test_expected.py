@@ -10,11 +10,13 @@ import pytest
 
 from proctor.app.session import build_settings
 from proctor.cli.live_progress import format_snapshot
+from proctor.cli.run_options import SETTING_FLAGS
 from proctor.loadgen.early_stopping_extension import extension_queries
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.expected import Expected, expected_length
 from proctor.loadgen.logs.reader import read_detail
 from proctor.loadgen.normalize import normalize
+from proctor.loadgen.option_names import NO_LABELS, OptionNames
 from proctor.loadgen.progress import ProgressHooks, Snapshot
 from proctor.loadgen.resolve import start_settings
 from proctor.loadgen.schedule import generate_schedule, loadable_sets
@@ -26,9 +28,14 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 PERF = TestMode.PERFORMANCE_ONLY
 
 
-def expect(model: str, scenario: Scenario, prompts: int, *, extend: bool = True, **options) -> tuple[Expected, object]:
+CLI = OptionNames(SETTING_FLAGS)  # the names `proctor run` hands the engine (EngineOptions.labels)
+
+
+def expect(model: str, scenario: Scenario, prompts: int, *, extend: bool = True, names: OptionNames = CLI,
+           **options) -> tuple[Expected, object]:
     """What `proctor run --model M --scenario S --duration-ms ... --target-qps ...` over `prompts`
-    samples expects, and the schedule it will run (the engine's own steps)."""
+    samples expects, and the schedule it will run (the engine's own steps); `names` NO_LABELS: what
+    a library run with the same settings expects."""
     resolved = build_settings(scenario, PERF, model, None, **options)
     eff = normalize(start_settings(resolved.settings, None), prompts, prompts)
     loaded = loadable_sets(eff, prompts, PERF)[0]
@@ -36,7 +43,7 @@ def expect(model: str, scenario: Scenario, prompts: int, *, extend: bool = True,
     if extend and extension_queries(eff, 1, PERF):
         extra = lambda n: extension_queries(eff, n, PERF)  # noqa: E731
     schedule = generate_schedule(eff, loaded, PERF, extra_queries=extra)
-    return expected_length(eff, schedule, PERF, len(loaded)), schedule
+    return expected_length(eff, schedule, PERF, len(loaded), names=names), schedule
 
 
 def test_the_issues_examples_are_foreseen_with_their_causes():
@@ -73,6 +80,10 @@ def test_the_readmes_quick_llm_run_is_too_short_for_early_stopping():
             "still in flight (counted as over): proctor issues them (the rules' early-stopping procedure), at most "
             "216 more: 432 in all are too few, the run will be INVALID (--min-queries 459 or a longer --duration-ms)"
             ) in e.text
+    # a library run (no labels) is told the settings it sets, no command-line flag
+    e, _ = expect("llama3_1-8b", Scenario.SERVER, 24, names=NO_LABELS, duration_ms=10_000, target_qps=20)
+    assert e.text.endswith("432 in all are too few, the run will be INVALID (min_query_count 459 or a longer "
+                           "min_duration)") and "--" not in e.text
     # a goodput probe stops where the official LoadGen stops: the same cause, said as what it costs
     e, _ = expect("llama3_1-8b", Scenario.SERVER, 24, extend=False, duration_ms=10_000, target_qps=20)
     assert e.queries == 216 and e.text.endswith("needs 459 queries even with none over latency: fewer make the "
@@ -91,6 +102,21 @@ def test_the_readmes_other_runs():
     assert e.text.startswith("expected length: ~11.0 min (1 query, 7,920,000 samples): min_duration 10.0 min x "
                              "12000 samples/s x 1.1 = 7,920,000 samples")
     assert pytest.approx(12, abs=0.1) == 7_920_000 / 11_000 / 60  # the README's ~12 min at the rate it measures
+
+
+@pytest.mark.parametrize(
+    ("scenario", "options", "flag", "setting"),
+    [(Scenario.OFFLINE, {"target_qps": 12000}, "(--target-qps)", "(offline_expected_qps)"),
+     (Scenario.SINGLE_STREAM, {"duration_ms": 100}, "(--expected-latency-ms)", "(single_stream_expected_latency_ns)"),
+     (Scenario.MULTI_STREAM, {"duration_ms": 100}, "(--expected-latency-ms)", "(multi_stream_expected_latency_ns)")],
+)
+def test_the_rate_a_length_assumes_is_named_as_the_caller_sets_it(scenario, options, flag, setting):
+    """The CLI's run names the flag that sets the rate it assumes; a library run the setting it sets."""
+    cli, _ = expect("resnet50", scenario, 1024, **options)
+    library, _ = expect("resnet50", scenario, 1024, names=NO_LABELS, **options)
+    assert f"the settings expect {flag}" in cli.text and flag not in library.text
+    assert f"the settings expect {setting}" in library.text and "--" not in library.text
+    assert cli.text.replace(flag, setting) == library.text
 
 
 def test_a_stream_run_names_its_equal_issue_rounding_and_a_too_short_estimate():

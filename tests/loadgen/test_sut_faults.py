@@ -6,6 +6,7 @@ by look); the in-process runs assert on values, never on how long they took."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from proctor.app.session import verdict
 from proctor.cli.live_progress import format_snapshot
+from proctor.errors import RunError
 from proctor.loadgen import completion, sut_faults
 from proctor.loadgen.clock import ManualClock
 from proctor.loadgen.completion import ID_GENERATION_BITS, CompletionTracker
@@ -343,3 +345,87 @@ def test_the_progress_line_says_it_waits_instead_of_a_growing_eta():
     assert "waiting for the SUT: nothing completed in 47 s" in line and "ETA" not in line
     unknown = Snapshot(0.5, 1, 1, 0, 0.0, {}, None, float("inf"))
     assert "ETA unknown until a query completes" in format_snapshot(unknown, "PerformanceOnly")
+
+
+# --- the advice names the options as the caller does (issue 32 item 5) ---------------------------------
+
+
+class SilentSUT:
+    """Completes its first `answered` samples at once, then none (a hang)."""
+
+    def __init__(self, answered: int = 0) -> None:
+        self.answered = answered
+
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        done = [QuerySampleResponse(s.id) for s in samples[: max(self.answered, 0)]]
+        self.answered -= len(done)
+        if done:
+            completion.query_samples_complete(done)
+
+    def flush_queries(self) -> None:
+        pass
+
+
+class CrashingSUT:
+    def issue_query(self, samples: list[QuerySample]) -> None:
+        raise RuntimeError("model crashed")
+
+    def flush_queries(self) -> None:
+        pass
+
+
+def _raised(tmp_path: Path, **kw: Any) -> tuple[RunOutcome, BaseException | None]:
+    with pytest.raises(RunError) as info:
+        single_stream(tmp_path, CrashingSUT(), **kw)
+    outcome = info.value.outcome
+    assert isinstance(outcome, RunOutcome)
+    return outcome, info.value.__cause__
+
+
+@pytest.mark.parametrize("answered", [0, 1])  # none completed (the class's advice), or a hang after one
+def test_a_stalled_run_names_the_stuck_limit_as_the_caller_sets_it(tmp_path, answered):
+    """A library run (no labels) is told the option it sets, `timeout_s`; `proctor run`'s labels name
+    the flag, and nothing else in the verdict differs."""
+    from proctor.cli.run_options import SETTING_FLAGS
+
+    library = single_stream(tmp_path / "lib", SilentSUT(answered), timeout_s=0.2)
+    cli = single_stream(tmp_path / "cli", SilentSUT(answered), timeout_s=0.2, labels=SETTING_FLAGS)
+    lines = [verdict(out)[1][0] for out in (library, cli)]
+    assert all(line.startswith("INCOMPLETE: the SUT did not complete ") for line in lines), lines
+    assert "proctor gives up after timeout_s 0.2 s" in lines[0] and lines[0].endswith("needs a longer timeout_s")
+    assert "proctor gives up after --timeout-s 0.2 s" in lines[1] and lines[1].endswith("needs a longer --timeout-s")
+    assert not re.search(r"(?<![\w-])--[a-z]", lines[0]), lines[0]
+    def masked(line: str) -> str:  # the idle seconds and the phase's response ids differ between runs
+        return re.sub(r"\d+", "N", line)
+
+    assert masked(lines[1].replace("--timeout-s", "timeout_s")) == masked(lines[0])
+
+
+def test_a_raising_sut_is_told_where_its_traceback_is(tmp_path):
+    """Without labels the traceback is on the exception the run raised (RunError, chained to the SUT's:
+    true, checked here); `proctor run` hands the words for its own way, --debug."""
+    from proctor.cli.run_options import SETTING_FLAGS
+
+    outcome, cause = _raised(tmp_path / "lib")
+    assert isinstance(cause, RuntimeError) and cause.__traceback__ is not None
+    ok, lines = verdict(outcome)
+    assert not ok and lines[0].endswith(": fix the SUT (the exception the run raised shows its traceback)"), lines[0]
+    outcome, _ = _raised(tmp_path / "cli", labels=SETTING_FLAGS)
+    assert verdict(outcome)[1][0].endswith(": fix the SUT (`proctor --debug run ...` shows its traceback)")
+
+
+def test_every_class_advice_is_rendered_whole_with_or_without_labels():
+    """No placeholder is left in any class's advice, and without labels none names a flag."""
+    from proctor.cli.run_options import SETTING_FLAGS
+    from proctor.loadgen.option_names import OptionNames
+
+    for names in (OptionNames(), OptionNames(SETTING_FLAGS)):
+        for c in FAULTS:
+            text = c.advice_for(names)
+            assert "{" not in text and "}" not in text, text
+            assert bool(re.search(r"(?<![\w-])--[a-z]", text)) == (bool(names.labels) and c.kind in (
+                FaultKind.RAISED, FaultKind.STALLED)), text
+    tally = FaultTally(names=OptionNames(SETTING_FLAGS))
+    tally.add(FaultKind.STALLED, "gave up")
+    [fault] = tally.ranked()
+    assert fault.line.endswith("a SUT this slow needs a longer --timeout-s")

@@ -1,5 +1,7 @@
 """Issue 23 (journey 2): an invalid run's reasons name the true cause, the command-line option that
-fixes it and the value that would pass (results._reasons), on hand-built records."""
+fixes it and the value that would pass (results._reasons), on hand-built records. The CLI's flags
+come from its labels (cli/run_options.SETTING_FLAGS, handed to the engine as EngineOptions.labels);
+without labels (a library or official-API run) the reasons name the settings instead (issue 32 item 5)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proctor.cli.run_options import SETTING_FLAGS
 from proctor.loadgen import early_stopping as es
+from proctor.loadgen.option_names import OptionNames
 from proctor.loadgen.results import projected_queries, summarize
 from proctor.loadgen.types import Scenario
 from tests.loadgen.test_results import build, make_eff
 
+CLI = OptionNames(SETTING_FLAGS)  # the names `proctor run` hands the engine
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
 P99_NONE_OVER = 459  # f(0) + 0 at p99: the fewest Server queries early stopping accepts
 
 
@@ -42,7 +48,7 @@ def _llm_server(n: int, qps: float, ttft_ns: int = 2_000_000) -> tuple[object, o
 def test_too_few_queries_is_named_with_the_duration_and_query_count_that_pass():
     """200 queries at 20 qps (`--quick`), no token over: not "too many tokens over the targets"."""
     eff, schedule, rec = _llm_server(200, 20.0)
-    r = summarize(eff, schedule, rec)
+    r = summarize(eff, schedule, rec, names=CLI)
     assert r.perf_constraints_met and not r.early_stopping_met and not r.valid
     assert (r.ttft_overlatency_count, r.tpot_overlatency_count) == (0, 0)
     assert es.server_required_queries(0, 0.99) == P99_NONE_OVER
@@ -81,7 +87,7 @@ def _latency_server(n: int, over: int) -> tuple[object, object, object]:
 
 def test_a_few_over_latency_is_still_too_few_queries_with_a_projected_count():
     eff, schedule, rec = _latency_server(1000, 4)
-    r = summarize(eff, schedule, rec)
+    r = summarize(eff, schedule, rec, names=CLI)
     need = es.server_required_queries(4, 0.99)
     assert r.perf_constraints_met and not r.early_stopping_met and need > 1000
     projected = projected_queries(4, 1000, 0.99)
@@ -99,7 +105,7 @@ def test_a_few_over_latency_is_still_too_few_queries_with_a_projected_count():
 
 def test_too_many_over_latency_asks_for_a_lower_rate():
     eff, schedule, rec = _latency_server(1000, 30)  # 3% over at p99: no run length passes
-    r = summarize(eff, schedule, rec)
+    r = summarize(eff, schedule, rec, names=CLI)
     assert projected_queries(30, 1000, 0.99) is None
     es_reason = [x for x in r.reasons if x.startswith("early stopping")]
     need = es.server_required_queries(30, 0.99)
@@ -120,11 +126,82 @@ def test_offline_too_short_names_target_qps_and_a_value():
     lat = np.arange(1, n + 1, dtype=np.int64) * 100_000  # 1000 samples in 0.1 s: 10,000 samples/s
     schedule, rec = build(sched, lat, spq=n)
     eff = make_eff(Scenario.OFFLINE, target_qps=5000.0, min_duration_ms=1000, samples_per_query=n)
-    r = summarize(eff, schedule, rec)
+    r = summarize(eff, schedule, rec, names=CLI)
     assert not r.min_duration_met and r.samples_per_second == pytest.approx(10_000)
     [reason] = [x for x in r.reasons if "min_duration" in x]
     assert "offline_expected_qps" in reason and "raise offline_expected_qps" not in reason
     assert "the SUT did 10,000 samples/s, more than the 5000 asked: --target-qps 11000 or more" in reason
+
+
+def _single_stream(n: int = 20, latency_ns: int = 5_000_000) -> tuple[object, object, object]:
+    """n queries one after another, each `latency_ns`: short of a 1 s min_duration and of the
+    queries a 90th percentile estimate needs."""
+    sched = np.arange(n, dtype=np.int64) * latency_ns
+    schedule, rec = build(sched, np.full(n, latency_ns, np.int64))
+    eff = make_eff(Scenario.SINGLE_STREAM, min_duration_ms=1000, min_query_count=1, min_sample_count=1)
+    return eff, schedule, rec
+
+
+def _cut_short_server() -> tuple[object, object, object]:
+    """A Server schedule that ends (at 0.1 s) long before its 5 s min_duration."""
+    eff, schedule, rec = _latency_server(100, 0)
+    return make_eff(Scenario.SERVER, target_latency_ns=10_000_000, min_duration_ms=5000, min_query_count=1,
+                    min_sample_count=1), schedule, rec
+
+
+def test_a_stream_run_names_the_expected_latency_and_the_query_count():
+    """SingleStream too short: the expected latency to lower (the measured mean, 5 ms), and the early-stopping
+    fix; the CLI's words name its flags with the setting beside them."""
+    eff, schedule, rec = _single_stream()
+    r = summarize(eff, schedule, rec, names=CLI)
+    need = es.min_queries(0.9)
+    assert [f.fix for f in r.failures] == [
+        "lower --expected-latency-ms 5 or less (the measured mean latency) (single_stream_expected_latency_ns): "
+        "more queries are generated",
+        f"--min-queries {need} (min_query_count), or run longer (--duration-ms) or lower --expected-latency-ms",
+    ]
+    eff, schedule, rec = _cut_short_server()
+    [fix] = [f.fix for f in summarize(eff, schedule, rec, names=CLI).failures if f.check == "min_duration"]
+    assert fix.endswith("raise --max-duration-ms (max_duration) or max_query_count")
+
+
+UNLABELLED = [  # (the run, the check, its advice without labels: the settings a library caller sets)
+    (lambda: _llm_server(200, 20.0), "early_stopping",
+     "run longer: min_duration 26000 at server_target_qps 20 (~520 queries), or min_query_count 459"),
+    (lambda: _latency_server(1000, 30), "early_stopping", "lower server_target_qps (now 1000)"),
+    (lambda: _latency_server(1000, 30), "latency", "lower server_target_qps (now 1000)"),
+    (_single_stream, "min_duration",
+     "lower single_stream_expected_latency_ns 5000000 or less (the measured mean latency): more queries are generated"),
+    (_single_stream, "early_stopping",
+     f"min_query_count {es.min_queries(0.9)}, or run longer (min_duration) or lower single_stream_expected_latency_ns"),
+    (_cut_short_server, "min_duration",
+     "the schedule was cut short (max_duration or max_query_count, or the run stopped): raise max_duration or "
+     "max_query_count"),
+]
+
+
+@pytest.mark.parametrize("run,check,fix", UNLABELLED)
+def test_without_labels_the_advice_names_the_setting_and_no_flag(run, check, fix):
+    """A library or official-API run (no labels: EngineOptions() as compat/ builds it) reads the settings it
+    can set, never a command-line flag; the same run with the CLI's labels names the flags."""
+    eff, schedule, rec = run()
+    r = summarize(eff, schedule, rec)
+    assert [f.fix for f in r.failures if f.check == check] == [fix]
+    assert not any(FLAG.search(line) for line in r.reasons), r.reasons
+    labelled = summarize(eff, schedule, rec, names=CLI)
+    assert any(FLAG.search(f.fix) for f in labelled.failures if f.check == check)
+    assert [f.fact for f in labelled.failures] == [f.fact for f in r.failures]  # the facts are the same
+
+
+def test_without_labels_offline_names_offline_expected_qps_with_the_value():
+    n = 1000
+    schedule, rec = build(np.zeros(1, np.int64), np.arange(1, n + 1, dtype=np.int64) * 100_000, spq=n)
+    eff = make_eff(Scenario.OFFLINE, target_qps=5000.0, min_duration_ms=1000, samples_per_query=n)
+    [reason] = [x for x in summarize(eff, schedule, rec).reasons if "min_duration" in x]
+    assert reason.endswith(
+        "the SUT did 10,000 samples/s, more than the 5000 asked: offline_expected_qps 11000 or more makes the "
+        "single query last min_duration"
+    )
 
 
 def test_projection_bounds():

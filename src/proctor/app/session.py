@@ -359,7 +359,8 @@ class RunRequest:
     # MLPerf scenario, run on SingleStream settings (`resolve`)
     concurrency: int = 0
     early_stopping_extension: bool = True  # False: a Server run stops where the official LoadGen stops
-    # how the caller names each setting in messages (the CLI: its flags); absent: the setting's own name
+    # how the caller names each setting and option in messages and the engine's advice (the CLI: its
+    # flags); absent: the setting's own name
     option_names: Mapping[str, str] = field(default_factory=dict)
 
     def resolve(self) -> Resolved:
@@ -402,6 +403,7 @@ class RunRequest:
             concurrency=self.concurrency,
             slo=self.slo,
             detail_records=((BENCHMARK_KEY, self.model),),  # which benchmark the run stands for
+            labels=self.option_names,  # the engine's advice names the options as the caller does
         )
 
     def log_settings(self, outdir: Path | None = None) -> LogSettings:

@@ -168,7 +168,8 @@ def audit_cmd(
                 if token_ids:
                     out.print("note: TEST06 reads token ids: the SUT is told so (the openai SUT logs them "
                               "(output=ids) unless its output= is given)", markup=False)
-                options = EngineOptions(timeout_s=request.timeout_s, drain_s=request.drain_s, short_run=short_run)
+                options = EngineOptions(timeout_s=request.timeout_s, drain_s=request.drain_s, short_run=short_run,
+                                        labels=request.option_names)
                 runner = session_runner(spec, request.engine, options, trace=request.trace, benchmark=model,
                                         token_ids=token_ids)
                 outcomes = run_audits(runner, resolved.settings, model, tree, audits, test06=t06)

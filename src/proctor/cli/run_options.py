@@ -32,7 +32,9 @@ TIMEOUT_HELP = (
     "min_duration when longer), no bound on the whole run; with max_duration, max_duration + 1 s."
 )
 MAX_SLO_MS = 86_400_000.0  # a day: a per-request target past it is a typo
-# each setting a run's options set -> the flag that sets it, so a refused value names the flag typed
+# each setting or option a run's options set -> the flag that sets it, so a refused value and the
+# engine's advice ("lower --target-qps (server_target_qps, now 40)") name the flag typed
+# (RunRequest.option_names, EngineOptions.labels); "debug": how a SUT's traceback is shown
 SETTING_FLAGS: dict[str, str] = {
     "mode": "--mode",
     "min_duration_ms": "--duration-ms",
@@ -42,6 +44,9 @@ SETTING_FLAGS: dict[str, str] = {
     "min_query_count": "--min-queries",
     "model": "--model",
     "scenario": "--scenario",
+    "timeout_s": "--timeout-s",
+    "concurrency": "--concurrency",  # proctor sweep's closed loop
+    "debug": "`proctor --debug run ...`",
 }
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "

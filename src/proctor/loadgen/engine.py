@@ -63,6 +63,7 @@ from proctor.loadgen.logs.summary import (
 )
 from proctor.loadgen.logs.trace import TraceLog
 from proctor.loadgen.normalize import normalize
+from proctor.loadgen.option_names import NO_LABELS, OptionNames
 from proctor.loadgen.options import EngineOptions
 from proctor.loadgen.progress import ProgressHooks
 from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
@@ -166,12 +167,13 @@ class RunOutcome:
     warmup: str = ""  # what the SUT did before the timed part (sink.WarmUpSUT), "" for nothing
 
 
-def closed_loop_reason(n: int) -> str:
+def closed_loop_reason(n: int, names: OptionNames = NO_LABELS) -> str:
     """Why a closed loop with `n` queries in flight is never VALID (rules section 3, scenarios: none
-    keeps N queries in flight)."""
+    keeps N queries in flight), its options named as `names` says."""
+    concurrency, scenario = names.name("concurrency", "concurrency"), names.name("scenario", "scenario")
     return (
-        f"closed loop with {n} queries in flight (proctor sweep --concurrency): not an MLPerf scenario, "
-        "so no MLPerf verdict; for one run --scenario Server or SingleStream without --concurrency"
+        f"closed loop with {n} queries in flight ({concurrency}): not an MLPerf scenario, so no MLPerf "
+        f"verdict; for one run {scenario} Server or SingleStream without {concurrency}"
     )
 
 
@@ -234,6 +236,7 @@ class Run:
     ) -> None:
         self.sut, self.qsl = sut, qsl
         self.options = options
+        self.names = OptionNames(options.labels)  # how the advice names an option (the caller's labels)
         self.slo = options.slo  # per-request SLO targets (None: the benchmark's bounds)
         self.concurrency = options.concurrency  # > 0: the N-in-flight closed loop (not an MLPerf scenario)
         self.early_stopping_extension = options.early_stopping_extension
@@ -267,7 +270,7 @@ class Run:
         self.interrupted = False
         self.t0_ns = time.perf_counter_ns()
         self.faults = FaultCounter(self._fault_error)
-        self.sut_faults = FaultTally(self._notice)  # classified SUT faults: said at once, ranked for the verdict
+        self.sut_faults = FaultTally(self._notice, self.names)  # classified SUT faults: said at once, ranked for the verdict
         self.budget = AccuracyBudget(options.max_response_bytes, options.max_accuracy_log_bytes)
 
     # --- logging helpers ------------------------------------------------------------------------
@@ -452,7 +455,7 @@ class Run:
             self.eff = dataclasses.replace(base, target_qps=qps)
             phase = self._performance_phase()
             try:
-                result = summarize(self.eff, phase.schedule, phase.records)
+                result = summarize(self.eff, phase.schedule, phase.records, names=self.names)
             except Exception as exc:  # a probe too broken to summarise fails, and says why
                 return False, f"could not summarize: {type(exc).__name__}: {exc}", (phase, self.eff)
             passed = result.perf_constraints_met and not self.incomplete_reason
@@ -684,7 +687,7 @@ class Run:
         pad = self.eff.samples_per_query - 1 if self.eff.scenario == Scenario.MULTI_STREAM else 0
         try:
             expected = expected_length(self.eff, phase.schedule, phase.mode, int(phase.loaded.shape[0]) - pad,
-                                       concurrency=self.concurrency)
+                                       concurrency=self.concurrency, names=self.names)
         except (ValueError, IndexError) as exc:  # a schedule too odd to foresee: the run goes on
             self.info(f"expected length not known: {exc}")
             return
@@ -780,7 +783,7 @@ class Run:
             what = f"nothing completed in the last {idle_s:.0f} s"
             advice = (
                 f"the SUT stopped completing after {tracker.completed_samples} sample(s): look for a hang, or "
-                "samples it dropped; a SUT this slow needs a longer --timeout-s"
+                f"samples it dropped; a SUT this slow needs a longer {self._timeout_name}"
             )
         self.incomplete_reason = (
             f"the SUT did not complete {n} of {issued} issued samples: {what}, so the run gave up "
@@ -790,13 +793,18 @@ class Run:
         self.error(self.incomplete_reason)
         self.sut_faults.add(FaultKind.STALLED, self.incomplete_reason, advice=advice)
 
+    @property
+    def _timeout_name(self) -> str:
+        return self.names.name("timeout_s", "timeout_s")
+
     def _give_up_text(self, limit: int | None, stall: int) -> str:
         """When the run gives up on a SUT that completes nothing, and the option that sets it."""
+        timeout = self._timeout_name
         if self.timeout_ns is not None:
-            return f"proctor gives up after --timeout-s {self.timeout_ns / 1e9:g} s"
+            return f"proctor gives up after {timeout} {self.timeout_ns / 1e9:g} s"
         if limit is not None:
-            return f"proctor gives up at max_duration + 1 s ({limit / 1e9:g} s; --timeout-s to change it)"
-        return f"proctor gives up after {stall / 1e9:g} s without a completion (--timeout-s to change it)"
+            return f"proctor gives up at max_duration + 1 s ({limit / 1e9:g} s; {timeout} to change it)"
+        return f"proctor gives up after {stall / 1e9:g} s without a completion ({timeout} to change it)"
 
     # --- the end --------------------------------------------------------------------------------
 
@@ -819,7 +827,7 @@ class Run:
         phase = self.perf_phase
         if phase is not None and phase.records.n_queries_issued and self.eff is not None:
             try:
-                self.result = summarize(self.eff, phase.schedule, phase.records, self.slo)
+                self.result = summarize(self.eff, phase.schedule, phase.records, self.slo, self.names)
             except Exception as exc:  # a partial run may not be summarisable; say so, keep the logs
                 self.error(f"could not summarize the run: {type(exc).__name__}: {exc}")
                 self.result = None
@@ -827,8 +835,9 @@ class Run:
         if self.result is not None and self.concurrency:
             self.result.closed_loop_in_flight = self.concurrency
             self.result.valid = False
-            self.result.reasons.insert(0, closed_loop_reason(self.concurrency))
-            self.result.failures.insert(0, CheckFailure("closed_loop", closed_loop_reason(self.concurrency)))
+            closed = closed_loop_reason(self.concurrency, self.names)
+            self.result.reasons.insert(0, closed)
+            self.result.failures.insert(0, CheckFailure("closed_loop", closed))
         if self.result is not None and phase is not None:
             self._warn_if_late(phase)
         if self.result is not None:

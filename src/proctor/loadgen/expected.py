@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from proctor.loadgen.option_names import NO_LABELS, OptionNames, scenario_field
 from proctor.loadgen.records import Schedule
 from proctor.loadgen.settings import EffectiveSettings
 from proctor.loadgen.types import Scenario, TestMode
@@ -81,9 +82,10 @@ def _first_at_or_after(schedule: Schedule, t_ns: int, upto: int) -> int:
 
 
 def expected_length(eff: EffectiveSettings, schedule: Schedule, mode: TestMode | str, n_loaded: int,
-                    concurrency: int = 0) -> Expected:
+                    concurrency: int = 0, names: OptionNames = NO_LABELS) -> Expected:
     """The expected length of one phase of `eff` with `schedule` over `n_loaded` loaded samples;
-    `concurrency` N > 0: a closed loop keeping N queries in flight (`proctor sweep --concurrency`)."""
+    `concurrency` N > 0: a closed loop keeping N queries in flight (`proctor sweep --concurrency`).
+    The options a cause names are named as `names` says (the caller's labels, else the settings)."""
     mode = TestMode(mode)
     nq, ns = schedule.n_queries, schedule.n_samples
     if mode is TestMode.ACCURACY_ONLY:
@@ -95,14 +97,14 @@ def expected_length(eff: EffectiveSettings, schedule: Schedule, mode: TestMode |
     rate = float(eff.target_qps)
     equal = bool(eff.sample_concatenate_permutation)
     if scenario is Scenario.SERVER:
-        return _server(eff, schedule, min_s, rate, equal, n_loaded)
+        return _server(eff, schedule, min_s, rate, equal, n_loaded, names)
     if scenario is Scenario.OFFLINE:
-        return _offline(eff, ns, min_s, rate, equal, n_loaded)
-    return _stream(eff, nq, ns, min_s, rate, equal)
+        return _offline(eff, ns, min_s, rate, equal, n_loaded, names)
+    return _stream(eff, nq, ns, min_s, rate, equal, names)
 
 
 def _server(eff: EffectiveSettings, schedule: Schedule, min_s: float, rate: float, equal: bool,
-            n_loaded: int) -> Expected:
+            n_loaded: int, names: OptionNames) -> Expected:
     from proctor.loadgen import early_stopping as es  # scipy: loaded when a run first asks
 
     nominal = schedule.nominal_queries
@@ -124,11 +126,12 @@ def _server(eff: EffectiveSettings, schedule: Schedule, min_s: float, rate: floa
         # with one in flight at each issue (any SUT that takes time), that is the count for one
         open_need = es.server_required_queries(1, pct)
         low, queries = min(need, total), min(open_need, total)
+        fewer = (f"{names.name('min_query_count', 'min_query_count')} {need} or a longer "
+                 f"{names.name('min_duration_ms', 'min_duration')}")
         why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries with none over "
                    f"latency, {open_need:,} while one is still in flight (counted as over): proctor issues them "
                    f"(the rules' early-stopping procedure), at most {total - nominal:,} more"
-                   + (f": {total:,} in all are too few, the run will be INVALID (--min-queries {need} or a longer "
-                      "--duration-ms)" if total < need else ""))
+                   + (f": {total:,} in all are too few, the run will be INVALID ({fewer})" if total < need else ""))
     elif need > nominal:
         why.append(f"a {pct * 100:g}th percentile early-stopping estimate needs {need:,} queries even with none "
                    "over latency: fewer make the run INVALID")
@@ -147,7 +150,8 @@ def _server(eff: EffectiveSettings, schedule: Schedule, min_s: float, rate: floa
                     low_seconds=low_seconds, low_queries=low)
 
 
-def _offline(eff: EffectiveSettings, ns: int, min_s: float, rate: float, equal: bool, n_loaded: int) -> Expected:
+def _offline(eff: EffectiveSettings, ns: int, min_s: float, rate: float, equal: bool, n_loaded: int,
+             names: OptionNames) -> Expected:
     by_time = int(_OFFLINE_SLACK * min_s * rate)
     mq = int(eff.requested.min_query_count) if eff.requested is not None else 0
     why = [f"min_duration {_secs(min_s)} x {rate:g} samples/s x {_OFFLINE_SLACK:g} = {by_time:,} samples"]
@@ -155,14 +159,15 @@ def _offline(eff: EffectiveSettings, ns: int, min_s: float, rate: float, equal: 
         why.append(f"min_query_count asks {mq:,} samples")
     if ns > max(by_time, mq) and equal:
         why.append(f"rounded up to {ns:,}, whole passes over the {n_loaded:,} loaded samples (equal issue)")
-    why.append(f"at the {rate:g} samples/s the settings expect (--target-qps); the SUT's own speed decides")
+    why.append(f"at the {rate:g} samples/s the settings expect ({names.name('target_qps', 'offline_expected_qps')}); "
+               "the SUT's own speed decides")
     return Expected(ns / rate if rate > 0 else None, 1, ns, why)
 
 
 def _closed_loop(eff: EffectiveSettings, nq: int, n: int) -> Expected:
     """A closed loop ends once both min_duration and min_query_count are met, each next query issued
     as one ends: its length is the SUT's latency x min_query_count / N, or min_duration if that is
-    longer. Nothing before the run knows that latency (--expected-latency-ms is a setting, not the
+    longer. Nothing before the run knows that latency (the expected latency is a setting, not the
     SUT's), so the length said is the bound the settings fix."""
     min_s = eff.min_duration_ms / 1000.0
     mq = min(max(int(eff.min_query_count), 1), nq) if nq else max(int(eff.min_query_count), 1)
@@ -175,7 +180,8 @@ def _closed_loop(eff: EffectiveSettings, nq: int, n: int) -> Expected:
     return Expected(min_s, mq, mq * spq, why, at_least=True)
 
 
-def _stream(eff: EffectiveSettings, nq: int, ns: int, min_s: float, rate: float, equal: bool) -> Expected:
+def _stream(eff: EffectiveSettings, nq: int, ns: int, min_s: float, rate: float, equal: bool,
+            names: OptionNames) -> Expected:
     from proctor.loadgen import early_stopping as es
 
     latency_s = 1.0 / rate if rate > 0 else 0.0
@@ -190,8 +196,8 @@ def _stream(eff: EffectiveSettings, nq: int, ns: int, min_s: float, rate: float,
     if mq > asked and equal:
         why.append(f"min_query_count {asked:,} rounded up to {mq:,}: at least twice min_duration x the expected "
                    "rate, then whole passes over the loaded samples (equal issue: sample_concatenate_permutation)")
-    why.append(f"at the {latency_s * 1e3:g} ms per query the settings expect (--expected-latency-ms); the SUT's "
-               "own latency decides")
+    latency = names.name("expected_latency_ms", scenario_field("expected_latency_ms", eff.scenario) or "expected latency")
+    why.append(f"at the {latency_s * 1e3:g} ms per query the settings expect ({latency}); the SUT's own latency decides")
     need = es.min_queries(float(eff.target_latency_percentile))
     if queries < need:
         why.append(f"a {eff.target_latency_percentile * 100:g}th percentile early-stopping estimate needs {need:,} "

@@ -10,8 +10,8 @@ purpose (no numpy): the session imports it before any run.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError, SettingRangeError
@@ -48,7 +48,9 @@ class EngineOptions:
     (SingleStream settings only): a closed loop keeping N queries in flight, never VALID. `slo`:
     per-request targets for proctor's SLO attainment (None: the benchmark's bounds). `detail_records`:
     the caller's own (key, value) records (e.g. the SUT's generation override), written into the
-    detail log before it closes.
+    detail log before it closes. `labels`: how the caller names each option in the engine's advice
+    (option -> its word for it; the CLI: its flags); an option without one is named by the setting
+    it sets (loadgen/option_names.py).
     """
 
     audit_config: str | os.PathLike[str] | None = "audit.config"
@@ -62,6 +64,7 @@ class EngineOptions:
     concurrency: int = 0
     slo: SLOTargets | None = None
     detail_records: Sequence[DetailRecord] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     def check(self, settings: TestSettings) -> None:
         """Refuse options no run can honour, naming the option (before anything is written)."""

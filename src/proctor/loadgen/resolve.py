@@ -32,6 +32,7 @@ from proctor.loadgen.conf import (
     shipped_mlperf_conf,
 )
 from proctor.loadgen.normalize import normalize
+from proctor.loadgen.option_names import scenario_field
 from proctor.loadgen.settings import (
     INT64_MAX,
     MAX_QPS,
@@ -176,7 +177,7 @@ def _apply_overrides(s: TestSettings, ov: Overrides, origin: Origin) -> TestSett
         if value is not None:
             put(name, _checked(name, value, ov.label(name)), name)
     if ov.target_qps is not None:
-        rate_field = {Scenario.SERVER: "server_target_qps", Scenario.OFFLINE: "offline_expected_qps"}.get(scen)
+        rate_field = scenario_field("target_qps", scen)
         if rate_field is None:
             raise ConfigError(
                 f"applies to Server and Offline; use {ov.label('expected_latency_ms')} for {scen}",
@@ -184,10 +185,7 @@ def _apply_overrides(s: TestSettings, ov: Overrides, origin: Origin) -> TestSett
             )
         put(rate_field, _checked(rate_field, ov.target_qps, ov.label("target_qps")), "target_qps")
     if ov.expected_latency_ms is not None:
-        latency_field = {
-            Scenario.SINGLE_STREAM: "single_stream_expected_latency_ns",
-            Scenario.MULTI_STREAM: "multi_stream_expected_latency_ns",
-        }.get(scen)
+        latency_field = scenario_field("expected_latency_ms", scen)
         if latency_field is None:
             raise ConfigError(
                 f"applies to SingleStream and MultiStream; use {ov.label('target_qps')} for {scen}",

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from proctor.loadgen import early_stopping as es
+from proctor.loadgen.option_names import NO_LABELS, OptionNames, scenario_field
 from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.settings import EffectiveSettings
 
@@ -450,10 +451,15 @@ def _infer_tokens(res: PerformanceResult, factor: int) -> None:
 
 
 def summarize(
-    eff: EffectiveSettings, schedule: Schedule, records: Records, slo: SLOTargets | None = None
+    eff: EffectiveSettings,
+    schedule: Schedule,
+    records: Records,
+    slo: SLOTargets | None = None,
+    names: OptionNames = NO_LABELS,
 ) -> PerformanceResult:
     """Every metric and validity decision of the official PerformanceSummary, from raw records; and
-    proctor's per-request SLO attainment against `slo` (None: the benchmark's bounds)."""
+    proctor's per-request SLO attainment against `slo` (None: the benchmark's bounds). The reasons
+    name each option to change as `names` says (the caller's labels, else the setting's own name)."""
     scenario = str(eff.scenario)
     pct = float(eff.target_latency_percentile)
     res = PerformanceResult(
@@ -489,7 +495,8 @@ def summarize(
                                         res.requests_per_second, ignored)
         if eff.infer_token_latencies:
             _infer_tokens(res, int(eff.token_latency_scaling_factor))
-        _validity(res, eff, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+        empty = np.empty(0, np.int64)
+        _validity(res, eff, empty, empty, empty, empty, names)
         return res
     # sample latencies from the scheduled time of each sample's query
     counts = np.diff(schedule.query_offsets[: nq + 1])
@@ -587,7 +594,7 @@ def summarize(
             )
         else:
             res.early_stopping_needed = es.server_required_queries(res.overlatency_count, pct)
-    _validity(res, eff, lat, qlat, ttft, tpot)
+    _validity(res, eff, lat, qlat, ttft, tpot, names)
     _procedure_note(res)
     res.attainment = judge.attainment(res, source, ignored)
     return res
@@ -662,6 +669,7 @@ def _validity(
     qlat: np.ndarray,
     ttft: np.ndarray,
     tpot: np.ndarray,
+    names: OptionNames,
 ) -> None:
     scenario, pct = res.scenario, res.target_percentile
     min_s = eff.min_duration_ms / 1000.0
@@ -722,14 +730,15 @@ def _validity(
         res.recommendations.append(res.min_duration_recommendation)
     if not res.min_queries_met:
         res.recommendations.append(REC_MIN_QUERIES)
-    res.failures = _reasons(res, eff, measured, min_s)
+    res.failures = _reasons(res, eff, measured, min_s, names)
     res.reasons = [f.line for f in res.failures]
 
 
 def _reasons(
-    res: PerformanceResult, eff: EffectiveSettings, measured_s: float, min_s: float
+    res: PerformanceResult, eff: EffectiveSettings, measured_s: float, min_s: float, names: OptionNames
 ) -> list[CheckFailure]:
-    """proctor's plain-language account of each failed check: what, the numbers, what to change."""
+    """proctor's plain-language account of each failed check: what, the numbers, what to change (each
+    option named as `names` says)."""
     out: list[CheckFailure] = []
     if res.failed_samples:
         out.append(CheckFailure(
@@ -750,7 +759,7 @@ def _reasons(
         out.append(CheckFailure(
             "min_duration",
             f"ran {_fmt_s(measured_s)} but min_duration is {_fmt_s(min_s)} ({what} {_fmt_s(measured_s)})",
-            _min_duration_fix(res, eff),
+            _min_duration_fix(res, eff, names),
         ))
     if not res.min_queries_met:
         out.append(CheckFailure(
@@ -761,7 +770,7 @@ def _reasons(
         ))
     if not res.perf_constraints_met:
         pc = f"{res.target_percentile * 100:g}th percentile"
-        lower = f"lower --target-qps (server_target_qps, now {eff.target_qps:g})"
+        lower = f"lower {names.named('target_qps', 'server_target_qps', note=f'now {eff.target_qps:g}')}"
         if not res.use_token_latencies:
             out.append(CheckFailure(
                 "latency", f"{pc} latency is {res.samples.target} ns, above the {eff.target_latency_ns} ns bound", lower
@@ -781,12 +790,13 @@ def _reasons(
                     lower,
                 ))
     if not res.early_stopping_met:
-        fact, fix = _server_early_stopping(res, eff) if res.scenario == "Server" else _stream_early_stopping(res, eff)
+        early = _server_early_stopping if res.scenario == "Server" else _stream_early_stopping
+        fact, fix = early(res, eff, names)
         out.append(CheckFailure("early_stopping", fact, fix))
     return out
 
 
-# --- what to change, named as the command line sets it (resolve.CLI_OPTIONS), with a value --------
+# --- what to change, named as the caller sets it (option_names: the CLI's flags), with a value ---------
 
 DURATION_MARGIN = 1.1  # a Poisson schedule of D seconds at r qps holds about r * D queries: ask 10% more
 PROJECTION_LIMIT = 1 << 26  # past this many queries the over-latency share is taken as never passing
@@ -800,27 +810,36 @@ def _round_up(x: float, digits: int = 2) -> float:
     return float(np.ceil(x / scale - 1e-9) * scale)
 
 
-def _min_duration_fix(res: PerformanceResult, eff: EffectiveSettings) -> str:
+def _min_duration_fix(res: PerformanceResult, eff: EffectiveSettings, names: OptionNames) -> str:
     """What makes the run reach min_duration: the option and, where the run measured it, the value."""
     if res.scenario == "Offline":
         if res.samples_per_second > 0:
             # the Offline query holds expected_qps x min_duration x 1.1 samples (normalize); asking
             # for 1.1 x the measured rate makes it last about 1.2 x min_duration on this machine
             want = _round_up(res.samples_per_second * DURATION_MARGIN)
+            rate = names.named("target_qps", "offline_expected_qps", f"{want:g} or more")
             return (
                 f"the SUT did {res.samples_per_second:,.0f} samples/s, more than the {eff.target_qps:g} asked: "
-                f"--target-qps {want:g} or more (offline_expected_qps) makes the single query last min_duration"
+                f"{rate} makes the single query last min_duration"
             )
-        return "raise --target-qps (offline_expected_qps) so the single query holds more samples"
+        return f"raise {names.named('target_qps', 'offline_expected_qps')} so the single query holds more samples"
     if res.scenario == "Server":
         return (
             "the schedule was cut short (max_duration or max_query_count, or the run stopped): raise "
-            "--max-duration-ms (max_duration) or max_query_count"
+            f"{names.named('max_duration_ms', 'max_duration')} or max_query_count"
         )
     mean_ms = res.samples.mean / 1e6
-    value = f" {mean_ms:.3g} or less (the measured mean latency)" if mean_ms > 0 else ""
-    key = "single" if res.scenario == "SingleStream" else "multi"
-    return f"lower --expected-latency-ms{value} ({key}_stream_expected_latency_ns): more queries are generated"
+    value = ""
+    if mean_ms > 0:  # the option (expected_latency_ms) is in ms, the setting it sets in ns
+        shown = f"{mean_ms:.3g}" if names.labelled("expected_latency_ms") else f"{float(f'{mean_ms:.3g}') * 1e6:.0f}"
+        value = f"{shown} or less (the measured mean latency)"
+    latency = names.named("expected_latency_ms", _latency_field(res.scenario), value)
+    return f"lower {latency}: more queries are generated"
+
+
+def _latency_field(scenario: str) -> str:
+    """The expected-latency setting of a stream scenario (SingleStream's for any other)."""
+    return scenario_field("expected_latency_ms", scenario) or "single_stream_expected_latency_ns"
 
 
 def projected_queries(over: int, queries: int, percentile: float) -> int | None:
@@ -841,9 +860,9 @@ def projected_queries(over: int, queries: int, percentile: float) -> int | None:
     return None
 
 
-def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> tuple[str, str]:
+def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings, names: OptionNames) -> tuple[str, str]:
     """Server early stopping, its true cause: too few queries (how many it has, how many it needs, and
-    the --duration-ms / --min-queries that gives them at this rate), or too many over latency."""
+    the min_duration / min_query_count that gives them at this rate), or too many over latency."""
     pct = res.target_percentile
     if res.use_token_latencies:
         counts = {"TTFT": res.ttft_overlatency_count, "TPOT": res.tpot_overlatency_count}
@@ -872,22 +891,25 @@ def _server_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> tu
         return (
             f"early stopping: too many queries over latency ({worst} of {q}, {worst / max(q, 1):.2%}; no run "
             f"length passes unless well under {(1 - pct) * 100:g}% are): {facts}",
-            f"lower --target-qps (server_target_qps, now {eff.target_qps:g})",
+            f"lower {names.named('target_qps', 'server_target_qps', note=f'now {eff.target_qps:g}')}",
         )
     n = max(int(x) for x in projected if x is not None)
     rate = float(eff.target_qps)
     seconds = int(np.ceil(n * DURATION_MARGIN / rate)) if rate > 0 else 0
-    longer = f"--duration-ms {seconds * 1000} at --target-qps {rate:g} (~{rate * seconds:,.0f} queries), or " if seconds else ""
+    duration, qps = names.name("min_duration_ms", "min_duration"), names.name("target_qps", "server_target_qps")
+    longer = f"{duration} {seconds * 1000} at {qps} {rate:g} (~{rate * seconds:,.0f} queries), or " if seconds else ""
     return (
         f"early stopping: too few queries, not too slow: {facts}",
-        f"run longer: {longer}--min-queries {n} (min_query_count)",
+        f"run longer: {longer}{names.named('min_query_count', 'min_query_count', str(n))}",
     )
 
 
-def _stream_early_stopping(res: PerformanceResult, eff: EffectiveSettings) -> tuple[str, str]:
+def _stream_early_stopping(res: PerformanceResult, eff: EffectiveSettings, names: OptionNames) -> tuple[str, str]:
     need = es.min_queries(res.target_percentile)
     return (
         f"early stopping: processed {res.query_count} queries but a {res.target_percentile * 100:g}th "
         f"percentile estimate needs at least {need}",
-        f"--min-queries {need} (min_query_count), or run longer (--duration-ms) or lower --expected-latency-ms",
+        f"{names.named('min_query_count', 'min_query_count', str(need))}, or run longer "
+        f"({names.name('min_duration_ms', 'min_duration')}) or lower "
+        f"{names.name('expected_latency_ms', _latency_field(res.scenario))}",
     )

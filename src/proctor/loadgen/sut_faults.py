@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from proctor.loadgen.option_names import NO_LABELS, OptionNames
+
 STUCK_LIMIT_S = 60  # the engine gives up on a SUT after max(this, 2 x min_duration) without a completion
 NOTICE_MIN_S = 3.0  # "nothing has completed" is said after max(this, NOTICE_FACTOR x expected latency)
 NOTICE_FACTOR = 10.0
@@ -31,6 +33,10 @@ COMPLETE_HOW = (
     "the SUT must call proctor.query_samples_complete (QuerySamplesComplete) once for each issued sample, "
     "from any thread, with QuerySampleResponse(sample.id) (the id it was given, not sample.index)"
 )
+# The options a class's advice names ({option} in it), each with its words where the caller gives no
+# label (OptionNames): the stuck limit is EngineOptions.timeout_s; a raising SUT's traceback is on the
+# exception the run raises (RunError, chained to the SUT's).
+ADVICE_OPTIONS = {"timeout_s": "timeout_s", "debug": "the exception the run raised"}
 
 
 class FaultKind(StrEnum):
@@ -49,12 +55,16 @@ class FaultKind(StrEnum):
 class FaultClass:
     """One kind of fault: `first` is said the moment it is first seen (`{detail}`: that instance);
     `cause` is the verdict's words (`{n}` the count, `{detail}` the first instance); `advice` what
-    to change, following from the cause."""
+    to change, following from the cause (`{timeout_s}`, ...: an option of ADVICE_OPTIONS, named as
+    the caller names it)."""
 
     kind: FaultKind
     first: str
     cause: str
     advice: str
+
+    def advice_for(self, names: OptionNames) -> str:
+        return self.advice.format(**{option: names.name(option, own) for option, own in ADVICE_OPTIONS.items()})
 
 
 # In rank order: the first kind a run has is its verdict's first line.
@@ -63,7 +73,7 @@ FAULTS: tuple[FaultClass, ...] = (
         FaultKind.RAISED,
         "the SUT raised {detail}",
         "the SUT raised {detail}",
-        "fix the SUT (`proctor --debug run ...` shows its traceback)",
+        "fix the SUT ({debug} shows its traceback)",
     ),
     FaultClass(
         FaultKind.ABORTED,
@@ -114,7 +124,7 @@ FAULTS: tuple[FaultClass, ...] = (
         FaultKind.STALLED,
         "{detail}",
         "{detail}",
-        COMPLETE_HOW + "; a SUT this slow needs a longer --timeout-s",
+        COMPLETE_HOW + "; a SUT this slow needs a longer {timeout_s}",
     ),
 )
 BY_KIND: dict[FaultKind, FaultClass] = {c.kind: c for c in FAULTS}
@@ -124,13 +134,14 @@ RANK: dict[FaultKind, int] = {c.kind: k for k, c in enumerate(FAULTS)}
 @dataclass(slots=True)
 class Fault:
     """One kind of fault in one run: how often, its first instance, and advice where the class's
-    own does not fit this instance."""
+    own does not fit this instance; `names` names the options the class's advice mentions."""
 
     kind: FaultKind
     count: int
     detail: str
     advice_override: str = ""
     hint: str = ""  # what the first instance suggests (an unknown id that is a QSL index)
+    names: OptionNames = NO_LABELS
 
     @property
     def cause(self) -> str:
@@ -139,7 +150,7 @@ class Fault:
 
     @property
     def advice(self) -> str:
-        return self.advice_override or BY_KIND[self.kind].advice
+        return self.advice_override or BY_KIND[self.kind].advice_for(self.names)
 
     @property
     def line(self) -> str:
@@ -149,10 +160,12 @@ class Fault:
 
 class FaultTally:
     """The SUT faults of one run, by kind (thread-safe). The first of each kind goes to `notice` at
-    once; `notice_once` says a one-off line (the stall notice) under its own key."""
+    once; `notice_once` says a one-off line (the stall notice) under its own key. The advice names
+    options as `names` says (the caller's labels)."""
 
-    def __init__(self, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(self, notice: Callable[[str], None] | None = None, names: OptionNames = NO_LABELS) -> None:
         self._notice = notice
+        self._names = names
         self._lock = threading.Lock()
         self._faults: dict[FaultKind, Fault] = {}
         self._said: dict[str, int] = {}
@@ -165,7 +178,7 @@ class FaultTally:
             fault = self._faults.get(kind)
             first = fault is None
             if fault is None:
-                self._faults[kind] = Fault(kind, n, detail, advice, hint)
+                self._faults[kind] = Fault(kind, n, detail, advice, hint, self._names)
             else:
                 fault.count += n
         if first and self._notice is not None and kind not in _ENDS_RUN:
@@ -193,7 +206,7 @@ class FaultTally:
     def ranked(self) -> list[Fault]:
         """Every kind seen, the true cause first (`FAULTS` order)."""
         with self._lock:
-            faults = [Fault(f.kind, f.count, f.detail, f.advice_override, f.hint) for f in self._faults.values()]
+            faults = [Fault(f.kind, f.count, f.detail, f.advice_override, f.hint, f.names) for f in self._faults.values()]
         return sorted(faults, key=lambda f: RANK[f.kind])
 
     def count_lines(self) -> list[str]:
@@ -212,6 +225,7 @@ def notice_bound_s(expected_latency_s: float) -> float:
 
 
 __all__ = [
+    "ADVICE_OPTIONS",
     "BY_KIND",
     "COMPLETE_HOW",
     "FAULTS",
