@@ -147,6 +147,15 @@ def test_a_sut_that_raises_is_judged_and_reported(tmp_path):
         assert (tmp_path / "out" / f"mlperf_log_{name}.txt").is_file()
 
 
+def test_a_raising_sut_in_a_sweep_is_advised_with_the_sweep_command(tmp_path):
+    """The traceback advice names the command that ran (`proctor --debug sweep ...`), not `run`."""
+    _proctor(tmp_path, "sweep", "--sut", _sut(tmp_path, "raises"), "--concurrency", "1", "--duration-ms", "300",
+             "-o", "out")
+    verdict = (tmp_path / "out" / "concurrency-1" / "proctor_verdict.json").read_text()
+    assert "`proctor --debug sweep ...` shows its traceback" in verdict
+    assert "proctor --debug run" not in verdict
+
+
 def test_without_debug_a_raising_sut_shows_no_traceback(tmp_path):
     r = _proctor(tmp_path, "run", "--sut", _sut(tmp_path, "raises"), "--scenario", "SingleStream",
                  "--duration-ms", "500", "-o", "out", "--no-report")

@@ -131,7 +131,7 @@ def audit_cmd(
     if opts.list_suts_flag:
         list_suts(out)
         raise typer.Exit(output.EXIT_OK)
-    request = opts.request()
+    request = opts.request(command="audit")
     if dtype not in TEST06_DTYPES:
         output.fail(f"--dtype must be one of {', '.join(TEST06_DTYPES)}, not {dtype!r}")
     if audit_logs is not None and results is None:

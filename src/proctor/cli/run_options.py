@@ -46,7 +46,7 @@ SETTING_FLAGS: dict[str, str] = {
     "scenario": "--scenario",
     "timeout_s": "--timeout-s",
     "concurrency": "--concurrency",  # proctor sweep's closed loop
-    "debug": "`proctor --debug run ...`",
+    "debug": "`proctor --debug run ...`",  # RunOptions.request names the command that ran
 }
 SUT_HELP = (
     "NAME[:k=v,...] for a registered SUT (see --list-suts), e.g. synthetic:service_us=200,workers=4; "
@@ -124,8 +124,9 @@ class RunOptions:
         return SLOTargets(ns(self.slo_ttft_ms), ns(self.slo_tpot_ms), ns(self.slo_latency_ms),
                           source="set by " + ", ".join(option for option, _ in given))
 
-    def request(self, **more: Any) -> RunRequest:
-        """The session's request: these options plus the command's own (`more`)."""
+    def request(self, command: str = "run", **more: Any) -> RunRequest:
+        """The session's request: these options plus the command's own (`more`); `command` is the
+        word after `proctor` that ran it, for the traceback advice (`proctor --debug sweep ...`)."""
         from proctor.app.session import RunRequest
         from proctor.suts.spec import parse_sut_spec
 
@@ -153,7 +154,7 @@ class RunOptions:
             trace=self.trace and not self.no_trace,
             engine=self.engine,
             slo=self.slo(),
-            option_names=SETTING_FLAGS,
+            option_names={**SETTING_FLAGS, "debug": f"`proctor --debug {command} ...`"},
             **more,
         )
 

@@ -156,7 +156,7 @@ def sweep_cmd(
     if opts.duration_ms is None:
         opts.duration_ms = QUICK_DURATION_MS
     check_output_dir(opts.output_dir)
-    request = opts.request(report=False)
+    request = opts.request(command="sweep", report=False)
     outdir = opts.output_dir
     try:
         if rates:
