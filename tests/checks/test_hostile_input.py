@@ -87,16 +87,16 @@ def test_empty_results_folder_does_not_pass(cli, valid_tree: Path) -> None:
 
 
 def test_tables_never_cut_numbers_at_80_columns(monkeypatch, valid_tree: Path) -> None:
-    from proctor.cli import inference_checks
+    from proctor.cli import tree_commands
 
     buf = io.StringIO()
     monkeypatch.setattr(
-        inference_checks, "console", lambda: Console(file=buf, width=80, force_terminal=True, color_system=None)
+        tree_commands, "console", lambda: Console(file=buf, width=80, force_terminal=True, color_system=None)
     )
     from proctor.checks.summarize import summarize
 
     rows = summarize(valid_tree, "v4.1")
-    inference_checks._results_table(rows)
+    tree_commands.results_table(rows)
     text = buf.getvalue()
     assert "…" not in text
     for r in rows:

@@ -32,7 +32,8 @@ def test_version_imports_no_command_module_and_no_heavy_library():
     )
     assert not {m for m in mods if m.split(".")[0] in HEAVY}
     assert not {m for m in mods if m.startswith("proctor.cli.") and m not in (
-        "proctor.cli.main", "proctor.cli.apps", "proctor.cli.output", "proctor.cli.param_coercion")}
+        "proctor.cli.main", "proctor.cli.apps", "proctor.cli.output", "proctor.cli.param_coercion",
+        "proctor.cli.fast_path")}
     assert "rich.console" not in mods  # rich loads on the first print
 
 

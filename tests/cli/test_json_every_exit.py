@@ -19,8 +19,10 @@ def _json_commands() -> list[list[str]]:
     """Every command path that takes --json, found from the command tree itself."""
     import typer
 
+    from proctor.cli.apps import app
+
     main._register()
-    root = typer.main.get_command(main.app)
+    root = typer.main.get_command(app)
     found: list[list[str]] = []
 
     def walk(cmd, path):

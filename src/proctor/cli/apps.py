@@ -1,4 +1,5 @@
-"""The typer apps every command module registers on (imported, never run, by those modules).
+"""The typer apps every command module registers on (imported, never run, by those modules), and
+the root command's own options (`--version`, `--debug`).
 
 The root group loads a command's module the first time the command is looked up (`COMMANDS`
 says which module holds it), so `proctor --version` imports no command module and
@@ -169,6 +170,30 @@ results_app = typer.Typer(
         "proctor results query \"SELECT submitter, value FROM results WHERE benchmark = 'resnet50' LIMIT 5\"",
     ),
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from proctor.version import __version__
+
+        typer.echo(f"proctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print proctor's version and exit."
+    ),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors."),
+) -> None:
+    """Run ML benchmarks by the MLPerf rules, measure them, and check the results."""
+    if debug:
+        from proctor.cli import output
+
+        output.set_debug(True)
+
+
 app.add_typer(training_app, name="training")
 app.add_typer(check_app, name="check")
 app.add_typer(results_app, name="results")

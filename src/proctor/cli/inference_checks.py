@@ -1,4 +1,5 @@
-"""Commands: `proctor check submission`, `proctor bandwidth`, `proctor summarize` (parse, call, print).
+"""Commands: `proctor check submission`, `proctor bandwidth`, `proctor summarize` (parse, call, print;
+the two tree commands' bodies are cli/tree_commands.py's, which the fast path calls too).
 
 Bad input (a missing or empty folder, a folder at the wrong level, an unknown benchmark, a
 throughput or dtype size that cannot be) is one error line and exit 2; a checked tree that fails
@@ -10,59 +11,17 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from proctor.cli.apps import app, check_app, examples
-from proctor.cli.output import (
-    EXIT_INVALID,
-    EXIT_OK,
-    AllowUnofficialOpt,
-    RoundOpt,
-    SkipExtraAccuracyFilesOpt,
-    check_round,
-    console,
-    fail,
-    print_findings,
-    print_table,
-    table,
-)
+from proctor.cli.output import console, fail
+from proctor.cli.shared_options import AllowUnofficialOpt, RoundOpt, SkipExtraAccuracyFilesOpt
+from proctor.cli.tree_commands import check_submission_command, summarize_command
 from proctor.rules.rounds import CURRENT_ROUND
 
-if TYPE_CHECKING:
-    from proctor.checks.submission import ResultRow
-
 MAX_DTYPE_SIZE = 8  # bytes: the widest element type the bandwidth appendix has in mind is 64 bits
-LEVEL = (
-    "a submission root (holding closed/open/network) or one <division>/<submitter> folder "
-    "(holding systems/ and results/)"
-)
-
-
-def _check_directory(directory: Path) -> None:
-    if not directory.is_dir():
-        fail(f"{directory}: not a folder; give {LEVEL}")
-
-
-def _results_table(rows: list[ResultRow]) -> None:
-    out = console()
-    tbl = table("system", "benchmark", "scenario", "metric", "value", "units", "valid", labels=(0, 1, 3))
-    for r in rows:
-        tbl.add_row(
-            r.system,
-            r.benchmark,
-            r.scenario,
-            r.metric,
-            "" if r.value is None else f"{r.value:.6g}",
-            r.units,
-            "yes" if r.valid else "NO",
-        )
-        if r.power is not None:  # the official summary's power row
-            tbl.add_row(
-                r.system, r.benchmark, r.scenario, "power", f"{r.power.metric:.6g}", r.power.units, ""
-            )
-    print_table(out, tbl)
 
 
 @check_app.command(
@@ -90,33 +49,9 @@ def submission_cmd(
     skip_extra_accuracy_files: SkipExtraAccuracyFilesOpt = False,
 ) -> None:
     """Check a submission tree against the inference rules; exit 0 if valid, 1 if not."""
-    import orjson
-
-    from proctor.checks.loadgen_origin import unofficial_verdict
-    from proctor.checks.submission import check_submission
-
-    check_round(round_)
-    _check_directory(directory)
-    report = check_submission(
-        directory, round_, allow_unofficial_loadgen=allow_unofficial, skip_extra_accuracy_files=skip_extra_accuracy_files
+    raise typer.Exit(
+        check_submission_command(directory, round_, as_json, allow_unofficial, skip_extra_accuracy_files)
     )
-    verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
-    if as_json:
-        doc = {"kind": "proctor.check.submission", "version": 1, "verdict": verdict, **report.to_dict()}
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        out = console()
-        print_findings(out, report.findings, indent="")
-        _results_table(report.results)
-        n_err = sum(f.failed for f in report.findings)
-        out.print(
-            f"{verdict}: {len(report.results)} result(s), {n_err} error(s), "
-            f"{len(report.findings) - n_err} other finding(s)",
-            markup=False,
-        )
-        if report.unofficial_logs:
-            out.print(unofficial_verdict(report.unofficial_logs, allow_unofficial), markup=False, soft_wrap=True)
-    raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)
 
 
 def _bandwidth_inputs(throughput: float, dtype_size: int) -> None:
@@ -186,16 +121,4 @@ def summarize_cmd(
     round_: RoundOpt = CURRENT_ROUND,
 ) -> None:
     """One row per system, benchmark and scenario with the metric the rules name and its units."""
-    from proctor.checks.summarize import summarize, to_csv, to_json
-
-    check_round(round_)
-    _check_directory(directory)
-    rows = summarize(directory, round_)
-    if not rows:
-        fail(f"{directory}: no results found; give {LEVEL}, with results/<system>/<benchmark>/<scenario>")
-    if as_json:
-        sys.stdout.write(to_json(rows).decode() + "\n")
-    elif as_csv:
-        sys.stdout.write(to_csv(rows))
-    else:
-        _results_table(rows)
+    raise typer.Exit(summarize_command(directory, as_csv, as_json, round_))

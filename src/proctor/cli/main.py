@@ -1,8 +1,9 @@
-"""Entry point: the root command, its options, and the exit-code convention (cli/output.py).
+"""Entry point: the command line to a command, and the exit-code convention (cli/output.py).
 
-Commands register on the shared apps (cli/apps.py) when their module is imported, which the root
-group does on first lookup, so `proctor --version` imports none. `main()` owns the exit codes: a
-usage error, a ProctorError or an OSError becomes one line on stderr and exit 2 (a checker's own
+Commands register on the shared apps (cli/apps.py, with the root command's options) when their
+module is imported, which the root group does on first lookup, so `proctor --version` imports
+none; a plain command line of a command in cli/fast_path.py skips typer altogether. `main()` owns
+the exit codes, on either path: a usage error, a ProctorError or an OSError becomes one line on stderr and exit 2 (a checker's own
 invalid verdict is exit 1, set by the command); anything else is a bug: one line and exit 70; Ctrl-C is 130; `--debug` anywhere on the line shows
 the traceback instead. SIGTERM and SIGHUP are handled as Ctrl-C is (exit 143 and 129).
 """
@@ -12,41 +13,20 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-import typer
-
-from proctor.cli import output
-from proctor.cli.apps import COMMANDS, app, load
+from proctor.cli import fast_path, output
 from proctor.errors import ProctorError, RunError
 from proctor.version import __version__
-
-# Every command module once, in the order `proctor --help` lists the commands.
-COMMAND_MODULES = tuple(dict.fromkeys(m for modules in COMMANDS.values() for m in modules))
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"proctor {__version__}")
-        raise typer.Exit(output.EXIT_OK)
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", is_eager=True, callback=_version, help="Print proctor's version and exit."
-    ),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors."),
-) -> None:
-    """Run ML benchmarks by the MLPerf rules, measure them, and check the results."""
-    if debug:
-        output.set_debug(True)
 
 
 def _register() -> None:
     """Import every command module now (the root group would on first lookup; tests that build the
-    click command once want them all)."""
-    load(COMMAND_MODULES)
+    click command once want them all), in the order `proctor --help` lists the commands."""
+    from proctor.cli.apps import COMMANDS, load
+
+    load(tuple(dict.fromkeys(m for modules in COMMANDS.values() for m in modules)))
 
 
 def _usage_hint(exc: Exception) -> str:
@@ -83,23 +63,36 @@ def _print_traceback() -> None:
     traceback.print_exc()
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, *, fast: bool = True) -> int:
     """Run the CLI on argv and return its exit status; every failure is one line unless --debug.
     With `--json`, stdout holds exactly one JSON document whatever the status: the command's own,
-    or the error document (output.error_document) when it ends without one."""
+    or the error document (output.error_document) when it ends without one. A plain command line of
+    a command in cli/fast_path.py runs without typer (`fast=False`: through typer all the same)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in args:  # accepted anywhere on the line, not only before the command
         args.remove("--debug")
         output.set_debug(True)
+    call = fast_path.match(args) if fast else None
+    if call is not None:
+        return _one_document(call.json_for, lambda: _guarded(lambda: fast_path.call(call)))
+    import typer
+
+    from proctor.cli.apps import app
+
     command = typer.main.get_command(app)
-    json_for = _json_command(command, args)
+    return _one_document(_json_command(command, args), lambda: _run(command, args))
+
+
+def _one_document(json_for: str, run_: Callable[[], int]) -> int:
+    """`run_()`'s status; when `json_for` names the command (its line asked for `--json`) and it
+    ended without printing its document, the error document is printed instead."""
     if not json_for:
-        return _run(command, args)
+        return run_()
     real = sys.stdout
     counting = output.CountingStdout(real)
     sys.stdout = counting
     try:
-        rc = _run(command, args)
+        rc = run_()
     finally:
         sys.stdout = real
     if counting.written == 0 and rc != output.EXIT_OK:
@@ -113,21 +106,33 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _run(command: Any, args: list[str]) -> int:
+    """typer's path: click parses `args` and runs the command; a usage error is one line and exit 2."""
+    import typer
+
     click_exception: type[Exception] = next(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
     )
 
-    try:
-        rc = command.main(args, prog_name="proctor", standalone_mode=False)
-    except click_exception as exc:
-        usage: Any = exc  # typer's click exception: format_message() and exit_code
-        output.error_line(usage.format_message() + _usage_hint(exc))
-        return output.EXIT_USAGE if usage.exit_code == 2 else int(usage.exit_code)
-    except (typer.Abort, KeyboardInterrupt) as exc:  # Ctrl-C, SIGTERM, SIGHUP (loadgen/stop_signals.py)
+    def invoke() -> int:
         try:
-            output.interrupted(exc=exc if isinstance(exc, KeyboardInterrupt) else None)
-        except typer.Exit as done:
-            return int(done.exit_code)
+            rc = command.main(args, prog_name="proctor", standalone_mode=False)
+        except click_exception as exc:
+            usage: Any = exc  # typer's click exception: format_message() and exit_code
+            output.error_line(usage.format_message() + _usage_hint(exc))
+            return output.EXIT_USAGE if usage.exit_code == 2 else int(usage.exit_code)
+        except typer.Abort:  # click turns a Ctrl-C it sees into Abort (raised from the KeyboardInterrupt)
+            return output.interrupted_status()
+        return int(rc or 0) if isinstance(rc, int) else 0
+
+    return _guarded(invoke)
+
+
+def _guarded(invoke: Callable[[], int]) -> int:
+    """`invoke()`'s exit status, or the status of what it raised: one line each (cli/output.py)."""
+    try:
+        return invoke()
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (loadgen/stop_signals.py)
+        return output.interrupted_status(exc=exc)
     except RunError as exc:
         if output.debug():
             _print_traceback()
@@ -150,6 +155,9 @@ def _run(command: Any, args: list[str]) -> int:
         output.error_line(f"input nested too deeply to read ({exc})")
         return output.EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last resort keeps the one-line promise
+        status = _typer_exit_status(exc)
+        if status is not None:
+            return status
         if output.debug():
             _print_traceback()
         output.error_line(
@@ -157,7 +165,13 @@ def _run(command: Any, args: list[str]) -> int:
             "the command line and the traceback that rerunning with --debug prints)"
         )
         return output.EXIT_INTERNAL
-    return int(rc or 0) if isinstance(rc, int) else 0
+
+
+def _typer_exit_status(exc: Exception) -> int | None:
+    """The status of a typer.Exit (`output.fail` raises one; on typer's path click returns it, on
+    the fast path it reaches here). typer is not loaded unless something raised it, so no import."""
+    typer = sys.modules.get("typer")
+    return int(exc.exit_code) if typer is not None and isinstance(exc, typer.Exit) else None
 
 
 def main() -> None:

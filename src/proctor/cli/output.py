@@ -18,12 +18,9 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, NoReturn
-
-import typer
+from typing import TYPE_CHECKING, NoReturn
 
 from proctor.rules.rounds import ROUNDS, unknown_round
-from proctor.rules.training.rulesets import RULESETS
 from proctor.tables import table as table  # re-exported: the CLI builds its tables from here
 
 if TYPE_CHECKING:
@@ -31,43 +28,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from proctor.findings import Finding
-
-
-# `check submission` and `submission package --check`: the development switch for proctor-engine logs
-AllowUnofficialOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-unofficial-loadgen",
-        help="Development only: logs not written by an official LoadGen release (proctor's own engine) "
-        "are a warning instead of an error, and the verdict says the tree is not submittable.",
-    ),
-]
-
-# `check submission` and `submission package --check`: the official checker's switch of the same name
-SkipExtraAccuracyFilesOpt = Annotated[
-    bool,
-    typer.Option(
-        "--skip-extra-accuracy-files-check",
-        help="Do not look for the files a benchmark's accuracy folder must hold beside the logs (SDXL's "
-        "images, WAN-2.2's videos), as the official checker's switch of this name.",
-    ),
-]
-
-# every command that reads a submission round's rules (`check submission`, `summarize`, `submission package`)
-RoundOpt = Annotated[
-    str,
-    typer.Option(
-        "--round",
-        metavar="ROUND",
-        help=f"Submission round whose benchmark table, seeds, layout and checker conventions apply "
-        f"({', '.join(ROUNDS)}).",
-    ),
-]
-
-# every training command that reads a ruleset's tables
-RulesetOpt = Annotated[
-    str, typer.Option("--ruleset", metavar="VERSION", help=f"training ruleset ({', '.join(RULESETS)})")
-]
 
 
 def check_round(round_: str) -> None:
@@ -128,7 +88,10 @@ def error_line(message: str) -> None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """Print one error line and exit with `code` (2: bad input or usage by default)."""
+    """Print one error line and exit with `code` (2: bad input or usage by default): typer.Exit,
+    which the command's caller turns into the status (cli/main.py, on either path)."""
+    import typer  # loaded already on typer's path; a fast-path command (cli/fast_path.py) loads it here
+
     error_line(message)
     raise typer.Exit(code)
 
@@ -137,6 +100,14 @@ def interrupted(message: str = "interrupted", exc: BaseException | None = None) 
     """A stop signal: one line that starts with "interrupted" (not an error) and exit 128 + the
     signal: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP (loadgen/stop_signals.py). `exc`
     is the KeyboardInterrupt it raised (default: the one being handled)."""
+    import typer  # loaded already by the command that calls this
+
+    raise typer.Exit(interrupted_status(message, exc))
+
+
+def interrupted_status(message: str = "interrupted", exc: BaseException | None = None) -> int:
+    """`interrupted`'s line, printed; returns its status instead of exiting (cli/main.py's handler,
+    which runs without typer on the fast path)."""
     from rich.console import Console
     from rich.markup import escape
 
@@ -150,7 +121,7 @@ def interrupted(message: str = "interrupted", exc: BaseException | None = None) 
     _state["last_message"] = text
     with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
         Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]{escape(text)}[/yellow]")
-    raise typer.Exit(128 + signum)
+    return 128 + signum
 
 
 # --- `--json`: exactly one document on stdout, whatever the exit status -----------------------------

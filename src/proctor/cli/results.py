@@ -16,6 +16,7 @@ import typer
 
 from proctor.cli import output
 from proctor.cli.apps import examples, results_app
+from proctor.cli.shared_options import AllowUnofficialOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -291,7 +292,7 @@ def compare_cmd(
         Path | None,
         typer.Option("-o", "--output", metavar="FILE", help="Also write an HTML page with the plot (FILE.html)."),
     ] = None,
-    allow_unofficial: output.AllowUnofficialOpt = False,
+    allow_unofficial: AllowUnofficialOpt = False,
 ) -> None:
     """Place your run or package beside the published results of its round, benchmark and scenario."""
     from proctor.resultsdb.compare import compare

@@ -16,9 +16,6 @@ from proctor.cli.apps import app, examples
 from proctor.cli.output import (
     EXIT_INVALID,
     EXIT_OK,
-    AllowUnofficialOpt,
-    RoundOpt,
-    SkipExtraAccuracyFilesOpt,
     check_round,
     console,
     fail,
@@ -26,6 +23,7 @@ from proctor.cli.output import (
     print_table,
     table,
 )
+from proctor.cli.shared_options import AllowUnofficialOpt, RoundOpt, SkipExtraAccuracyFilesOpt
 from proctor.rules.rounds import CURRENT_ROUND
 
 submission_app = typer.Typer(

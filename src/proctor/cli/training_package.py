@@ -15,6 +15,7 @@ import typer
 
 from proctor.cli import output
 from proctor.cli.apps import examples, training_app
+from proctor.cli.shared_options import RulesetOpt
 from proctor.rules.training.rulesets import CURRENT_RULESET
 
 
@@ -110,7 +111,7 @@ def package_cmd(
             "--system", metavar="FILE", help="The system description JSON; default RUNS_DIR/system.json (`training init`)."
         ),
     ] = None,
-    ruleset: output.RulesetOpt = CURRENT_RULESET,
+    ruleset: RulesetOpt = CURRENT_RULESET,
     check: Annotated[bool, typer.Option("--check/--no-check", help="Run `check-package` on the result.")] = True,
 ) -> None:
     """Assemble a training submission package: systems/<system>.json, results/<system>/<benchmark>/

@@ -16,6 +16,7 @@ import typer
 
 from proctor.cli import output
 from proctor.cli.apps import examples, training_app
+from proctor.cli.shared_options import RulesetOpt
 from proctor.errors import ProctorError
 from proctor.rules.training.rulesets import CURRENT_RULESET
 
@@ -126,7 +127,7 @@ def check_rcp_cmd(
             metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
         )
     ],
-    ruleset: output.RulesetOpt = CURRENT_RULESET,
+    ruleset: RulesetOpt = CURRENT_RULESET,
     rcp_bypass: Annotated[
         bool, typer.Option("--rcp-bypass", help="a failing RCP test passes, flagged")
     ] = False,
@@ -214,7 +215,7 @@ def score_cmd(
             metavar="DIR", help="benchmark folder, system folder or package", exists=True, file_okay=False
         )
     ],
-    ruleset: output.RulesetOpt = CURRENT_RULESET,
+    ruleset: RulesetOpt = CURRENT_RULESET,
     runs: Annotated[
         int | None, typer.Option(metavar="N", help="N for a benchmark without a rules entry")
     ] = None,
@@ -336,7 +337,7 @@ def check_package_cmd(
             metavar="DIR", help="submission package (systems/, results/)", exists=True, file_okay=False
         )
     ],
-    ruleset: output.RulesetOpt = CURRENT_RULESET,
+    ruleset: RulesetOpt = CURRENT_RULESET,
     rcp_bypass: Annotated[
         bool, typer.Option(
             "--rcp-bypass", help="a failing RCP test passes, flagged (as check-rcp --rcp-bypass)"
@@ -412,7 +413,7 @@ def summarize_cmd(
     directories: Annotated[
         list[Path], typer.Argument(metavar="DIR", help="submission folders", exists=True, file_okay=False)
     ],
-    ruleset: output.RulesetOpt = CURRENT_RULESET,
+    ruleset: RulesetOpt = CURRENT_RULESET,
     as_csv: Annotated[bool, typer.Option("--csv", help="print the summary as CSV")] = False,
     output_file: Annotated[
         Path | None,
