@@ -1,7 +1,9 @@
 """The openai SUT end to end through the engine against `proctor serve llm` on loopback.
 
-Timing assertions are one-sided where the truth is a floor (TTFT >= the injected TTFT) and
-generous above it, so machine load cannot flip them; token counts and fault counts are exact.
+Timing assertions are floors only (the server sends nothing before its deadline, so TTFT >= the
+injected TTFT and the last token >= TTFT + 7 x TPOT): a loaded machine only adds time, and an upper
+bound, however generous, failed on a CI host beside two CPU hogs (TTFT p50 456 ms for a 30 ms truth).
+How close to the truth proctor measures is bench/llm_client.py's figure; token and fault counts are exact.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from proctor.loadgen.types import Scenario, TestMode
 from proctor.serving.llm_server import Faults, TinyLM
 
 MS = 1_000_000
-SLACK_NS = 400 * MS  # latency added by a loaded CI machine, at most (one-sided upper bounds only)
 
 
 def run(tmp_path, sut, qsl, scenario=Scenario.SERVER, mode=TestMode.PERFORMANCE_ONLY, **kw):
@@ -67,9 +68,11 @@ def test_server_scenario_measures_the_injected_ttft_and_tpot(tmp_path, llm_serve
     assert out.errors == 0 and not out.incomplete and n >= 16
     assert np.all(rec.sample_n_tokens[:n] == 8)  # exact, though chunks held 1-3 tokens
     assert res.token_count == 8 * n
-    assert res.ttft.min >= 30 * MS and res.ttft.percentiles[0.5] <= 30 * MS + SLACK_NS
-    # the last token is due 7 x 3 ms after the first: TPOT is 3 ms up to the loop's timer rounding
-    assert 2 * MS <= res.tpot.percentiles[0.5] <= 3 * MS + SLACK_NS // 7
+    done, first = rec.sample_done_ns[:n], rec.sample_first_token_ns[:n]
+    assert np.all(first != NOT_SET) and np.all(first <= done)  # the first token is timed, before the end
+    assert res.ttft.min >= 30 * MS  # no token before its deadline: arrival + 30 ms
+    assert res.samples.min >= (30 + 7 * 3) * MS  # the 8th token's deadline: arrival + 30 ms + 7 x 3 ms
+    assert 0 < res.tpot.min <= res.tpot.percentiles[0.5] <= (res.samples.max - res.ttft.min) // 7
     assert sut.count_sources == {"usage": n} and not sut.faults
 
 
