@@ -127,7 +127,8 @@ def test_every_real_log_agrees_with_itself(bases: dict[str, Base]) -> None:
 
 def test_a_short_offline_run_claiming_min_duration_met_is_caught(bases: dict[str, Base]) -> None:
     b = bases["proctor_offline_short"]
-    assert b.log.get("result_validity") == "INVALID" and b.log.get("result_max_latency_ns") < 100_000_000
+    # far short of its 600 s min_duration however loaded the host (an instant SUT: 0.6 s was seen beside two hogs)
+    assert b.log.get("result_validity") == "INVALID" and b.log.get("result_max_latency_ns") < 60 * 10**9
     rc = recompute(forged(b.log, result_min_duration_met=True, result_validity="VALID"))
     assert not rc.min_duration_met and rc.source["min_duration"] == RECOMPUTED and not rc.valid
     (duration,) = [m for m in rc.mismatches if m.key == "result_min_duration_met"]
