@@ -461,9 +461,9 @@ STAGES = {
 }
 
 
-def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[str, float, float]]:
+def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[str, float, float, float]]:
     """One proctor case at `rate`, every hop of the first token read from the per-request
-    timestamps the transport filled: [(stage, p50 us, p90 us)], for the transport `--http` names
+    timestamps the transport filled: [(stage, p50 us, p90 us, p99 us)], for the transport `--http` names
     first. The `-> first byte` stage holds the injected TTFT (subtracted), the server's lateness and
     the loopback delivery."""
     http = args.http.split(",")[0]
@@ -484,8 +484,7 @@ def breakdown(port: int, args: argparse.Namespace, rate: float) -> list[tuple[st
     res = []
     for name, a, b in STAGES[http]:
         d = np.array([st[b] - st[a] for st in stamps if a in st and b in st], float)
-        res.append((name, float(np.median(d)) / 1e3 if d.size else float("nan"),
-                    float(np.percentile(d, 90)) / 1e3 if d.size else float("nan")))
+        res.append((name, *(float(np.percentile(d, q)) / 1e3 if d.size else float("nan") for q in (50, 90, 99))))
     print(f"breakdown of http={http}: TTFT error {row['ttft_err_pct']:+.2f}% from the schedule, "
           f"{row['ttft_send_err_pct']:+.2f}% from the send", file=sys.stderr)
     return res
@@ -870,9 +869,10 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=10)
-        print(f"{'stage (first token, ' + format(args.breakdown, 'g') + ' req/s)':40} {'p50 us':>8} {'p90 us':>8}")
-        for name, p50, p90 in stages:
-            print(f"{name:40} {p50:8.1f} {p90:8.1f}")
+        print(f"{'stage (first token, ' + format(args.breakdown, 'g') + ' req/s)':40} "
+              f"{'p50 us':>8} {'p90 us':>8} {'p99 us':>8}")
+        for name, p50, p90, p99 in stages:
+            print(f"{name:40} {p50:8.1f} {p90:8.1f} {p99:8.1f}")
         return
     try:
         with tempfile.TemporaryDirectory(prefix="llm-bench-") as tmp:
