@@ -3,6 +3,7 @@ every command's `--help` (issue 33 §3).
 
     python bench/check_speed.py v4.1:closed/RedHat v4.1:closed/Cisco v5.1:closed/NVIDIA [-n 5]
     python bench/check_speed.py --help-times [-n 5]
+    python bench/check_speed.py v4.1:closed/RedHat --startup [-n 5]
 
 A tree is ROUND:DIVISION/SUBMITTER inside the round's results checkout, named by `--results
 ROUND=PATH` or PROCTOR_RESULTS_V41 / _V50 / _V51 (as tests/checks/test_published_rounds.py reads
@@ -98,6 +99,64 @@ def child_official(official: Path, results: Path, version: str, submitter: str, 
         t, c = time.perf_counter(), time.process_time()
         rc = submission_checker.main()
     return {"s": time.perf_counter() - t, "cpu": time.process_time() - c, "valid": rc == 0}
+
+
+# --startup's child: run as `python -c`, so nothing but what it names is loaded before proctor. It times
+# proctor's imports on the `check submission` path and the first call, and within each the time
+# CPython spends making dataclasses (dataclasses._process_class: the generated methods are compiled on
+# every start) and compiling regular expressions (re._compile), and counts proctor's modules loaded.
+STARTUP_CHILD = """
+import dataclasses, json, re, sys, time
+spent = {"dataclass": [0, 0.0], "re": [0, 0.0]}
+def timed(key, fn):
+    def wrapper(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            spent[key][0] += 1
+            spent[key][1] += time.perf_counter() - t
+    return wrapper
+dataclasses._process_class = timed("dataclass", dataclasses._process_class)
+re._compile = timed("re", re._compile)
+def mine():
+    return sum(1 for m in list(sys.modules) if m == "proctor" or m.startswith("proctor."))
+def phase(fn):
+    before = {k: list(v) for k, v in spent.items()}
+    m, t, c = mine(), time.perf_counter(), time.process_time()
+    fn()
+    return {"s": time.perf_counter() - t, "cpu": time.process_time() - c, "modules": mine() - m,
+            **{f"{k}_n": spent[k][0] - before[k][0] for k in spent},
+            **{f"{k}_s": spent[k][1] - before[k][1] for k in spent}}
+def imports():
+    import orjson  # noqa: F401 - what check_submission_command imports first
+    import proctor.cli.main  # noqa: F401
+    import proctor.cli.tree_commands  # noqa: F401
+    import proctor.checks.loadgen_origin  # noqa: F401
+    import proctor.checks.submission  # noqa: F401
+def call():
+    from pathlib import Path
+    from proctor.checks.submission import check_submission
+    check_submission(Path(sys.argv[1]), sys.argv[2])
+print(json.dumps({"imports": phase(imports), "call": phase(call)}))
+"""
+
+
+def print_startup(trees: list[tuple[str, Path, str]], n: int) -> None:
+    """`--startup`: where proctor's start-up goes on the `check submission` path, medians of n children."""
+    print(f"proctor check submission, start-up by part (medians of {n} fresh interpreters, CPU seconds); {_load()}")
+    for spec, tree, rnd in trees:
+        runs = []
+        for _ in range(n):
+            proc = subprocess.run([sys.executable, "-c", STARTUP_CHILD, str(tree), rnd], capture_output=True,
+                                  text=True, check=True)
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        for part, what in (("imports", "imports at start"), ("call", "first call (loads the rest)")):
+            med = {k: statistics.median(r[part][k] for r in runs) for k in runs[0][part]}
+            print(f"  {spec:28s} {what:28s} {med['cpu']:6.3f} s: {med['modules']:3.0f} proctor modules, "
+                  f"{med['dataclass_n']:3.0f} dataclasses made in {med['dataclass_s']:6.3f} s, "
+                  f"regular expressions {med['re_s']:6.3f} s")
+    print(_load())
 
 
 def _compile(officials: Any) -> None:
@@ -260,6 +319,9 @@ def main() -> None:
                     help="a mlcommons/inference checkout at the round's tag (v4.1, v5.0.1, v5.1.1)")
     ap.add_argument("--json-out", type=Path, help="keep proctor's --json report of each tree here")
     ap.add_argument("--help-times", action="store_true", help="time every command's --help instead")
+    ap.add_argument("--startup", action="store_true",
+                    help="instead of the table: where proctor's start-up goes on each tree (imports, first call, "
+                         "dataclasses made, regular expressions compiled)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -283,6 +345,10 @@ def main() -> None:
         if not (results[rnd] / spec.partition(":")[2]).is_dir():
             ap.error(f"{spec}: no such folder in {results[rnd]}")
     _compile(officials.values())
+    if args.startup:
+        print_startup([(spec, results[spec.partition(":")[0]] / spec.partition(":")[2], spec.partition(":")[0])
+                       for spec in args.trees], args.n)
+        return
     print(_load())
     rows = [bench_tree(spec, results, officials, args.n, args.json_out) for spec in args.trees]
     print_trees(rows, args.n)
