@@ -44,8 +44,8 @@ SPIN_BACKOFF_MAX = 64
 # Tried and not kept: sparse waits spinning from the first arrival (told the schedule's rate) and
 # judging the host by one look per wait (the majority) instead of one per window. The clock's own
 # lateness fell (--breakdown 4: schedule -> issue_query p90 158-178 -> 101-134 us), but against the
-# independent stub (bench/llm_client.py --cases 4,50 --together, 3 alternating repeats) TTFT p50 rose
-# 15-30 us from the schedule and 55 us from the send: more spinning on a 2-core host slows the rest.
+# independent stub (bench/llm_client.py --cases 4,50 --together, 3 alternating repeats) TTFT p50 over
+# the bare client rose in all four cells, by 34-61 us from the schedule and 57-71 us from the send.
 SPARSE_WAIT_NS = 10_000_000
 SPARSE_SPIN_SHARE = 0.01
 SPIN_PAD_NS = 20_000
