@@ -104,10 +104,11 @@ def child_official(official: Path, results: Path, version: str, submitter: str, 
 # --startup's child: run as `python -c`, so nothing but what it names is loaded before proctor. It times
 # proctor's imports on the `check submission` path and the first call, and within each the time
 # CPython spends making dataclasses (dataclasses._process_class: the generated methods are compiled on
-# every start) and compiling regular expressions (re._compile), and counts proctor's modules loaded.
+# every start), making proctor's records (typed_records._build, which compiles nothing) and compiling
+# regular expressions (re._compile), and counts proctor's modules loaded.
 STARTUP_CHILD = """
 import dataclasses, json, re, sys, time
-spent = {"dataclass": [0, 0.0], "re": [0, 0.0]}
+spent = {"dataclass": [0, 0.0], "record": [0, 0.0], "re": [0, 0.0]}
 def timed(key, fn):
     def wrapper(*a, **k):
         t = time.perf_counter()
@@ -119,6 +120,8 @@ def timed(key, fn):
     return wrapper
 dataclasses._process_class = timed("dataclass", dataclasses._process_class)
 re._compile = timed("re", re._compile)
+import proctor.typed_records as records  # a leaf: loads no other proctor module
+records._build = timed("record", records._build)
 def mine():
     return sum(1 for m in list(sys.modules) if m == "proctor" or m.startswith("proctor."))
 def phase(fn):
@@ -155,6 +158,7 @@ def print_startup(trees: list[tuple[str, Path, str]], n: int) -> None:
             med = {k: statistics.median(r[part][k] for r in runs) for k in runs[0][part]}
             print(f"  {spec:28s} {what:28s} {med['cpu']:6.3f} s: {med['modules']:3.0f} proctor modules, "
                   f"{med['dataclass_n']:3.0f} dataclasses made in {med['dataclass_s']:6.3f} s, "
+                  f"{med['record_n']:3.0f} records in {med['record_s']:6.3f} s, "
                   f"regular expressions {med['re_s']:6.3f} s")
     print(_load())
 

@@ -6,9 +6,11 @@ rules text says, so the CLI can print it and `--json` can serialize it without p
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from enum import StrEnum
 from typing import Any
+
+from proctor.typed_records import record
 
 
 class Severity(StrEnum):
@@ -17,7 +19,7 @@ class Severity(StrEnum):
     INFO = "info"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Finding:
     rule: str                      # short id of what was checked, e.g. "min_duration"
     message: str                   # plain language: what is wrong and what to do about it

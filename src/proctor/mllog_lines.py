@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from proctor.text_files import universal_lines
+from proctor.typed_records import record
 
 MARKER = b":::MLLOG"
 ENDPOINTS_MARKER = b":::ENDPTS"
@@ -29,7 +29,7 @@ MAX_LINE_BYTES = 16 * 1024 * 1024  # no real MLLOG line comes near this
 MAX_DEPTH = 64  # real values are at most a few levels deep
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LogLine:
     line: int                 # 1-based line number in the file
     key: str
@@ -41,7 +41,7 @@ class LogLine:
     raw: dict[str, Any]       # the whole decoded object, for readers that need other fields
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BadLine:
     line: int
     text: str

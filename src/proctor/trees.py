@@ -36,11 +36,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePath
 from typing import IO, Any, TypeVar
 
 from proctor.errors import TreeError
+from proctor.typed_records import record
 from proctor.untrusted_text import printable
 
 MAX_ENTRIES = 200_000  # files and folders one walk or copy visits (the largest published submitter: ~13,000)
@@ -80,7 +81,7 @@ MAX_PARSED = 32  # files whose parse one reading keeps (a result's logs are read
 _T = TypeVar("_T")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Reading:
     kinds: dict[tuple[str, ...], str] = field(default_factory=dict)  # path parts -> kind
     parsed: OrderedDict[tuple[str, str], tuple[tuple[int, int, int, int], Any]] = field(default_factory=OrderedDict)
@@ -472,7 +473,7 @@ def new_folder(path: str | os.PathLike[str], what: str) -> Path:
 
 
 # --- walking -------------------------------------------------------------------------------------
-@dataclass(slots=True)
+@record(slots=True)
 class Budget:
     """What one walk or copy may still visit and write."""
 
@@ -480,7 +481,7 @@ class Budget:
     bytes: int = MAX_COPY_BYTES
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Scan:
     """What a walk found: problems as (path, why), in walk order; `entries` visited."""
 
@@ -650,7 +651,7 @@ def check_tree(root: str | os.PathLike[str], *, links_ok_under: tuple[str, ...] 
     return found
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Fingerprint:
     """What a tree holds, in one digest: equal digests, the same names, kinds, sizes, times and link
     targets (a file rewritten in place at the same size within the same nanosecond is not seen)."""

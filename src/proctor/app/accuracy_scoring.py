@@ -26,12 +26,13 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError, ProctorError
-from proctor.loadgen.types import TestMode
+from proctor.loadgen.scenarios import TestMode
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.loadgen.engine import RunOutcome
@@ -42,7 +43,7 @@ PLACEHOLDERS = ("{log}", "{dir}", "{dataset}")
 MAX_TEXT_BYTES = 1 << 20  # what is read back of accuracy.txt: a script prints a few lines
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Scored:
     """What an accuracy run adds to its verdict: lines, whether it passed, where accuracy.txt is."""
 
@@ -146,7 +147,7 @@ def _read_text(path: Path) -> str:
         return f.read(MAX_TEXT_BYTES).decode("utf-8", "replace")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Scope:
     """What proctor's scorer scored: the samples with a reference output, and those references' total
     length (gen_len's measure). On a dataset that is not the official one, the rules' gen_len bound

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from proctor.loadgen.types import (
 )
 from proctor.suts.context import RunContext
 from proctor.suts.spec import SutSpec, as_spec
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.audits.run import RunLogs
@@ -330,7 +331,7 @@ def html_report(log_dir: Path, *, figures: bool = True) -> tuple[list[tuple[str,
 # --- the whole run, as `proctor run` makes it ---------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunRequest:
     """What `proctor run`, a sweep's point (and the library) asks of one run."""
 
@@ -410,7 +411,7 @@ class RunRequest:
         return LogSettings(log_output=LogOutputSettings(outdir=str(outdir or self.output_dir)), enable_trace=self.trace)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SessionResult:
     """What a session hands the CLI to print: the outcome, the verdict and where things are."""
 

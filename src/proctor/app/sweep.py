@@ -30,12 +30,13 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.loadgen.scenarios import Scenario, TestMode
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.app.session import RunRequest
@@ -122,7 +123,7 @@ def parse_concurrencies(text: str, option: str = "--concurrency") -> list[int]:
 # --- one point -------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Point:
     """One run of a sweep, as the table and sweep.json show it (times in ms, rates per second)."""
 
@@ -330,7 +331,7 @@ def run_sweep(
 # --- goodput ---------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class GoodputProbe:
     index: int
     stage: str  # "double", "halve" or "narrow"
@@ -340,7 +341,7 @@ class GoodputProbe:
     wall_s: float
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Goodput:
     found: bool  # False: no probed rate passed (then `lower` is 0)
     lower: float  # the highest passing offered rate (target QPS), not an achieved or SLO goodput rate

@@ -12,7 +12,7 @@ because the official file has them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from proctor.typed_records import record
 
 # TEST06's output token dtypes (--dtype) and their numpy codes
 TEST06_DTYPES = {"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}
@@ -25,7 +25,7 @@ ACCURACY_LOG_RNG_SEED = 720381539243781796
 PERFORMANCE_MODE = 2  # "mode = 2": PerformanceOnly
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConfLine:
     model: str
     scenario: str
@@ -36,7 +36,7 @@ class ConfLine:
         return f"{self.model}.{self.scenario}.{self.key} = {self.value}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AuditConfig:
     """One audit.config: its lines in the official order and the file they come from."""
 

@@ -22,22 +22,23 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from proctor.audits.specs import ACCURACY, DETAIL, PLACES, SPECS, SUMMARY, Audit, TokenOptions, audit_config
 from proctor.audits.verify import TEST_PASS, Verdict, detail_score, summary_score
 from proctor.errors import ConfigError, ProctorError, TreeError
+from proctor.loadgen.scenarios import TestMode
 from proctor.loadgen.settings import TestSettings
-from proctor.loadgen.types import TestMode
 from proctor.rules.rounds import Layout
 from proctor.trees import DIR, MISSING, copy_file, kind, make_dirs, not_a_file, remove_file, replace, show
+from proctor.typed_records import record
 
 AUDIT_RUNS = "audit_runs"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunLogs:
     """Where one run left its logs, and what it said about itself."""
 
@@ -52,7 +53,7 @@ class RunLogs:
 Runner = Callable[[TestSettings, Path, Path | None], RunLogs]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Tree:
     """The submission-tree folders one (system, benchmark, scenario) uses."""
 
@@ -77,7 +78,7 @@ class Tree:
         return self.out / AUDIT_RUNS / self.benchmark / self.scenario / str(audit)
 
 
-@dataclass
+@record
 class AuditOutcome:
     audit: Audit
     folder: Path
@@ -147,7 +148,7 @@ def sized_offline(settings: TestSettings, logs: RunLogs) -> tuple[TestSettings, 
     rate, read from its summary, not a probe's), and the note saying so ("ended before ..."); None
     for any other outcome. The audits' reference and audit runs and `proctor run --fit` use it."""
     from proctor.loadgen.logs.reader import read_summary
-    from proctor.loadgen.types import Scenario
+    from proctor.loadgen.scenarios import Scenario
 
     if logs.problem or settings.scenario is not Scenario.OFFLINE or not logs.summary.is_file():
         return None
@@ -224,7 +225,7 @@ SPREAD_RUNS = 3  # reference performance runs the spread is measured over (run_1
 SCORE_INVALID = "TEST FAIL: Test score invalid"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Spread:
     """Repeated reference performance runs (run_1 first): how far one run of this SUT lands from
     the next on this machine. Measured only when an audit run's score fails the official threshold."""

@@ -18,10 +18,12 @@ loads without the benchmark tables; the functions it names import theirs on firs
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.audits.configs import AuditConfig
@@ -51,7 +53,7 @@ class Truncation(StrEnum):
     NEW = "new"  # the hash line is a fresh accuracy.txt (no accuracy script runs on it)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TokenOptions:
     """How a token-output verification reads responses: the token type and the EOS id."""
 
@@ -63,7 +65,7 @@ class TokenOptions:
 Verifier = Callable[[Path, Path, str, TokenOptions], "Verdict"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Comparison:
     """One verification an audit's folder holds as verify_<kind>.txt."""
 
@@ -76,7 +78,7 @@ class Comparison:
     compared: Mapping[str, tuple[str, float]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AuditSpec:
     audit: Audit
     source: str  # the rule and the official files it follows

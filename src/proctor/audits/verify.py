@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from codecs import BOM_UTF8
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import orjson
 from proctor.audits.configs import TEST06_DTYPES
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import iter_lines, open_regular, read_detail
+from proctor.typed_records import record
 
 MAX_ACCURACY_JSON_BYTES = 8 << 30  # larger than any accuracy log LoadGen's own cap lets through
 MAX_SUMMARY_LINE = 64 << 10
@@ -47,7 +48,7 @@ TEST06_EOS_TOKEN_ID = 2
 TEST_PASS = "TEST PASS"
 
 
-@dataclass
+@record
 class Verdict:
     """One verification: pass or fail, the official script's output lines, proctor's notes."""
 
@@ -78,7 +79,7 @@ class Verdict:
 # --- readers -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AccuracyEntry:
     qsl_idx: int
     data: str
@@ -293,7 +294,7 @@ _ES_MS = re.compile(r".*Early stopping (99th|99.0th) percentile estimate")
 _ERRORS = re.compile(r"\d+ ERROR")
 
 
-@dataclass
+@record
 class SummaryScore:
     """What compliance/TEST04/verify_performance.py reads from a summary."""
 

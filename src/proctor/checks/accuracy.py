@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from proctor.findings import Finding, Severity
@@ -23,6 +23,7 @@ from proctor.rules.inference import (
     QualityTarget,
 )
 from proctor.text_files import split_lines
+from proctor.typed_records import record
 
 # Names an accuracy script prints for each of the table's metrics (lower-cased).
 METRIC_KEYS: dict[str, tuple[str, ...]] = {
@@ -121,7 +122,7 @@ def _pairs(line: str) -> list[tuple[str, float]]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AccuracyResult:
     metric: str
     reported: float | None  # as found (scaled into the table's unit)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from proctor.audits.configs import TEST06_DTYPES
@@ -33,10 +33,11 @@ from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.submission_files import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
 from proctor.trees import is_file
+from proctor.typed_records import record
 
 RULE = "compliance_reverify"
 MAX_REVERIFY_BYTES = 512 << 20  # an accuracy log this large is not re-read by the checker (a warning says so)
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Claim:
     """What a verify file says: where it is, whether it passes (proctor's reading), its numbers."""
 

@@ -7,12 +7,13 @@ whose size is "negligible" only require a bandwidth "> 0": they report 0 and say
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from proctor.rules.inference import BW_EGRESS, BW_INGRESS, Bandwidth, Benchmark
+from proctor.typed_records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BandwidthRequirement:
     benchmark: str
     throughput: float

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from proctor.rules.rounds import Layout
 from proctor.submission_files import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file, parsed
+from proctor.typed_records import record
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"
@@ -91,7 +92,7 @@ def required_audits(folder: str, variant: Variant, rnd: InferenceRound) -> tuple
 
 
 # --- verification outputs -----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Verdict:
     """What a verify_*.txt says: passed by the official reading, passed by proctor's, and why not."""
 
@@ -139,7 +140,7 @@ def parse_verify(text: str, test: str, kind: str) -> Verdict:
 
 
 # --- audits -------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ResultContext:
     """What the audit checks need to know about the result they belong to."""
 
@@ -601,12 +602,16 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
     model = ctx.variant.benchmark.name
     scenario = "Interactive" if ctx.variant.interactive else ctx.category
     try:  # the same mlperf.conf for every result: parsed once per reading of the tree
-        base_entries, _ = parsed(mlperf, "mlperf.conf", lambda: parse_conf_as_loadgen(mlperf, ConfType.MLPERF))
+        # named alike, so every result's copy of the same text is parsed once (conf._as_loadgen)
+        base_entries, _ = parsed(
+            mlperf, "mlperf.conf", lambda: parse_conf_as_loadgen(mlperf, ConfType.MLPERF, name="mlperf.conf")
+        )
         base = apply_conf(TestSettings(), base_entries, model, scenario, ConfType.MLPERF, ranges=False)
         entries, ignored = parse_conf_as_loadgen(user, ConfType.USER)
         pairs = list(applied(base, entries, model, scenario, ConfType.USER, ranges=False))
     except (ProctorError, ValueError, OSError) as exc:
-        return [_err("measurements", user, f"cannot be read as LoadGen reads it: {exc}")]
+        where = mlperf if getattr(exc, "file", None) == "mlperf.conf" else user
+        return [_err("measurements", where, f"cannot be read as LoadGen reads it: {exc}")]
     # a line the official LoadGen skips had no effect on the run: worth fixing, not a rejection
     out = [
         _err("measurements_conf", user, f"ignored by LoadGen: {exc}", line=exc.line, severity=Severity.WARNING)

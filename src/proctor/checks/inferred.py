@@ -12,8 +12,6 @@ under the inferred scenario's name. Only edge systems may infer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctor.rules.inference import (
     INFERRED_MS_FACTOR,
     INFERRED_OFFLINE_FROM_MS_NUMERATOR,
@@ -21,6 +19,7 @@ from proctor.rules.inference import (
     RULES,
     Category,
 )
+from proctor.typed_records import record
 
 SOURCE = f"{RULES} §Benchmarks, inferred results (edge)"
 NS_PER_MS = 1_000_000
@@ -54,7 +53,7 @@ def offline_from_singlestream(ss_mean_latency_ms: float) -> float:
     return INFERRED_OFFLINE_FROM_SS_NUMERATOR / ss_mean_latency_ms
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class InferredResult:
     scenario: Category
     base: Category

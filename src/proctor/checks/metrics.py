@@ -8,11 +8,11 @@ An inferred edge result carries the value of the rules' formula instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from proctor.checks.inferred import infer
 from proctor.rules.inference import Benchmark, Category
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.rules.inference_rounds import ResultField
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 NS_PER_MS = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Metric:
     name: str
     value: float | None

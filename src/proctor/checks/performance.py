@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from proctor.checks.detail_log import DetailLogData, short
@@ -25,6 +24,7 @@ from proctor.rules.inference import (
     Suite,
 )
 from proctor.rules.rounds import SEED_KEYS
+from proctor.typed_records import record
 
 SCENARIOS_SRC = f"{RULES} §Scenarios table"
 EARLY_STOPPING_SRC = f"{RULES} [[appendix-early_stopping]]"
@@ -40,7 +40,7 @@ NS_PER_MS = 1_000_000
 MAX_ERRORS_LISTED = 5
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunRules:
     """What one run is held to: the benchmark, its result category, the round's seeds, the division."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +37,7 @@ from proctor.rules.power import (
 )
 from proctor.text_files import TEXT_SOURCE, universal_lines
 from proctor.trees import kind
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -48,7 +48,7 @@ SPL_PREFIX = "Time"
 SAME_POWER_REL = 1e-9
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SplWindow:
     """What spl.txt holds between two instants: the positive watt samples' sum and count."""
 
@@ -62,7 +62,7 @@ class SplWindow:
         return self.total_watts / self.count if self.count else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PowerResult:
     """A result's power figures: `metric` in `units` (the summary's power row) and its efficiency."""
 
@@ -293,7 +293,7 @@ def _same_power_as_base(ctx: ResultContext, base: Category, average: float, spl:
 
 
 # --- the audit exemption (§Audit Process) -------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AuditFigures:
     """What the audit-exemption guidance compares: aggregate performance, per accelerator, power efficiency."""
 

@@ -9,7 +9,7 @@ results table never reports a forged number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from proctor.checks.detail_log import DetailLogData
@@ -21,6 +21,7 @@ from proctor.loadgen.logs.reader import read_summary
 from proctor.loadgen.logs.recompute import Mismatch, recompute
 from proctor.loadgen.logs.summary_claims import compare_summary
 from proctor.rules.inference import RULES
+from proctor.typed_records import record
 
 RULE = "rederived_result"
 SUMMARY_RULE = "summary_claim"
@@ -38,7 +39,7 @@ SOURCES = {
 FIX = "submit the logs of an unedited LoadGen run (rerun it if these are not)"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Rederived:
     findings: list[Finding] = field(default_factory=list)
     corrected: dict[str, float | None] = field(default_factory=dict)  # result key -> what the numbers give

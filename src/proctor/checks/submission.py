@@ -11,7 +11,7 @@ This module walks the tree and decides what applies; the rules live in `performa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from proctor.rules.rounds import CURRENT_ROUND
 from proctor.submission_files import CODE_FOLDERS
 from proctor.text_files import read_text
 from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, reading, real_root, scan
+from proctor.typed_records import record
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -76,7 +77,7 @@ CLOSED_MODEL_SRC = (
 )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ResultRow:
     division: str
     submitter: str
@@ -111,7 +112,7 @@ class ResultRow:
         }
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SubmissionReport:
     findings: list[Finding] = field(default_factory=list)
     results: list[ResultRow] = field(default_factory=list)
@@ -216,7 +217,7 @@ def _err(rule: str, path: Path | str, message: str, **kw: Any) -> Finding:
     return Finding(rule=rule, path=str(path), message=message, **kw)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Submitter:
     root: Path
     division: str

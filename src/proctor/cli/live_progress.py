@@ -18,7 +18,6 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from proctor.loadgen.progress import (
@@ -30,6 +29,7 @@ from proctor.loadgen.progress import (
     snapshot,
 )
 from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.typed_records import record
 
 PLAIN_INTERVAL_S = 10.0  # without a terminal: one progress line this often
 PLAIN_INTERVAL_ENV = "PROCTOR_PROGRESS_INTERVAL_S"  # overrides it (tests, CI logs that want more or fewer)
@@ -82,7 +82,7 @@ def format_snapshot(s: Snapshot, label: str) -> str:
     return line
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SetTally:
     """A run issued over several loaded sets (`on_sets`): what the sets before this one did, so each
     line counts the whole run's queries and samples of its total, not one set's."""

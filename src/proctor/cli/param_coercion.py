@@ -19,9 +19,10 @@ seam (`RuntimeParam`, `build_runtime_param`, `_TyperParameter.get_runtime_param`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin
+
+from proctor.typed_records import record
 
 try:  # typer's coercion seam (0.29): without it typer coerces as it always did
     from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
@@ -70,7 +71,7 @@ def _leaf(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
 
 if RuntimeParam is not None:
 
-    @dataclass(frozen=True)
+    @record(frozen=True)
     class LightParam(RuntimeParam):
         """A runtime parameter that coerces the certain values itself and hands the rest to typer's."""
 

@@ -26,7 +26,7 @@ from proctor.cli import output
 from proctor.cli.apps import app, examples
 from proctor.cli.run_options import RunOptions, run_options
 from proctor.errors import ConfigError, ProctorError, RunError, TreeError
-from proctor.loadgen.types import TestMode
+from proctor.loadgen.scenarios import TestMode
 
 if TYPE_CHECKING:
     from rich.console import Console

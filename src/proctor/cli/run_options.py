@@ -10,7 +10,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
@@ -19,8 +19,9 @@ import typer
 from proctor.app.choices import QUICK_DURATION_MS, Engine
 from proctor.cli import output
 from proctor.errors import ConfigError
+from proctor.loadgen.scenarios import Scenario
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S
-from proctor.loadgen.types import Scenario
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.app.session import RunRequest
@@ -56,7 +57,7 @@ SUT_HELP = (
 )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunOptions:
     """The shared options' values (the field names are the command's parameter names)."""
 

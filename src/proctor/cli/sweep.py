@@ -132,7 +132,7 @@ def sweep_cmd(
     from proctor.app import sweep as sw
     from proctor.app.choices import QUICK_DURATION_MS, Engine
     from proctor.errors import ConfigError, ProctorError
-    from proctor.loadgen.types import Scenario
+    from proctor.loadgen.scenarios import Scenario
 
     console = output.console(stderr=opts.as_json)  # --json: stdout holds the document alone
     err = output.console(stderr=True)

@@ -13,17 +13,17 @@ list names one of them (`preflight.server_owner`), `on` always, `off` never.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from proctor.rules.inference import PARAMS_TABLE
 from proctor.rules.llm_generation import ACCURACY, PERFORMANCE, GenerationParams, generation_params
 from proctor.suts.context import ACCURACY_ONLY, SUBMISSION_RUN, RunContext
+from proctor.typed_records import record
 
 DEFAULT_MAX_TOKENS = 128  # where no benchmark names one (a model outside the rules' table)
 MIN_TOKENS_CHOICES = ("auto", "on", "off")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Generation:
     """The parameters every request carries, and how they relate to the benchmark's."""
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 import orjson
 
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 
 MAX_TOKEN_ID = 2**31 - 1
 LENGTH_DISTS = ("const", "fixed", "uniform", "normal", "lognormal", "exp", "file")
@@ -36,7 +36,7 @@ MAX_LENGTH = 1_000_000
 WORDS = ["the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by", "at", "from", "his", "her", "an", "were", "are", "which", "this", "be", "or", "has", "had", "not", "but", "first", "one", "their", "its", "new", "after", "who", "they", "have", "two", "been", "more", "all", "when", "also", "into", "other", "time", "over", "only", "most", "some", "any", "year", "made", "may", "between", "these", "out", "up", "than", "about", "such", "through", "city", "world", "state", "part", "while", "both", "where", "used", "during", "under", "many", "then", "later", "each", "known", "since", "group"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LLMSample:
     prompt: str | None = None
     input_ids: tuple[int, ...] | None = None

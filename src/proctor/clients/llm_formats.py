@@ -35,7 +35,6 @@ import csv
 import importlib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,7 @@ from proctor.clients.llm_dataset import (
     synthetic,
 )
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 from proctor.untrusted_text import printable
 
 MAX_FILE_BYTES = 4 << 30  # a whole-file format (JSON, Parquet, pickle) larger than this is refused
@@ -68,7 +68,7 @@ SYSTEM_ROLES = ("system",)
 MAX_TURNS = 100_000  # turns in one conversation (a longer list is skipped, not walked)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Layout:
     """A dataset layout as downloaded: the columns that hold each part, each list in the order they
     are looked for (the first the file has is used). `source`: where the names come from."""
@@ -109,7 +109,7 @@ LAYOUTS: tuple[Layout, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Columns:
     """Which named columns hold what (CSV, Parquet, pickle, JSON records); None: the layout's."""
 
@@ -119,7 +119,7 @@ class Columns:
     input_ids: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Picked:
     """The columns a file's samples are read from (None: the file has no such column)."""
 
@@ -183,7 +183,7 @@ def pick_columns(names: list[str], cols: Columns, path: str) -> Picked:
     )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Loaded:
     samples: list[LLMSample]
     skipped: int = 0  # ShareGPT conversations of the wrong shape, left out

@@ -74,7 +74,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import aiohttp
@@ -85,6 +85,7 @@ from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse, qsl_name
 from proctor.suts.params import param, takes
+from proctor.typed_records import record
 from proctor.untrusted_text import printable
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
@@ -158,7 +159,7 @@ def _unanswered(exc: BaseException) -> bool:
                       | OSError | TimeoutError | asyncio.TimeoutError)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class NodeState:
     url: str
     name: str = ""
@@ -181,7 +182,7 @@ class NodeState:
     waiting: deque[tuple[asyncio.Future[bool], int]] = field(default_factory=deque)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Source:
     """The LoadGen-side data of one model input, filled by the QSL at load time."""
 
@@ -761,7 +762,7 @@ def registered_qsl(name: str, params: dict[str, str]) -> Any:
 _URL = re.compile(r"https?://[^\s/]+(/[^\s]*)?")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class NetworkParams:
     """`--sut network:k=v,...`."""
 

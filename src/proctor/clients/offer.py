@@ -15,19 +15,19 @@ response logs, can pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import orjson
 
 from proctor.clients.sse import SSEParser
 from proctor.errors import SSEError
+from proctor.typed_records import record
 from proctor.untrusted_text import printable
 
 MAX_HEAD = 16 << 10  # bytes of the answer's status line and headers
 MAX_CHUNK_LINE = 4096  # a chunk-size line with its extensions
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Offer:
     """What one endpoint's stream carried for a request asking for token ids, logprobs and usage."""
 
@@ -163,7 +163,7 @@ def read_offer(url: str, raw: bytes, refused: tuple[str, ...] = ()) -> Offer:
                  refused=refused)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CountPlan:
     """What a run does with the servers' offers: ask for logprobs or not, and what to tell."""
 

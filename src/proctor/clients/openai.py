@@ -64,7 +64,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +100,7 @@ from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
 from proctor.suts.context import RunContext
 from proctor.suts.params import param, takes
+from proctor.typed_records import record
 
 log = logging.getLogger("proctor.clients.openai")
 _WARM_IDS = np.zeros(1, np.int64)  # what warm_issue converts, as issue_query_arrays converts a query
@@ -380,7 +380,7 @@ class OpenAISUT(Tally):
 _D = OpenAIConfig(urls=("http://127.0.0.1:8000",), model="default")  # the defaults, stated once
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OpenAIParams:
     """`--sut openai:k=v,...`; the client's defaults are OpenAIConfig's."""
 

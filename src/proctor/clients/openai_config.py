@@ -6,7 +6,7 @@ them), so it lives apart from all of them. `body` builds a sample's request body
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
@@ -14,6 +14,7 @@ import orjson
 from proctor.clients.generation import DEFAULT_MAX_TOKENS
 from proctor.clients.llm_dataset import LLMSample
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 from proctor.wire.urls import check_http_url
 
 APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
@@ -37,7 +38,7 @@ def endpoint_url(url: str, api: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}{APIS[api]}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OpenAIConfig:
     urls: tuple[str, ...]
     model: str

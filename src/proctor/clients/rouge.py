@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+
+from proctor.typed_records import record
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
@@ -267,7 +268,7 @@ def rouge_l(pred: Sequence[str], ref: Sequence[str]) -> float:
     return _f(lcs_length(ref, pred), len(pred), len(ref))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RougeScores:
     """F-measures of one prediction against its reference, each in [0, 1]."""
 

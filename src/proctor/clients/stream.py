@@ -20,7 +20,7 @@ import os
 import struct
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,6 +28,7 @@ import orjson
 
 from proctor.clients.openai_config import OpenAIConfig, endpoint_url
 from proctor.errors import ConfigError, StreamOverrun
+from proctor.typed_records import record
 
 FAULT_KINDS = (
     "http_429",  # the server refused for load (429 Too Many Requests)
@@ -71,7 +72,7 @@ UNBOUNDED = 1 << 62  # a StreamState made without a request's bounds (pure uses,
 # --- one stream's interpretation (pure, fuzzed) ---------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class StreamState:
     """What the chunks of one stream said so far, within what its request allows: `feed` and `take`
     raise `StreamOverrun` once the stream passes `max_tokens` (see STREAM_CHUNK_SLACK) or `max_bytes`."""
@@ -195,7 +196,7 @@ class StreamState:
 # --- the pieces a transport is made of -------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Endpoint:
     """One endpoint URL and its request counts (guarded by the owner's lock where threads share it)."""
 
@@ -213,7 +214,7 @@ def least_busy(endpoints: list[Endpoint]) -> int:
     return min(range(len(endpoints)), key=lambda k: (endpoints[k].down, endpoints[k].outstanding))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RequestTimes:
     """One request's hops, perf_counter_ns on the engine clock; 0: not reached, or not a hop of this
     transport. With procs=N only `issued`, `sent`, `first_token` and `done` travel back (the workers'

@@ -10,7 +10,6 @@ import datetime as dt
 import logging
 from array import array
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from proctor.clients.request_export import RequestLog
 from proctor.clients.stream import Endpoint, Times, times_of
 from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
+from proctor.typed_records import record
 from proctor.untrusted_text import printable
 
 log = logging.getLogger("proctor.clients.openai")
@@ -38,7 +38,7 @@ class EndpointDown(ConnectionError):
     raised to the engine by the next issue, which ends the run incomplete with this message."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Streak:
     """One endpoint's connect faults in a row."""
 

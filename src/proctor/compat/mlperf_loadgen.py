@@ -23,7 +23,6 @@ from an earlier test is an error in the detail log; the call returns and the tes
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import errno
 import itertools
 import sys
@@ -37,6 +36,7 @@ from proctor.loadgen import completion as _completion
 from proctor.loadgen import settings as _settings
 from proctor.loadgen import types as _types
 from proctor.loadgen.options import MAX_ACCURACY_LOG_BYTES, MAX_RESPONSE_BYTES
+from proctor.typed_records import record
 
 __all__ = [
     "ConstructFastSUT",
@@ -399,7 +399,7 @@ class _PyQDL(_PySUT):
         return str(self._name_cb())
 
 
-@dataclasses.dataclass(slots=True)
+@record(slots=True)
 class _PyQSL:
     total_sample_count: int
     performance_sample_count: int

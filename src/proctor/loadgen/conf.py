@@ -22,14 +22,14 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache, lru_cache
 from pathlib import Path
 
 from proctor.errors import ConfigError, SettingRangeError
+from proctor.loadgen.scenarios import MODE_BY_NUMBER, Scenario
 from proctor.loadgen.settings import SHORT_NAMES, TestSettings, value_problem
-from proctor.loadgen.types import MODE_BY_NUMBER, Scenario
+from proctor.typed_records import record
 
 _U64_MAX = (1 << 64) - 1
 SCENARIO_NAMES = tuple(s.value for s in Scenario)
@@ -51,7 +51,7 @@ _CONF_TYPE_NAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConfEntry:
     file: str
     line: int
@@ -61,7 +61,7 @@ class ConfEntry:
     value: str  # the text as written; validated by parse_conf
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConfRead:
     """One lookup the official FromConfig performs, in its order.
 
@@ -335,6 +335,14 @@ def parse_conf_as_loadgen(
     value) still raises."""
     ctype = _conf_type(conf_type)
     text, fname = _read_source(path_or_text, name)
+    entries, ignored = _as_loadgen(text, fname, ctype)
+    return list(entries), list(ignored)
+
+
+@lru_cache(maxsize=8)
+def _as_loadgen(text: str, fname: str, ctype: ConfType) -> tuple[tuple[ConfEntry, ...], tuple[ConfigError, ...]]:
+    """parse_conf_as_loadgen of one text: kept for the next copy (a submission's results each hold
+    the same mlperf.conf; the checker names them alike, see check_conf_matches). Entries are frozen."""
     entries: list[ConfEntry] = []
     ignored: list[ConfigError] = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -347,7 +355,7 @@ def parse_conf_as_loadgen(
             if len(tokens) > 3 and "=" not in tokens[0]:
                 raise
             ignored.append(exc)
-    return entries, ignored
+    return tuple(entries), tuple(ignored)
 
 
 @lru_cache(maxsize=1024)

@@ -21,13 +21,12 @@ ends over latency: the final check (results.summarize, on every completed query)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from proctor.loadgen.records import NOT_SET, Records
+from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.loadgen.settings import EffectiveSettings
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.typed_records import record
 
 EXTENSION_MAX_QUERIES = 1 << 20  # proctor's bound on the queries added after the official ones
 EXTENSION_SOURCE = "MLPerf Inference rules, appendix Early stopping, Early Stopping Criterion, step 4"
@@ -53,7 +52,7 @@ def extension_queries(eff: EffectiveSettings, nominal: int, mode: TestMode) -> i
     return max(extra, 0)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Count:
     """Over-latency queries of one measure: those resolved before the cursor, and the target."""
 

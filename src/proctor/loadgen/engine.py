@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -84,6 +84,7 @@ from proctor.loadgen.types import (
 )
 from proctor.loadgen.watch import STALL_KEY, PhaseWatch
 from proctor.trees import clear_output, open_output
+from proctor.typed_records import record
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = STUCK_LIMIT_S * 1_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)
@@ -96,7 +97,7 @@ LATE_WARN_FRACTION = 0.1  # Server: p99 issue lateness above this share of the l
 MAX_DURATION_GRACE_NS = 1_000_000_000  # time for in-flight queries after max_duration stopped issuing
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Metric:
     """A run's headline metric, named as the rules name it: a latency (ns) or a rate (per second)."""
 
@@ -131,7 +132,7 @@ def metric_of(result: PerformanceResult) -> Metric:
     return Metric(name, float(value), unit)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunOutcome:
     """What a run hands back, from either engine (`run_test`, `compat.official_engine.run_official`):
     its validity and status, the log paths, the headline metric; `result` and the arrays are
@@ -207,7 +208,7 @@ def log_paths(log_settings: LogSettings, when: dt.datetime | None = None) -> dic
     }
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Phase:
     """One issue pass: a schedule over one loaded set, its records and completion tracker."""
 
@@ -926,7 +927,7 @@ class Run:
 # --- the stages' plumbing: logs, version info, audit.config, trace --------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Logs:
     detail: DetailLogWriter
     accuracy: AccuracyLog

@@ -12,19 +12,20 @@ settings expect. Each cause that made the run longer than `min_duration` is name
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from proctor.loadgen.option_names import NO_LABELS, OptionNames, scenario_field
 from proctor.loadgen.records import Schedule
+from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.loadgen.settings import EffectiveSettings
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.typed_records import record
 
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Expected:
     """A phase's expected length: `seconds` (None: it depends on the SUT alone), the queries and
     samples it issues, and why, each cause with its number (`why[0]` the one that decides)."""

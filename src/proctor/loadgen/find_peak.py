@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Generic, TypeVar
 
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 
 T = TypeVar("T")
 
@@ -49,7 +50,7 @@ def is_finished(lower: float, upper: float, decimals: int) -> bool:
     return math.floor(lower * scale) + 1 >= math.floor(upper * scale)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Probe:
     index: int  # 0 = the base run
     stage: str  # "base", "boundary" or "bisect"
@@ -58,7 +59,7 @@ class Probe:
     detail: str = ""  # why it failed, or a short latency note
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PeakSearch(Generic[T]):
     peak_qps: float  # the reported run's target QPS (the base one if it failed)
     found: bool  # False when the base run already failed its constraints

@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -47,6 +46,7 @@ from proctor.loadgen.types import (
     SystemUnderTest,
     WarmableSUT,
 )
+from proctor.typed_records import record
 
 # Above this many samples the QuerySample objects are built per query while issuing instead of
 # all up front (memory: ~100 bytes each).
@@ -156,7 +156,7 @@ def _prctl() -> Any:
 ABORTED = "aborted"  # the issue outcome when the tracker was aborted (CompletionTracker.abort)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class IssueOutcome:
     # "done", "exhausted", "ran_out", "max_query_count", "max_duration", "too_many_outstanding", "timeout",
     # "early_stopping_met" (Server: the criterion held after extra queries), "aborted"

@@ -9,6 +9,7 @@ test_settings_internal.cc), because the submission checker compares these values
 from __future__ import annotations
 
 from proctor.errors import ConfigError, SettingRangeError
+from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.loadgen.settings import (
     INT64_MAX,
     MAX_COUNT,
@@ -16,7 +17,6 @@ from proctor.loadgen.settings import (
     TestSettings,
     value_problem,
 )
-from proctor.loadgen.types import Scenario, TestMode
 
 _NS_PER_S = 1_000_000_000
 _OFFLINE_SLACK = 1.1  # loadgen kSlack: generate 10% more samples than min duration needs

@@ -11,7 +11,9 @@ mlperf.conf key). Light on purpose (no imports beyond the standard library): sut
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from proctor.typed_records import record
 
 # the TestSettings field an option sets, per scenario (the one statement; resolve applies overrides by it)
 SCENARIO_FIELDS: dict[str, dict[str, str]] = {
@@ -28,7 +30,7 @@ def scenario_field(option: str, scenario: str) -> str | None:
     return SCENARIO_FIELDS.get(option, {}).get(str(scenario))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OptionNames:
     """The caller's labels (option -> its word for it); an option without one is named by `own`,
     the setting a caller without labels sets."""

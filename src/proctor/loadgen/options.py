@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError, SettingRangeError
+from proctor.loadgen.scenarios import Scenario
 from proctor.loadgen.settings import value_problem
-from proctor.loadgen.types import Scenario
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.loadgen.results import SLOTargets
@@ -32,7 +33,7 @@ ConfigNote = tuple[str, tuple[str, int]]  # (message, (file, line)): an error fo
 DetailRecord = tuple[str, Any]  # (key, value): one of proctor's records for the detail log
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EngineOptions:
     """The engine's options for one run (its settings are the TestSettings beside it).
 

@@ -20,10 +20,10 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 
 LOCK_NAME = ".proctor.lock"
 _MAX_OWNER_BYTES = 512  # what is read of another owner's lock file
@@ -41,7 +41,7 @@ class FolderInUse(ConfigError):
         self.folder, self.owner, self.pid = folder, owner, pid
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Held:
     fd: int
     path: Path

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from proctor.loadgen.records import NOT_SET, Records, Schedule
+from proctor.typed_records import record
 
 WINDOW = 20_000  # recent samples the running percentiles are computed over
 TOKEN_TAIL = 1 << 20  # samples past the all-done frontier whose tokens are summed per look (bounded)
@@ -54,7 +55,7 @@ class ProgressHooks:
         """The run ended and its logs are written."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Snapshot:
     elapsed_s: float
     queries_issued: int
@@ -73,7 +74,7 @@ class Snapshot:
     expected_at_least: bool = False  # a lower bound (a closed loop: the SUT's latency decides past it)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TokenTally:
     """Output tokens so far, without re-reading the whole run each look: the samples before
     `frontier` are all done, their tokens summed once in `done_tokens`; a look sums at most
@@ -92,7 +93,7 @@ class TokenTally:
         return self.done_tokens + int(tokens[self.frontier:hi].sum(dtype=np.int64))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Plan:
     """What ends a phase, for the ETA: the effective settings' bounds (None: the schedule alone)."""
 

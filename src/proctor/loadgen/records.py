@@ -10,9 +10,11 @@ Ids: query q covers samples `query_offsets[q]:query_offsets[q+1]`; a sample's po
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
+
+from proctor.typed_records import record
 
 NOT_SET = -1  # timestamp / count not recorded
 FILL_CHUNK = 1 << 20  # elements per step of a large fill: a Ctrl-C lands between steps, not after the whole
@@ -39,7 +41,7 @@ def done_end(done: np.ndarray, n: int) -> int:
     return 0
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Schedule:
     scheduled_ns: np.ndarray          # int64[n_queries]: offset from test start (SS/MS: nominal)
     query_offsets: np.ndarray         # int64[n_queries + 1]
@@ -66,7 +68,7 @@ class Schedule:
         return self.sample_index[self.query_offsets[q]:self.query_offsets[q + 1]]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Records:
     """Raw integer-nanosecond timestamps on the engine's monotonic clock; NOT_SET when absent."""
 

@@ -18,7 +18,7 @@ import dataclasses
 import difflib
 import os
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from proctor.errors import ConfigError, SettingRangeError
@@ -33,6 +33,7 @@ from proctor.loadgen.conf import (
 )
 from proctor.loadgen.normalize import normalize
 from proctor.loadgen.option_names import scenario_field
+from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.loadgen.settings import (
     INT64_MAX,
     MAX_QPS,
@@ -41,14 +42,14 @@ from proctor.loadgen.settings import (
     TestSettings,
     value_problem,
 )
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.typed_records import record
 
 BYTES_PER_SAMPLE = 64  # schedule + records arrays per generated sample (loadgen/records.py)
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
 _SHOWN_MODELS = 12
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Overrides:
     """Values that replace the conf files' (None: keep them). `labels` names each in messages the way
     the caller sets it (the CLI: its flags); without a label a value is named by its own name here
@@ -65,7 +66,7 @@ class Overrides:
         return self.labels.get(name, name)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Confs:
     """The conf files: `user_conf` is a path, or conf text (a str holding a newline or '=')."""
 
@@ -74,7 +75,7 @@ class Confs:
     user_conf_name: str = "user.conf"  # how user.conf *text* is named in messages
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Resolved:
     """The requested settings, what the rules ask (mlperf.conf alone), and what to tell the user."""
 

@@ -8,7 +8,7 @@ whole numpy arrays; a run that ended early is summarised from what completed and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from proctor.loadgen import early_stopping as es
 from proctor.loadgen.option_names import NO_LABELS, OptionNames, scenario_field
 from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.settings import EffectiveSettings
+from proctor.typed_records import record
 
 # The official `latency_percentiles` (results.h); the target percentile is reported besides.
 PERCENTILES: tuple[float, ...] = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)
@@ -44,7 +45,7 @@ REC_MIN_QUERIES = (
 REASON_MIN_QUERIES = "The test exited early, before enough queries were issued."
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class LatencyStats:
     """Order statistics of one latency array (ns), the official way."""
 
@@ -177,7 +178,7 @@ def streamed_stats(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CheckFailure:
     """One failed check in plain words: which (`check`), what was measured against what (`fact`),
     and what to change (`fix`, "" when nothing follows). `line` is the reason as logged."""
@@ -205,7 +206,7 @@ SLO_LABELS = {"ttft": "TTFT", "tpot": "TPOT", "latency": "latency"}
 BENCHMARK_BOUNDS = "the benchmark's bounds"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SLOTargets:
     """Per-request targets in ns for SLO attainment; None: the benchmark's bound, where it has one."""
 
@@ -220,7 +221,7 @@ class SLOTargets:
         return {k: int(v) for k, v in values.items() if v is not None}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Attainment:
     """How many requests met every target, and the rate they make (goodput).
 
@@ -334,7 +335,7 @@ class _Judge:
         )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PerformanceResult:
     scenario: str
     mode: str

@@ -11,7 +11,6 @@ traces bit for bit this module consumes each stream exactly as it does
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,8 +18,9 @@ import numpy as np
 from proctor.errors import SettingRangeError
 from proctor.loadgen import rng as _rng
 from proctor.loadgen.records import Schedule
+from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.loadgen.settings import INT64_MAX, EffectiveSettings, value_problem
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.typed_records import record
 
 _NS_PER_MS = 1_000_000
 OFFLINE_SHUFFLE_CHUNK = 1 << 20  # equal-issue Offline: samples shuffled per pass
@@ -130,7 +130,7 @@ def _within_clock(last_ns: float, queries: int) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Plan:
     spq: int  # samples per query as generated (Offline accuracy: the set; equal issue: padded)
     gen_ns: int  # generate queries until this timestamp ...

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import ClassVar, SupportsFloat, SupportsIndex
 
 from proctor.errors import SettingRangeError
-from proctor.loadgen.types import Scenario, TestMode
+from proctor.loadgen.scenarios import Scenario, TestMode
+from proctor.typed_records import record
 
 # field -> the name the official Python binding (python_api.cc) and conf files use for it
 SHORT_NAMES: dict[str, str] = {"server_ttft_latency": "ttft_latency", "server_tpot_latency": "tpot_latency"}
@@ -30,7 +31,7 @@ def field_name(binding: str) -> str:
     return FIELD_OF_SHORT_NAME.get(binding, binding)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TestSettings:
     scenario: Scenario = Scenario.SINGLE_STREAM
     mode: TestMode = TestMode.PERFORMANCE_ONLY
@@ -99,7 +100,7 @@ MAX_QPS = 1e9  # one query per nanosecond, the schedule's resolution
 MAX_COUNT = 1 << 53  # query, sample and token counts: exact in a double, far past any machine's memory
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Range:
     """A numeric setting's legal values, `low` to `high` inclusive (`low` excluded when `above`)."""
 
@@ -238,7 +239,7 @@ def check_field(name: str, value: object) -> None:
         raise SettingRangeError(problem, key=name)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class LogOutputSettings:
     outdir: str = "."
     prefix: str = "mlperf_log_"
@@ -248,7 +249,7 @@ class LogOutputSettings:
     copy_summary_to_stdout: bool = False
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class LogSettings:
     log_output: LogOutputSettings = field(default_factory=LogOutputSettings)
     log_mode: str = "AsyncPoll"
@@ -256,7 +257,7 @@ class LogSettings:
     enable_trace: bool = True
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class EffectiveSettings:
     """The normalized settings a run actually uses (official TestSettingsInternal).
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 
 from proctor.loadgen.option_names import NO_LABELS, OptionNames
+from proctor.typed_records import record
 
 STUCK_LIMIT_S = 60  # the engine gives up on a SUT after max(this, 2 x min_duration) without a completion
 NOTICE_MIN_S = 3.0  # "nothing has completed" is said after max(this, NOTICE_FACTOR x expected latency)
@@ -51,7 +51,7 @@ class FaultKind(StrEnum):
     STALLED = "stalled"  # nothing completed for the stuck limit: the run gave up waiting
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FaultClass:
     """One kind of fault: `first` is said the moment it is first seen (`{detail}`: that instance);
     `cause` is the verdict's words (`{n}` the count, `{detail}` the first instance); `advice` what
@@ -131,7 +131,7 @@ BY_KIND: dict[FaultKind, FaultClass] = {c.kind: c for c in FAULTS}
 RANK: dict[FaultKind, int] = {c.kind: k for k, c in enumerate(FAULTS)}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Fault:
     """One kind of fault in one run: how often, its first instance, and advice where the class's
     own does not fit this instance; `names` names the options the class's advice mentions."""

@@ -8,33 +8,16 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from proctor.errors import ConfigError
+from proctor.loadgen.scenarios import MODE_BY_NUMBER as MODE_BY_NUMBER
+from proctor.loadgen.scenarios import Scenario as Scenario
+from proctor.loadgen.scenarios import TestMode as TestMode
 from proctor.untrusted_text import printable
 
 if TYPE_CHECKING:  # annotations only: the CLI's option enums come from here and must not load numpy
     import numpy as np
-
-
-class Scenario(StrEnum):
-    SINGLE_STREAM = "SingleStream"
-    MULTI_STREAM = "MultiStream"
-    SERVER = "Server"
-    OFFLINE = "Offline"
-
-
-class TestMode(StrEnum):
-    SUBMISSION_RUN = "SubmissionRun"
-    ACCURACY_ONLY = "AccuracyOnly"
-    PERFORMANCE_ONLY = "PerformanceOnly"
-    FIND_PEAK_PERFORMANCE = "FindPeakPerformance"
-
-
-# The official conf files give `mode` as an integer in this order (test_settings.h).
-MODE_BY_NUMBER = (TestMode.SUBMISSION_RUN, TestMode.ACCURACY_ONLY, TestMode.PERFORMANCE_ONLY,
-                  TestMode.FIND_PEAK_PERFORMANCE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from proctor.loadgen.logs.samples import MAX_TIME_NS, read_samples
 from proctor.loadgen.logs.verdict import LINE_CHARS, VERDICT_LINES, read_verdict
 from proctor.loadgen.results import SLO_NAMES, LatencyStats, exact_sum
 from proctor.trees import is_file, read_bytes
+from proctor.typed_records import record
 
 DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
     "mlperf_log_detail.txt",
@@ -48,7 +49,7 @@ _ESTIMATE = re.compile(r"Early stopping (\d+(?:\.\d+)?)th percentile estimate: (
 _SUMMARY_PCT = re.compile(r"^(\d+\.\d+) percentile latency \(ns\)$")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Latency:
     """Latency statistics in ns: min, mean, max and percentiles (fraction -> ns)."""
 
@@ -58,7 +59,7 @@ class Latency:
     percentiles: dict[float, float] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Rule:
     """One validity rule: its verdict, the numbers it compares, and whether proctor recomputed it."""
 
@@ -68,7 +69,7 @@ class Rule:
     source: str = "logged"  # recomputed | logged
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Samples:
     """Per-sample data from the trace: issue time (s from the run's start) and latency from issue (ns);
     from proctor's args, each relative to the issue (int64 ns): the query's scheduled time, the first
@@ -110,7 +111,7 @@ class Samples:
         return (self.latency_ns.astype(np.int64)[h] - self.first_token_ns[h]) // np.maximum(self.n_tokens[h] - 1, 1)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SLOAttainment:
     """Per-request SLO attainment as the detail log holds it (`proctor_slo_*`, loadgen.results.Attainment):
     the targets (ns, by name), where they come from, the requests within each and within every target,
@@ -130,7 +131,7 @@ class SLOAttainment:
         return self.met_all / self.judged if self.judged else 0.0
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class InferenceRun:
     """One inference run's report data, whatever of the four logs it has."""
 

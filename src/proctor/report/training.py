@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from proctor.errors import LogFormatError, ProctorError
 from proctor.mllog_lines import BadLine, iter_log
 from proctor.rules.training_rcps import RcpRecord, available_rulesets, load_rcps
 from proctor.training.runs import EVAL_KEYS, RunSet, read_run_set, result_files
+from proctor.typed_records import record
 
 if TYPE_CHECKING:  # the RCP check and scoring load scipy.stats (a second): only a training report needs them
     from proctor.training.rcp import RcpCheck, RcpPoint
@@ -28,7 +29,7 @@ MAX_EVALS = 100_000  # eval points kept per run (a real log has tens)
 _TARGET = re.compile(r"v\['value'\]\s*(<=|>=|<|>)\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class EvalCurve:
     run: str
     x: list[float] = field(default_factory=list)  # epochs or samples
@@ -37,7 +38,7 @@ class EvalCurve:
     key: str = "eval_accuracy"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TrainingResult:
     name: str
     directory: Path

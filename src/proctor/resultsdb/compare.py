@@ -11,7 +11,7 @@ better (below).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from proctor.resultsdb.own import Own, proctor_workload, read_own
 from proctor.resultsdb.rows import VALID, benchmark_name
 from proctor.resultsdb.store import Store
 from proctor.rules.inference_rounds import round_table
+from proctor.typed_records import record
 
 MAX_PEERS = 5000  # peers listed (the rank counts them all)
 PEER_COLUMNS = (
@@ -28,7 +29,7 @@ PEER_COLUMNS = (
 )  # fmt: skip
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Peer:
     rank: int
     submitter: str | None
@@ -45,7 +46,7 @@ class Peer:
     path: str | None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Placement:
     own: dict[str, Any]
     findings: list[dict[str, Any]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,6 +22,7 @@ from proctor.resultsdb.layout import INFERENCE, Plan, Unit, plan
 from proctor.resultsdb.rows import INVALID, finding_rows
 from proctor.resultsdb.store import SCHEMA_VERSION, Store, text
 from proctor.trees import fingerprint
+from proctor.typed_records import record
 from proctor.version import __version__
 
 CHECKED_BY = f"proctor {__version__}, schema {SCHEMA_VERSION}"
@@ -39,7 +40,7 @@ class Progress(Protocol):
     def end(self) -> None: ...
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TreeStats:
     tree: str
     suite: str

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from proctor.errors import ResultsError
 from proctor.rules.rounds import ROUNDS as INFERENCE_ROUNDS
 from proctor.rules.training.benchmarks import ROUNDS as TRAINING_TABLES
 from proctor.trees import DIR, FILE, MAX_ENTRIES, kind, read_bytes, real_root, show
+from proctor.typed_records import record
 
 INFERENCE, TRAINING = "inference", "training"
 SUITES = (INFERENCE, TRAINING)
@@ -30,7 +31,7 @@ _README = re.compile(r"MLPerf\W{0,3}\s*(Inference|Training)\s+(v\d+\.\d+)", re.I
 README_BYTES = 4096  # the heading is on the first lines
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Unit:
     """One submitter folder: what is checked (and skipped or replaced) as a whole."""
 
@@ -41,7 +42,7 @@ class Unit:
     submitter: str
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Plan:
     root: Path  # the tree the units' paths are relative to (the folder above each unit id)
     suite: str

@@ -16,7 +16,7 @@ is checked as published ones are (`inference_units`, `training_units`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +45,14 @@ from proctor.rules.inference import PROCTOR_WORKLOAD, Category
 from proctor.rules.inference_rounds import round_table
 from proctor.rules.rounds import ROUNDS
 from proctor.trees import DIR, FILE, kind, not_a_file, read_bytes, real_root, show
+from proctor.typed_records import record
 
 DETAIL = "mlperf_log_detail.txt"
 MAX_SYSTEM_JSON = 1 << 20
 MAX_ACCELERATORS = 1 << 24
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Own:
     """One own result: its row (the results table's columns) and what was found checking it."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -22,6 +22,7 @@ from proctor.findings import Finding, Severity
 from proctor.resultsdb.store import text
 from proctor.rules.inference import Category
 from proctor.rules.inference_rounds import InferenceRound
+from proctor.typed_records import record
 
 VALID, INVALID = "VALID", "INVALID"
 LOWER_IS_BETTER = ("ms", "s", "minutes")  # latency and time to train; every other metric is a rate
@@ -119,7 +120,7 @@ def benchmark_name(rnd: InferenceRound, folder: str, mapping: dict[str, str] | N
     return folder
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Owned:
     """The findings of one unit, sorted by what they are about."""
 

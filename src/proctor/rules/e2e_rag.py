@@ -10,9 +10,8 @@ log JSON ("the submitter is required to submit the detailed log JSON file"). The
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctor.rules.inference import RULES
+from proctor.typed_records import record
 
 FAQ = f"{RULES} §FAQ, E2E-RAG"
 BENCHMARK = "e2e-rag"
@@ -22,7 +21,7 @@ DETAIL_JSON_SOURCE = f"{FAQ} ('Why is the submitter required to submit the detai
 DETAIL_JSON_SHAPE = "mlcommons/inference HEAD e2e-rag/llm_logger.py (experiment_metadata, queries, llm_calls)"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FixedParameter:
     """A detail-JSON `experiment_metadata` key whose value the rules fix.
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
+
+from proctor.typed_records import record
 
 RULES = "Inference rules"
 DC_TABLE = f"{RULES} §Benchmarks, Datacenter suite table"
@@ -133,7 +135,7 @@ class Category(StrEnum):
     OFFLINE = "Offline"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QualityTarget:
     """One metric's bound: `threshold` when the rules give it, else `fraction` x `reference`."""
 
@@ -152,7 +154,7 @@ class QualityTarget:
     upper: float | None = None  # a stated upper bound too (an older round's SDXL CLIP/FID range)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QualityLevel:
     """One accuracy level (99 %, 99.9 %, ...) and the metrics it bounds."""
 
@@ -178,7 +180,7 @@ class QualityLevel:
         return target.reference * (2.0 - self.fraction)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GenerationBound:
     """LLM output-length bound: `low` (and `high`) fractions of the reference value, exclusive."""
 
@@ -188,7 +190,7 @@ class GenerationBound:
     high: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LatencyLimit:
     """A Server or Interactive bound: one latency (ns) or TTFT and TPOT p99 limits (ns)."""
 
@@ -202,7 +204,7 @@ class LatencyLimit:
         return self.ttft_ns is not None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Bandwidth:
     """Bytes per sample of one direction: `per_dtype` x dtype_size + `fixed`; None = "> 0"."""
 
@@ -221,7 +223,7 @@ class Bandwidth:
         return throughput * ((self.per_dtype or 0) * dtype_size + (self.fixed or 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SpeculativeDecoding:
     scenario: str
     algorithm: str
@@ -229,7 +231,7 @@ class SpeculativeDecoding:
     head: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Benchmark:
     name: str  # mlperf.conf model name
     display: str  # the rules' name
@@ -774,7 +776,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 BY_NAME: dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConfDisagreement:
     """A bound where the rules' table and the shipped mlperf.conf differ, and which one governs."""
 
@@ -823,7 +825,7 @@ def _norm(text: str) -> str:
 _SUFFIX = re.compile(r"^(?P<base>.+?)(?P<inter>-interactive)?(?:-(?P<level>\d+(?:\.\d+)?))?$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Variant:
     """A benchmark as a submission names it: quality level and Server/Interactive category."""
 

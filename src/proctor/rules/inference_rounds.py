@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 
 from proctor.rules.inference import (
@@ -28,6 +28,7 @@ from proctor.rules.inference import (
     Variant,
 )
 from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, SEEDS, Layout, unknown_round
+from proctor.typed_records import record
 
 OFFICIAL_REPO = "mlcommons/inference"
 RULES_FAQ_METRIC = "Inference rules §FAQ ('Which one is reported as the final metric? Scheduled samples per second')"
@@ -38,7 +39,7 @@ def official(tag: str, path: str, what: str = "") -> str:
     return f"{OFFICIAL_REPO} {tag}:{path}" + (f" {what}" if what else "")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ResultField:
     """Where a result's metric is read from: the detail-log key, its name and its units."""
 
@@ -57,7 +58,7 @@ INFERRED_COMPLETED_TOKENS = ResultField(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AccuracyArtifacts:
     """Files a benchmark's `accuracy/` folder holds beside the logs for reviewers to look at (SDXL's
     generated images, WAN's videos): the round's official REQUIRED_ACC_BENCHMARK entry.
@@ -134,7 +135,7 @@ def delta_perc_of_test01(model: str, metric: str, high_accuracy: bool) -> float:
     return 0.1 if high_accuracy else 1.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FolderName:
     """What a benchmark folder's name stands for where the round's official checker does not list it
     as one of its model names (`get_mlperf_model`): the official model name it is taken as, and
@@ -145,7 +146,7 @@ class FolderName:
     reference: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FolderGuess:
     """One step of the official checker's backwards-compatibility guess, in its order: a folder name
     containing `contains` is taken as `name.model`, which the round's mapping then maps again."""
@@ -154,7 +155,7 @@ class FolderGuess:
     name: FolderName
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FolderNames:
     """How the round's official checker maps a benchmark folder's name it does not list: (a) the
     round's model_mapping table (exact names), (b) the submitter's model_mapping.json (open division
@@ -165,7 +166,7 @@ class FolderNames:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FolderBenchmark:
     """A benchmark folder's benchmark: its variant, and how its name was mapped (None: the table
     names it directly)."""
@@ -218,7 +219,7 @@ FOLDER_NAMES_HEAD = folder_names(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EqualIssue:
     """The models (official names) whose performance runs the round's official checker requires in
     equal issue mode (the detail log's effective_sample_concatenate_permutation true, as the round's
@@ -230,7 +231,7 @@ class EqualIssue:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class InferenceRound:
     """One round: its benchmarks, seeds, and the metric conventions its official checker follows."""
 

@@ -12,9 +12,9 @@ mode and adds the decoding, so an LLM client asks for what the benchmark asks.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from proctor.rules.inference import PARAMS_TABLE, RULES, Benchmark, resolve
+from proctor.typed_records import record
 
 DECODING_FAQ = f"{RULES} §FAQ, LLM Benchmarks ('What algorithm is used for the auto-regressive decoding loop?')"
 TRUNCATION_FAQ = (
@@ -29,7 +29,7 @@ MODES = (PERFORMANCE, ACCURACY)
 _LEVEL = re.compile(r"-99(?:\.9)?$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Decoding:
     """How the next token is chosen. `temperature` 0 is greedy search over the OpenAI API; `top_p`
     and `top_k` are None where the rules name none (top_k "disabled" is -1 in vLLM and SGLang)."""
@@ -58,7 +58,7 @@ DECODING: dict[str, Decoding] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GenerationParams:
     """One benchmark's generation parameters in one mode (performance or accuracy)."""
 

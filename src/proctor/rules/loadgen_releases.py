@@ -27,7 +27,8 @@ since 4.1.7) are checked separately.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from proctor.typed_records import record
 
 SOURCE = (
     "Inference rules §LoadGen Operation ('The LoadGen must be compiled from a tagged approved revision "
@@ -40,7 +41,7 @@ OFFICIAL_EXTRA = "pip install 'proctor[official]'"
 OFFICIAL_EXTRA_CHECKOUT = 'pip install -e ".[official]"'  # the same from a source checkout
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LoadgenRelease:
     """One official LoadGen version and the repository commit (10 hex digits) that set it."""
 

@@ -10,9 +10,10 @@ object in the result's measurements JSON, listed in docs/deviations.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from proctor.rules.inference import RULES, SPEC_DECODING, Category
+from proctor.typed_records import record
 
 ALLOWED_TECHNIQUES = f"{RULES} §Model Equivalence, allowed techniques ('Speculative decoding is allowed ...')"
 TPOT_DEFINITION = (
@@ -40,7 +41,7 @@ MENTIONS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SpeculativeRule:
     """One row of the appendix table as the checker applies it."""
 

@@ -26,7 +26,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from aiohttp import web
@@ -34,6 +34,7 @@ from aiohttp.typedefs import Middleware
 
 from proctor.serving.guard import FailureLog, Handler
 from proctor.serving.limits import REFUSE_LINGER_S, ConnectionLimits, fd_cap
+from proctor.typed_records import record
 
 log = logging.getLogger("proctor.serving")
 
@@ -43,7 +44,7 @@ _REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json
             b"Content-Length: %d\r\n\r\n")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Gate:
     """One server's open connections, by transport, and what its bounds did (`counts`)."""
 

@@ -5,9 +5,8 @@ enforces them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 
 HEADER_TIMEOUT_S = 10.0  # a request's first byte to the end of its head (a real client sends it in one write)
 BODY_TIMEOUT_S = 60.0  # the head to the body's last byte (a 256 MiB node request at 5 MB/s)
@@ -20,7 +19,7 @@ REFUSE_LINGER_S = 1.0  # a refused connection is read (and discarded) this long 
 MAX_TIMEOUT_S = 86_400.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConnectionLimits:
     """The bounds of one server's connections (seconds, and a count)."""
 

@@ -35,7 +35,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
@@ -47,6 +47,7 @@ from proctor.serving.connections import Gate, listen, phases, runner_options
 from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
 from proctor.serving.limits import ConnectionLimits
 from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
+from proctor.typed_records import record
 
 # --- the model --------------------------------------------------------------------------------------
 
@@ -183,7 +184,7 @@ class TokenList:
 # --- options ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Faults:
     """Rates (0..1) of injected faults, drawn per request from a seeded stream."""
 
@@ -226,7 +227,7 @@ class Faults:
         return "ok"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ServerOptions:
     model_name: str = "proctor-tiny"
     vocab_size: int = 1024

@@ -36,7 +36,6 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -50,6 +49,7 @@ from proctor.serving.connections import Gate, listen, phases, runner_options
 from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
 from proctor.serving.limits import ConnectionLimits
 from proctor.suts.spec import SutSpec, as_spec
+from proctor.typed_records import record
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2
 from proctor.wire.kserve_v2 import COMPRESSION_PARAM, RESPONSE_COMPRESSION_PARAM, ROW_BYTES_PARAM
@@ -60,7 +60,7 @@ MAX_REQUEST_SAMPLES = 65_536  # samples in one infer request, at most (the netwo
 log = logging.getLogger("proctor.serving.node")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Pending:
     """One request's samples: completed rows fill in, the future resolves when none remain."""
 
@@ -435,7 +435,7 @@ def build_app(model: NodeModel, meta: dict[str, Any], gate: Gate | None = None) 
     return app
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Node:
     """A started node: its address and name; `stop()` ends it."""
 

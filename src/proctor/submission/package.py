@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePath
 
 import orjson
@@ -47,6 +47,7 @@ from proctor.trees import (
     show,
     write_new,
 )
+from proctor.typed_records import record
 
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt")
@@ -59,14 +60,14 @@ MAX_SIDE_FILE = 1 << 20  # a README or system description; read no more
 __all__ = ["DIVISIONS", "SAFE_NAME", "PackageResult", "PackagedRow", "audit_folders", "package", "system_name_of"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PackagedRow:
     benchmark: str
     scenario: str
     parts: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PackageResult:
     root: Path
     rows: list[PackagedRow] = field(default_factory=list)

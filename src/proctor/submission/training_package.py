@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import shutil
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from proctor.submission.describe import SYSTEM_FILE, this_machine, write_json
 from proctor.submission.package import SAFE_NAME, system_name_of
 from proctor.training.package import read_system
 from proctor.training.runs import result_files
+from proctor.typed_records import record
 
 README = "README.md"
 
@@ -64,14 +65,14 @@ def write_system_template(runs: Path, **fields: str) -> Path | None:
     return path
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PackagedBenchmark:
     name: str
     runs: list[str]
     readme: str  # where benchmarks/<name>/README.md came from ("" when it is a placeholder)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Packaged:
     root: Path
     system: str

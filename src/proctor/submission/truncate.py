@@ -22,7 +22,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from proctor.audits.specs import Truncation, spec_of
@@ -54,6 +54,7 @@ from proctor.trees import (
     replace,
     show,
 )
+from proctor.typed_records import record
 
 DIVISIONS = ("closed", "open", "network")
 
@@ -78,7 +79,7 @@ def truncated_file(path: Path) -> bytes:
         return head + TRUNCATION_MARK + fh.read(VIEWABLE_SIZE)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TruncateReport:
     truncated: list[Path] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # (folder, why): as the official logs it

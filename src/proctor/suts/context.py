@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from proctor.typed_records import record
 
 CONTEXT_PARAM = "context"  # the keyword a factory takes the RunContext by
 ACCURACY_ONLY = "AccuracyOnly"  # loadgen.types.TestMode values, as strings (this module imports no engine)
 SUBMISSION_RUN = "SubmissionRun"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunContext:
     """The run a SUT is built for: `benchmark` is the `--model` value as typed, `mode` the resolved
     TestMode's value ("PerformanceOnly", "AccuracyOnly", "SubmissionRun", "FindPeakPerformance");

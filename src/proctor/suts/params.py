@@ -1,6 +1,6 @@
 """SUT parameters from typed fields: one dataclass per SUT says how its `k=v` parameters parse.
 
-    @dataclass(frozen=True)
+    @record(frozen=True)
     class MyParams:
         workers: int = param(2, "worker threads", low=1)
         mode: str = param("sleep", "how time passes", choices=("sleep", "spin"))
@@ -27,11 +27,11 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from proctor.errors import ConfigError
 from proctor.suts.context import RunContext, takes_context
+from proctor.typed_records import record
 
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
@@ -42,7 +42,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Param:
     """One parameter as `--list-suts` shows it: default "" means required."""
 
@@ -51,7 +51,7 @@ class Param:
     help: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Meta:
     help: str = ""
     low: float | None = None
@@ -83,7 +83,7 @@ def param(
     return dataclasses.field(default=default, metadata={_META: meta})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Field:
     name: str  # the dataclass field
     key: str  # the k= name

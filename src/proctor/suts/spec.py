@@ -18,10 +18,11 @@ written `prompt="a, b"`. A repeated key stays repeated here: the factory's field
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Literal
 
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 
 Kind = Literal["name", "module", "file"]
 Pairs = tuple[tuple[str, str], ...]
@@ -37,7 +38,7 @@ def _shown(text: str) -> str:
     return one if len(one) <= _SHOWN else one[: _SHOWN - 3] + "..."
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SutSpec:
     """A parsed `--sut`: which factory (`kind`, `target`: a registered name, "module:factory" or
     "path.py:factory") and its parameters as ordered (key, value) pairs; `text` is what was typed

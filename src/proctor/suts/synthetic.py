@@ -19,7 +19,6 @@ import math
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from proctor.loadgen.qsl import SimpleQSL
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import QuerySample, QuerySampleResponse
 from proctor.suts.params import param, takes
+from proctor.typed_records import record
 
 log = logging.getLogger(__name__)
 DISTRIBUTIONS = ("const", "exp", "lognormal")
@@ -58,7 +58,7 @@ class InMemoryQSL(SimpleQSL):
         np.subtract.at(self.loaded, np.asarray(indices, np.int64), 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SyntheticParams:
     service_us: float = 100.0
     dist: str = "const"
@@ -255,7 +255,7 @@ class SyntheticSUT:
 _D = SyntheticParams()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SyntheticSpec:
     """`--sut synthetic:k=v,...`: the SUT's parameters (defaults from SyntheticParams) and its QSL's."""
 

@@ -21,7 +21,7 @@ import math
 import stat
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Rule
 from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
 from proctor.training.plausibility import LogPlausibility
+from proctor.typed_records import record
 
 _SRC_PARSE = "§11 Run Results: result logs include all MLLOG lines"
 CACHE_LIMIT = 20_000  # rule-keyed records kept in memory; past it later configs re-read the file
@@ -85,7 +86,7 @@ def ruleset_with(version: str, extra_benchmarks: Iterable[TrainingBenchmark] | N
     return replace(rs, configs=configs, extra_benchmarks=frozenset(extra))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ComplianceReport:
     file: str
     valid: bool

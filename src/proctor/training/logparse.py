@@ -9,13 +9,14 @@ line number instead of an exception.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from proctor.findings import Finding
 from proctor.mllog_lines import BadLine, LogLine, iter_log
 from proctor.training.plausibility import LogPlausibility
+from proctor.typed_records import record
 
 MARKERS = (b":::MLLOG ",)  # the official parser's token, with its space
 _EVENT_KEYS = frozenset(
@@ -73,7 +74,7 @@ def time_of(rec: LogLine) -> float:
     return float(rec.time_ms)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EvalEvent:
     line: int
     time_ms: float
@@ -83,7 +84,7 @@ class EvalEvent:
     epoch_num: Any
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TrainingLog:
     path: str
     lines: list[LogLine] = field(default_factory=list)

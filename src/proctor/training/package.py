@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
 from proctor.training.runs import RunSet, Unit, read_run_set, result_files, unreadable_dirs
 from proctor.training.scoring import median_window
 from proctor.trees import FILE, MISSING, is_dir, is_file, kind, real_root, scan
+from proctor.typed_records import record
 
 SRC_RESULTS = "002 §11 Run Results / Benchmark Results"
 SRC_RCP = "002 §13 Reference Convergence Points"
@@ -77,7 +78,7 @@ def default_seed_check() -> SeedFn | None:
     return seeds.check_seeds
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PackageReport:
     directory: str
     ruleset: str

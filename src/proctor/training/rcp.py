@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,12 +35,13 @@ from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet, Unit, read_run_set
 from proctor.trees import real_root, remove_file, write_new
+from proctor.typed_records import record
 
 Policy = Literal["rules", "official"]
 SOURCE = "002 §13 Reference Convergence Points; §22 RCP Examples"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RcpPoint:
     """The statistics of one (possibly interpolated) reference batch size."""
 
@@ -165,7 +166,7 @@ class RcpTable:
         return "smaller", pts[0]  # bs smaller than every RCP: test against the smallest
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RcpCheck:
     benchmark: str | None
     batch_size: float | None

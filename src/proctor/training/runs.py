@@ -12,7 +12,7 @@ import math
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +26,7 @@ from proctor.rules.training.benchmarks import official
 from proctor.rules.training.rulesets import metric_step_key
 from proctor.training.plausibility import LogPlausibility, is_implausible
 from proctor.trees import FILE, LINK, MISSING, is_dir, is_file, kind, not_a_file, real_root
+from proctor.typed_records import record
 
 Unit = Literal["auto", "samples", "epochs", "train_samples"]
 NOT_CONVERGED = math.inf
@@ -33,7 +34,7 @@ _RESULT_RE = re.compile(r"^result_(.*)\.txt$")
 EVAL_KEYS = ("eval_accuracy", "eval_error")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunInfo:
     path: Path
     benchmark: str | None = None
@@ -240,7 +241,7 @@ def unreadable_dirs(root: str | Path, depth: int = 3) -> list[Path]:
     return sorted(out)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunSet:
     directory: Path
     runs: list[RunInfo]

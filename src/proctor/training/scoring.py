@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from proctor.findings import Finding, Severity
 from proctor.rules.training import benchmarks
 from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet
+from proctor.typed_records import record
 
 SOURCE = "002 §11 Benchmark Results"
 OPEN_QUALITY_SOURCE = (
@@ -32,7 +33,7 @@ IMPLAUSIBLE_SOURCE = "002 §11 Run Results: a wall-clock time to train from run_
 Compliance = Callable[[Path], bool]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Olympic:
     score: float | None  # minutes, None when invalid
     kept: np.ndarray  # indices of the averaged runs
@@ -53,7 +54,7 @@ def olympic(minutes: np.ndarray, ok: np.ndarray, drop: int, max_failed: int) -> 
     return Olympic(sum(vals) / len(vals), kept, dropped, failed)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BenchmarkScore:
     benchmark: str | None
     directory: str

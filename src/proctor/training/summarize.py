@@ -17,7 +17,7 @@ import io
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from proctor.training.rcp import Policy, RcpCheck, check_rcp, olympic_mean
 from proctor.training.runs import RunSet, read_run_set, result_files
 from proctor.training.scoring import BenchmarkScore, Compliance, score_run_set
 from proctor.trees import MISSING, is_dir, is_file, kind, real_root, replace
+from proctor.typed_records import record
 
 SPEC_COLUMNS = (
     "division",
@@ -51,7 +52,7 @@ DETAIL_METRICS = ("time_to_train", "Energy", "GBS", "samples_to_converge", "RCP"
 RCP_LABELS = {"found": "Fail", "interpolated": "Interp. Fail", "missing": "Missing", "no_rcps": "No RCP"}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Summary:
     columns: list[str]
     rows: list[dict[str, Any]]

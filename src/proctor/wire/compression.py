@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from proctor.errors import ConfigError, DecompressionError
+from proctor.typed_records import record
 
 NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Codec:
     name: str
     compress: Callable[[bytes], bytes]

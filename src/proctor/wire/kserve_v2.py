@@ -22,13 +22,14 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 import orjson
 
 from proctor.errors import CodecError
+from proctor.typed_records import record
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 BINARY_CONTENT_TYPE = "application/octet-stream"
@@ -59,7 +60,7 @@ MAX_DIMS = 32
 MAX_NESTING = 33  # nested JSON data: one list level per dimension at most
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Tensor:
     """One named tensor: `data` is a numpy array of the datatype's dtype (shape `shape`), or for
     BYTES a list of bytes objects (one per element, row-major)."""
@@ -94,7 +95,7 @@ class Tensor:
         return self.data
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class InferRequest:
     inputs: list[Tensor]
     id: str | None = None
@@ -109,7 +110,7 @@ class InferRequest:
         return bool(self.parameters.get("binary_data_output", False))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class InferResponse:
     model_name: str
     outputs: list[Tensor]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ from proctor.app.demo.table import (
     verdict_row,
 )
 from proctor.errors import RunError
+from proctor.typed_records import record
 
 if TYPE_CHECKING:
     from proctor.audits.run import Runner
@@ -64,7 +65,7 @@ DRAIN_S = 0.1
 PROCTOR_ONLY_FILES = ("mlperf_log_samples.bin",)  # proctor's own per-sample file: not a submission file
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Sizing:
     """The load each scenario is asked for, and a sentence per scenario saying how it was chosen."""
 
@@ -81,7 +82,7 @@ def inference_settings(
     """The run's settings and short-run mark: mlperf.conf plus the demo's user.conf (written where a
     submission keeps it). The one place the demo builds settings."""
     from proctor.loadgen.resolve import Confs, resolve_settings
-    from proctor.loadgen.types import TestMode
+    from proctor.loadgen.scenarios import TestMode
 
     lines = [
         f"*.Offline.target_qps = {sizing.offline_qps:.0f}",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+
+from proctor.typed_records import record
 
 SUBMITTER = "proctor"
 SYSTEM = "local-cpu"
@@ -22,7 +23,7 @@ def quiet(_msg: str) -> None:
     """An Echo that says nothing (`--json`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Durations:
     """How long each performance run lasts (ms) and how hard it is driven."""
 
@@ -45,7 +46,7 @@ FULL = Durations(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class DemoOptions:
     output: Path = Path("proctor-demo")
     full: bool = False

@@ -9,19 +9,20 @@ rule ids are derived the same way everywhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
 from proctor.app.demo.options import SUBMITTER
 from proctor.findings import Finding
+from proctor.typed_records import record
 
 SHORT_RULE = "min_duration"  # the one rule a short demo run breaks
 # A failed audit verification: expected only where the audit's own numbers said so (inference.py).
 AUDIT_RULE = "compliance_failed"
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class Row:
     """One line of the final table: a result, its validity, why, and the rules it broke."""
 
@@ -79,7 +80,7 @@ def verdict_row(
     )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class DemoReport:
     output: Path
     mode: str

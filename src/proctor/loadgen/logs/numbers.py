@@ -4,7 +4,8 @@ printed number stands for (what a checker may compare it with)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from proctor.typed_records import record
 
 
 def ostream(value: float | int | bool) -> str:
@@ -36,7 +37,7 @@ SIGNIFICANT = 6  # std::ostream's default precision: every double of a detail lo
 _SLACK = 1e-9  # relative: a bound computed in doubles is widened by this much (rounding, never a tolerance)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Span:
     """The closed range of values a logged number (or one derived from logged numbers) can be.
 

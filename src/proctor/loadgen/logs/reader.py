@@ -17,7 +17,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -25,6 +25,7 @@ from proctor.errors import LogFormatError
 from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, decode_record, nested_deeper
 from proctor.text_files import universal_lines
 from proctor.trees import parsed
+from proctor.typed_records import record
 
 MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
 MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value
@@ -37,7 +38,7 @@ class Entry(NamedTuple):
     value: Any
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class DetailLogData:
     """What a detail log holds: the last value of each key and the line it came from, plus what broke."""
 

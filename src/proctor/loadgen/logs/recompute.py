@@ -22,12 +22,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.numbers import Span, percentile_label, printed
 from proctor.loadgen.logs.reader import DetailLogData
+from proctor.typed_records import record
 
 RECOMPUTED, LOGGED = "recomputed", "logged"
 _DISCARD = re.compile(r"Would discard (\d+) highest")
@@ -41,7 +42,7 @@ POWER_RESOLUTION_S = 1e-3  # power_begin / power_end print whole milliseconds
 PROCTOR_KEY = "proctor_issue_lateness_p50_ns"  # every run of proctor's engine logs it
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Mismatch:
     """A claim of a log that its own numbers contradict."""
 
@@ -57,7 +58,7 @@ class Mismatch:
         return f"{self.key} is {self.claimed}, the logged numbers give {self.derived} ({self.basis})"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Recomputed:
     scenario: str
     min_duration_met: bool

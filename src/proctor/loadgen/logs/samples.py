@@ -55,7 +55,6 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +62,7 @@ import numpy as np
 from proctor.errors import LogFormatError
 from proctor.loadgen.logs.reader import open_regular
 from proctor.trees import open_output
+from proctor.typed_records import record
 
 MAGIC = b"PRSMPL\r\n"
 VERSION = 1
@@ -96,7 +96,7 @@ _CODES: dict[int, np.dtype | None] = {
 }
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SampleColumns:
     """The decoded columns, int64 each (first_token etc. None when the run recorded no tokens)."""
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, field
 from typing import Literal
 
 from proctor.rules.training import rules_text
@@ -35,13 +35,14 @@ from proctor.rules.training.package import DIVISIONS
 from proctor.rules.training.scoring import DEFAULT_OLYMPIC_DROP
 from proctor.rules.training.sections import EVALUATION_TABLE
 from proctor.rules.training.types import Cadence, Check, Config, KeyRule, Req
+from proctor.typed_records import record
 
 # The official rcp_checker's names for the list of convergence points in an RCP record.
 EPOCHS_KEY = "Epochs to converge"
 SAMPLES_KEY = "samples to converge"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class MetricTarget:
     """One metric of a benchmark whose evaluations log several (`metadata.metric`) and a bound on it."""
 
@@ -53,7 +54,7 @@ class MetricTarget:
         return value <= self.bound if self.op == "<=" else value >= self.bound
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EarlyConvergence:
     """A benchmark allowed to converge `samples` earlier than its RCP allows, in the rounds named."""
 
@@ -68,7 +69,7 @@ class EarlyConvergence:
         return ruleset in self.rulesets
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TrainingBenchmark:
     """One training benchmark: what the checkers, the scorer and the harness know of it."""
 

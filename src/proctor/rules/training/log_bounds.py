@@ -11,14 +11,14 @@ clock steps between clock events at most 15 ms, quality values 0.057 to 7.67, co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from proctor.typed_records import record
 
 RUN_CLOCK = "§11 Run Results: a wall-clock timing measurement for a contiguous period (the clock may not be paused)"
 QUALITY = "§3 Benchmarks: quality targets; §9 Training Loop: the quality measure of each evaluation"
 PROGRESS = "§9 Training Loop: evaluation points by epochs or samples (epoch_num, samples_count)"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Bound:
     value: float
     why: str

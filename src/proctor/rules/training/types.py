@@ -16,9 +16,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
+
+from proctor.typed_records import record
 
 
 class Req(StrEnum):
@@ -39,7 +41,7 @@ class State(dict):
         self.benchmarks = benchmarks  # names accepted as submission_benchmark (tables + registered)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Line:
     """What a check may read of a log line (the official `LogLine` fields)."""
 
@@ -53,13 +55,13 @@ CheckFn = Callable[[State, dict[str, Any], Line], Any]
 ActionFn = Callable[[State, dict[str, Any], Line], None]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Check:
     expr: str  # the constraint in words (the official expression where there is one)
     fn: CheckFn
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class KeyRule:
     name: str
     req: Req = Req.NONE
@@ -73,13 +75,13 @@ class KeyRule:
     source: str = ""  # rules-text section
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class EndRule:
     pre: Callable[[State], None] | None = None
     checks: tuple[tuple[str, Callable[[State], Any]], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Config:
     name: str  # e.g. "common", "closed_common", "closed_llama31_8b"
     keys: tuple[KeyRule, ...]
@@ -140,7 +142,7 @@ class Config:
         return dataclasses.replace(self, name=name or self.name, keys=tuple(keys))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Ruleset:
     version: str  # "6.1.0"
     configs: dict[str, Config]
@@ -165,7 +167,7 @@ def is_integer(value: Any) -> bool:
 __all__ = ["Check", "Config", "EndRule", "KeyRule", "Line", "Req", "Ruleset", "State", "is_integer", "math"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Cadence:
     """When a benchmark evaluates, in training samples, as a function of the global batch size."""
 

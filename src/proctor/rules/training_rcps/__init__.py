@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,13 +23,14 @@ import orjson
 
 from proctor.errors import ConfigError
 from proctor.rules.training.benchmarks import EPOCHS_KEY, SAMPLES_KEY, official
+from proctor.typed_records import record
 
 # Official files name their list as the benchmark's record says (`rcp_points_key`: "samples to
 # converge" or "Epochs to converge", rcp_checker._process_raw_rcp_data); a custom file may use either.
 CONVERGENCE_KEYS = (EPOCHS_KEY, SAMPLES_KEY)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RcpRecord:
     """One reference batch size: its 2N convergence points (epochs or samples)."""
 

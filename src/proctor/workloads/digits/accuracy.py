@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import numpy as np
 import orjson
 
 from proctor.errors import LogFormatError
+from proctor.typed_records import record
 from proctor.workloads.digits import (
     ACCURACY_TARGETS,
     REFERENCE_ACCURACY,
@@ -43,7 +43,7 @@ def format_accuracy(good: int, total: int, figures: int = SIGNIFICANT_FIGURES) -
     return str(value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AccuracyResult:
     good: int
     total: int

@@ -19,12 +19,12 @@ Preprocessing (untimed, sample-independent, as the rules' §Pre- and post-proces
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
 from proctor.errors import DatasetError
+from proctor.typed_records import record
 
 N_IMAGES = 1797
 N_FEATURES = 64
@@ -39,7 +39,7 @@ PIXEL_MAX = 16.0
 SHA256 = "87ff0c9e40dc7e2c0e34e7257799c2e3f3aec1a016363bb11cad869ec428a826"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Split:
     """Raw images (uint8, 0-16) and labels of one part of the split, with their image numbers."""
 

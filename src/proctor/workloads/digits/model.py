@@ -21,7 +21,7 @@ the result equals an int32 accumulation in any summation order.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from proctor.errors import ConfigError
+from proctor.typed_records import record
 
 WEIGHTS_FILE = "weights_fp32.npz"
 _EXACT_LIMIT = 2**24
@@ -51,7 +52,7 @@ def _check_layers(weights: tuple[np.ndarray, ...], biases: tuple[np.ndarray, ...
             )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class MLP:
     """Dense layers with ReLU between them; float32 throughout."""
 
@@ -86,7 +87,7 @@ class MLP:
         return self.logits(x).argmax(axis=1).astype(np.int32)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QuantizedMLP:
     """Per-tensor signed weights and unsigned inputs of `bits` bits; see the module docstring."""
 

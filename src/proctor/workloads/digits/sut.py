@@ -11,7 +11,6 @@ response's data is the predicted class as 4 little-endian bytes (`RESPONSE_DTYPE
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,6 +19,7 @@ from proctor.errors import ConfigError
 from proctor.loadgen.sink import CompletionSink
 from proctor.suts.batching import Complete, DynamicBatcher
 from proctor.suts.params import param, takes
+from proctor.typed_records import record
 from proctor.workloads.digits import PERFORMANCE_SAMPLE_COUNT, model
 from proctor.workloads.digits.qsl import DigitsQSL
 
@@ -171,7 +171,7 @@ def build(
     return sut, qsl
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class DigitsParams:
     """`--sut digits:k=v,...` (the defaults are build()'s)."""
 

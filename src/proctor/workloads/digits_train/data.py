@@ -7,17 +7,18 @@ evaluates on the same 360 images and only its initialisation and data order vary
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+
+from proctor.typed_records import record
 
 EVAL_SIZE = 360
 SPLIT_SEED = 0
 NUM_CLASSES = 10
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Split:
     x_train: np.ndarray  # (1437, 64) float32
     y_train: np.ndarray  # (1437,) int64

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,7 @@ import numpy as np
 from proctor.training import constants as C
 from proctor.training.harness import TrainingRun
 from proctor.training.mllog import MLLogger
+from proctor.typed_records import record
 from proctor.workloads.digits_train import (
     BENCHMARK,
     DEFAULT_BATCH_SIZE,
@@ -31,7 +32,7 @@ from proctor.workloads.digits_train.data import BatchOrder, load_split
 from proctor.workloads.digits_train.spec import OPT_NAME, SPEC
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunResult:
     seed: int
     batch_size: int

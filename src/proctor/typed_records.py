@@ -1,0 +1,299 @@
+"""`record`: a dataclass made without compiling source, for the classes on a command's start-up path.
+
+`dataclasses.dataclass` writes each method as Python source and compiles it: about 0.5 ms per frozen,
+slotted class, which on `proctor check submission` came to half of start-up (issue 33 §3). `record`
+builds the same class from shared closures instead (about 0.02 ms), and fills `__dataclass_fields__`
+with `dataclasses.Field` objects, so `dataclasses.fields`, `replace`, `asdict`, `is_dataclass`, orjson
+and mypy (through `dataclass_transform`) treat it as the dataclass it is. The cost moves to each
+instance (a generic `__init__`, about 1 µs more), so per-sample hot paths keep `dataclasses.dataclass`.
+
+Supported: `frozen`, `slots`, `kw_only`, `eq`, `repr`, `field(...)` (default, default_factory, init,
+repr, compare, hash, kw_only), `KW_ONLY`, `ClassVar`, `__post_init__`, inheritance from records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from operator import attrgetter
+from reprlib import recursive_repr
+from types import MemberDescriptorType
+from typing import Any, TypeVar, dataclass_transform, overload
+
+_T = TypeVar("_T", bound=type)
+_MISSING = dataclasses.MISSING
+_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # the marker `dataclasses.fields` selects by
+_setattr = object.__setattr__
+
+
+class _Params:
+    """What `__dataclass_params__` holds, read by a dataclass that inherits from a record."""
+
+    __slots__ = ("init", "repr", "eq", "order", "unsafe_hash", "frozen", "match_args", "kw_only", "slots",
+                 "weakref_slot")  # fmt: skip
+
+    def __init__(self, frozen: bool, eq: bool, repr_: bool, kw_only: bool, slots: bool) -> None:
+        self.init, self.repr, self.eq, self.order, self.unsafe_hash = True, repr_, eq, False, False
+        self.frozen, self.match_args, self.kw_only, self.slots, self.weakref_slot = (
+            frozen,
+            True,
+            kw_only,
+            slots,
+            False,
+        )
+
+
+def _is_classvar(annotation: object) -> bool:
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar", "t.ClassVar"))
+    return getattr(annotation, "__origin__", None) is __import__("typing").ClassVar
+
+
+def _is_kw_only_marker(annotation: object) -> bool:
+    return annotation is dataclasses.KW_ONLY or annotation in ("KW_ONLY", "dataclasses.KW_ONLY")
+
+
+def _own_fields(cls: type, kw_only: bool) -> dict[str, dataclasses.Field[Any]]:
+    """The fields the class body declares, in order, as `dataclasses` would make them."""
+    out: dict[str, dataclasses.Field[Any]] = {}
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if _is_classvar(annotation):
+            continue
+        if _is_kw_only_marker(annotation):
+            kw_only = True
+            continue
+        default = cls.__dict__.get(name, _MISSING)
+        if isinstance(default, dataclasses.Field):
+            f = default
+        else:
+            if default is not _MISSING and type(default).__hash__ is None:
+                raise ValueError(
+                    f"mutable default {type(default)} for field {name} is not allowed: use default_factory"
+                )
+            f = dataclasses.field(default=default)
+        f.name, f.type = name, annotation
+        f._field_type = _FIELD  # type: ignore[attr-defined]
+        if f.kw_only is _MISSING:
+            f.kw_only = kw_only
+        out[name] = f
+    return out
+
+
+def _setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The fastest way to set one field of a new instance: its slot's own `__set__` where it has one
+    (as fast as the compiled `__init__` of a dataclass), else `object.__setattr__` (past `frozen`)."""
+    slot = getattr(cls, name, None)
+    if isinstance(slot, MemberDescriptorType):
+        return slot.__set__
+    return lambda obj, value: _setattr(obj, name, value)
+
+
+def _has_default(f: dataclasses.Field[Any]) -> bool:
+    return f.default is not _MISSING or f.default_factory is not _MISSING
+
+
+def _make_init(cls: type, fields: list[dataclasses.Field[Any]], post_init: bool) -> Callable[..., None]:
+    qualname = cls.__qualname__
+    positional = [f for f in fields if f.init and not f.kw_only]
+    npos = len(positional)
+    accepted = frozenset(f.name for f in fields if f.init)
+    # every field __init__ sets: the positional ones first, in order, then keyword-only and init=False
+    # ones with a default: (name, default, factory)
+    rest = [f for f in fields if f not in positional and (f.init or _has_default(f))]
+    plan = [(f.name, f.default, f.default_factory) for f in positional + rest]
+    setters = [_setter(cls, name) for name, *_ in plan]
+    # for a call of n positional arguments and no keywords: the rest's plain defaults, where that is all
+    tails: list[tuple[Any, ...] | None] = [
+        tuple(d for _n, d, _f in plan[n:]) if all(d is not _MISSING for _n, d, _f in plan[n:]) else None
+        for n in range(npos + 1)
+    ]
+
+    direct = npos if npos == len(plan) else -1  # a call giving every field positionally needs no binding
+
+    def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | list[Any]:
+        n = len(args)
+        if n > npos:
+            raise TypeError(
+                f"{qualname}.__init__() takes {npos + 1} positional arguments but {n + 1} were given"
+            )
+        if not kwargs:
+            tail = tails[n]
+            if tail is not None:
+                return args + tail
+        else:
+            for key in kwargs:
+                if key not in accepted:
+                    raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {key!r}")
+            for f in positional[:n]:
+                if f.name in kwargs:
+                    raise TypeError(f"{qualname}.__init__() got multiple values for argument {f.name!r}")
+        values = list(args)
+        for name, default, factory in plan[n:]:
+            value = kwargs.get(name, _MISSING)
+            if value is _MISSING:
+                if default is not _MISSING:
+                    value = default
+                elif factory is not _MISSING:
+                    value = factory()  # type: ignore[operator]
+                else:
+                    raise TypeError(f"{qualname}.__init__() missing 1 required argument: {name!r}")
+            values.append(value)
+        return values
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        values = args if not kwargs and len(args) == direct else bind(args, kwargs)
+        for set_field, value in zip(setters, values, strict=False):  # as long: bind fills every field
+            set_field(self, value)
+
+    def __init_post__(self: Any, *args: Any, **kwargs: Any) -> None:
+        __init__(self, *args, **kwargs)
+        self.__post_init__()
+
+    return __init_post__ if post_init else __init__
+
+
+def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function from an instance to the tuple of the named fields' values."""
+    if not names:
+        return lambda _obj: ()
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return attrgetter(*names)
+
+
+def _check_order(qualname: str, fields: list[dataclasses.Field[Any]]) -> None:
+    seen_default = False
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        has_default = f.default is not _MISSING or f.default_factory is not _MISSING
+        if seen_default and not has_default:
+            raise TypeError(f"{qualname}: non-default argument {f.name!r} follows default argument")
+        seen_default = seen_default or has_default
+
+
+def _build(cls: type, frozen: bool, slots: bool, kw_only: bool, eq: bool, repr_: bool) -> type:
+    all_fields: dict[str, dataclasses.Field[Any]] = {}
+    any_frozen_base = has_bases = False
+    for base in cls.__mro__[-1:0:-1]:
+        base_fields = base.__dict__.get("__dataclass_fields__")
+        if base_fields is not None:
+            has_bases = True
+            all_fields.update(base_fields)
+            any_frozen_base = any_frozen_base or base.__dict__["__dataclass_params__"].frozen
+    if has_bases and any_frozen_base != frozen:
+        raise TypeError(f"{cls.__qualname__}: cannot mix frozen and non-frozen dataclasses in one hierarchy")
+    own = _own_fields(cls, kw_only)
+    all_fields.update(own)
+    fields = list(all_fields.values())
+    _check_order(cls.__qualname__, fields)
+    names = tuple(all_fields)
+
+    body: dict[str, Any] = dict(cls.__dict__) if slots else {}
+    for name, f in own.items():  # a default lives in the Field; slots forbid a class attribute too
+        if slots:
+            body.pop(name, None)
+        elif f.default is not _MISSING:
+            body[name] = f.default
+        elif isinstance(cls.__dict__.get(name), dataclasses.Field):
+            delattr(cls, name)
+    if slots:
+        inherited = {s for b in cls.__mro__[1:] for s in b.__dict__.get("__slots__", ())}
+        body["__slots__"] = tuple(n for n in names if n not in inherited)
+        body.pop("__dict__", None)
+        body.pop("__weakref__", None)
+    body["__dataclass_fields__"] = all_fields
+    body["__dataclass_params__"] = _Params(frozen, eq, repr_, kw_only, slots)
+    body["__match_args__"] = tuple(f.name for f in fields if f.init and not f.kw_only)
+    if repr_ and "__repr__" not in cls.__dict__:
+        shown = _getter([f.name for f in fields if f.repr])
+        shown_names = [f.name for f in fields if f.repr]
+
+        @recursive_repr()
+        def __repr__(self: Any) -> str:
+            parts = ", ".join(f"{n}={v!r}" for n, v in zip(shown_names, shown(self), strict=True))
+            return f"{type(self).__qualname__}({parts})"
+
+        body["__repr__"] = __repr__
+    explicit_hash = "__hash__" in cls.__dict__ and cls.__dict__["__hash__"] is not None
+    if eq and "__eq__" not in cls.__dict__:
+        compared = _getter([f.name for f in fields if f.compare])
+
+        def __eq__(self: Any, other: object) -> bool:
+            if other.__class__ is self.__class__:
+                return compared(self) == compared(other)
+            return NotImplemented
+
+        body["__eq__"] = __eq__
+    if eq and not explicit_hash:
+        if frozen:
+            hashed = _getter([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
+            body["__hash__"] = lambda self: hash(hashed(self))
+        else:
+            body["__hash__"] = None
+    field_set = frozenset(names)
+    if frozen:
+        owner: list[type] = []
+
+        def __setattr__(self: Any, name: str, value: Any) -> None:
+            if type(self) is owner[0] or name in field_set:
+                raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+            super(owner[0], self).__setattr__(name, value)  # type: ignore[arg-type]
+
+        def __delattr__(self: Any, name: str) -> None:
+            if type(self) is owner[0] or name in field_set:
+                raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+            super(owner[0], self).__delattr__(name)  # type: ignore[arg-type]
+
+        body["__setattr__"], body["__delattr__"] = __setattr__, __delattr__
+        if slots:  # pickling a frozen slotted instance: its state is the fields' values
+            state = _getter(list(names))
+
+            def __getstate__(self: Any) -> tuple[Any, ...]:
+                return state(self)
+
+            def __setstate__(self: Any, values: tuple[Any, ...]) -> None:
+                for n, v in zip(names, values, strict=True):
+                    _setattr(self, n, v)
+
+            body["__getstate__"], body["__setstate__"] = __getstate__, __setstate__
+    if slots:  # a new class, as dataclasses makes one: __slots__ cannot be added to a made class
+        new = type(cls)(cls.__name__, cls.__bases__, body)
+        new.__qualname__ = cls.__qualname__
+    else:
+        for key, value in body.items():
+            setattr(cls, key, value)
+        new = cls
+    if frozen:
+        owner.append(new)
+    if "__init__" not in cls.__dict__:  # after the class: its slots are what __init__ writes through
+        new.__init__ = _make_init(new, fields, hasattr(new, "__post_init__"))  # type: ignore[misc]
+    return new
+
+
+@overload
+def record(cls: _T, /) -> _T: ...
+@overload
+def record(
+    *, frozen: bool = ..., slots: bool = ..., kw_only: bool = ..., eq: bool = ..., repr: bool = ...
+) -> Callable[[_T], _T]: ...
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def record(
+    cls: _T | None = None,
+    /,
+    *,
+    frozen: bool = False,
+    slots: bool = False,
+    kw_only: bool = False,
+    eq: bool = True,
+    repr: bool = True,  # noqa: A002 - the name dataclasses uses
+) -> _T | Callable[[_T], _T]:
+    """Make `cls` a dataclass as `dataclasses.dataclass(cls, frozen=..., slots=..., ...)` would."""
+
+    def wrap(c: _T) -> _T:
+        return _build(c, frozen, slots, kw_only, eq, repr)  # type: ignore[return-value]
+
+    return wrap if cls is None else wrap(cls)
