@@ -591,21 +591,24 @@ def scan(
             continue
         below: list[tuple[Path, PurePath, int]] = []
         for entry in entries:
-            erel = rel / entry.name
-            if skip is not None and skip(erel):
+            erel = rel / entry.name if skip is not None else None
+            if erel is not None and skip is not None and skip(erel):
                 continue
             out.entries += 1
             budget.entries -= 1
             if budget.entries < 0:
                 out.stopped = f"more than {MAX_ENTRIES} files and folders; proctor walks at most that many"
                 return out
-            path = Path(entry.path)
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError as exc:
-                out.add(path, f"cannot be read ({exc.strerror or exc})")
+                out.add(Path(entry.path), f"cannot be read ({exc.strerror or exc})")
+                continue
+            if stat.S_ISREG(mode):  # most entries: nothing more to look at, no path object made
                 continue
             what = _classify(mode)
+            path = Path(entry.path)
+            erel = rel / entry.name if erel is None else erel
             if what == LINK:
                 links.append(erel.as_posix())
                 problem = _link_problem(path, erel, root_real, links_ok_under)
