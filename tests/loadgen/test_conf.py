@@ -366,3 +366,26 @@ def test_a_byte_order_mark_does_not_hide_the_first_line(tmp_path, eol):
     s = load_conf_files(Settings(), "resnet50", "Offline", user_conf=u)
     assert s.offline_expected_qps == 4321.0
     assert parse_conf("\ufeff*.Offline.target_qps = 5\n", ConfType.USER)[0].model == "*"
+
+
+def test_conf_as_loadgen_parses_each_text_once_and_hands_out_fresh_lists(tmp_path: Path) -> None:
+    """A submission's results each hold a copy of mlperf.conf: one text is parsed once (the checker
+    names the copies alike), a changed copy is parsed anew, and a caller's edits never reach the next."""
+    from proctor.loadgen.conf import ConfType, parse_conf_as_loadgen
+
+    one = "*.Offline.min_duration = 600000\n*.*.bogus_key = 1\n"
+    other = "*.Offline.min_duration = 1000\n"
+    a = tmp_path / "a" / "mlperf.conf"
+    b = tmp_path / "b" / "mlperf.conf"
+    for path, text in ((a, one), (b, one)):
+        path.parent.mkdir()
+        path.write_text(text)
+    first_entries, first_ignored = parse_conf_as_loadgen(a, ConfType.MLPERF, name="mlperf.conf")
+    assert [(e.key, e.value, e.line) for e in first_entries] == [("min_duration", "600000", 1)]
+    assert [exc.line for exc in first_ignored] == [2]  # the official skips an unknown key
+    first_entries.clear()
+    again, _ = parse_conf_as_loadgen(b, ConfType.MLPERF, name="mlperf.conf")
+    assert [(e.key, e.value) for e in again] == [("min_duration", "600000")]
+    b.write_text(other)
+    changed, ignored = parse_conf_as_loadgen(b, ConfType.MLPERF, name="mlperf.conf")
+    assert [(e.key, e.value) for e in changed] == [("min_duration", "1000")] and ignored == []
