@@ -228,3 +228,24 @@ def test_random_hostile_trees_are_invalid_and_nothing_outside_is_opened(
     still = [p for p in made if os.path.lexists(p) and kind(p.parent) == "dir"]  # not replaced by a later one
     flagged = {f.path for f in report.findings if f.failed}
     assert all(str(p) in flagged for p in still), (still, flagged)
+
+
+def test_an_oversized_conf_or_model_mapping_is_refused_unread(pristine: Path, tmp_path: Path) -> None:
+    """A file's size is the other side's: a user.conf or model_mapping.json past proctor's bound (both
+    well-formed, so only the size is wrong) is an ERROR naming it instead of being read whole."""
+    from proctor.checks.submission import MAX_MODEL_MAPPING, _model_mapping
+    from proctor.loadgen.conf import MAX_CONF_BYTES
+
+    root, _ = _tree(pristine, tmp_path)
+    conf = root / MEAS / "user.conf"
+    conf.write_bytes(b"*.SingleStream.target_latency = 10\n" * (MAX_CONF_BYTES // 30))
+    report = check_submission(root, "v4.1")
+    hits = [f for f in report.findings if f.path == str(conf)]
+    assert [f.severity.value for f in hits] == ["error"] and f"larger than {MAX_CONF_BYTES} bytes" in hits[0].message
+    assert not report.valid
+
+    mapping = tmp_path / "model_mapping.json"
+    mapping.write_bytes(b'{"a": "' + b"x" * MAX_MODEL_MAPPING + b'"}')
+    findings: list = []
+    assert _model_mapping(mapping, findings) == {}
+    assert [f.message for f in findings] == [f"larger than {MAX_MODEL_MAPPING} bytes: not a model mapping"]

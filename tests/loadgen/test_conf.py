@@ -389,3 +389,15 @@ def test_conf_as_loadgen_parses_each_text_once_and_hands_out_fresh_lists(tmp_pat
     b.write_text(other)
     changed, ignored = parse_conf_as_loadgen(b, ConfType.MLPERF, name="mlperf.conf")
     assert [(e.key, e.value) for e in changed] == [("min_duration", "1000")] and ignored == []
+
+
+def test_a_conf_file_past_the_bound_is_refused_naming_it(tmp_path: Path) -> None:
+    from proctor.loadgen.conf import MAX_CONF_BYTES, ConfType, parse_conf_as_loadgen
+
+    path = tmp_path / "user.conf"
+    path.write_bytes(b"# a comment line, repeated\n" * (MAX_CONF_BYTES // 27 + 1))
+    with pytest.raises(ConfigError, match=f"larger than {MAX_CONF_BYTES} bytes") as err:
+        parse_conf_as_loadgen(path, ConfType.USER)
+    assert err.value.file == str(path)
+    path.write_bytes(b"# a comment line, repeated\n" * (MAX_CONF_BYTES // 27))  # at the bound: read
+    assert parse_conf_as_loadgen(path, ConfType.USER) == ([], [])

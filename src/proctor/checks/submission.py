@@ -152,6 +152,7 @@ class SubmissionReport:
         }
 
 
+MAX_MODEL_MAPPING = 1 << 20  # a few names to a few names; read no more of model_mapping.json
 MAX_ACCURACY_TXT = 16 << 20  # an accuracy script prints a few lines; read no more than this
 
 
@@ -341,12 +342,18 @@ def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
         findings += problem
         return {}
     try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        findings.append(_err("model_mapping", path, f"not valid JSON: {exc}"))
-        return {}
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_MODEL_MAPPING + 1)
     except OSError as exc:
         findings.append(_unreadable(path, exc))
+        return {}
+    if len(raw) > MAX_MODEL_MAPPING:
+        findings.append(_err("model_mapping", path, f"larger than {MAX_MODEL_MAPPING} bytes: not a model mapping"))
+        return {}
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        findings.append(_err("model_mapping", path, f"not valid JSON: {exc}"))
         return {}
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         findings.append(_err("model_mapping", path, "must be a JSON object of model name -> benchmark name strings"))

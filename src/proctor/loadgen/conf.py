@@ -191,14 +191,26 @@ def _conf_type(conf_type: ConfType | int | str) -> ConfType:
         ) from None
 
 
+# The shipped mlperf.conf is about 8 KB and a user.conf a few lines: a conf file past this is refused
+# unread (a submission's tree is someone else's: its sizes are not proctor's limits).
+MAX_CONF_BYTES = 1 << 20
+
+
 def _read_source(source: str | Path, name: str | None) -> tuple[str, str]:
     """(text, name for errors); a leading byte-order mark is dropped from files and text alike."""
     if isinstance(source, Path) or ("\n" not in source and "=" not in source):
         path = Path(source)
         try:
-            return path.read_text(encoding="utf-8-sig"), name or str(path)
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_CONF_BYTES + 1)
         except OSError as exc:
             raise ConfigError(f"cannot read conf file: {exc.strerror or exc}", file=str(path)) from None
+        if len(data) > MAX_CONF_BYTES:
+            raise ConfigError(
+                f"larger than {MAX_CONF_BYTES} bytes: not a conf file (proctor reads no more of one)", file=str(path)
+            )
+        try:  # splitlines() below takes "\r\n" and "\r" as the text mode's newline translation would
+            return data.decode("utf-8-sig"), name or str(path)
         except UnicodeDecodeError as exc:
             raise ConfigError(f"not UTF-8 text: {exc}", file=str(path)) from None
     return source.removeprefix("\ufeff"), name or "<text>"
