@@ -15,6 +15,7 @@ repr, compare, hash, kw_only), `KW_ONLY`, `ClassVar`, `__post_init__`, inheritan
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from operator import attrgetter
 from reprlib import recursive_repr
@@ -54,10 +55,24 @@ def _is_kw_only_marker(annotation: object) -> bool:
     return annotation is dataclasses.KW_ONLY or annotation in ("KW_ONLY", "dataclasses.KW_ONLY")
 
 
+def _annotations(cls: type) -> dict[str, Any]:
+    """The class body's own annotations, as text where the module defers them. From Python 3.14 a
+    module without `from __future__ import annotations` keeps them out of the class dict
+    (annotationlib evaluates them on demand); dataclasses reads them through annotationlib there too."""
+    own = cls.__dict__.get("__annotations__")
+    if own is not None:
+        return dict(own)
+    try:
+        annotationlib = importlib.import_module("annotationlib")
+    except ImportError:
+        return {}
+    return dict(annotationlib.get_annotations(cls, format=annotationlib.Format.STRING))
+
+
 def _own_fields(cls: type, kw_only: bool) -> dict[str, dataclasses.Field[Any]]:
     """The fields the class body declares, in order, as `dataclasses` would make them."""
     out: dict[str, dataclasses.Field[Any]] = {}
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+    for name, annotation in _annotations(cls).items():
         if _is_classvar(annotation):
             continue
         if _is_kw_only_marker(annotation):
