@@ -38,7 +38,7 @@ from proctor.loadgen.clock import Clock, MonotonicClock
 from proctor.loadgen.completion import AccuracyBudget, CompletionTracker, FaultCounter, RunSink, failure_text
 from proctor.loadgen.early_stopping_extension import ExtensionWatch, extension_queries
 from proctor.loadgen.expected import expected_length
-from proctor.loadgen.issuer import IssueOutcome, Issuer
+from proctor.loadgen.issuer import ABORTED, IssueOutcome, Issuer
 from proctor.loadgen.logs.accuracy import AccuracyLog
 from proctor.loadgen.logs.detail import (
     AUDIT_CONFIG_NOTICE,
@@ -748,7 +748,11 @@ class Run:
                 if left <= 0 or tracker.abort_reason:
                     break
                 ok = tracker.all_done.wait(timeout=min(left * 1e-9, 0.25))
-        if not ok and tracker.abort_reason:  # the SUT gave up (its endpoint stopped answering)
+        # the SUT gave up (its endpoint stopped answering): the run is incomplete whether or not a
+        # sample was still open when issuing stopped (a SUT that fails each request at once leaves
+        # none, and that abort was lost: a run cut short by it read as whole)
+        stopped_by_abort = phase.outcome is not None and phase.outcome.stop_reason == ABORTED
+        if tracker.abort_reason and (not ok or stopped_by_abort):
             self._aborted(phase)
         elif not ok:
             self._stalled(phase, limit, stall)
