@@ -335,7 +335,9 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
     when that recv returned (no client overhead beyond a syscall and the thread's wake-up), column 1
     at the kernel's receive time of its bytes (SO_TIMESTAMPNS, as proctor's raw transport stamps; the
     recv's time where the OS gives none); column 2 the latency, from the send to the recv that ended
-    the stream; column 3 the send (perf_counter_ns). The server's own lateness is in all. `warm`: each thread first sends one request it
+    the stream; column 3 the send (perf_counter_ns); column 4 the send's lateness (ms after the request's
+    place in the schedule: the thread's wake-up from its sleep, what any client that keeps a schedule pays).
+    The server's own lateness is in all. `warm`: each thread first sends one request it
     does not time (the others' warm-up), before the schedule starts."""
     parts = urlsplit(endpoint_url(url, "completions"))
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -343,8 +345,10 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
     heads = [(f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n{extra}"
               f"Content-Length: {len(b)}\r\n\r\n").encode() + b for b in bodies]
     n_req = max(1, int(rate * seconds))
-    n_threads = max(1, int(rate * per_req_s * 3) + 1)
-    ttft = np.full((n_req, 4), np.nan)
+    # threads enough that a request all but never waits for its thread's previous one to end (that wait
+    # would count as the thread's lateness): 2 at 4 req/s delayed about 6 % of requests
+    n_threads = max(8, int(rate * per_req_s * 3) + 1)
+    ttft = np.full((n_req, 5), np.nan)
     # Poisson arrivals, as proctor's Server scenario issues them (a burst meets the server's queue alike)
     at = np.cumsum(np.random.default_rng(0).exponential(1 / rate, n_req))
     t0 = [0.0]  # set once every thread connected (and warmed up): the schedule starts then
@@ -384,7 +388,8 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
             ready.wait()
         try:
             for k in range(j, n_req, n_threads):
-                delay = t0[0] + at[k] - time.perf_counter()
+                due = t0[0] + at[k]
+                delay = due - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
                 buf, first, first_k = b"", 0, 0
@@ -405,7 +410,8 @@ def bare_ttfts(url: str, bodies: list[bytes], rate: float, seconds: float, per_r
                         first_k = rx_time(anc, sent, first)
                     buf += got
                 if first and buf.startswith(b"HTTP/1.1 200"):
-                    ttft[k] = ((first - sent) / 1e6, (first_k - sent) / 1e6, (time.perf_counter_ns() - sent) / 1e6, sent)
+                    ttft[k] = ((first - sent) / 1e6, (first_k - sent) / 1e6, (time.perf_counter_ns() - sent) / 1e6, sent,
+                               sent / 1e6 - due * 1e3)
         except OSError:
             pass
         finally:

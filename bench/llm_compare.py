@@ -10,9 +10,10 @@ further token, `--tokens` tokens), or `--url URL` (one server for all, truth unk
 bare client). The order of the clients rotates from one repeat to the next. `--together` adds a case
 per rate with proctor and bare at once at half the rate each, on one server.
 
-Per run: TTFT and latency p50 and p99 (proctor: the rules' TTFT, from the schedule; the others from
-their own send, the only figure they have), over the truth and over the bare client of the same
-repeat; the client's CPU (utime + stime of its process tree from /proc, sampled every 0.1 s) over the
+Per run: TTFT and latency p50 and p99 (proctor and bare: from each request's place in the schedule,
+the rules' TTFT, so each one's lateness waking for a request counts; AIPerf and GuideLLM from their own
+send, the only figure they have), over the truth and over the bare client of the same repeat, and
+from the send for proctor and bare; the client's CPU (utime + stime of its process tree from /proc, sampled every 0.1 s) over the
 window in which the stub saw requests arrive (with `--url`: the client's whole life, from
 `os.wait4`'s rusage), in % of one core; the stub's own lateness (first chunk written - arrival -
 TTFT), the part of everyone's error that is the server's. Warm-up: proctor `warmup=W`, AIPerf
@@ -175,7 +176,7 @@ def results(kind: str, out: Path, srv: np.ndarray) -> dict[str, Any]:
     bare and proctor also `net`: TTFT less the stub's own time to that request's first token (each
     request paired with the stub's log by its send), the part that is the client's and the wire's."""
     if kind in ("bare", "proctor"):
-        a = np.load(out / "times.npy")  # columns: TTFT, latency (ms; proctor: from the schedule), TTFT from send, send ns
+        a = np.load(out / "times.npy")  # columns: TTFT, latency (ms, from the schedule), TTFT from send, send ns
         t50, t99, n = pcts(a[:, 0])
         l50, l99, _ = pcts(a[:, 1])
         s50, s99, _ = pcts(a[:, 2])
@@ -351,15 +352,18 @@ def print_compare(args: argparse.Namespace, rows: list[dict[str, Any]], load: tu
 
 def child(args: argparse.Namespace) -> None:
     """`--child bare|proctor`: one run at --rate for --seconds against --url; per-request times in
-    --child-out/times.npy (ms: TTFT, latency, TTFT from the send; NaN: failed; then the send, ns)."""
+    --child-out/times.npy (ms: TTFT and latency from the schedule, TTFT from the send; NaN: failed; then the send, ns)."""
     from bench.llm_client import bare_ttfts, openai_params, request_bodies
 
     out = Path(args.child_out)
     per_req_s = (args.ttft_ms + (args.tokens - 1) * args.tpot_ms) / 1e3
     if args.child == "bare":
         t = bare_ttfts(args.url, request_bodies(args), args.rate, args.seconds, per_req_s, warm=args.warmup > 0)
-        # kernel stamps, as proctor's; the send on CLOCK_MONOTONIC (perf_counter_ns), as the stub's log
-        np.save(out / "times.npy", np.stack([t[:, 1], t[:, 2], t[:, 1], t[:, 3]], 1))
+        # kernel stamps, as proctor's; the send on CLOCK_MONOTONIC (perf_counter_ns), as the stub's log.
+        # TTFT and latency from the request's place in the schedule, as proctor's (the rules'): the thread's
+        # lateness waking for it counts, as proctor's issue lateness does; then TTFT from the send.
+        late = t[:, 4]
+        np.save(out / "times.npy", np.stack([t[:, 1] + late, t[:, 2] + late, t[:, 1], t[:, 3]], 1))
         return
     from proctor.clients.openai import from_params
     from proctor.loadgen.completion import ID_GENERATION_BITS

@@ -109,7 +109,10 @@ class Stub:
                 if not target.endswith(b"completions"):
                     conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                     continue
-                first, last = self.stream(conn, arrival, target.endswith(b"chat/completions"))
+                try:
+                    first, last = self.stream(conn, arrival, target.endswith(b"chat/completions"))
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client hung up mid-stream (a peer drops what is in flight as its time ends)
                 with self.lock:
                     self.records.append((arrival, first, last))
                 if self.close:

@@ -231,8 +231,8 @@ def test_random_hostile_trees_are_invalid_and_nothing_outside_is_opened(
 
 
 def test_an_oversized_conf_or_model_mapping_is_refused_unread(pristine: Path, tmp_path: Path) -> None:
-    """A file's size is the other side's: a user.conf or model_mapping.json past proctor's bound (both
-    well-formed, so only the size is wrong) is an ERROR naming it instead of being read whole."""
+    """A file's size is the other side's: a user.conf, mlperf.conf or model_mapping.json past proctor's
+    bound (well-formed, so only the size is wrong) is an ERROR naming that file instead of being read whole."""
     from proctor.checks.submission import MAX_MODEL_MAPPING, _model_mapping
     from proctor.loadgen.conf import MAX_CONF_BYTES
 
@@ -243,6 +243,12 @@ def test_an_oversized_conf_or_model_mapping_is_refused_unread(pristine: Path, tm
     hits = [f for f in report.findings if f.path == str(conf)]
     assert [f.severity.value for f in hits] == ["error"] and f"larger than {MAX_CONF_BYTES} bytes" in hits[0].message
     assert not report.valid
+
+    conf.write_bytes(b"*.SingleStream.target_latency = 10\n")  # well-formed again: now the mlperf.conf is too big
+    mlperf = root / MEAS / "mlperf.conf"
+    mlperf.write_bytes(b"*.SingleStream.target_latency = 10\n" * (MAX_CONF_BYTES // 30))
+    too_big = [f for f in check_submission(root, "v4.1").findings if f"larger than {MAX_CONF_BYTES} bytes" in f.message]
+    assert [(f.path, f.severity.value) for f in too_big] == [(str(mlperf), "error")]  # named, not user.conf
 
     mapping = tmp_path / "model_mapping.json"
     mapping.write_bytes(b'{"a": "' + b"x" * MAX_MODEL_MAPPING + b'"}')

@@ -607,11 +607,13 @@ def check_conf_matches(ctx: ResultContext, folder: Path) -> list[Finding]:
             mlperf, "mlperf.conf", lambda: parse_conf_as_loadgen(mlperf, ConfType.MLPERF, name="mlperf.conf")
         )
         base = apply_conf(TestSettings(), base_entries, model, scenario, ConfType.MLPERF, ranges=False)
+    except (ProctorError, ValueError, OSError) as exc:  # the finding names the file that failed: this one
+        return [_err("measurements", mlperf, f"cannot be read as LoadGen reads it: {exc}")]
+    try:
         entries, ignored = parse_conf_as_loadgen(user, ConfType.USER)
         pairs = list(applied(base, entries, model, scenario, ConfType.USER, ranges=False))
     except (ProctorError, ValueError, OSError) as exc:
-        where = mlperf if getattr(exc, "file", None) == "mlperf.conf" else user
-        return [_err("measurements", where, f"cannot be read as LoadGen reads it: {exc}")]
+        return [_err("measurements", user, f"cannot be read as LoadGen reads it: {exc}")]
     # a line the official LoadGen skips had no effect on the run: worth fixing, not a rejection
     out = [
         _err("measurements_conf", user, f"ignored by LoadGen: {exc}", line=exc.line, severity=Severity.WARNING)

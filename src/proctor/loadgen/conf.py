@@ -19,7 +19,6 @@ file, line and key (SettingRangeError) where it is read.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from collections.abc import Callable, Iterator
 from enum import IntEnum
@@ -370,10 +369,17 @@ def _as_loadgen(text: str, fname: str, ctype: ConfType) -> tuple[tuple[ConfEntry
     return tuple(entries), tuple(ignored)
 
 
+def _close(word: str, options: list[str], cutoff: float) -> list[str]:
+    """The closest of `options` to a misspelt word, if any (difflib: loaded only for a hint)."""
+    import difflib
+
+    return difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+
+
 @lru_cache(maxsize=1024)
 def _close_keys(key: str) -> tuple[str, ...]:
-    """The known key closest to an unknown one (difflib: a conf's unknown keys repeat in every copy)."""
-    return tuple(difflib.get_close_matches(key, list(_KNOWN_KEYS), n=1, cutoff=0.6))
+    """The known key closest to an unknown one (cached: a conf's unknown keys repeat in every copy)."""
+    return tuple(_close(key, list(_KNOWN_KEYS), 0.6))
 
 
 def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType, *, ranges: bool) -> ConfEntry:
@@ -404,7 +410,7 @@ def _parse_line(tokens: list[str], fname: str, lineno: int, ctype: ConfType, *, 
     model, scenario, key = parts
     value = tokens[2]
     if scenario != "*" and scenario not in SCENARIO_NAMES:
-        hint = difflib.get_close_matches(scenario, SCENARIO_NAMES, n=1, cutoff=0.5)
+        hint = _close(scenario, list(SCENARIO_NAMES), 0.5)
         extra = ""
         if scenario.lower() == "interactive":
             extra = f"; Interactive is scenario Server with model '{model}-interactive'"
@@ -457,7 +463,7 @@ def _resolve_scenario(scenario: Scenario | str, model: str) -> tuple[Scenario, s
     try:
         return Scenario(scenario), model
     except ValueError:
-        hint = difflib.get_close_matches(str(scenario), [*SCENARIO_NAMES, "Interactive"], n=1, cutoff=0.5)
+        hint = _close(str(scenario), [*SCENARIO_NAMES, "Interactive"], 0.5)
         raise ValueError(
             f"unknown scenario '{scenario}'" + (f"; did you mean '{hint[0]}'?" if hint else "")
         ) from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -81,11 +80,10 @@ def install() -> None:
     """SIGTERM and SIGHUP raise Stopped in the main thread from now on, where nothing else handles
     them already (a server's own handler, an embedding program's). The process's entry point calls
     it; a library run (run_test) leaves the program's signal handling as it found it."""
-    if threading.current_thread() is not threading.main_thread():
-        return
     for sig in STOP_SIGNALS:
         if sig == signal.SIGINT:
             continue  # Python's own handler already raises KeyboardInterrupt
+        # outside the main thread signal.signal raises ValueError: nothing changes there
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(sig) == signal.SIG_DFL:
                 signal.signal(sig, _raise)
@@ -99,6 +97,8 @@ def held() -> Iterator[list[int]]:
     Only a signal Python handles is held (one left to the system's default still ends the process,
     as the program asked); only the main thread can hold them, elsewhere nothing changes."""
     got: list[int] = []
+    import threading  # here, not at start: a check's command line starts no thread
+
     if threading.current_thread() is not threading.main_thread():
         yield got
         return

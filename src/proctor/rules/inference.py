@@ -11,7 +11,6 @@ names ("Llama3.1-8B") and the submission-layout names (`llama3.1-8b`, `resnet`, 
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import field
@@ -874,6 +873,8 @@ class BenchmarkTable:
 
     def did_you_mean(self, name: str) -> str:
         """One short hint for a misspelt name (the closest known spelling), not the whole list."""
+        import difflib  # only to suggest a name: not loaded at start
+
         close = difflib.get_close_matches(_norm(name)[:200], list(self._index), n=1, cutoff=0.5)
         if close:
             return f"did you mean {self._index[close[0]].name!r}?"
