@@ -188,6 +188,7 @@ def results(kind: str, out: Path, srv: np.ndarray) -> dict[str, Any]:
         m = re.search(rb"connections: \d+ opened ahead of requests, (\d+) while a request waited",
                       (out / "client.log").read_bytes())
         return {"n": n, "ttft": (t50, t99), "lat": (l50, l99), "send": (s50, s99), "net": (n50, n99),
+                "ttft_each": a[:, 0], "send_each": a[:, 2],
                 "net_send": (m50, m99), "paired": paired, "fail": fails, "waited": int(m.group(1)) if m else -1}
     if kind == "aiperf":
         d = orjson.loads((out / "profile_export_aiperf.json").read_bytes())
@@ -291,7 +292,8 @@ def print_compare(args: argparse.Namespace, rows: list[dict[str, Any]], load: tu
                          f"{args.tpot_ms:g} ms per further token, {args.tokens} tokens, latency {truth_lat:g} ms")
     print(f"server: {where}; {args.seconds:g} s per run, {args.repeat} repeats, order rotated; load average "
           f"{load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, on {os.cpu_count()} cores")
-    print("ms; proctor's TTFT and latency are the rules' (from the schedule), the others' from their send; "
+    print("ms; proctor's and bare's TTFT and latency are the rules' (from each request's place in the schedule), "
+          "the peers' from their send; "
           "'- bare': minus the bare client's of the same repeat and case; net: TTFT less the stub's own time to that "
           "request's first token (paired by send time: the client's part and the wire's); CPU% of one core over the "
           "requests' window; srv: the stub's own lateness; wait: proctor's requests that waited for a connect")
@@ -332,7 +334,7 @@ def print_compare(args: argparse.Namespace, rows: list[dict[str, Any]], load: tu
         text = "; ".join(f"{c} {v[0]:+.3f} / {v[1]:+.3f} ({v[2]:.1f} %)" for c, v in cells.items() if c != "bare")
         if "proctor" in cells:
             p = cells["proctor"]
-            text += (f"; proctor from its send (as the others measure) {p[5]:+.3f} / {p[6]:+.3f}; net of the stub's "
+            text += (f"; proctor from its send (as the peers measure) {p[5]:+.3f} / {p[6]:+.3f}; net of the stub's "
                      f"own time per request: from the schedule {p[3]:+.3f} / {p[4]:+.3f}, from the send "
                      f"{p[7]:+.3f} / {p[8]:+.3f}; bare {cells['bare'][2]:.1f} %")
         p = cells.get("proctor")
@@ -345,6 +347,17 @@ def print_compare(args: argparse.Namespace, rows: list[dict[str, Any]], load: tu
                        f"schedule, {'met' if goal_send else 'NOT met'} from the send"
                        + (f"; ahead of every peer: {'yes' if ahead else 'NO'}" if len(cells) > 2 else ""))
         print(f"  {case}: {text}{verdict}")
+        pooled = {c: [r for r in rows if r["case"] == case and r["client"] == c] for c in ("bare", "proctor")}
+        if all(pooled.values()) and all("ttft_each" in r for v in pooled.values() for r in v):
+            # a p99 of one 30 s run at 4 req/s is its second-largest value: over every repeat's requests at once
+            # it is a figure, not an outlier
+            each = {c: (np.concatenate([r["ttft_each"] for r in v]), np.concatenate([r["send_each"] for r in v]))
+                    for c, v in pooled.items()}
+            (pt, ps), (bt, bs) = each["proctor"], each["bare"]
+            pp = [pcts(x) for x in (pt, ps, bt, bs)]
+            print(f"    pooled over the repeats (proctor n={pp[0][2]}, bare n={pp[2][2]}): proctor - bare p50 / p99 "
+                  f"from the schedule {pp[0][0] - pp[2][0]:+.3f} / {pp[0][1] - pp[2][1]:+.3f}, from the send "
+                  f"{pp[1][0] - pp[3][0]:+.3f} / {pp[1][1] - pp[3][1]:+.3f}")
 
 
 # --- the children: one client run each --------------------------------------------------------------------
