@@ -188,7 +188,7 @@ def results(kind: str, out: Path, srv: np.ndarray) -> dict[str, Any]:
         m = re.search(rb"connections: \d+ opened ahead of requests, (\d+) while a request waited",
                       (out / "client.log").read_bytes())
         return {"n": n, "ttft": (t50, t99), "lat": (l50, l99), "send": (s50, s99), "net": (n50, n99),
-                "ttft_each": a[:, 0], "send_each": a[:, 2],
+                "ttft_each": a[:, 0].copy(), "send_each": a[:, 2].copy(),  # contiguous: --json writes them
                 "net_send": (m50, m99), "paired": paired, "fail": fails, "waited": int(m.group(1)) if m else -1}
     if kind == "aiperf":
         d = orjson.loads((out / "profile_export_aiperf.json").read_bytes())
