@@ -102,6 +102,11 @@ def _g(value: float) -> float | int:
     return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
 
 
+def _with_official(bases: dict[str, Base]) -> bool:
+    """Whether the official LoadGen's runs are among the bases (it is optional: Python 3.14 has no wheel)."""
+    return any(name.startswith("official_") for name in bases)
+
+
 def _named(rc: Recomputed, key: str) -> list[str]:
     return [str(m) for m in rc.mismatches if m.key == key]
 
@@ -205,7 +210,7 @@ def test_verdicts_claimed_without_their_numbers_are_mismatches(bases: dict[str, 
             tried += decided
         assert bool(_named(rc, "result_validity")) == (not rc.valid), b.name  # not: every failed part undecidable
         tried += not rc.valid
-    assert tried >= 8
+    assert tried >= (8 if _with_official(bases) else 4)
 
 
 def test_early_stopping_estimates_outside_their_ranks_are_mismatches(bases: dict[str, Base]) -> None:
@@ -346,7 +351,7 @@ def test_summary_verdicts_better_than_the_numbers_are_mismatches(bases: dict[str
         found = {m.key for m in compare_summary(summary, b.log, b.rc, "s")}
         assert found == set(labels), b.name
         tried += len(labels)
-    assert tried >= 8
+    assert tried >= (8 if _with_official(bases) else 4)
 
 
 # ---- properties ----------------------------------------------------------------------------------
