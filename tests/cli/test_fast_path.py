@@ -236,3 +236,48 @@ def test_the_fast_path_loads_no_typer_and_nothing_heavy(trees):
     assert "proctor.checks.submission" in mods  # it did run the check
     assert sorted(m for m in mods if m.split(".")[0] in ("typer", "click", "pydantic", "rich")) == []
     assert sorted(m for m in mods if m.split(".")[0] in HEAVY and m.split(".")[0] != "orjson") == []
+
+
+@pytest.mark.parametrize(("tree", "status"), [("valid", 0), ("invalid", 1), ("missing", 2)])
+def test_the_fast_path_leaves_without_teardown_and_loses_nothing(trees, tree, status):
+    """`main()` ends a fast-path command with os._exit (the interpreter's teardown was 14 ms of a
+    small tree's check): its status stays, the whole document reaches a pipe, an exit handler runs,
+    and the teardown does not (a finalizer the teardown would call never prints)."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('exit handler ran', file=sys.stderr, flush=True))\n"
+        "class Torn:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', file=sys.stderr, flush=True)\n"
+        "keep = Torn()\n"
+        f"sys.argv = ['proctor', 'check', 'submission', {str(trees[tree])!r}, '--round', 'v4.1', '--json']\n"
+        "from proctor.cli.main import main\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == status, res.stderr
+    doc = json.loads(res.stdout)  # one whole document, however long
+    if status == 2:
+        assert doc["exit_code"] == 2 and "error" in doc
+    else:
+        assert doc["kind"] == "proctor.check.submission" and doc["verdict"] == ("VALID" if status == 0 else "INVALID")
+    assert "exit handler ran" in res.stderr
+    assert "torn down" not in res.stderr
+
+
+def test_a_typer_line_still_ends_with_the_teardown(trees):
+    """Only the fast path leaves early: a line typer parses (here `--json` twice) exits as before."""
+    code = (
+        "import sys\n"
+        "class Torn:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', file=sys.stderr, flush=True)\n"
+        "keep = Torn()\n"
+        f"sys.argv = ['proctor', 'check', 'submission', {str(trees['valid'])!r}, '--round', 'v4.1', '--json',"
+        " '--json']\n"
+        "from proctor.cli.main import main\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "torn down" in res.stderr

@@ -24,6 +24,7 @@ from proctor.submission_files import (
     VIEWABLE_SIZE,
     hash_lines,
     is_truncated,
+    sha256_hex,
     truncate_bytes,
 )
 
@@ -228,3 +229,22 @@ def test_hash_lines_never_raise(text: str) -> None:
     for value in hash_lines(text):
         assert value and "\n" not in value
     assert hash_lines(text + "\nhash=" + "a" * 64 + "\n")[-1] == "a" * 64
+
+
+@pytest.mark.parametrize("size", [0, 1, 63, 64, 65, MAX_ACCURACY_LOG_SIZE, (1 << 20), (1 << 20) + 1])
+def test_sha256_hex_is_sha256(size: int) -> None:
+    """The checker's hash of an accuracy log (CPython's own sha256 up to 1 MiB, hashlib's above)
+    is the sha256 the packager writes with hashlib."""
+    data = os.urandom(size)
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+def test_checking_a_log_hash_does_not_load_openssl() -> None:
+    """hashlib's first use loads OpenSSL (3-4 ms of a small tree's check) to hash at most 10 KiB."""
+    code = (
+        "import sys\n"
+        "from proctor.submission_files import sha256_hex\n"
+        "print(sha256_hex(b'abc'), 'hashlib' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [hashlib.sha256(b"abc").hexdigest(), "False"]

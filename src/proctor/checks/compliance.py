@@ -21,7 +21,6 @@ a "TEST PASS" line), proctor gives the intended verdict (docs/deviations.md, "su
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from dataclasses import field
@@ -45,7 +44,14 @@ from proctor.rules.inference_rounds import (
     round_table,
 )
 from proctor.rules.rounds import Layout
-from proctor.submission_files import MAX_ACCURACY_LOG_SIZE, SHA256_HEX, hash_lines, is_truncated, lf_form
+from proctor.submission_files import (
+    MAX_ACCURACY_LOG_SIZE,
+    SHA256_HEX,
+    hash_lines,
+    is_truncated,
+    lf_form,
+    sha256_hex,
+)
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file, parsed
 from proctor.typed_records import record
@@ -470,7 +476,7 @@ def check_accuracy_hash(acc_dir: Path, text: str | None = None) -> list[Finding]
     except OSError as exc:
         return out + [_err("unreadable", log, f"cannot read it ({exc.strerror or exc})")]
     lf = lf_form(data)
-    digest, lf_digest = hashlib.sha256(data).hexdigest(), hashlib.sha256(lf).hexdigest()
+    digest, lf_digest = sha256_hex(data), sha256_hex(lf)
     truncated = is_truncated(data) or is_truncated(lf)
     if truncated:
         if value in (digest, lf_digest):

@@ -9,6 +9,10 @@ forms are taken: every option at most once, as `--opt VALUE` or `--opt=VALUE` wi
 does not start with '-', the positional arguments all there. Anything else (`--help`, an unknown
 or repeated option, a missing or extra argument, `--`, a lone '-') returns None, and typer parses
 the line as before, so its help and its usage errors are unchanged.
+
+A body here only reads and prints: `main()` leaves after it without the interpreter's teardown
+(the exit handlers run and the standard streams are flushed first), so a body must not leave a
+file of its own unwritten or a thread running.
 """
 
 from __future__ import annotations
