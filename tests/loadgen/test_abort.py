@@ -3,6 +3,9 @@ instead of the engine waiting out the stall limit for samples that will never co
 
 from __future__ import annotations
 
+import pytest
+
+from proctor.errors import RunError
 from proctor.loadgen import completion
 from proctor.loadgen.engine import run_test
 from proctor.loadgen.settings import LogOutputSettings, LogSettings, TestSettings
@@ -87,3 +90,60 @@ def test_an_abort_with_nothing_left_open_still_ends_the_run_incomplete(tmp_path)
     assert n < 2000 and sut.failed == n  # issuing stopped at the abort, with every issued sample failed
     assert out.incomplete and out.records.incomplete_reason == f"{REASON} (0 of {n} issued samples open)"
     assert not out.valid
+
+
+class AbortThenRaiseSUT:
+    """Fails its first query; in the second, stops the run and raises: the order a loaded host gave
+    the openai SUT (its tally's abort on one thread, then EndpointDown from the engine's next issue
+    on another, before the issuer looked at the stop). `message`: what it raises with."""
+
+    name = "abort-then-raise"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.calls = 0
+
+    def issue_query(self, samples):
+        self.calls += 1
+        completion.fail_samples([s.id for s in samples], "connect: refused")
+        if self.calls == 2:
+            assert completion.ForwardingSink().abort(REASON)
+            raise ConnectionError(self.message)
+
+    def flush_queries(self):
+        pass
+
+
+def _server_run(tmp_path, sut):
+    settings = TestSettings(scenario=Scenario.SERVER, mode=TestMode.PERFORMANCE_ONLY, min_duration_ms=100,
+                            min_query_count=2000, server_target_qps=1000.0, server_target_latency_ns=10**9)
+    logs = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
+    return run_test(sut, InMemoryQSL(64, 64), settings, logs, timeout_s=30)
+
+
+@pytest.mark.parametrize("message", [REASON, "socket closed"])
+def test_a_sut_that_raises_after_its_abort_ends_the_run_as_the_abort_does(tmp_path, message):
+    """The stop is the cause, the exception its consequence: the run ends incomplete with the SUT's
+    reason and returns, as when the issuer sees the stop first (it raised RunError, so which of the
+    two a run gave depended on the threads' timing: tests/llm/test_endpoint_down.py flaked on it)."""
+    sut = AbortThenRaiseSUT(message)
+    out = _server_run(tmp_path, sut)
+    n = out.records.n_samples_issued
+    assert out.incomplete and not out.valid and n < 2000
+    assert out.records.incomplete_reason.startswith(REASON + " (")
+    detail = (tmp_path / "mlperf_log_detail.txt").read_text()
+    assert REASON in detail and "INVALID" in (tmp_path / "mlperf_log_summary.txt").read_text()
+    # an exception that says something else than the stop is kept in the log, not dropped
+    assert ("after it stopped the run" in detail) is (message != REASON)
+    if message != REASON:
+        assert "ConnectionError: socket closed" in detail
+
+
+def test_a_sut_that_raises_without_an_abort_is_still_a_run_error(tmp_path):
+    class RaisingSUT(AbortThenRaiseSUT):
+        def issue_query(self, samples):
+            raise ConnectionError("socket closed")
+
+    with pytest.raises(RunError, match="the SUT raised ConnectionError") as err:
+        _server_run(tmp_path, RaisingSUT("x"))
+    assert err.value.outcome is not None and err.value.outcome.incomplete

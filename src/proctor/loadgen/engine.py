@@ -7,7 +7,8 @@ trace files.
 
 Faults keep what was measured: a SUT that raises (any exception, SystemExit included), never
 completes, or a stop signal (Ctrl-C, SIGTERM, SIGHUP: loadgen/stop_signals.py) ends the run early, the logs written so far stay and the summary says the run
-is incomplete. A raising SUT surfaces as `RunError` chained to its exception. Ctrl-C stops issuing at
+is incomplete. A raising SUT surfaces as `RunError` chained to its exception, unless it stopped the run
+first (`CompletionTracker.abort`): then the run ends as that stop ends it. Ctrl-C stops issuing at
 once, gives the SUT `drain_s` to complete what is in flight, writes the logs marked incomplete and is
 re-raised; a second Ctrl-C skips the drain. Failures a SUT's threads report (`report_failure`) are
 counted by kind: the first of each kind and one count line per kind reach the detail log as errors.
@@ -651,13 +652,18 @@ class Run:
             self.error(f"run interrupted: {self._progress_text(phase)}{drained}")
             raise
         except BaseException as exc:  # SystemExit and other BaseExceptions from the SUT too
-            self._sut_failed = True
             tracker = phase.tracker
-            if tracker.abort_reason and tracker.abort_kind is FaultKind.ABORTED:
-                # the SUT stopped the run, then raised on the next issue (openai: EndpointDown):
-                # the stop is the cause, the exception its consequence
+            if tracker.abort_reason and tracker.abort_kind is FaultKind.ABORTED and isinstance(exc, Exception):
+                # the SUT stopped the run, then raised on the next issue (openai: EndpointDown,
+                # network: NodesDown): the stop is the cause, the exception its consequence. The run
+                # ends as it does when the issuer sees the stop before issuing again (which of the
+                # two comes first is the threads' timing): incomplete with the SUT's reason, no raise
+                self.stop_reason = ABORTED
                 self._aborted(phase)
+                if str(exc) not in tracker.abort_reason:  # not the stop's own words: something else too
+                    self.error(f"the SUT raised {failure_text(exc)} after it stopped the run")
             else:
+                self._sut_failed = True
                 self.incomplete_reason = self.incomplete_reason or (
                     f"the SUT raised {type(exc).__name__} while queries were issued: {exc}"
                 )
@@ -665,7 +671,7 @@ class Run:
                 self.sut_faults.add(
                     FaultKind.RAISED, f"{failure_text(exc)} while queries were issued ({self._progress_text(phase)})"
                 )
-            raise
+                raise
         finally:
             watch.stop()
             phase.records.end_ns = self.clock.now_ns()
