@@ -81,11 +81,8 @@ def test_an_abort_with_nothing_left_open_still_ends_the_run_incomplete(tmp_path)
     """The abort was lost when every issued sample had already settled: a Server run scheduled for
     2,000 queries then read as whole, ending INVALID for its failed samples instead of INCOMPLETE
     with the SUT's reason (tests/llm/test_endpoint_down.py met it as a flake under load)."""
-    settings = TestSettings(scenario=Scenario.SERVER, mode=TestMode.PERFORMANCE_ONLY, min_duration_ms=100,
-                            min_query_count=2000, server_target_qps=1000.0, server_target_latency_ns=10**9)
-    logs = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
     sut = FailAllThenAbortSUT()
-    out = run_test(sut, InMemoryQSL(64, 64), settings, logs, timeout_s=30)
+    out = _server_run(tmp_path, sut)
     n = out.records.n_samples_issued
     assert n < 2000 and sut.failed == n  # issuing stopped at the abort, with every issued sample failed
     assert out.incomplete and out.records.incomplete_reason == f"{REASON} (0 of {n} issued samples open)"
@@ -115,6 +112,7 @@ class AbortThenRaiseSUT:
 
 
 def _server_run(tmp_path, sut):
+    """A Server run scheduled for 2,000 queries at 1,000 qps: long enough that only a stop ends it early."""
     settings = TestSettings(scenario=Scenario.SERVER, mode=TestMode.PERFORMANCE_ONLY, min_duration_ms=100,
                             min_query_count=2000, server_target_qps=1000.0, server_target_latency_ns=10**9)
     logs = LogSettings(log_output=LogOutputSettings(outdir=str(tmp_path)), enable_trace=False)
