@@ -63,7 +63,8 @@ def _stated_names() -> tuple[set[str], set[str]]:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             for imp in node.body:
                 assert isinstance(imp, ast.ImportFrom)
-                typed |= {alias.asname or alias.name for alias in imp.names}
+                if imp.module != "typing":  # the annotations' own names, not re-exports
+                    typed |= {alias.asname or alias.name for alias in imp.names}
     return typed, set(proctor._EXPORTS)
 
 

@@ -16,12 +16,15 @@ lists equal). Nothing inside the package imports this module: it imports the def
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 from proctor.version import __version__
 
+# `typing` is not imported at run time: the command line switches the cyclic collector off for its
+# start-up (cli/entry.py) after this module, and typing's import is the largest part of that start-up.
+# Type checkers read this constant as True (the `TYPE_CHECKING = False` idiom).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from proctor.checks.submission import check_submission
     from proctor.errors import ConfigError, LogFormatError, ProctorError, RunError
     from proctor.findings import Finding, Severity
@@ -105,6 +108,8 @@ if not TYPE_CHECKING:  # hidden from type checkers: a module __getattr__ would m
         if target is None:
             raise AttributeError(f"module 'proctor' has no attribute {name!r}")
         module, _, attr = target.partition(":")
+        import importlib
+
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value

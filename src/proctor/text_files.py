@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from proctor.errors import LogFormatError, TreeError
-from proctor.trees import open_file
+from proctor.trees import open_file, read_at_most
 
 MAX_TEXT = 1 << 20  # verification outputs, accuracy.txt, READMEs: a few lines; read no more
 # Where a text file's reading comes from (the source a finding about it cites).
@@ -86,7 +86,7 @@ def read_text(path: Path, limit: int = MAX_TEXT, *, lenient: bool = False) -> st
     except TreeError as exc:
         raise LogFormatError(f"not a regular file: {exc}", file=str(path)) from exc
     with os.fdopen(fd, "rb") as fh:
-        data = fh.read(limit + 1)
+        data = read_at_most(fh, limit)
     final = len(data) <= limit
     data = data[:limit]
     if lenient:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import errno
 import os
-import re
 import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -41,6 +40,7 @@ from pathlib import Path, PurePath
 from typing import IO, Any, TypeVar
 
 from proctor.errors import TreeError
+from proctor.lazy_patterns import LazyPattern
 from proctor.typed_records import record
 from proctor.untrusted_text import printable
 
@@ -49,7 +49,7 @@ MAX_DEPTH = 40  # folder levels below a walk's root (the official inference layo
 MAX_COPY_BYTES = 256 << 30  # bytes one copy writes (untruncated accuracy logs included)
 MAX_NAME = 128  # characters of a name that becomes a folder
 MAX_PROBLEMS = 100  # problems one scan lists (the count goes on)
-SAFE_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}")
+SAFE_NAME = LazyPattern(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}")
 SAFE_NAME_TEXT = f"letters, digits, '.', '_' and '-', starting with a letter or digit, at most {MAX_NAME}"
 
 FILE, DIR, LINK, OTHER, MISSING = "file", "dir", "link", "other", "missing"  # `kind`; else "error: <why>"
@@ -319,7 +319,24 @@ def read_bytes(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     """The bytes of the regular file `path` (at most `limit`), read without following a link."""
     fd = open_file(path)
     with os.fdopen(fd, "rb") as fh:
-        return fh.read() if limit is None else fh.read(limit)
+        return fh.read() if limit is None else read_at_most(fh, limit)[:limit]
+
+
+def read_at_most(fh: IO[bytes], limit: int) -> bytes:
+    """What `fh.read(limit + 1)` returns (one byte past `limit` tells the caller the file is too
+    large), without first allocating `limit + 1` bytes: `read(n)` reserves n bytes before it reads,
+    which for a 1 MiB cap cost 30 µs a small file and for an 8 GiB cap 2 ms a file. What a regular
+    file holds now (fstat) is read, then, if it grew meanwhile, the rest up to the same cap."""
+    try:
+        held = os.fstat(fh.fileno()).st_size - fh.tell()
+    except (OSError, ValueError, AttributeError):
+        held = -1
+    if not 0 <= held < limit:  # not a regular file, or already past the cap: the plain bounded read
+        return fh.read(limit + 1)
+    data = fh.read(held + 1)
+    if len(data) <= held:
+        return data
+    return data + fh.read(limit + 1 - len(data))
 
 
 @contextmanager

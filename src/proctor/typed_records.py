@@ -115,14 +115,17 @@ def _make_init(cls: type, fields: list[dataclasses.Field[Any]], post_init: bool)
     accepted = frozenset(f.name for f in fields if f.init)
     # every field __init__ sets: the positional ones first, in order, then keyword-only and init=False
     # ones with a default: (name, default, factory)
-    rest = [f for f in fields if f not in positional and (f.init or _has_default(f))]
+    is_positional = {id(f) for f in positional}
+    rest = [f for f in fields if id(f) not in is_positional and (f.init or _has_default(f))]
     plan = [(f.name, f.default, f.default_factory) for f in positional + rest]
     setters = [_setter(cls, name) for name, *_ in plan]
     # for a call of n positional arguments and no keywords: the rest's plain defaults, where that is all
-    tails: list[tuple[Any, ...] | None] = [
-        tuple(d for _n, d, _f in plan[n:]) if all(d is not _MISSING for _n, d, _f in plan[n:]) else None
-        for n in range(npos + 1)
-    ]
+    # (one pass from the end: the table's classes have up to 40 fields, and this ran once per class)
+    defaults = tuple(d for _n, d, _f in plan)
+    plain_from = len(defaults)  # defaults[plain_from:] are all plain defaults
+    while plain_from and defaults[plain_from - 1] is not _MISSING:
+        plain_from -= 1
+    tails: list[tuple[Any, ...] | None] = [defaults[n:] if n >= plain_from else None for n in range(npos + 1)]
 
     direct = npos if npos == len(plan) else -1  # a call giving every field positionally needs no binding
 

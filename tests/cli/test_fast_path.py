@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import typing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,14 +93,14 @@ def _renamed(options: dict, old: str, new: str) -> dict:
 
 
 @pytest.mark.parametrize("change", [
-    lambda e: e._replace(options=_renamed(e.options, "--round", "--rounds")),
-    lambda e: e._replace(options={k: v for k, v in e.options.items() if k != "--json"}),
-    lambda e: e._replace(options={**e.options, "--round": ("round_", Path)}),
-    lambda e: e._replace(options={**e.options, "--json": ("as_json", str)}),
-    lambda e: e._replace(options={**e.options, "--jsn": ("as_json", bool)}),
-    lambda e: e._replace(arguments=(("directory", str),)),
-    lambda e: e._replace(arguments=()),
-    lambda e: e._replace(body="proctor.cli.tree_commands:summarize_command"),
+    lambda e: replace(e, options=_renamed(e.options, "--round", "--rounds")),
+    lambda e: replace(e, options={k: v for k, v in e.options.items() if k != "--json"}),
+    lambda e: replace(e, options={**e.options, "--round": ("round_", Path)}),
+    lambda e: replace(e, options={**e.options, "--json": ("as_json", str)}),
+    lambda e: replace(e, options={**e.options, "--jsn": ("as_json", bool)}),
+    lambda e: replace(e, arguments=(("directory", str),)),
+    lambda e: replace(e, arguments=()),
+    lambda e: replace(e, body="proctor.cli.tree_commands:summarize_command"),
 ], ids=["renamed", "dropped", "type", "flag-takes-value", "extra", "argument-type", "no-argument", "other-body"])
 def test_a_table_that_drifted_is_caught(change):
     assert _disagreements(change(FAST_COMMANDS[0])) != []

@@ -70,3 +70,9 @@ def test_power_times_read_as_strptime_reads_them(parts, sep):
     except ValueError:
         got = ValueError
     assert got == want, text
+    try:  # the microsecond count the power window's length is taken from: strptime's, or its refusal
+        micros: object = recompute._power_micros(text)
+    except ValueError:
+        micros = ValueError
+    assert micros == (want if want is ValueError else (want - dt.datetime(1, 1, 1)) // dt.timedelta(microseconds=1)
+                      + 86400 * 10**6), text  # fmt: skip

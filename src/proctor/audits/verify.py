@@ -14,7 +14,6 @@ from __future__ import annotations
 import array
 import json
 import math
-import re
 import sys
 from codecs import BOM_UTF8
 from dataclasses import field
@@ -25,7 +24,9 @@ import orjson
 
 from proctor.audits.configs import TEST06_DTYPES
 from proctor.errors import LogFormatError
+from proctor.lazy_patterns import LazyPattern
 from proctor.loadgen.logs.reader import iter_lines, open_regular, read_detail
+from proctor.trees import read_at_most
 from proctor.typed_records import record
 
 MAX_ACCURACY_JSON_BYTES = 8 << 30  # larger than any accuracy log LoadGen's own cap lets through
@@ -91,7 +92,7 @@ def read_accuracy_log(path: str | Path) -> list[AccuracyEntry]:
     """mlperf_log_accuracy.json as entries; LogFormatError for anything LoadGen would not write."""
     p = str(path)
     with open_regular(p) as fh:
-        raw = fh.read(MAX_ACCURACY_JSON_BYTES + 1)
+        raw = read_at_most(fh, MAX_ACCURACY_JSON_BYTES)
     if len(raw) > MAX_ACCURACY_JSON_BYTES:
         raise LogFormatError(f"larger than {MAX_ACCURACY_JSON_BYTES} bytes: not an accuracy log", file=p)
     fast = _plain_entries(raw[len(BOM_UTF8):] if raw.startswith(BOM_UTF8) else raw)  # what utf-8-sig drops
@@ -289,9 +290,9 @@ def verify_test01_performance(reference_detail: str | Path, test_detail: str | P
 
 # --- TEST04: the same sample over and over is not faster than the reference run ---------------------
 
-_ES_SS = re.compile(r".*Early stopping (90th|90.0th|99.9th) percentile estimate")
-_ES_MS = re.compile(r".*Early stopping (99th|99.0th) percentile estimate")
-_ERRORS = re.compile(r"\d+ ERROR")
+_ES_SS = LazyPattern(r".*Early stopping (90th|90.0th|99.9th) percentile estimate")
+_ES_MS = LazyPattern(r".*Early stopping (99th|99.0th) percentile estimate")
+_ERRORS = LazyPattern(r"\d+ ERROR")
 
 
 @record

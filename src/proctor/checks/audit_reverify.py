@@ -32,7 +32,7 @@ from proctor.audits.verify import Verdict, read_accuracy_log, verify_test06_entr
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.submission_files import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
-from proctor.trees import is_file
+from proctor.trees import is_file, read_at_most
 from proctor.typed_records import record
 
 RULE = "compliance_reverify"
@@ -67,7 +67,7 @@ def _whole_log(path: Path) -> tuple[bool, str]:
         if size > MAX_REVERIFY_BYTES:
             return False, f"larger than {MAX_REVERIFY_BYTES} bytes"
         with path.open("rb") as fh:
-            head = fh.read(TRUNCATED_READ + 1)
+            head = read_at_most(fh, TRUNCATED_READ)
     except OSError as exc:
         return False, f"cannot read it ({exc.strerror or exc})"
     if size == len(head) and is_truncated(lf_form(head)):

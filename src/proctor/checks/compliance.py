@@ -53,7 +53,7 @@ from proctor.submission_files import (
     sha256_hex,
 )
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
-from proctor.trees import is_dir, is_file, parsed
+from proctor.trees import is_dir, is_file, parsed, read_at_most
 from proctor.typed_records import record
 
 CHECKER = "official submission checker (round v6.1)"
@@ -566,7 +566,7 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
 def check_measurements_json(path: Path) -> list[Finding]:
     try:
         with path.open("rb") as fh:
-            data = fh.read(MAX_TEXT + 1)
+            data = read_at_most(fh, MAX_TEXT)
     except OSError as exc:
         return [_err("unreadable", path, f"cannot read it ({exc.strerror or exc})")]
     if len(data) > MAX_TEXT:

@@ -11,13 +11,13 @@ bound, parsed once, walked with limits.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from proctor.findings import Finding
+from proctor.lazy_patterns import LazyPattern
 from proctor.rules.e2e_rag import (
     BENCHMARK,
     DETAIL_JSON_GLOB,
@@ -27,7 +27,7 @@ from proctor.rules.e2e_rag import (
     MAX_ITERATIONS,
     FixedParameter,
 )
-from proctor.trees import is_file
+from proctor.trees import is_file, read_at_most
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -36,7 +36,7 @@ MAX_DETAIL_BYTES = 512 << 20  # 824 questions x a dozen logged LLM calls with th
 MAX_QUERIES = 1 << 20
 RULE = "e2e_rag"
 ITERATIONS_SOURCE = FIXED_PARAMETERS[0].source
-_PUNCT = re.compile(r"[^a-z0-9]")
+_PUNCT = LazyPattern(r"[^a-z0-9]")
 
 
 def _err(path: Path | str, message: str, source: str = DETAIL_JSON_SOURCE, **kw: Any) -> Finding:
@@ -76,7 +76,7 @@ def check_e2e_rag(ctx: ResultContext, closed: bool) -> list[Finding]:
 def check_detail_json(path: Path, limit: int = MAX_DETAIL_BYTES) -> list[Finding]:
     try:
         with path.open("rb") as fh:
-            data = fh.read(limit + 1)
+            data = read_at_most(fh, limit)
     except OSError as exc:
         return [_err(path, f"cannot read it ({exc.strerror or exc})")]
     if len(data) > limit:

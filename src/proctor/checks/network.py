@@ -10,11 +10,11 @@ whatever Name() returns, so a submitter's own QDL states the same there or passe
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from proctor.checks.detail_log import DetailLogData, short
 from proctor.findings import Finding
+from proctor.lazy_patterns import LazyPattern
 from proctor.rules.inference import (
     COMPRESSION_OPTIONS,
     NETWORK_QDL,
@@ -24,7 +24,7 @@ from proctor.rules.inference import (
 )
 from proctor.trees import is_dir
 
-_TAG = re.compile(r"(?:^|\s)(input|compress)=([A-Za-z0-9_.+-]{1,40})")
+_TAG = LazyPattern(r"(?:^|\s)(input|compress)=([A-Za-z0-9_.+-]{1,40})")
 NO_COMPRESSION = ("none", "off", "0")
 DIAGRAM_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".pdf", ".gif", ".webp")
 DIAGRAM_DIRS = ("systems", "documentation", "docs")

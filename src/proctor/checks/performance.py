@@ -10,11 +10,11 @@ query size (per suite) and MultiStream's 8 samples per query.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from proctor.checks.detail_log import DetailLogData, short
 from proctor.findings import Finding, Severity
+from proctor.lazy_patterns import LazyPattern
 from proctor.rules.inference import (
     MIN_DURATION_MS,
     MULTISTREAM_SAMPLES_PER_QUERY,
@@ -242,7 +242,7 @@ def _validity(c: _Log) -> None:
     )
 
 
-_MORE_QUERIES = re.compile(r"at least (\d{1,15}) more queries")
+_MORE_QUERIES = LazyPattern(r"at least (\d{1,15}) more queries")
 MAX_QUERY_COUNT = 1 << 40  # beyond any run: a larger count in a log is not believed
 
 

@@ -38,7 +38,7 @@ from proctor.rules.speculative import (
     speculative_rule,
 )
 from proctor.text_files import read_text
-from proctor.trees import is_file
+from proctor.trees import is_file, read_at_most
 
 if TYPE_CHECKING:
     from proctor.checks.compliance import ResultContext
@@ -62,7 +62,7 @@ def declaration(path: Path) -> tuple[Any, list[Finding]]:
     """The measurements JSON's `speculative_decoding` value (None when absent or unreadable)."""
     try:
         with path.open("rb") as fh:
-            data = fh.read(MAX_JSON + 1)
+            data = read_at_most(fh, MAX_JSON)
         obj = load_strict_json(data) if len(data) <= MAX_JSON else None
     except (OSError, ValueError):
         return None, []  # the measurements check names an unreadable or invalid JSON
@@ -150,7 +150,7 @@ def token_count_mismatches(path: Path, limit: int = MAX_TOKEN_LOG) -> tuple[int,
     """
     try:
         with path.open("rb") as fh:
-            data = fh.read(limit + 1)
+            data = read_at_most(fh, limit)
         entries = orjson.loads(data) if len(data) <= limit else None
     except (OSError, orjson.JSONDecodeError):
         return 0, 0, ""

@@ -53,7 +53,19 @@ from proctor.rules.inference_rounds import InferenceRound, round_table
 from proctor.rules.rounds import CURRENT_ROUND
 from proctor.submission_files import CODE_FOLDERS
 from proctor.text_files import read_text
-from proctor.trees import DIR, FILE, LINK, MISSING, OTHER, kind, not_a_file, reading, real_root, scan
+from proctor.trees import (
+    DIR,
+    FILE,
+    LINK,
+    MISSING,
+    OTHER,
+    kind,
+    not_a_file,
+    read_at_most,
+    reading,
+    real_root,
+    scan,
+)
 from proctor.typed_records import record
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
@@ -343,7 +355,7 @@ def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
         return {}
     try:
         with path.open("rb") as fh:
-            raw = fh.read(MAX_MODEL_MAPPING + 1)
+            raw = read_at_most(fh, MAX_MODEL_MAPPING)
     except OSError as exc:
         findings.append(_unreadable(path, exc))
         return {}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.findings import Finding, Severity
+from proctor.lazy_patterns import LazyPattern
 from proctor.rules.inference import (
     DC_MINIMUM,
     FORBIDDEN_BUS_INTERCONNECTS,
@@ -26,7 +27,7 @@ from proctor.rules.inference import (
     Suite,
     empty_response,
 )
-from proctor.trees import FILE, LINK, MISSING, kind, not_a_file
+from proctor.trees import FILE, LINK, MISSING, kind, not_a_file, read_at_most
 
 STATUSES = ("available", "preview", "rdi")
 SYSTEM_TYPES: dict[str, tuple[Suite, ...]] = {
@@ -57,7 +58,7 @@ NETWORK_FIELDS = (
 # fmt: on
 FABRICS = PERMITTED_FABRICS
 # A named bus interconnect as a whole word ("PCIe Gen5", "NVLink4"; not "efficient" for ICI).
-_BUS = re.compile(
+_BUS = LazyPattern(
     r"(?<![A-Za-z])(" + "|".join(re.escape(b) for b in FORBIDDEN_BUS_INTERCONNECTS) + r")(?![a-z])",
     re.IGNORECASE,
 )
@@ -165,7 +166,7 @@ def check_system_description(
         return None, [err("not a regular file (a folder, FIFO or device); put the JSON file itself here")]
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
+            data = read_at_most(fh, MAX_BYTES)
     except OSError as exc:
         return None, [err(f"cannot read it ({exc.strerror or exc}); fix its permissions")]
     if len(data) > MAX_BYTES:

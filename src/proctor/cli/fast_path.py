@@ -18,13 +18,15 @@ file of its own unwritten or a thread running.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+
+from proctor.typed_records import record
 
 # a parameter's Python type on the command line: text, a path, or a flag (present: True)
 KINDS = (str, Path, bool)
 
 
-class FastCommand(NamedTuple):
+@record(frozen=True, slots=True)
+class FastCommand:
     """One command's plain command line: its words, its parameters and the body both paths call."""
 
     words: tuple[str, ...]  # after `proctor`: ("check", "submission")
@@ -54,7 +56,8 @@ FAST_COMMANDS: tuple[FastCommand, ...] = (
 )
 
 
-class FastCall(NamedTuple):
+@record(frozen=True, slots=True)
+class FastCall:
     """A matched command line: the command, its parameters by name, and the `--json` command path
     (`proctor check submission`) when the line asks for JSON, else ""."""
 

@@ -71,8 +71,11 @@ def run(argv: list[str] | None = None, *, fast: bool = True) -> int:
     return _run_line(argv, fast)[0]
 
 
-def _run_line(argv: list[str] | None, fast: bool) -> tuple[int, bool]:
-    """`run`'s exit status, and whether the fast path ran the command."""
+def _run_line(
+    argv: list[str] | None, fast: bool, before_typer: Callable[[], None] | None = None
+) -> tuple[int, bool]:
+    """`run`'s exit status, and whether the fast path ran the command. `before_typer` is called when
+    the line goes to typer (cli/entry.py gives the cyclic collector back there)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in args:  # accepted anywhere on the line, not only before the command
         args.remove("--debug")
@@ -80,6 +83,8 @@ def _run_line(argv: list[str] | None, fast: bool) -> tuple[int, bool]:
     call = fast_path.match(args) if fast else None
     if call is not None:
         return _one_document(call.json_for, lambda: _guarded(lambda: fast_path.call(call))), True
+    if before_typer is not None:
+        before_typer()
     import typer
 
     from proctor.cli.apps import app
@@ -179,11 +184,12 @@ def _typer_exit_status(exc: Exception) -> int | None:
     return int(exc.exit_code) if typer is not None and isinstance(exc, typer.Exit) else None
 
 
-def main() -> None:
+def main(before_typer: Callable[[], None] | None = None) -> None:
+    """The command line in `sys.argv`, run, and the process's exit with its status."""
     from proctor.loadgen import stop_signals
 
     stop_signals.install()  # SIGTERM and SIGHUP stop a run as Ctrl-C does: logs whole, marked incomplete
-    rc, fast = _run_line(None, True)
+    rc, fast = _run_line(None, True, before_typer)
     if rc in output.EXIT_STOPPED:
         # Ctrl-C: the logs are written and closed; the interpreter's teardown of a large heap took
         # 0.6-1 s on a loaded host, past the one second a stop may take. Flush and leave now.

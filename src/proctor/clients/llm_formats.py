@@ -50,6 +50,7 @@ from proctor.clients.llm_dataset import (
     synthetic,
 )
 from proctor.errors import ConfigError
+from proctor.trees import read_at_most
 from proctor.typed_records import record
 from proctor.untrusted_text import printable
 
@@ -255,7 +256,7 @@ def _records(path: str) -> Iterator[tuple[int, Any]]:
     """(position, record) of a JSON file: a JSON array, or JSONL (one record per line)."""
     _size(path, MAX_JSON_BYTES)
     with open(path, "rb") as f:
-        data = f.read(MAX_JSON_BYTES + 1)
+        data = read_at_most(f, MAX_JSON_BYTES)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if data.lstrip()[:1] == b"[":

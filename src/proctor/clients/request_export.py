@@ -39,6 +39,7 @@ from proctor.column_files import META_KEY, Column, ColumnWriter, file_format, py
 from proctor.errors import ConfigError, LogFormatError
 from proctor.loadgen.completion import ID_GENERATION_BITS
 from proctor.loadgen.records import NOT_SET
+from proctor.trees import read_at_most
 
 EXPORT_VERSION = 1
 SOURCES = ("token_ids", "logprobs", "usage", "tokenizer", "empty")
@@ -249,7 +250,7 @@ def _read_meta(p: str) -> dict[str, Any]:
     if not meta.is_file():
         return {}
     with open(meta, "rb") as f:
-        raw = f.read(MAX_META_BYTES + 1)
+        raw = read_at_most(f, MAX_META_BYTES)
     if len(raw) > MAX_META_BYTES:
         raise LogFormatError(f"more than {MAX_META_BYTES} bytes", file=str(meta))
     try:

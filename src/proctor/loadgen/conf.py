@@ -26,8 +26,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from proctor.errors import ConfigError, SettingRangeError
+from proctor.lazy_patterns import LazyPattern
 from proctor.loadgen.scenarios import MODE_BY_NUMBER, Scenario
 from proctor.loadgen.settings import SHORT_NAMES, TestSettings, value_problem
+from proctor.trees import read_at_most
 from proctor.typed_records import record
 
 _U64_MAX = (1 << 64) - 1
@@ -140,7 +142,7 @@ SHIPPED_INERT: dict[tuple[str, str | None], str] = {
     ("target_latency_percentile", _OFF): "Offline has no latency percentile",
 }
 # audit.config keys read by the compliance verification scripts, not by LoadGen (TEST07, TEST09).
-_COMPLIANCE_KEY = re.compile(r"test(0[6-9]|[1-9]\d)_\w+")
+_COMPLIANCE_KEY = LazyPattern(r"test(0[6-9]|[1-9]\d)_\w+")
 
 _KNOWN_KEYS: dict[str, list[ConfRead]] = {}
 for _r in READS:
@@ -149,8 +151,8 @@ _KIND_OF_KEY = {k: {r.kind for r in rs} for k, rs in _KNOWN_KEYS.items()}
 
 _C_INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 _C_FLOAT = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
-_C_HEXFLOAT = re.compile(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?")
-_C_SPECIAL = re.compile(r"[+-]?(inf|infinity|nan(\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
+_C_HEXFLOAT = LazyPattern(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?")
+_C_SPECIAL = LazyPattern(r"[+-]?(inf|infinity|nan(\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
 _MAX_DIGITS = 40  # longer than any 64-bit value in any base strtoul accepts: refused, never parsed
 _SHOWN = 40  # a value is quoted in messages up to this many characters
 
@@ -201,7 +203,7 @@ def _read_source(source: str | Path, name: str | None) -> tuple[str, str]:
         path = Path(source)
         try:
             with open(path, "rb") as fh:
-                data = fh.read(MAX_CONF_BYTES + 1)
+                data = read_at_most(fh, MAX_CONF_BYTES)
         except OSError as exc:
             raise ConfigError(f"cannot read conf file: {exc.strerror or exc}", file=str(path)) from None
         if len(data) > MAX_CONF_BYTES:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from proctor.lazy_patterns import LazyPattern
 from proctor.typed_records import record
 
 SOURCE = (
@@ -105,7 +106,7 @@ ROUND_SERIES: dict[str, tuple[str, ...]] = {
 
 # "<version> @ <revision>": the version as VERSION.txt holds it, the revision 10 hex digits or NA.
 VERSION_LINE = re.compile(r"(?P<version>\.?\d+(?:\.\d+){0,2}[a-z0-9]*) @ (?P<rev>[0-9a-f]{7,40}|NA)")
-LOG_SHA = re.compile(r"[0-9a-f]{40}")
+LOG_SHA = LazyPattern(r"[0-9a-f]{40}")
 
 
 def series(version: str) -> str:
