@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from proctor.version import __version__
 
-# `typing` is not imported at run time: the command line switches the cyclic collector off for its
-# start-up (cli/entry.py) after this module, and typing's import is the largest part of that start-up.
+# `typing` is not imported at run time: the command line tunes the cyclic collector for its start-up
+# (cli/entry.py) after this module, and typing's import is the largest part of that start-up.
 # Type checkers read this constant as True (the `TYPE_CHECKING = False` idiom).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
