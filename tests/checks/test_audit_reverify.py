@@ -204,8 +204,8 @@ def test_test06_log_is_read_once_for_every_token_type(tmp_path: Path, monkeypatc
     from proctor.checks import audit_reverify
 
     reads: list[Path] = []
-    real = audit_reverify.read_accuracy_log
-    monkeypatch.setattr(audit_reverify, "read_accuracy_log", lambda p: reads.append(p) or real(p))
+    real = audit_reverify.read_token_log
+    monkeypatch.setattr(audit_reverify, "read_token_log", lambda p: reads.append(p) or real(p))
     folder, claim = _test06(tmp_path, [{**GOOD[0], "token_count": 9}])  # fails every type: all are tried
     [f] = reverify_audit("TEST06", folder, tmp_path, "Server", {"accuracy": claim})
     assert f.failed and all(d in f.message for d in ("int64", "int32", "int16", "float32"))

@@ -12,10 +12,12 @@ each case. Malformed input raises `LogFormatError` naming the file (and entry or
 from __future__ import annotations
 
 import array
+import binascii
 import json
 import math
 import sys
 from codecs import BOM_UTF8
+from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -91,10 +93,19 @@ class AccuracyEntry:
 def read_accuracy_log(path: str | Path) -> list[AccuracyEntry]:
     """mlperf_log_accuracy.json as entries; LogFormatError for anything LoadGen would not write."""
     p = str(path)
+    return _accuracy_entries(_read_accuracy_bytes(p), p)
+
+
+def _read_accuracy_bytes(p: str) -> bytes:
     with open_regular(p) as fh:
         raw = read_at_most(fh, MAX_ACCURACY_JSON_BYTES)
     if len(raw) > MAX_ACCURACY_JSON_BYTES:
         raise LogFormatError(f"larger than {MAX_ACCURACY_JSON_BYTES} bytes: not an accuracy log", file=p)
+    return raw
+
+
+def _accuracy_entries(raw: bytes, p: str) -> list[AccuracyEntry]:
+    """read_accuracy_log's entries of the file `p` holding `raw`."""
     fast = _plain_entries(raw[len(BOM_UTF8):] if raw.startswith(BOM_UTF8) else raw)  # what utf-8-sig drops
     if fast is not None:
         return fast
@@ -146,6 +157,79 @@ def _plain_entries(text: bytes) -> list[AccuracyEntry] | None:
             return None
         out.append(AccuracyEntry(idx, data, tokens, count))
     return out
+
+
+@record(frozen=True, slots=True)
+class TokenEntry:
+    """An accuracy-log entry for TEST06: `data` and `token_data` decoded from hex (None where the
+    entry's value is not a hex string)."""
+
+    qsl_idx: int
+    data: bytes | None
+    token_data: bytes | None
+    token_count: Any = None
+
+
+def _token_entry(e: AccuracyEntry) -> TokenEntry:
+    return TokenEntry(e.qsl_idx, _hex_of(e.data), _hex_of(e.token_data), e.token_count)
+
+
+def _hex_of(value: Any) -> bytes | None:
+    return _hex(value) if isinstance(value, str) else None
+
+
+def read_token_log(path: str | Path) -> list[TokenEntry]:
+    """read_accuracy_log's entries with their hex decoded, as TEST06 reads them. A log in the layout
+    LoadGen writes is read from its bytes (no JSON text objects: a TEST06 log is megabytes of hex,
+    and this halves its re-verification); anything else goes through read_accuracy_log."""
+    p = str(path)
+    raw = _read_accuracy_bytes(p)
+    fast = _loadgen_token_entries(raw)
+    if fast is not None:
+        return fast
+    return [_token_entry(e) for e in _accuracy_entries(raw, p)]
+
+
+# One entry as LoadGen's accuracy log writes it; the keys, their order and every separator are fixed,
+# numbers are whole (no sign, no leading zero, at most 19 digits: below 2**64, an int to any JSON reader).
+_LOADGEN_HEAD = LazyPattern(rb'\{ "seq_id" : (?:0|[1-9][0-9]{0,18}), "qsl_idx" : (0|[1-9][0-9]{0,18}), "data" : "')
+_LOADGEN_TAIL = LazyPattern(
+    rb'(?:, "token_data" : "([0-9A-Fa-f]*)")?(?:, "token_count" : (0|[1-9][0-9]{0,18}))? \}(,\n|\n\]\n?\Z)'
+)
+
+
+def _loadgen_token_entries(raw: bytes) -> list[TokenEntry] | None:
+    """The entries of a log in exactly LoadGen's layout (`[`, one `{ "seq_id" : .., "qsl_idx" : ..,
+    "data" : "HEX"[, "token_data" : "HEX"][, "token_count" : ..] }` a line, `]`), or None for any other
+    text. Where it answers, every value is digits or an even run of hex digits, so a JSON reader's entry
+    and `bytes.fromhex` of it give these same values (tests/audits/test_token_log.py compares them)."""
+    if not raw.startswith(b"[\n"):
+        return None
+    head, tail = _LOADGEN_HEAD.compiled(), _LOADGEN_TAIL.compiled()
+    view = memoryview(raw)
+    out: list[TokenEntry] = []
+    pos = 2
+    while True:
+        m = head.match(raw, pos)
+        if m is None:
+            return None
+        start = m.end()
+        end = raw.find(b'"', start)
+        if end < 0:
+            return None
+        t = tail.match(raw, end + 1)
+        if t is None:
+            return None
+        first, count = t.group(1), t.group(2)
+        try:  # only hex digits, an even number of them: anything else is the JSON reader's to read
+            data = binascii.unhexlify(view[start:end])
+            first_raw = binascii.unhexlify(first) if first is not None else None
+        except binascii.Error:
+            return None
+        out.append(TokenEntry(int(m.group(1)), data, first_raw, int(count) if count is not None else None))
+        if t.group(3) != b",\n":
+            return out
+        pos = t.end()
 
 
 def _short(value: object) -> str:
@@ -434,18 +518,17 @@ def _array_code(kind: str, size: int) -> str:
 _TOKEN_ARRAYS = {dt: (_array_code(dt[1], int(dt[2:])), int(dt[2:])) for dt in TEST06_DTYPES.values()}
 
 
-def _tokens(text: Any, dtype: str) -> array.array[Any] | None:
-    """The tokens a hex string holds as `dtype` ("<i4", ...), or None when it holds none (not a
-    string, not hex, or a length that is not a whole number of tokens)."""
-    if not isinstance(text, str):
-        return None
-    raw = _hex(text)
+def _tokens(raw: bytes | None, dtype: str) -> Sequence[Any] | None:
+    """The tokens decoded hex (TokenEntry) holds as `dtype` ("<i4", ...), or None when it holds none
+    (the value was not a hex string, or its length is not a whole number of tokens). On a
+    little-endian machine a view of the bytes (no copy: an output is tens of KB), else a swapped copy."""
     code, size = _TOKEN_ARRAYS[dtype]
     if raw is None or len(raw) % size:
         return None
+    if sys.byteorder == "little":
+        return memoryview(raw).cast(code)  # type: ignore[call-overload]  # code: one of _TOKEN_ARRAYS'
     out = array.array(code, raw)
-    if sys.byteorder != "little":
-        out.byteswap()
+    out.byteswap()
     return out
 
 
@@ -463,7 +546,7 @@ def verify_test06(
     """
     if dtype not in TEST06_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(TEST06_DTYPES)}")
-    return verify_test06_entries(read_accuracy_log(accuracy_log), scenario, dtype=dtype, eos_token_id=eos_token_id)
+    return verify_test06_tokens(read_token_log(accuracy_log), scenario, dtype=dtype, eos_token_id=eos_token_id)
 
 
 def verify_test06_entries(
@@ -473,8 +556,19 @@ def verify_test06_entries(
     dtype: str = "int32",
     eos_token_id: int = TEST06_EOS_TOKEN_ID,
 ) -> Verdict:
-    """verify_test06 on a log already read (read_accuracy_log): a checker that tries each token type
-    reads the log once."""
+    """verify_test06 on a log already read (read_accuracy_log)."""
+    return verify_test06_tokens([_token_entry(e) for e in entries], scenario, dtype=dtype, eos_token_id=eos_token_id)
+
+
+def verify_test06_tokens(
+    entries: list[TokenEntry],
+    scenario: str,
+    *,
+    dtype: str = "int32",
+    eos_token_id: int = TEST06_EOS_TOKEN_ID,
+) -> Verdict:
+    """verify_test06 on a log already read (read_token_log): a checker that tries each token type
+    reads and decodes the log once."""
     if dtype not in TEST06_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(TEST06_DTYPES)}")
     dt = TEST06_DTYPES[dtype]
@@ -487,11 +581,10 @@ def verify_test06_entries(
             eos_ok = first_ok = len_ok = False
             notes.append(f"qsl_idx {e.qsl_idx}: data is not {dtype} tokens in hex")
             continue
-        trailing = 0
-        for tok in data[::-1]:
-            if tok != eos_token_id:
-                break
-            trailing += 1
+        last = len(data) - 1
+        while last >= 0 and data[last] == eos_token_id:
+            last -= 1
+        trailing = len(data) - 1 - last
         if trailing >= 2 and eos_ok:
             eos_ok = False
             notes.append(f"qsl_idx {e.qsl_idx}: output ends with {trailing} EOS tokens ({eos_token_id})")
@@ -532,6 +625,9 @@ __all__ = [
     "read_summary_score",
     "summary_score",
     "verify_test06_entries",
+    "verify_test06_tokens",
+    "read_token_log",
+    "TokenEntry",
     "verify_test01_accuracy",
     "verify_test01_performance",
     "verify_test04_performance",

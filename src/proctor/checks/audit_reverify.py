@@ -28,7 +28,7 @@ from pathlib import Path
 
 from proctor.audits.configs import TEST06_DTYPES
 from proctor.audits.specs import ACCURACY, PLACES, SPECS, Audit, TokenOptions, spec_of
-from proctor.audits.verify import Verdict, read_accuracy_log, verify_test06_entries
+from proctor.audits.verify import Verdict, read_token_log, verify_test06_tokens
 from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.submission_files import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
@@ -196,7 +196,7 @@ def _reverify_token_outputs(test: str, log: Path, scenario: str, claim: Claim) -
         return [_err(test, log, f"{test} not re-verified: {why}", Severity.WARNING)]
     fix = f"run `proctor audit {test}` again and submit what it writes"
     try:
-        entries = read_accuracy_log(log)  # once for every token type below
+        entries = read_token_log(log)  # once for every token type below
     except LogFormatError as exc:
         return [_err(test, log, f"{test}'s accuracy log cannot be read ({exc}); {fix}")]
     if not entries:
@@ -212,7 +212,7 @@ def _reverify_token_outputs(test: str, log: Path, scenario: str, claim: Claim) -
     # usual token type, tried first); a failure names every type, in the script's order
     notes: dict[str, str] = {}
     for dtype in sorted(TEST06_DTYPES, key=lambda d: d != "int32"):
-        verdict = verify_test06_entries(entries, scenario, dtype=dtype)
+        verdict = verify_test06_tokens(entries, scenario, dtype=dtype)
         if verdict.numbers.get("first_token") and verdict.numbers.get("length"):
             return []
         notes[dtype] = "; ".join(verdict.notes[:2])
