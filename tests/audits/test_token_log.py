@@ -165,3 +165,17 @@ def test_an_official_json_dump_goes_through_the_json_reader(tmp_path: Path) -> N
     path = tmp_path / "mlperf_log_accuracy.json"
     path.write_text(json.dumps([{"seq_id": 0, "qsl_idx": 3, "data": "E9800000", "token_count": 1}]))
     assert read_token_log(path) == [TokenEntry(3, bytes.fromhex("E9800000"), None, 1)]
+
+
+def test_a_log_proctor_writes_is_read_from_its_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """proctor's own accuracy-log writer (loadgen/logs/accuracy.py) writes LoadGen's layout: its TEST06
+    logs take the fast path, with the values it wrote."""
+    from proctor.loadgen.logs.accuracy import AccuracyLog
+
+    tokens = [b"\x01\x00\x00\x00\x02\x00\x00\x00", b"", b"\xff" * 4]
+    path = tmp_path / "mlperf_log_accuracy.json"
+    with AccuracyLog(path) as log:
+        for i, t in enumerate(tokens):
+            log.add(i, 10 + i, t, token_count=len(t) // 4, token_data=t[:4] or None)
+    monkeypatch.setattr(verify, "_accuracy_entries", lambda raw, p: pytest.fail("the JSON reader was used"))
+    assert read_token_log(path) == [TokenEntry(10 + i, t, t[:4] or None, len(t) // 4) for i, t in enumerate(tokens)]
