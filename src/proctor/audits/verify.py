@@ -526,7 +526,7 @@ def _tokens(raw: bytes | None, dtype: str) -> Sequence[Any] | None:
     if raw is None or len(raw) % size:
         return None
     if sys.byteorder == "little":
-        return memoryview(raw).cast(code)  # type: ignore[call-overload]  # code: one of _TOKEN_ARRAYS'
+        return memoryview(raw).cast(code)  # type: ignore[call-overload]  # code: one of _TOKEN_ARRAYS
     out = array.array(code, raw)
     out.byteswap()
     return out
