@@ -176,7 +176,7 @@ def test_nothing_imports_the_facade() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     # "shared leaves"
     ("errors", "findings", "mllog_lines", "text_files", "entry_points", "version", "trees", "column_files",
-     "untrusted_text", "schemas", "tables", "submission_files", "typed_records", "lazy_patterns"),
+     "untrusted_text", "schemas", "tables", "submission_files", "typed_records", "lazy_patterns", "json_text"),
     ("wire",),  # "KServe V2 names and codecs, compression: what both sides of a connection import"
     ("rules", "benchmarks"),  # "the rules as data"; `proctor.benchmarks` re-exports rules/inference.py
     ("loadgen",),  # "the engine: no benchmark names, no SUT, client, server or CLI"

@@ -211,3 +211,56 @@ def test_pickles_round_trip() -> None:
     for obj in (FrozenPickled(1, "x"), MutablePickled(2, [3])):
         back = pickle.loads(pickle.dumps(obj))
         assert back == obj and back is not obj and type(back) is type(obj)
+
+
+def test_this_modules_field_declares_what_dataclasses_field_declares() -> None:
+    """A body written with typed_records.field gives the class dataclasses makes from dataclasses.field."""
+    from proctor import typed_records
+
+    @record(frozen=True, slots=True)
+    class Ours:
+        a: int
+        tags: list[str] = typed_records.field(default_factory=list, compare=False)
+        note: str = typed_records.field(default="n", repr=False, metadata={"unit": "s"})
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Theirs:
+        a: int
+        tags: list[str] = field(default_factory=list, compare=False)
+        note: str = field(default="n", repr=False, metadata={"unit": "s"})
+
+    ours, theirs = Ours(1, ["x"]), Theirs(1, ["x"])
+    assert orjson.dumps(ours) == orjson.dumps(theirs)  # before anything reads __dataclass_fields__
+    assert [(f.name, f.default, f.init, f.repr, f.compare, f.hash, dict(f.metadata), f.kw_only)
+            for f in dataclasses.fields(ours)] == [
+        (f.name, f.default, f.init, f.repr, f.compare, f.hash, dict(f.metadata), f.kw_only)
+        for f in dataclasses.fields(theirs)]  # fmt: skip
+    assert [f.name for f in typed_records.fields_of(ours)] == [f.name for f in dataclasses.fields(theirs)]
+    assert typed_records.replace(ours, a=2) == Ours(2, ["x"]) and typed_records.replace(theirs, a=2) == Theirs(2, ["x"])
+    assert repr(ours).split("(", 1)[1] == repr(theirs).split("(", 1)[1]
+    with pytest.raises(ValueError):
+        typed_records.field(default=1, default_factory=int)
+    with pytest.raises(TypeError):
+        typed_records.fields_of(object())
+
+
+def test_making_records_imports_no_dataclasses() -> None:
+    """A record is made, built, compared and replaced without `dataclasses` (its import is most of
+    a small check's start-up); reading its `__dataclass_fields__` imports it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from proctor.typed_records import field, fields_of, record, replace\n"
+        "@record(frozen=True, slots=True)\n"
+        "class R:\n"
+        "    a: int\n"
+        "    b: list = field(default_factory=list)\n"
+        "r = replace(R(1), a=2)\n"
+        "print(r == R(2), [f.name for f in fields_of(r)], 'dataclasses' in sys.modules)\n"
+        "import dataclasses\n"
+        "print(dataclasses.is_dataclass(r), [f.name for f in dataclasses.fields(r)])\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.stdout.splitlines() == ["True ['a', 'b'] False", "True ['a', 'b']"], res.stderr

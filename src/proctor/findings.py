@@ -6,11 +6,10 @@ rules text says, so the CLI can print it and `--json` can serialize it without p
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
 from enum import StrEnum
 from typing import Any
 
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 
 class Severity(StrEnum):
@@ -37,6 +36,8 @@ class Finding:
         return self.severity is Severity.ERROR
 
     def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict  # not at import: a check's start-up never needs dataclasses
+
         return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
 
 

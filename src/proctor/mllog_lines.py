@@ -8,7 +8,7 @@ checker can report it as a finding instead of crashing.
 Hostile input stays bounded: a line longer than `MAX_LINE_BYTES` is skipped as a BadLine without
 being held whole, a value nested deeper than `MAX_DEPTH` is a BadLine (printing or re-serialising it
 would overflow the stack), and `NaN`/`Infinity`/`1e400` are read as the official tools' `json.loads`
-reads them (orjson refuses them; proctor's own logger writes them for a diverged loss).
+reads them (proctor's own logger writes them for a diverged loss).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from proctor import json_text
 from proctor.text_files import universal_lines
 from proctor.typed_records import record
 
@@ -79,12 +78,12 @@ def decode_record(payload: bytes, brackets: int | None = None) -> dict[str, Any]
     when the caller counted them already (at most MAX_DEPTH of them: no depth walk)."""
     lenient = False
     try:
-        obj = orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
-        try:  # NaN, Infinity, 1e400: what the official tools' json.loads accepts
-            obj = json.loads(payload)
+        obj = json_text.loads(payload)
+    except (ValueError, RecursionError):
+        try:  # text that is not UTF-8 (UTF-16, or surrogates encoded): what the official tools' json.loads reads
+            obj = json.loads(payload.strip())  # stripped: a refusal names the place in the stripped text
             lenient = True
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
             return f"malformed JSON: {exc}"
     if not isinstance(obj, dict) or "key" not in obj:
         return "not an object with a 'key'"
@@ -95,7 +94,7 @@ def decode_record(payload: bytes, brackets: int | None = None) -> dict[str, Any]
         and nested_deeper(obj, MAX_DEPTH)
     ):
         return f"a value is nested deeper than {MAX_DEPTH} levels"
-    if lenient:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
+    if lenient or b"\\u" in payload:  # json.loads lets lone surrogates ("\ud800") through; they cannot be printed
         obj = json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
     record: dict[str, Any] = obj
     return record

@@ -35,13 +35,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import field
 from pathlib import Path, PurePath
 from typing import IO, Any, TypeVar
 
 from proctor.errors import TreeError
 from proctor.lazy_patterns import LazyPattern
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 from proctor.untrusted_text import printable
 
 MAX_ENTRIES = 200_000  # files and folders one walk or copy visits (the largest published submitter: ~13,000)
@@ -616,14 +615,16 @@ def scan(
             if budget.entries < 0:
                 out.stopped = f"more than {MAX_ENTRIES} files and folders; proctor walks at most that many"
                 return out
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+            try:  # the kind the folder's listing gives (d_type): a stat only where it gives none
+                if entry.is_file(follow_symlinks=False):  # most entries: nothing more to look at
+                    continue
+                what = LINK if entry.is_symlink() else DIR if entry.is_dir(follow_symlinks=False) else (
+                    _classify(entry.stat(follow_symlinks=False).st_mode))  # fmt: skip
             except OSError as exc:
                 out.add(Path(entry.path), f"cannot be read ({exc.strerror or exc})")
                 continue
-            if stat.S_ISREG(mode):  # most entries: nothing more to look at, no path object made
+            if what == FILE:  # named by a stat where the listing gave no kind
                 continue
-            what = _classify(mode)
             path = Path(entry.path)
             erel = rel / entry.name if erel is None else erel
             if what == LINK:

@@ -1,31 +1,178 @@
-"""`record`: a dataclass made without compiling source, for the classes on a command's start-up path.
+"""`record`: a dataclass made without compiling source or importing `dataclasses`, for the classes on a
+command's start-up path.
 
 `dataclasses.dataclass` writes each method as Python source and compiles it: about 0.5 ms per frozen,
 slotted class, which on `proctor check submission` came to half of start-up (issue 33 §3). `record`
-builds the same class from shared closures instead (about 0.1 ms), and fills `__dataclass_fields__`
-with `dataclasses.Field` objects, so `dataclasses.fields`, `replace`, `asdict`, `is_dataclass`, orjson
-and mypy (through `dataclass_transform`) treat it as the dataclass it is. Making an instance costs a
-little more (about 0.2 µs with every field given by position, about 1 µs by keyword), so the engine's
+builds the same class from shared closures instead (about 0.1 ms). Importing `dataclasses` itself
+(it imports inspect, ast, dis and tokenize) cost a small tree's check about 10 ms more, so a record
+keeps its fields as this module's `Spec`s and makes `__dataclass_fields__`, the `dataclasses.Field`
+objects, on first read: `dataclasses.fields`, `replace`, `asdict`, `is_dataclass`, orjson and mypy
+(through `dataclass_transform`) treat it as the dataclass it is. Making an instance costs a little
+more (about 0.2 µs with every field given by position, about 1 µs by keyword), so the engine's
 per-sample classes keep `dataclasses.dataclass`.
 
-Supported: `frozen`, `slots`, `kw_only`, `eq`, `repr`, `field(...)` (default, default_factory, init,
-repr, compare, hash, kw_only), `KW_ONLY`, `ClassVar`, `__post_init__`, inheritance from records.
+Supported: `frozen`, `slots`, `kw_only`, `eq`, `repr`, this module's `field(...)` or dataclasses'
+(default, default_factory, init, repr, compare, hash, kw_only, metadata), `KW_ONLY`, `ClassVar`,
+`__post_init__`, inheritance from records and dataclasses. `fields_of` and `replace` work on a record
+without importing `dataclasses`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from operator import attrgetter
 from reprlib import recursive_repr
 from types import MemberDescriptorType
 from typing import Any, TypeVar, dataclass_transform, overload
 
 _T = TypeVar("_T", bound=type)
-_MISSING = dataclasses.MISSING
-_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # the marker `dataclasses.fields` selects by
+_V = TypeVar("_V")
+_R = TypeVar("_R")
 _setattr = object.__setattr__
+
+
+class _Missing:
+    """No value given: `MISSING` here, `dataclasses.MISSING` in the `Field`s made from a `Spec`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class Spec:
+    """One field of a record, as `dataclasses.Field` holds it (same attribute names)."""
+
+    __slots__ = ("name", "type", "default", "default_factory", "init", "repr", "hash", "compare", "metadata",
+                 "kw_only")  # fmt: skip
+
+    def __init__(self, default: Any, default_factory: Any, init: bool, repr: bool, hash: bool | None,  # noqa: A002
+                 compare: bool, metadata: Mapping[Any, Any] | None, kw_only: Any) -> None:  # fmt: skip
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name: str = ""
+        self.type: Any = None
+        self.default, self.default_factory, self.init, self.repr = default, default_factory, init, repr
+        self.hash, self.compare, self.metadata, self.kw_only = hash, compare, metadata, kw_only
+
+    def __repr__(self) -> str:
+        return f"Spec(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
+
+
+@overload
+def field(*, default: _V, init: bool = ..., repr: bool = ..., hash: bool | None = ..., compare: bool = ...,  # noqa: A002
+          metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _V: ...  # fmt: skip
+@overload
+def field(*, default_factory: Callable[[], _V], init: bool = ..., repr: bool = ..., hash: bool | None = ...,  # noqa: A002
+          compare: bool = ..., metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _V: ...  # fmt: skip
+@overload
+def field(*, init: bool = ..., repr: bool = ..., hash: bool | None = ..., compare: bool = ...,  # noqa: A002
+          metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...  # fmt: skip
+
+
+def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,  # noqa: A002
+          hash: bool | None = None, compare: bool = True, metadata: Mapping[Any, Any] | None = None,  # noqa: A002
+          kw_only: Any = MISSING) -> Any:  # fmt: skip
+    """A record field with options, as `dataclasses.field` declares one."""
+    return Spec(default, default_factory, init, repr, hash, compare, metadata, kw_only)
+
+
+def _from_dataclasses(f: Any) -> Spec:
+    """The Spec of a `dataclasses.Field` (a class body may use dataclasses' `field`)."""
+    gone = sys.modules["dataclasses"].MISSING
+
+    def ours(v: Any) -> Any:
+        return MISSING if v is gone else v
+
+    spec = Spec(ours(f.default), ours(f.default_factory), f.init, f.repr, f.hash, f.compare,
+                f.metadata or None, ours(f.kw_only))  # fmt: skip
+    spec.name, spec.type = f.name, f.type
+    return spec
+
+
+def _is_dataclass_field(value: object) -> bool:
+    dataclasses = sys.modules.get("dataclasses")  # no Field exists before dataclasses is imported
+    return dataclasses is not None and isinstance(value, dataclasses.Field)
+
+
+def _dataclass_fields(specs: dict[str, Spec]) -> dict[str, Any]:
+    """`__dataclass_fields__` for `specs`: `dataclasses.Field` objects, as `dataclasses` makes them."""
+    import dataclasses
+
+    def theirs(v: Any) -> Any:
+        return dataclasses.MISSING if v is MISSING else v
+
+    out: dict[str, Any] = {}
+    for name, s in specs.items():
+        f: Any = dataclasses.field(default=theirs(s.default), default_factory=theirs(s.default_factory),
+                                   init=s.init, repr=s.repr, hash=s.hash, compare=s.compare,
+                                   metadata=s.metadata, kw_only=theirs(s.kw_only))  # fmt: skip
+        f.name, f.type = s.name, s.type
+        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]  # what `dataclasses.fields` selects
+        out[name] = f
+    return out
+
+
+class _LazyFields:
+    """A record's `__dataclass_fields__`: made on first read (which imports `dataclasses`), then kept
+    in the class in its place."""
+
+    __slots__ = ("owner", "specs")
+
+    def __init__(self, specs: dict[str, Spec]) -> None:
+        self.specs = specs
+        self.owner: type | None = None
+
+    def __get__(self, obj: object, objtype: type | None = None) -> dict[str, Any]:
+        made = _dataclass_fields(self.specs)
+        if self.owner is not None:
+            type.__setattr__(self.owner, "__dataclass_fields__", made)
+        return made
+
+
+def _specs_of(cls: type) -> dict[str, Spec] | None:
+    """The fields a class declares as a record or a dataclass (its own dict only), None if neither."""
+    own = cls.__dict__.get("__dataclass_fields__")
+    if own is None:
+        return None
+    held = cls.__dict__.get("__record_specs__")
+    if held is not None:
+        return held
+    return {n: _from_dataclasses(f) for n, f in own.items() if f._field_type is sys.modules["dataclasses"]._FIELD}
+
+
+def fields_of(obj: Any) -> tuple[Spec, ...]:
+    """The fields of a record or dataclass (class or instance), as `dataclasses.fields` lists them,
+    without importing `dataclasses` for a record."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    out: dict[str, Spec] = {}
+    found = False
+    for base in cls.__mro__[::-1]:
+        specs = _specs_of(base)
+        if specs is not None:
+            found = True
+            out.update(specs)
+    if not found:
+        raise TypeError("must be called with a dataclass type or instance")
+    return tuple(out.values())
+
+
+def replace(obj: _R, /, **changes: Any) -> _R:
+    """`dataclasses.replace` for a record or dataclass instance, without importing `dataclasses` for a
+    record: a new instance with `changes`, the other init fields copied."""
+    for f in fields_of(obj):
+        if not f.init:
+            if f.name in changes:
+                raise ValueError(f"field {f.name} is declared with init=False, it cannot be specified with replace()")
+            continue
+        if f.name not in changes:
+            changes[f.name] = getattr(obj, f.name)
+    return type(obj)(**changes)
 
 
 class _Params:
@@ -52,7 +199,10 @@ def _is_classvar(annotation: object) -> bool:
 
 
 def _is_kw_only_marker(annotation: object) -> bool:
-    return annotation is dataclasses.KW_ONLY or annotation in ("KW_ONLY", "dataclasses.KW_ONLY")
+    dataclasses = sys.modules.get("dataclasses")
+    if dataclasses is not None and annotation is dataclasses.KW_ONLY:
+        return True
+    return annotation in ("KW_ONLY", "dataclasses.KW_ONLY")
 
 
 def _annotations(cls: type) -> dict[str, Any]:
@@ -69,27 +219,28 @@ def _annotations(cls: type) -> dict[str, Any]:
     return dict(annotationlib.get_annotations(cls, format=annotationlib.Format.STRING))
 
 
-def _own_fields(cls: type, kw_only: bool) -> dict[str, dataclasses.Field[Any]]:
+def _own_fields(cls: type, kw_only: bool) -> dict[str, Spec]:
     """The fields the class body declares, in order, as `dataclasses` would make them."""
-    out: dict[str, dataclasses.Field[Any]] = {}
+    out: dict[str, Spec] = {}
     for name, annotation in _annotations(cls).items():
         if _is_classvar(annotation):
             continue
         if _is_kw_only_marker(annotation):
             kw_only = True
             continue
-        default = cls.__dict__.get(name, _MISSING)
-        if isinstance(default, dataclasses.Field):
+        default = cls.__dict__.get(name, MISSING)
+        if isinstance(default, Spec):
             f = default
+        elif _is_dataclass_field(default):
+            f = _from_dataclasses(default)
         else:
-            if default is not _MISSING and type(default).__hash__ is None:
+            if default is not MISSING and type(default).__hash__ is None:
                 raise ValueError(
                     f"mutable default {type(default)} for field {name} is not allowed: use default_factory"
                 )
-            f = dataclasses.field(default=default)
+            f = field(default=default)
         f.name, f.type = name, annotation
-        f._field_type = _FIELD  # type: ignore[attr-defined]
-        if f.kw_only is _MISSING:
+        if f.kw_only is MISSING:
             f.kw_only = kw_only
         out[name] = f
     return out
@@ -104,11 +255,11 @@ def _setter(cls: type, name: str) -> Callable[[Any, Any], None]:
     return lambda obj, value: _setattr(obj, name, value)
 
 
-def _has_default(f: dataclasses.Field[Any]) -> bool:
-    return f.default is not _MISSING or f.default_factory is not _MISSING
+def _has_default(f: Spec) -> bool:
+    return f.default is not MISSING or f.default_factory is not MISSING
 
 
-def _make_init(cls: type, fields: list[dataclasses.Field[Any]], post_init: bool) -> Callable[..., None]:
+def _make_init(cls: type, fields: list[Spec], post_init: bool) -> Callable[..., None]:
     qualname = cls.__qualname__
     positional = [f for f in fields if f.init and not f.kw_only]
     npos = len(positional)
@@ -123,7 +274,7 @@ def _make_init(cls: type, fields: list[dataclasses.Field[Any]], post_init: bool)
     # (one pass from the end: the table's classes have up to 40 fields, and this ran once per class)
     defaults = tuple(d for _n, d, _f in plan)
     plain_from = len(defaults)  # defaults[plain_from:] are all plain defaults
-    while plain_from and defaults[plain_from - 1] is not _MISSING:
+    while plain_from and defaults[plain_from - 1] is not MISSING:
         plain_from -= 1
     tails: list[tuple[Any, ...] | None] = [defaults[n:] if n >= plain_from else None for n in range(npos + 1)]
 
@@ -148,12 +299,12 @@ def _make_init(cls: type, fields: list[dataclasses.Field[Any]], post_init: bool)
                     raise TypeError(f"{qualname}.__init__() got multiple values for argument {f.name!r}")
         values = list(args)
         for name, default, factory in plan[n:]:
-            value = kwargs.get(name, _MISSING)
-            if value is _MISSING:
-                if default is not _MISSING:
+            value = kwargs.get(name, MISSING)
+            if value is MISSING:
+                if default is not MISSING:
                     value = default
-                elif factory is not _MISSING:
-                    value = factory()  # type: ignore[operator]
+                elif factory is not MISSING:
+                    value = factory()
                 else:
                     raise TypeError(f"{qualname}.__init__() missing 1 required argument: {name!r}")
             values.append(value)
@@ -181,22 +332,29 @@ def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     return attrgetter(*names)
 
 
-def _check_order(qualname: str, fields: list[dataclasses.Field[Any]]) -> None:
+def _check_order(qualname: str, fields: list[Spec]) -> None:
     seen_default = False
     for f in fields:
         if not f.init or f.kw_only:
             continue
-        has_default = f.default is not _MISSING or f.default_factory is not _MISSING
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
         if seen_default and not has_default:
             raise TypeError(f"{qualname}: non-default argument {f.name!r} follows default argument")
         seen_default = seen_default or has_default
 
 
+def _frozen(message: str) -> Exception:
+    """`dataclasses.FrozenInstanceError`, which callers catch (imported only when one is raised)."""
+    from dataclasses import FrozenInstanceError
+
+    return FrozenInstanceError(message)
+
+
 def _build(cls: type, frozen: bool, slots: bool, kw_only: bool, eq: bool, repr_: bool) -> type:
-    all_fields: dict[str, dataclasses.Field[Any]] = {}
+    all_fields: dict[str, Spec] = {}
     any_frozen_base = has_bases = False
     for base in cls.__mro__[-1:0:-1]:
-        base_fields = base.__dict__.get("__dataclass_fields__")
+        base_fields = _specs_of(base)
         if base_fields is not None:
             has_bases = True
             all_fields.update(base_fields)
@@ -213,16 +371,18 @@ def _build(cls: type, frozen: bool, slots: bool, kw_only: bool, eq: bool, repr_:
     for name, f in own.items():  # a default lives in the Field; slots forbid a class attribute too
         if slots:
             body.pop(name, None)
-        elif f.default is not _MISSING:
+        elif f.default is not MISSING:
             body[name] = f.default
-        elif isinstance(cls.__dict__.get(name), dataclasses.Field):
+        elif isinstance(cls.__dict__.get(name), Spec) or _is_dataclass_field(cls.__dict__.get(name)):
             delattr(cls, name)
     if slots:
         inherited = {s for b in cls.__mro__[1:] for s in b.__dict__.get("__slots__", ())}
         body["__slots__"] = tuple(n for n in names if n not in inherited)
         body.pop("__dict__", None)
         body.pop("__weakref__", None)
-    body["__dataclass_fields__"] = all_fields
+    lazy = _LazyFields(all_fields)
+    body["__dataclass_fields__"] = lazy
+    body["__record_specs__"] = all_fields
     body["__dataclass_params__"] = _Params(frozen, eq, repr_, kw_only, slots)
     body["__match_args__"] = tuple(f.name for f in fields if f.init and not f.kw_only)
     if repr_ and "__repr__" not in cls.__dict__:
@@ -257,12 +417,12 @@ def _build(cls: type, frozen: bool, slots: bool, kw_only: bool, eq: bool, repr_:
 
         def __setattr__(self: Any, name: str, value: Any) -> None:
             if type(self) is owner[0] or name in field_set:
-                raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+                raise _frozen(f"cannot assign to field {name!r}")
             super(owner[0], self).__setattr__(name, value)  # type: ignore[arg-type]
 
         def __delattr__(self: Any, name: str) -> None:
             if type(self) is owner[0] or name in field_set:
-                raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+                raise _frozen(f"cannot delete field {name!r}")
             super(owner[0], self).__delattr__(name)  # type: ignore[arg-type]
 
         body["__setattr__"], body["__delattr__"] = __setattr__, __delattr__
@@ -284,6 +444,7 @@ def _build(cls: type, frozen: bool, slots: bool, kw_only: bool, eq: bool, repr_:
         for key, value in body.items():
             setattr(cls, key, value)
         new = cls
+    lazy.owner = new
     if frozen:
         owner.append(new)
     if "__init__" not in cls.__dict__:  # after the class: its slots are what __init__ writes through
@@ -299,7 +460,7 @@ def record(
 ) -> Callable[[_T], _T]: ...
 
 
-@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+@dataclass_transform(field_specifiers=(field, Spec))
 def record(
     cls: _T | None = None,
     /,

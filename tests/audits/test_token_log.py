@@ -82,9 +82,19 @@ def _layout(entries: list[tuple[str, str, str, str | None, str | None]], end: st
 
 
 def _agree(tmp_path: Path, raw: bytes) -> None:
+    """Equal, with the log read whole in one chunk and a few bytes at a time (an entry, its end and
+    the log's end falling across reads)."""
     path = tmp_path / "mlperf_log_accuracy.json"
     path.write_bytes(raw)
-    assert _via_tokens(path) == _via_json(path)
+    want = _via_json(path)
+    assert _via_tokens(path) == want
+    chunk = verify._TOKEN_CHUNK
+    try:
+        for small in (1, 3, 7, 64):
+            verify._TOKEN_CHUNK = small
+            assert _via_tokens(path) == want, small
+    finally:
+        verify._TOKEN_CHUNK = chunk
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -133,8 +143,11 @@ def _loadgen_log(tmp_path: Path, n: int = 40) -> Path:
     return path
 
 
-def test_a_loadgen_log_is_read_from_its_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """LoadGen's layout never reaches the JSON reader, and gives what it would have given."""
+@pytest.mark.parametrize("chunk", [1, 5, 100, 1 << 18])
+def test_a_loadgen_log_is_read_from_its_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """LoadGen's layout never reaches the JSON reader, and gives what it would have given, however
+    the reads cut it."""
+    monkeypatch.setattr(verify, "_TOKEN_CHUNK", chunk)
     path = _loadgen_log(tmp_path)
     want = _via_json(path)
     assert isinstance(want, list) and len(want) == 40
@@ -144,6 +157,14 @@ def test_a_loadgen_log_is_read_from_its_bytes(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(verify, "_accuracy_entries", no_json)
     assert read_token_log(path) == want
+
+
+def test_a_log_past_the_cap_is_refused_as_it_streams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _loadgen_log(tmp_path)
+    monkeypatch.setattr(verify, "_TOKEN_CHUNK", 64)
+    monkeypatch.setattr(verify, "MAX_ACCURACY_JSON_BYTES", path.stat().st_size - 1)
+    with pytest.raises(LogFormatError, match="larger than"):
+        read_token_log(path)
 
 
 @pytest.mark.parametrize("scenario", ["Offline", "Server"])

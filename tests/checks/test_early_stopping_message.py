@@ -103,3 +103,10 @@ def test_any_values_give_a_message(tmp_path, scenario, pct, q, t, tokens, text):
     )
     msg = early_stopping_message(log)
     assert msg.startswith("early stopping is not met")
+
+
+def test_a_percentile_too_small_for_one_minus_it_gives_a_message(tmp_path):
+    """2e-91: 1 - p rounds to 1, where the first binomial term took log(0) (a hostile log crashed it)."""
+    log = _log(tmp_path, effective_scenario="Server", effective_target_latency_percentile=2.0635097536671985e-91,
+               result_query_count=0, result_overlatency_query_count=0, early_stopping_met=False)  # fmt: skip
+    assert "requires n = 1 queries" in early_stopping_message(log)

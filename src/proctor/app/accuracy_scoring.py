@@ -26,13 +26,12 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError, ProctorError
 from proctor.loadgen.scenarios import TestMode
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:
     from proctor.loadgen.engine import RunOutcome

@@ -226,7 +226,10 @@ def audit_document(outcomes: list[AuditOutcome], short_run: str, exit_code: int)
 
 
 def _jsonable(x: Any) -> Any:
-    """An audit's number as JSON holds it: lists kept, NaN/inf as null, anything else as text."""
+    """An audit's number as JSON holds it: lists kept, NaN/inf as null, a whole number past 64 bits
+    (a log may hold one; orjson writes none) and anything else as text."""
+    if isinstance(x, int) and not isinstance(x, bool) and not -(2**63) <= x < 2**64:
+        return str(x)
     if isinstance(x, bool) or x is None or isinstance(x, str | int):
         return x
     if isinstance(x, float):

@@ -30,13 +30,12 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError
 from proctor.loadgen.scenarios import Scenario, TestMode
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:
     from proctor.app.session import RunRequest

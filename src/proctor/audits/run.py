@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from proctor.loadgen.scenarios import TestMode
 from proctor.loadgen.settings import TestSettings
 from proctor.rules.rounds import Layout
 from proctor.trees import DIR, MISSING, copy_file, kind, make_dirs, not_a_file, remove_file, replace, show
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 AUDIT_RUNS = "audit_runs"
 

@@ -18,12 +18,11 @@ loads without the benchmark tables; the functions it names import theirs on firs
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:
     from proctor.audits.configs import AuditConfig

@@ -18,18 +18,16 @@ import math
 import sys
 from codecs import BOM_UTF8
 from collections.abc import Sequence
-from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-import orjson
-
+from proctor import json_text
 from proctor.audits.configs import TEST06_DTYPES
 from proctor.errors import LogFormatError
 from proctor.lazy_patterns import LazyPattern
 from proctor.loadgen.logs.reader import iter_lines, open_regular, read_detail
 from proctor.trees import read_at_most
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 MAX_ACCURACY_JSON_BYTES = 8 << 30  # larger than any accuracy log LoadGen's own cap lets through
 MAX_SUMMARY_LINE = 64 << 10
@@ -136,13 +134,11 @@ def _accuracy_entries(raw: bytes, p: str) -> list[AccuracyEntry]:
 
 def _plain_entries(text: bytes) -> list[AccuracyEntry] | None:
     """The entries of a log LoadGen wrote (a list of objects whose qsl_idx is a whole number >= 0,
-    data and token_data text, token_count a whole number), read by orjson from its UTF-8 bytes; None
-    for anything else, which json.loads reads as the official script does (orjson refuses NaN, lone
-    surrogates and bytes that are not UTF-8, and turns whole numbers past 64 bits into floats: those
-    never pass here)."""
+    data and token_data text, token_count a whole number), read from its UTF-8 bytes; None for
+    anything else, which `_accuracy_entries` reads and explains as the official script does."""
     try:
-        doc = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        doc = json_text.loads(text)
+    except (ValueError, RecursionError):
         return None
     if type(doc) is not list:
         return None
@@ -180,14 +176,15 @@ def _hex_of(value: Any) -> bytes | None:
 
 def read_token_log(path: str | Path) -> list[TokenEntry]:
     """read_accuracy_log's entries with their hex decoded, as TEST06 reads them. A log in the layout
-    LoadGen writes is read from its bytes (no JSON text objects: a TEST06 log is megabytes of hex,
-    and this halves its re-verification); anything else goes through read_accuracy_log."""
+    LoadGen writes is read from its bytes as it streams in (no JSON text objects, and no copy of the
+    whole file: a TEST06 log is megabytes of hex, and this halves its re-verification); anything else
+    goes through read_accuracy_log."""
     p = str(path)
-    raw = _read_accuracy_bytes(p)
-    fast = _loadgen_token_entries(raw)
+    with open_regular(p) as fh:
+        fast = _loadgen_token_entries(fh, p)
     if fast is not None:
         return fast
-    return [_token_entry(e) for e in _accuracy_entries(raw, p)]
+    return [_token_entry(e) for e in _accuracy_entries(_read_accuracy_bytes(p), p)]
 
 
 # One entry as LoadGen's accuracy log writes it; the keys, their order and every separator are fixed,
@@ -196,33 +193,61 @@ _LOADGEN_HEAD = LazyPattern(rb'\{ "seq_id" : (?:0|[1-9][0-9]{0,18}), "qsl_idx" :
 _LOADGEN_TAIL = LazyPattern(
     rb'(?:, "token_data" : "([0-9A-Fa-f]*)")?(?:, "token_count" : (0|[1-9][0-9]{0,18}))? \}(,\n|\n\]\n?\Z)'
 )
+_TOKEN_CHUNK = 1 << 18  # read a token log this much at a time: a reused buffer, not a fresh copy of the file
 
 
-def _loadgen_token_entries(raw: bytes) -> list[TokenEntry] | None:
+def _loadgen_token_entries(fh: IO[bytes], p: str) -> list[TokenEntry] | None:
     """The entries of a log in exactly LoadGen's layout (`[`, one `{ "seq_id" : .., "qsl_idx" : ..,
     "data" : "HEX"[, "token_data" : "HEX"][, "token_count" : ..] }` a line, `]`), or None for any other
     text. Where it answers, every value is digits or an even run of hex digits, so a JSON reader's entry
-    and `bytes.fromhex` of it give these same values (tests/audits/test_token_log.py compares them)."""
-    if not raw.startswith(b"[\n"):
-        return None
+    and `bytes.fromhex` of it give these same values (tests/audits/test_token_log.py compares them).
+    An entry holds no "}" before its end, so the text up to the next "}" and the three bytes after it
+    are read before an entry is matched; the end of the log (`\n]`) is matched only at the file's end."""
     head, tail = _LOADGEN_HEAD.compiled(), _LOADGEN_TAIL.compiled()
-    view = memoryview(raw)
+    buf = fh.read(max(_TOKEN_CHUNK, 2))
+    if not buf.startswith(b"[\n"):
+        return None
+    total, eof = len(buf), False
+
+    def read_more(n: int) -> bytes:
+        nonlocal total
+        more = fh.read(n)
+        total += len(more)
+        if total > MAX_ACCURACY_JSON_BYTES:
+            raise LogFormatError(f"larger than {MAX_ACCURACY_JSON_BYTES} bytes: not an accuracy log", file=p)
+        return more
+
     out: list[TokenEntry] = []
     pos = 2
     while True:
-        m = head.match(raw, pos)
+        close = buf.find(b"}", pos)
+        while (close < 0 or len(buf) - close < 4) and not eof:  # the entry's end and what follows it
+            more = read_more(max(_TOKEN_CHUNK, len(buf) - pos))  # doubling: a long entry reads in linear time
+            eof = not more
+            scan_from = len(buf) - pos if close < 0 else close - pos  # no "}" before it
+            buf = buf[pos:] + more
+            pos = 0
+            close = buf.find(b"}", scan_from)
+        if close < 0:
+            return None
+        if not eof and buf.startswith(b"\n]", close + 1):  # the last entry: `\Z` must mean the file's end
+            rest = [buf]
+            while more := read_more(_TOKEN_CHUNK):
+                rest.append(more)
+            buf, eof = b"".join(rest), True
+        m = head.match(buf, pos)
         if m is None:
             return None
         start = m.end()
-        end = raw.find(b'"', start)
+        end = buf.find(b'"', start, close)
         if end < 0:
             return None
-        t = tail.match(raw, end + 1)
+        t = tail.match(buf, end + 1)
         if t is None:
             return None
         first, count = t.group(1), t.group(2)
         try:  # only hex digits, an even number of them: anything else is the JSON reader's to read
-            data = binascii.unhexlify(view[start:end])
+            data = binascii.unhexlify(memoryview(buf)[start:end])
             first_raw = binascii.unhexlify(first) if first is not None else None
         except binascii.Error:
             return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from proctor.findings import Finding, Severity
@@ -23,7 +22,7 @@ from proctor.rules.inference import (
     QualityTarget,
 )
 from proctor.text_files import split_lines
-from proctor.typed_records import record
+from proctor.typed_records import record, replace
 
 # Names an accuracy script prints for each of the table's metrics (lower-cased).
 METRIC_KEYS: dict[str, tuple[str, ...]] = {

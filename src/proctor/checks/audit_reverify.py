@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 
 from proctor.audits.configs import TEST06_DTYPES
@@ -33,7 +32,7 @@ from proctor.errors import LogFormatError
 from proctor.findings import Finding, Severity
 from proctor.submission_files import TRUNCATION_MARK, VIEWABLE_SIZE, is_truncated, lf_form
 from proctor.trees import is_file, read_at_most
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 RULE = "compliance_reverify"
 MAX_REVERIFY_BYTES = 512 << 20  # an accuracy log this large is not re-read by the checker (a warning says so)

@@ -7,10 +7,8 @@ whose size is "negligible" only require a bandwidth "> 0": they report 0 and say
 
 from __future__ import annotations
 
-from dataclasses import field
-
 from proctor.rules.inference import BW_EGRESS, BW_INGRESS, Bandwidth, Benchmark
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 
 @record(frozen=True, slots=True)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,7 @@ from proctor.submission_files import (
 )
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file, parsed, read_at_most
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"

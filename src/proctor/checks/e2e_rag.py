@@ -14,8 +14,6 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from proctor.findings import Finding
 from proctor.lazy_patterns import LazyPattern
 from proctor.rules.e2e_rag import (
@@ -74,6 +72,8 @@ def check_e2e_rag(ctx: ResultContext, closed: bool) -> list[Finding]:
 
 
 def check_detail_json(path: Path, limit: int = MAX_DETAIL_BYTES) -> list[Finding]:
+    import orjson  # here: only trees that hold this file pay for its import
+
     try:
         with path.open("rb") as fh:
             data = read_at_most(fh, limit)

@@ -9,7 +9,6 @@ results table never reports a forged number.
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 
 from proctor.checks.detail_log import DetailLogData
@@ -21,7 +20,7 @@ from proctor.loadgen.logs.reader import read_summary
 from proctor.loadgen.logs.recompute import Mismatch, recompute
 from proctor.loadgen.logs.summary_claims import compare_summary
 from proctor.rules.inference import RULES
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 RULE = "rederived_result"
 SUMMARY_RULE = "summary_claim"

@@ -19,8 +19,6 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from proctor.audits.specs import SPECS
 from proctor.checks.compliance import audit_dir, measurement_files
 from proctor.checks.system_description import load_strict_json
@@ -148,6 +146,8 @@ def token_count_mismatches(path: Path, limit: int = MAX_TOKEN_LOG) -> tuple[int,
 
     A log that is too large, truncated or not a JSON array of entries checks nothing: (0, 0, "").
     """
+    import orjson  # here: only trees that hold this file pay for its import
+
     try:
         with path.open("rb") as fh:
             data = read_at_most(fh, limit)

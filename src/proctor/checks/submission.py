@@ -11,11 +11,8 @@ This module walks the tree and decides what applies; the rules live in `performa
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
 from proctor.checks.accuracy_artifacts import check_accuracy_artifacts
@@ -66,7 +63,7 @@ from proctor.trees import (
     real_root,
     scan,
 )
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 
@@ -347,6 +344,8 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
 
 def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
     """Open division: `model_mapping.json` maps a submitter's model names to benchmark names."""
+    import orjson  # here: only trees that hold this file pay for its import
+
     if _kind(path) == "missing":
         return {}
     problem = _file_problem(path, "model_mapping", "")

@@ -15,9 +15,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from proctor.checks.submission import ResultRow, check_submission
+from proctor.json_text import dumps_indented
 from proctor.rules.rounds import CURRENT_ROUND
 
 COLUMNS = (
@@ -67,4 +66,4 @@ def to_csv(rows: list[ResultRow]) -> str:
 
 
 def to_json(rows: list[ResultRow]) -> bytes:
-    return orjson.dumps(records(rows), option=orjson.OPT_INDENT_2)
+    return dumps_indented(records(rows))

@@ -10,7 +10,6 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
@@ -21,7 +20,7 @@ from proctor.cli import output
 from proctor.errors import ConfigError
 from proctor.loadgen.scenarios import Scenario
 from proctor.loadgen.sut_faults import STUCK_LIMIT_S
-from proctor.typed_records import record
+from proctor.typed_records import fields_of, record
 
 if TYPE_CHECKING:
     from proctor.app.session import RunRequest
@@ -253,7 +252,7 @@ def run_options(*, output_default: Path, output_help: str) -> Callable[[F], F]:
     """Give a command the shared options; it takes them as `opts: RunOptions`."""
     shared = _shared(output_default, output_help)
     names = [name for name, _, _ in shared]
-    assert names == [f.name for f in fields(RunOptions)], "RunOptions and the option list must agree"
+    assert names == [f.name for f in fields_of(RunOptions)], "RunOptions and the option list must agree"
 
     def decorate(command: F) -> F:
         own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "opts"]

@@ -66,10 +66,9 @@ def check_submission_command(
     skip_extra_accuracy_files: bool = False,
 ) -> int:
     """`proctor check submission`: 0 if the tree is valid, 1 if not."""
-    import orjson
-
     from proctor.checks.loadgen_origin import unofficial_verdict
     from proctor.checks.submission import check_submission
+    from proctor.json_text import dumps_indented
 
     check_round(round_)
     check_directory(directory)
@@ -79,7 +78,7 @@ def check_submission_command(
     verdict = "INVALID" if not report.valid else "VALID" if report.submittable else "VALID (development only)"
     if as_json:
         doc = {"kind": "proctor.check.submission", "version": 1, "verdict": verdict, **report.to_dict()}
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(dumps_indented(doc).decode() + "\n")
     else:
         out = console()
         print_findings(out, report.findings, indent="")

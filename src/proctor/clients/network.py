@@ -74,7 +74,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Any
 
 import aiohttp
@@ -85,7 +84,7 @@ from proctor.loadgen.completion import ForwardingSink
 from proctor.loadgen.sink import CompletionSink
 from proctor.loadgen.types import ClosableSUT, QuerySample, QuerySampleResponse, qsl_name
 from proctor.suts.params import param, takes
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 from proctor.untrusted_text import printable
 from proctor.wire import compression
 from proctor.wire import kserve_v2 as v2

@@ -6,7 +6,6 @@ them), so it lives apart from all of them. `body` builds a sample's request body
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any
 
 import orjson
@@ -14,7 +13,7 @@ import orjson
 from proctor.clients.generation import DEFAULT_MAX_TOKENS
 from proctor.clients.llm_dataset import LLMSample
 from proctor.errors import ConfigError
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 from proctor.wire.urls import check_http_url
 
 APIS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}

@@ -20,7 +20,6 @@ import os
 import struct
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,7 +27,7 @@ import orjson
 
 from proctor.clients.openai_config import OpenAIConfig, endpoint_url
 from proctor.errors import ConfigError, StreamOverrun
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 FAULT_KINDS = (
     "http_429",  # the server refused for load (429 Too Many Requests)

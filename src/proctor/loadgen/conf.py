@@ -18,7 +18,6 @@ file, line and key (SettingRangeError) where it is read.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from enum import IntEnum
@@ -30,7 +29,7 @@ from proctor.lazy_patterns import LazyPattern
 from proctor.loadgen.scenarios import MODE_BY_NUMBER, Scenario
 from proctor.loadgen.settings import SHORT_NAMES, TestSettings, value_problem
 from proctor.trees import read_at_most
-from proctor.typed_records import record
+from proctor.typed_records import record, replace
 
 _U64_MAX = (1 << 64) - 1
 SCENARIO_NAMES = tuple(s.value for s in Scenario)
@@ -372,7 +371,14 @@ def _as_loadgen(text: str, fname: str, ctype: ConfType) -> tuple[tuple[ConfEntry
 
 
 def _close(word: str, options: list[str], cutoff: float) -> list[str]:
-    """The closest of `options` to a misspelt word, if any (difflib: loaded only for a hint)."""
+    """The closest of `options` to a misspelt word, if any: one that begins with it or that it begins
+    with (a suffix dropped or added, the usual slip: performance_sample_count for
+    performance_sample_count_override), else difflib's closest (loaded only then: it cost a check
+    more than the rest of the conf's reading)."""
+    related = [o for o in options if (o.startswith(word) or word.startswith(o)) and word != o
+               and min(len(o), len(word)) >= cutoff * max(len(o), len(word))]  # fmt: skip
+    if related:
+        return [min(related, key=lambda o: (abs(len(o) - len(word)), o))]
     import difflib
 
     return difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
@@ -529,7 +535,7 @@ def apply_conf(
     `origin`, when given, gets the line each applied field came from (for error messages); `ranges`
     as for `applied`.
     """
-    out = dataclasses.replace(settings)
+    out = replace(settings)
     for name, value, entry in applied(out, entries, model, scenario, conf_type, ranges=ranges):
         setattr(out, name, value)
         if origin is not None:
@@ -558,7 +564,7 @@ def load_conf_files(
     )
     user_entries = parse_conf(Path(user_conf), ConfType.USER) if user_conf is not None else None
     audit_entries = parse_conf(Path(audit_conf), ConfType.AUDIT) if audit_conf is not None else None
-    out = dataclasses.replace(settings, scenario=scen)
+    out = replace(settings, scenario=scen)
     out = apply_conf(out, mlperf_entries, model, scen, ConfType.MLPERF)
     if user_entries is not None:
         out = apply_conf(out, user_entries, model, scen, ConfType.USER)

@@ -163,6 +163,8 @@ def _bd0(x: int, n: int, num: int, den: int) -> float:
     """x log(x / m) + m - x for m = n * num / den (a float's exact ratio), with x - m taken exactly
     (it is what the value hangs on)."""
     m = n * num / den
+    if m == 0.0:  # n * p below the smallest float: the term it enters is 0
+        return math.inf
     d = (x * den - n * num) / den
     if abs(d) < 0.1 * (x + m):  # the series in v = d / (x + m): no cancellation
         v = d / (x + m)
@@ -179,8 +181,10 @@ def _bd0(x: int, n: int, num: int, den: int) -> float:
 def _binomial_term(k: int, n: int, p: float) -> float:
     """P(X = k) for X ~ Binomial(n, 1 - p) (Loader's saddle-point form: ~1e-15 relative)."""
     q = 1.0 - p
-    if k == 0:
-        return math.exp(n * math.log1p(-q))
+    if k == 0:  # p^n; log1p(-q) where it is the more exact, log(p) where 1 - p rounds to 1 (a tiny p)
+        if p <= 0.0:
+            return 0.0
+        return math.exp(n * (math.log1p(-q) if q < 0.5 else math.log(p)))
     if k == n:
         return math.exp(n * math.log(q))
     num, den = p.as_integer_ratio()  # exact: q = (den - num) / den

@@ -26,7 +26,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -85,7 +84,7 @@ from proctor.loadgen.types import (
 )
 from proctor.loadgen.watch import STALL_KEY, PhaseWatch
 from proctor.trees import clear_output, open_output
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 OFFICIAL_LOADGEN_VERSION = "6.0.17"  # the official release whose behaviour and logs proctor follows
 MIN_TIMEOUT_NS = STUCK_LIMIT_S * 1_000_000_000  # a stuck SUT: no completion for max(60 s, 2 x min duration)

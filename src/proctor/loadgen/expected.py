@@ -12,15 +12,13 @@ settings expect. Each cause that made the run longer than `min_duration` is name
 
 from __future__ import annotations
 
-from dataclasses import field
-
 import numpy as np
 
 from proctor.loadgen.option_names import NO_LABELS, OptionNames, scenario_field
 from proctor.loadgen.records import Schedule
 from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.loadgen.settings import EffectiveSettings
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import field
 from typing import Generic, TypeVar
 
 from proctor.errors import ConfigError
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 T = TypeVar("T")
 

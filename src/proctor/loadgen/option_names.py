@@ -11,9 +11,8 @@ mlperf.conf key). Light on purpose (no imports beyond the standard library): sut
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 # the TestSettings field an option sets, per scenario (the one statement; resolve applies overrides by it)
 SCENARIO_FIELDS: dict[str, dict[str, str]] = {

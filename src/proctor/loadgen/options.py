@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import ConfigError, SettingRangeError
 from proctor.loadgen.scenarios import Scenario
 from proctor.loadgen.settings import value_problem
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:
     from proctor.loadgen.results import SLOTargets

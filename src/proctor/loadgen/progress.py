@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from proctor.loadgen.records import NOT_SET, Records, Schedule
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 WINDOW = 20_000  # recent samples the running percentiles are computed over
 TOKEN_TAIL = 1 << 20  # samples past the all-done frontier whose tokens are summed per look (bounded)

@@ -10,11 +10,9 @@ Ids: query q covers samples `query_offsets[q]:query_offsets[q+1]`; a sample's po
 
 from __future__ import annotations
 
-from dataclasses import field
-
 import numpy as np
 
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 NOT_SET = -1  # timestamp / count not recorded
 FILL_CHUNK = 1 << 20  # elements per step of a large fill: a Ctrl-C lands between steps, not after the whole

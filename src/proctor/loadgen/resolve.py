@@ -18,7 +18,6 @@ import dataclasses
 import difflib
 import os
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import field
 from pathlib import Path
 
 from proctor.errors import ConfigError, SettingRangeError
@@ -42,7 +41,7 @@ from proctor.loadgen.settings import (
     TestSettings,
     value_problem,
 )
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 BYTES_PER_SAMPLE = 64  # schedule + records arrays per generated sample (loadgen/records.py)
 _OFFLINE_SLACK = 1.1  # as normalize: Offline generates 10% more samples than min duration needs

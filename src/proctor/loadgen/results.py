@@ -8,7 +8,6 @@ whole numpy arrays; a run that ended early is summarised from what completed and
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from proctor.loadgen import early_stopping as es
 from proctor.loadgen.option_names import NO_LABELS, OptionNames, scenario_field
 from proctor.loadgen.records import NOT_SET, Records, Schedule, done_end
 from proctor.loadgen.settings import EffectiveSettings
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 # The official `latency_percentiles` (results.h); the target percentile is reported besides.
 PERCENTILES: tuple[float, ...] = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import field, fields
 from typing import ClassVar, SupportsFloat, SupportsIndex
 
 from proctor.errors import SettingRangeError
 from proctor.loadgen.scenarios import Scenario, TestMode
-from proctor.typed_records import record
+from proctor.typed_records import field, fields_of, record
 
 # field -> the name the official Python binding (python_api.cc) and conf files use for it
 SHORT_NAMES: dict[str, str] = {"server_ttft_latency": "ttft_latency", "server_tpot_latency": "tpot_latency"}
@@ -78,7 +77,7 @@ class TestSettings:
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+        return tuple(f.name for f in fields_of(cls))
 
 
 # --- the legal values of every numeric setting (issue 30 §4) ------------------------------------------

@@ -8,14 +8,13 @@ down, in name order) so a submission tree or a sweep's parent folder can be give
 from __future__ import annotations
 
 import os
-from dataclasses import field
 from pathlib import Path
 
 from proctor.errors import LogFormatError, ProctorError
 from proctor.report.data import InferenceRun, is_run_dir, read_run
 from proctor.report.training import TrainingResult, is_training_dir, read_training
 from proctor.trees import real_root
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 MAX_DEPTH = 8
 MAX_RUNS = 500  # a report of more runs than this is not one a person reads

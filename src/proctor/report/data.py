@@ -15,9 +15,9 @@ of an official run shows the percentiles only, and says so in one line.
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from proctor.loadgen.logs.samples import MAX_TIME_NS, read_samples
 from proctor.loadgen.logs.verdict import LINE_CHARS, VERDICT_LINES, read_verdict
 from proctor.loadgen.results import SLO_NAMES, LatencyStats, exact_sum
 from proctor.trees import is_file, read_bytes
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 DETAIL, SUMMARY, TRACE, ACCURACY, SAMPLES = (
     "mlperf_log_detail.txt",
@@ -200,7 +200,12 @@ def _num(v: Any) -> float | None:
 
 
 def _text(v: Any, limit: int = 2000) -> str:
-    return (v if isinstance(v, str) else orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY).decode())[:limit]
+    if isinstance(v, str):
+        return v[:limit]
+    try:
+        return orjson.dumps(v, option=orjson.OPT_SERIALIZE_NUMPY).decode()[:limit]
+    except TypeError:  # a whole number past 64 bits, which a log may hold (json.loads reads it)
+        return json.dumps(v, default=repr)[:limit]
 
 
 def is_run_dir(d: Path) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,7 @@ from proctor.errors import LogFormatError, ProctorError
 from proctor.mllog_lines import BadLine, iter_log
 from proctor.rules.training_rcps import RcpRecord, available_rulesets, load_rcps
 from proctor.training.runs import EVAL_KEYS, RunSet, read_run_set, result_files
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:  # the RCP check and scoring load scipy.stats (a second): only a training report needs them
     from proctor.training.rcp import RcpCheck, RcpPoint

@@ -11,7 +11,7 @@ better (below).
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from proctor.resultsdb.own import Own, proctor_workload, read_own
 from proctor.resultsdb.rows import VALID, benchmark_name
 from proctor.resultsdb.store import Store
 from proctor.rules.inference_rounds import round_table
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 MAX_PEERS = 5000  # peers listed (the rank counts them all)
 PEER_COLUMNS = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,7 +22,7 @@ from proctor.resultsdb.layout import INFERENCE, Plan, Unit, plan
 from proctor.resultsdb.rows import INVALID, finding_rows
 from proctor.resultsdb.store import SCHEMA_VERSION, Store, text
 from proctor.trees import fingerprint
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 from proctor.version import __version__
 
 CHECKED_BY = f"proctor {__version__}, schema {SCHEMA_VERSION}"

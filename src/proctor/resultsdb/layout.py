@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import field
 from pathlib import Path
 
 from proctor.errors import ResultsError
 from proctor.rules.rounds import ROUNDS as INFERENCE_ROUNDS
 from proctor.rules.training.benchmarks import ROUNDS as TRAINING_TABLES
 from proctor.trees import DIR, FILE, MAX_ENTRIES, kind, read_bytes, real_root, show
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 INFERENCE, TRAINING = "inference", "training"
 SUITES = (INFERENCE, TRAINING)

@@ -16,7 +16,6 @@ is checked as published ones are (`inference_units`, `training_units`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ from proctor.rules.inference import PROCTOR_WORKLOAD, Category
 from proctor.rules.inference_rounds import round_table
 from proctor.rules.rounds import ROUNDS
 from proctor.trees import DIR, FILE, kind, not_a_file, read_bytes, real_root, show
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 DETAIL = "mlperf_log_detail.txt"
 MAX_SYSTEM_JSON = 1 << 20

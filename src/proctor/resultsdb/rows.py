@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -22,7 +21,7 @@ from proctor.findings import Finding, Severity
 from proctor.resultsdb.store import text
 from proctor.rules.inference import Category
 from proctor.rules.inference_rounds import InferenceRound
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 VALID, INVALID = "VALID", "INVALID"
 LOWER_IS_BETTER = ("ms", "s", "minutes")  # latency and time to train; every other metric is a rate

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import field
 from enum import StrEnum
 
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 RULES = "Inference rules"
 DC_TABLE = f"{RULES} §Benchmarks, Datacenter suite table"

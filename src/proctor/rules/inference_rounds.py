@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 from functools import cache
 
 from proctor.rules.inference import (
@@ -28,7 +27,7 @@ from proctor.rules.inference import (
     Variant,
 )
 from proctor.rules.rounds import CURRENT_ROUND, ROUNDS, SEEDS, Layout, unknown_round
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 OFFICIAL_REPO = "mlcommons/inference"
 RULES_FAQ_METRIC = "Inference rules §FAQ ('Which one is reported as the final metric? Scheduled samples per second')"

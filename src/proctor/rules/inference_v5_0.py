@@ -10,8 +10,6 @@ TTFT 450 ms / TPOT 40 ms), Llama3.1-405B and R-GAT join.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from proctor.rules import inference_v4_1 as v41
 from proctor.rules.inference import Benchmark, Category, GenerationBound, Suite
 from proctor.rules.inference_rounds import (
@@ -28,6 +26,7 @@ from proctor.rules.inference_rounds import (
     tokens,
 )
 from proctor.rules.rounds import SEEDS, Layout
+from proctor.typed_records import replace
 
 TAG = "v5.0"
 CHECKER = official("v5.0.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.0"]')

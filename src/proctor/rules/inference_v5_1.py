@@ -11,8 +11,6 @@ DeepSeek-R1, Whisper and PointPainting join.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from proctor.rules import inference_v5_0 as v50
 from proctor.rules.inference import Benchmark, Category, GenerationBound, Suite
 from proctor.rules.inference_rounds import (
@@ -31,6 +29,7 @@ from proctor.rules.inference_rounds import (
     tokens,
 )
 from proctor.rules.rounds import SEEDS, Layout
+from proctor.typed_records import replace
 
 TAG = "v5.1"
 CHECKER = official("v5.1.1", "tools/submission/submission_checker.py", 'MODEL_CONFIG["v5.1"]')

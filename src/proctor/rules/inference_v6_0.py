@@ -11,13 +11,12 @@ difference written out here.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from proctor.rules import inference as current
 from proctor.rules import inference_v5_1 as v51
 from proctor.rules.inference import Benchmark, Category, Suite
 from proctor.rules.inference_rounds import COMPLETED, AccuracyArtifacts, InferenceRound, official, tokens
 from proctor.rules.rounds import SEEDS, Layout
+from proctor.typed_records import replace
 
 TAG = "v6.0"
 CHECKER = official("HEAD", "tools/submission/submission_checker/constants.py", 'MODEL_CONFIG["v6.0"]')

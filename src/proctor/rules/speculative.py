@@ -10,10 +10,8 @@ object in the result's measurements JSON, listed in docs/deviations.md).
 
 from __future__ import annotations
 
-from dataclasses import field
-
 from proctor.rules.inference import RULES, SPEC_DECODING, Category
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 ALLOWED_TECHNIQUES = f"{RULES} §Model Equivalence, allowed techniques ('Speculative decoding is allowed ...')"
 TPOT_DEFINITION = (

@@ -26,7 +26,6 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import field
 from typing import Any
 
 from aiohttp import web
@@ -34,7 +33,7 @@ from aiohttp.typedefs import Middleware
 
 from proctor.serving.guard import FailureLog, Handler
 from proctor.serving.limits import REFUSE_LINGER_S, ConnectionLimits, fd_cap
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 log = logging.getLogger("proctor.serving")
 

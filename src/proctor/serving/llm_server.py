@@ -35,7 +35,6 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import field
 from typing import Any
 
 import orjson
@@ -47,7 +46,7 @@ from proctor.serving.connections import Gate, listen, phases, runner_options
 from proctor.serving.guard import FailureLog, guard, quiet_protocol_errors
 from proctor.serving.limits import ConnectionLimits
 from proctor.serving.precise import LatenessHist, PreciseTimer, StampedProtocol
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 # --- the model --------------------------------------------------------------------------------------
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import field
 from pathlib import Path, PurePath
 
 import orjson
@@ -47,7 +46,7 @@ from proctor.trees import (
     show,
     write_new,
 )
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 PERF_FILES = ("mlperf_log_detail.txt", "mlperf_log_summary.txt")
 ACC_FILES = ("mlperf_log_detail.txt", "mlperf_log_accuracy.json", "accuracy.txt")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import shutil
 import stat
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from proctor.submission.describe import SYSTEM_FILE, this_machine, write_json
 from proctor.submission.package import SAFE_NAME, system_name_of
 from proctor.training.package import read_system
 from proctor.training.runs import result_files
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 README = "README.md"
 

@@ -22,7 +22,6 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from dataclasses import field
 from pathlib import Path
 
 from proctor.audits.specs import Truncation, spec_of
@@ -54,7 +53,7 @@ from proctor.trees import (
     replace,
     show,
 )
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 DIVISIONS = ("closed", "open", "network")
 

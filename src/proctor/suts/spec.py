@@ -18,11 +18,10 @@ written `prompt="a, b"`. A repeated key stays repeated here: the factory's field
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
 from typing import Literal
 
 from proctor.errors import ConfigError
-from proctor.typed_records import record
+from proctor.typed_records import field, record, replace
 
 Kind = Literal["name", "module", "file"]
 Pairs = tuple[tuple[str, str], ...]

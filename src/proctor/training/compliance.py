@@ -21,7 +21,6 @@ import math
 import stat
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from proctor.rules.training.types import Check, Config, KeyRule, Line, Req, Rule
 from proctor.training.benchmarks import GROUP, TrainingBenchmark, resolve
 from proctor.training.logparse import iter_records
 from proctor.training.plausibility import LogPlausibility
-from proctor.typed_records import record
+from proctor.typed_records import field, record, replace
 
 _SRC_PARSE = "§11 Run Results: result logs include all MLLOG lines"
 CACHE_LIMIT = 20_000  # rule-keyed records kept in memory; past it later configs re-read the file

@@ -9,14 +9,13 @@ line number instead of an exception.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from proctor.findings import Finding
 from proctor.mllog_lines import BadLine, LogLine, iter_log
 from proctor.training.plausibility import LogPlausibility
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 MARKERS = (b":::MLLOG ",)  # the official parser's token, with its space
 _EVENT_KEYS = frozenset(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from proctor.training.rcp import CustomRcps, Policy, RcpCheck, check_rcp
 from proctor.training.runs import RunSet, Unit, read_run_set, result_files, unreadable_dirs
 from proctor.training.scoring import median_window
 from proctor.trees import FILE, MISSING, is_dir, is_file, kind, real_root, scan
-from proctor.typed_records import record
+from proctor.typed_records import field, record, replace
 
 SRC_RESULTS = "002 §11 Run Results / Benchmark Results"
 SRC_RCP = "002 §13 Reference Convergence Points"

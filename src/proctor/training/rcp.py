@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +34,7 @@ from proctor.training.benchmarks import TrainingBenchmark, resolve
 from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet, Unit, read_run_set
 from proctor.trees import real_root, remove_file, write_new
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 Policy = Literal["rules", "official"]
 SOURCE = "002 §13 Reference Convergence Points; §22 RCP Examples"

@@ -12,7 +12,6 @@ import math
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,7 +25,7 @@ from proctor.rules.training.benchmarks import official
 from proctor.rules.training.rulesets import metric_step_key
 from proctor.training.plausibility import LogPlausibility, is_implausible
 from proctor.trees import FILE, LINK, MISSING, is_dir, is_file, kind, not_a_file, real_root
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 Unit = Literal["auto", "samples", "epochs", "train_samples"]
 NOT_CONVERGED = math.inf

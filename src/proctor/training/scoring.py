@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from proctor.findings import Finding, Severity
 from proctor.rules.training import benchmarks
 from proctor.training.plausibility import is_implausible
 from proctor.training.runs import RunSet
-from proctor.typed_records import record
+from proctor.typed_records import field, record, replace
 
 SOURCE = "002 §11 Benchmark Results"
 OPEN_QUALITY_SOURCE = (

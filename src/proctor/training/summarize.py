@@ -17,7 +17,6 @@ import io
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from proctor.training.rcp import Policy, RcpCheck, check_rcp, olympic_mean
 from proctor.training.runs import RunSet, read_run_set, result_files
 from proctor.training.scoring import BenchmarkScore, Compliance, score_run_set
 from proctor.trees import MISSING, is_dir, is_file, kind, real_root, replace
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 SPEC_COLUMNS = (
     "division",

@@ -22,14 +22,13 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
 from typing import Any
 
 import numpy as np
 import orjson
 
 from proctor.errors import CodecError
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 BINARY_CONTENT_TYPE = "application/octet-stream"

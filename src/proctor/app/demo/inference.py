@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +34,7 @@ from proctor.app.demo.table import (
     verdict_row,
 )
 from proctor.errors import RunError
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:
     from proctor.audits.run import Runner

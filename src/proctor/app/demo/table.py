@@ -9,13 +9,13 @@ rule ids are derived the same way everywhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from proctor.app.demo.options import SUBMITTER
 from proctor.findings import Finding
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 SHORT_RULE = "min_duration"  # the one rule a short demo run breaks
 # A failed audit verification: expected only where the audit's own numbers said so (inference.py).

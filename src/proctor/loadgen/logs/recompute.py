@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from proctor.errors import LogFormatError
 from proctor.lazy_patterns import LazyPattern
 from proctor.loadgen.logs.numbers import Span, percentile_label, printed
 from proctor.loadgen.logs.reader import DetailLogData
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 if TYPE_CHECKING:
     import datetime as dt

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, field
+from dataclasses import KW_ONLY
 from typing import Literal
 
 from proctor.rules.training import rules_text
@@ -35,7 +35,7 @@ from proctor.rules.training.package import DIVISIONS
 from proctor.rules.training.scoring import DEFAULT_OLYMPIC_DROP
 from proctor.rules.training.sections import EVALUATION_TABLE
 from proctor.rules.training.types import Cadence, Check, Config, KeyRule, Req
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 # The official rcp_checker's names for the list of convergence points in an RCP record.
 EPOCHS_KEY = "Epochs to converge"

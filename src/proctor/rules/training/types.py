@@ -16,11 +16,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 
 class Req(StrEnum):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,7 +22,7 @@ import orjson
 
 from proctor.errors import ConfigError
 from proctor.rules.training.benchmarks import EPOCHS_KEY, SAMPLES_KEY, official
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 # Official files name their list as the benchmark's record says (`rcp_points_key`: "samples to
 # converge" or "Epochs to converge", rcp_checker._process_raw_rcp_data); a custom file may use either.

@@ -21,7 +21,6 @@ the result equals an int32 accumulation in any summation order.
 from __future__ import annotations
 
 import json
-from dataclasses import field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from proctor.errors import ConfigError
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 
 WEIGHTS_FILE = "weights_fp32.npz"
 _EXACT_LIMIT = 2**24

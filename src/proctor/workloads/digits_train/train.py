@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import os
 import time
-from dataclasses import field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ import numpy as np
 from proctor.training import constants as C
 from proctor.training.harness import TrainingRun
 from proctor.training.mllog import MLLogger
-from proctor.typed_records import record
+from proctor.typed_records import field, record
 from proctor.workloads.digits_train import (
     BENCHMARK,
     DEFAULT_BATCH_SIZE,

@@ -1,0 +1,106 @@
+"""proctor.json_text: `loads` gives what `json.loads` gives on the UTF-8 text, whether it decodes with
+`json` or (once enough was read) with orjson; `dumps_indented` writes what orjson's OPT_INDENT_2 wrote,
+a float that is not finite as null."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proctor import json_text
+
+
+@pytest.fixture(params=["json", "orjson"])
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each test runs with loads on json (nothing read yet, orjson not imported) and on orjson."""
+    monkeypatch.setattr(json_text, "_decoded", 0)
+    monkeypatch.setattr(json_text, "_orjson", orjson if request.param == "orjson" else None)
+    if request.param == "json":
+        monkeypatch.setattr(json_text, "ORJSON_AFTER", 1 << 62)
+        monkeypatch.delitem(__import__("sys").modules, "orjson")
+    yield request.param
+
+
+def _outcome(fn: Any, data: bytes) -> tuple[str, Any]:
+    try:
+        return "value", repr(fn(data))  # repr: NaN equals itself, and 1 and 1.0 differ
+    except (ValueError, RecursionError) as exc:
+        return "refused", type(exc).__name__ if isinstance(exc, RecursionError) else "ValueError"
+
+
+def _json(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+EDGES = [b"18446744073709551616", b"-9223372036854775809", b"18446744073709551615", b"[1e400, -1e400]", b"NaN",
+         b'"\\ud800"', b'"\xed\xa0\x80"', b"\xef\xbb\xbf{}", b'{"a": 1, "a": 2}', b"-0", b"1E5", b"[]\n", b"{}\x00",
+         "{}".encode("utf-16"), b"", b"[" * 100_000, b'"\xff"', b"123456789012345678901234567890",
+         b'{"key": "x", "value": 12345678901234567890123}']  # fmt: skip
+
+
+@pytest.mark.parametrize("data", EDGES, ids=range(len(EDGES)))
+def test_edges_read_as_json_reads_them(decoder: str, data: bytes) -> None:
+    assert _outcome(json_text.loads, data) == _outcome(_json, data)
+
+
+@given(value=JSON_VALUES, spaced=st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_any_json_text_reads_as_json_reads_it(value: Any, spaced: bool) -> None:
+    data = json.dumps(value, ensure_ascii=spaced, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    for fast in (None, orjson):
+        json_text._orjson = fast
+        try:
+            assert _outcome(json_text.loads, data) == _outcome(_json, data)
+        finally:
+            json_text._orjson = None
+
+
+@given(data=st.binary(max_size=64))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_read_as_json_reads_them(data: bytes) -> None:
+    for fast in (None, orjson):
+        json_text._orjson = fast
+        try:
+            assert _outcome(json_text.loads, data) == _outcome(_json, data)
+        finally:
+            json_text._orjson = None
+
+
+def test_orjson_is_imported_only_past_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(json_text, "_decoded", 0)
+    monkeypatch.setattr(json_text, "_orjson", None)
+    monkeypatch.delitem(__import__("sys").modules, "orjson")
+    line = b'{"key": "k", "value": [1, 2, 3]}'
+    for _ in range(json_text.ORJSON_AFTER // len(line)):
+        json_text.loads(line)
+    assert json_text._orjson is None and "orjson" not in __import__("sys").modules
+    json_text.loads(line)
+    assert json_text._orjson is not None
+
+
+@given(value=JSON_VALUES)
+@settings(max_examples=200, deadline=None)
+def test_dumps_indented_writes_what_orjson_wrote(value: Any) -> None:
+    try:
+        want = orjson.loads(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+    except orjson.JSONEncodeError:  # a lone surrogate or an integer past 64 bits: not in a report
+        return
+    got = json_text.dumps_indented(value)
+    assert repr(json.loads(got)) == repr(want)  # a bare NaN would read back as nan, not None
+
+
+def test_dumps_indented_layout_and_non_finite_floats() -> None:
+    doc = {"verdict": "VALID", "n": [1, 2.5, math.nan, -math.inf], "e": {}, "l": [], "t": "é\n"}
+    assert json_text.dumps_indented(doc) == orjson.dumps(doc, option=orjson.OPT_INDENT_2)
