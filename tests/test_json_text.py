@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -22,9 +26,9 @@ def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     """Each test runs with loads on json (nothing read yet, orjson not imported) and on orjson."""
     monkeypatch.setattr(json_text, "_decoded", 0)
     monkeypatch.setattr(json_text, "_orjson", orjson if request.param == "orjson" else None)
-    if request.param == "json":
+    if request.param == "json":  # nothing read yet, and orjson (which the tests import) not seen
         monkeypatch.setattr(json_text, "ORJSON_AFTER", 1 << 62)
-        monkeypatch.delitem(__import__("sys").modules, "orjson")
+        monkeypatch.setattr(json_text, "sys", SimpleNamespace(modules={}))
     yield request.param
 
 
@@ -35,6 +39,19 @@ def _outcome(fn: Any, data: bytes) -> tuple[str, Any]:
         return "refused", "RecursionError"
     except ValueError as exc:  # worded as json words it (a finding quotes it)
         return "refused", f"{type(exc).__name__}: {exc}"
+
+
+@contextmanager
+def _decoding_with(fast: Any) -> Iterator[None]:
+    """loads on orjson (`fast`), or on json alone (None: orjson, which this module imports, unseen)."""
+    saved = json_text._orjson, json_text.sys, json_text._decoded
+    json_text._orjson, json_text._decoded = fast, 0
+    if fast is None:
+        json_text.sys = SimpleNamespace(modules={})  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        json_text._orjson, json_text.sys, json_text._decoded = saved
 
 
 def _json(data: bytes) -> Any:
@@ -62,34 +79,32 @@ def test_edges_read_as_json_reads_them(decoder: str, data: bytes) -> None:
 def test_any_json_text_reads_as_json_reads_it(value: Any, spaced: bool) -> None:
     data = json.dumps(value, ensure_ascii=spaced, separators=(", ", ": ") if spaced else (",", ":")).encode()
     for fast in (None, orjson):
-        json_text._orjson = fast
-        try:
+        with _decoding_with(fast):
             assert _outcome(json_text.loads, data) == _outcome(_json, data)
-        finally:
-            json_text._orjson = None
 
 
 @given(data=st.binary(max_size=64))
 @settings(max_examples=300, deadline=None)
 def test_any_bytes_read_as_json_reads_them(data: bytes) -> None:
     for fast in (None, orjson):
-        json_text._orjson = fast
-        try:
+        with _decoding_with(fast):
             assert _outcome(json_text.loads, data) == _outcome(_json, data)
-        finally:
-            json_text._orjson = None
 
 
-def test_orjson_is_imported_only_past_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(json_text, "_decoded", 0)
-    monkeypatch.setattr(json_text, "_orjson", None)
-    monkeypatch.delitem(__import__("sys").modules, "orjson")
-    line = b'{"key": "k", "value": [1, 2, 3]}'
-    for _ in range(json_text.ORJSON_AFTER // len(line)):
-        json_text.loads(line)
-    assert json_text._orjson is None and "orjson" not in __import__("sys").modules
-    json_text.loads(line)
-    assert json_text._orjson is not None
+def test_orjson_is_imported_only_past_the_threshold() -> None:
+    """A process that decodes less than ORJSON_AFTER bytes never imports orjson; past it, it does."""
+    code = (
+        "import sys\n"
+        "from proctor import json_text\n"
+        "line = b'{\"key\": \"k\", \"value\": [1, 2, 3]}'\n"
+        "for _ in range(json_text.ORJSON_AFTER // len(line)):\n"
+        "    json_text.loads(line)\n"
+        "print('orjson' in sys.modules)\n"
+        "json_text.loads(line)\n"
+        "print('orjson' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.stdout.split() == ["False", "True"], res.stderr
 
 
 @given(value=JSON_VALUES)

@@ -148,18 +148,13 @@ def _specs_of(cls: type) -> dict[str, Spec] | None:
 
 def fields_of(obj: Any) -> tuple[Spec, ...]:
     """The fields of a record or dataclass (class or instance), as `dataclasses.fields` lists them,
-    without importing `dataclasses` for a record."""
-    cls = obj if isinstance(obj, type) else type(obj)
-    out: dict[str, Spec] = {}
-    found = False
-    for base in cls.__mro__[::-1]:
-        specs = _specs_of(base)
+    without importing `dataclasses` for a record. Each keeps its inherited fields, so the first class
+    in the MRO that declares any holds them all (a plain subclass has its base's)."""
+    for klass in (obj if isinstance(obj, type) else type(obj)).__mro__:
+        specs = _specs_of(klass)
         if specs is not None:
-            found = True
-            out.update(specs)
-    if not found:
-        raise TypeError("must be called with a dataclass type or instance")
-    return tuple(out.values())
+            return tuple(specs.values())
+    raise TypeError("must be called with a dataclass type or instance")
 
 
 def replace(obj: _R, /, **changes: Any) -> _R:
