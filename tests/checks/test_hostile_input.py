@@ -93,6 +93,7 @@ def test_tables_never_cut_numbers_at_80_columns(monkeypatch, valid_tree: Path) -
     monkeypatch.setattr(
         tree_commands, "console", lambda: Console(file=buf, width=80, force_terminal=True, color_system=None)
     )
+    monkeypatch.setattr(tree_commands, "is_terminal", lambda: True)  # an 80-column terminal: rich's table
     from proctor.checks.summarize import summarize
 
     rows = summarize(valid_tree, "v4.1")

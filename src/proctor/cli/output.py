@@ -6,7 +6,9 @@ option or key and what to do; a traceback only with `proctor --debug`.
 
 Tables never cut a number or a path: label columns wrap, value columns do not. When standard
 output is not a terminal, plain lines are never wrapped and tables wrap their text columns at
-$COLUMNS or 120. Paths that would not fit go under the table, one per line, in full.
+$COLUMNS or 120. Paths that would not fit go under the table, one per line, in full. The tree
+commands (`check submission`, `summarize`) write their findings and results to a pipe or a file
+without rich (`write_findings`, `tables.plain_table`): plain columns that never wrap.
 
 Findings (every checker's result type) are printed by `print_findings`, the same way for every
 command. rich is imported on first print, so importing this module costs nothing at start-up.
@@ -67,7 +69,7 @@ def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    tty = hasattr(stream, "isatty") and stream.isatty()
+    tty = is_terminal(stream)
     width = None
     if not tty:
         try:
@@ -169,6 +171,13 @@ def print_table(out: Console, tbl: Table, paths: Iterable[tuple[str, str]] = ())
 _COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
+def _finding_text(f: Finding) -> tuple[str, str]:
+    """A finding's severity and the rest of its line: `[rule] path:line [key]: message`."""
+    where = (f.path or "") + (f":{f.line}" if f.line is not None else "")
+    return f.severity.value, f"[{f.rule}]" + (f" {where}" if where else "") + (f" [{f.key}]" if f.key else "") + (
+        f": {f.message}")  # fmt: skip
+
+
 def print_findings(out: Console, findings: Iterable[Finding], indent: str = "  ") -> None:
     """Every checker's findings, one way for every command:
 
@@ -180,10 +189,27 @@ def print_findings(out: Console, findings: Iterable[Finding], indent: str = "  "
     from rich.markup import escape
 
     for f in findings:
-        severity = f.severity.value
+        severity, text = _finding_text(f)
         colour = _COLOURS.get(severity, "cyan")
-        where = (f.path or "") + (f":{f.line}" if f.line is not None else "")
-        head = f"[{f.rule}]" + (f" {where}" if where else "") + (f" [{f.key}]" if f.key else "")
-        out.print(f"{indent}[{colour}]{severity.upper()}[/{colour}] {escape(head)}: {escape(f.message)}", soft_wrap=True)
+        out.print(f"{indent}[{colour}]{severity.upper()}[/{colour}] {escape(text)}", soft_wrap=True)
         if f.source:
             out.print(f"{indent}    rule: {f.source}", markup=False, soft_wrap=True)
+
+
+def write_findings(findings: Iterable[Finding], indent: str = "  ") -> None:
+    """print_findings' lines, uncoloured, on standard output without rich: what a pipe or a file gets
+    from the commands that print for one (`is_terminal`)."""
+    for f in findings:
+        severity, text = _finding_text(f)
+        sys.stdout.write(f"{indent}{severity.upper()} {text}\n")
+        if f.source:
+            sys.stdout.write(f"{indent}    rule: {f.source}\n")
+
+
+def is_terminal(stream: object = None) -> bool:
+    """Whether `stream` (standard output by default) is a terminal."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        return bool(getattr(stream, "isatty")())  # noqa: B009 - any object: a test's stand-in too
+    except (AttributeError, TypeError, ValueError, OSError):
+        return False

@@ -18,11 +18,14 @@ from proctor.cli.output import (
     check_round,
     console,
     fail,
+    is_terminal,
     print_findings,
     print_table,
     table,
+    write_findings,
 )
 from proctor.rules.rounds import CURRENT_ROUND
+from proctor.tables import plain_table
 
 if TYPE_CHECKING:
     from proctor.checks.submission import ResultRow
@@ -38,24 +41,26 @@ def check_directory(directory: Path) -> None:
         fail(f"{directory}: not a folder; give {LEVEL}")
 
 
+RESULT_COLUMNS = ("system", "benchmark", "scenario", "metric", "value", "units", "valid")
+
+
 def results_table(rows: list[ResultRow]) -> None:
-    out = console()
-    tbl = table("system", "benchmark", "scenario", "metric", "value", "units", "valid", labels=(0, 1, 3))
+    """The results, one row each (and the official summary's power row under a result with power):
+    rich's table on a terminal, plain columns in a pipe or a file (no rich to import: a third of a
+    small tree's check)."""
+    cells: list[tuple[str, ...]] = []
     for r in rows:
-        tbl.add_row(
-            r.system,
-            r.benchmark,
-            r.scenario,
-            r.metric,
-            "" if r.value is None else f"{r.value:.6g}",
-            r.units,
-            "yes" if r.valid else "NO",
-        )
-        if r.power is not None:  # the official summary's power row
-            tbl.add_row(
-                r.system, r.benchmark, r.scenario, "power", f"{r.power.metric:.6g}", r.power.units, ""
-            )
-    print_table(out, tbl)
+        value = "" if r.value is None else f"{r.value:.6g}"
+        cells.append((r.system, r.benchmark, r.scenario, r.metric, value, r.units, "yes" if r.valid else "NO"))
+        if r.power is not None:
+            cells.append((r.system, r.benchmark, r.scenario, "power", f"{r.power.metric:.6g}", r.power.units, ""))
+    if not is_terminal():
+        sys.stdout.write(plain_table(RESULT_COLUMNS, cells))
+        return
+    tbl = table(*RESULT_COLUMNS, labels=(0, 1, 3))
+    for row in cells:
+        tbl.add_row(*row)
+    print_table(console(), tbl)
 
 
 def check_submission_command(
@@ -80,17 +85,21 @@ def check_submission_command(
         doc = {"kind": "proctor.check.submission", "version": 1, "verdict": verdict, **report.to_dict()}
         sys.stdout.write(dumps_indented(doc).decode() + "\n")
     else:
-        out = console()
-        print_findings(out, report.findings, indent="")
-        results_table(report.results)
         n_err = sum(f.failed for f in report.findings)
-        out.print(
-            f"{verdict}: {len(report.results)} result(s), {n_err} error(s), "
-            f"{len(report.findings) - n_err} other finding(s)",
-            markup=False,
-        )
+        lines = [f"{verdict}: {len(report.results)} result(s), {n_err} error(s), "
+                 f"{len(report.findings) - n_err} other finding(s)"]  # fmt: skip
         if report.unofficial_logs:
-            out.print(unofficial_verdict(report.unofficial_logs, allow_unofficial), markup=False, soft_wrap=True)
+            lines.append(unofficial_verdict(report.unofficial_logs, allow_unofficial))
+        if is_terminal():
+            out = console()
+            print_findings(out, report.findings, indent="")
+            results_table(report.results)
+            for line in lines:
+                out.print(line, markup=False, soft_wrap=True)
+        else:
+            write_findings(report.findings, indent="")
+            results_table(report.results)
+            sys.stdout.write("".join(line + "\n" for line in lines))
     return EXIT_OK if report.valid else EXIT_INVALID
 
 
