@@ -264,3 +264,61 @@ def test_making_records_imports_no_dataclasses() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.stdout.splitlines() == ["True ['a', 'b'] False", "True ['a', 'b']"], res.stderr
+
+
+_TUPLE_BODY = (
+    "class Estimate(NamedTuple):\n"
+    "    '''One estimate.'''\n"
+    "\n"
+    "    ok: bool\n"
+    "    text: str\n"
+    "    low: int = 0\n"
+    "    high: int = 5\n"
+    "\n"
+    "    def width(self) -> int:\n"
+    "        return self.high - self.low\n"
+)
+
+
+def _tuple_class(named_tuple: Any) -> Any:
+    space: dict[str, Any] = {"NamedTuple": named_tuple, "__name__": "proctor.somewhere"}
+    exec(_TUPLE_BODY, space)  # the same class body under each NamedTuple
+    return space["Estimate"]
+
+
+def test_named_tuple_makes_what_typings_class_syntax_makes() -> None:
+    import typing
+
+    from proctor.typed_records import NamedTuple
+
+    ours, theirs = _tuple_class(NamedTuple), _tuple_class(typing.NamedTuple)
+    for cls in (ours, theirs):
+        e = cls(True, "ok", 2)
+        assert tuple(e) == (True, "ok", 2, 5) and e == (True, "ok", 2, 5)
+        ok, text, low, high = e
+        assert (ok, text, low, high) == (True, "ok", 2, 5) and e.width() == 3
+        assert e._replace(high=9).high == 9 and e._asdict() == {"ok": True, "text": "ok", "low": 2, "high": 5}
+    for attr in ("_fields", "_field_defaults", "__doc__", "__module__", "__name__"):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr
+    assert list(ours.__annotations__) == list(theirs.__annotations__)  # typing wraps text in ForwardRef
+    assert repr(ours(False, "no")) == repr(theirs(False, "no")) == "Estimate(ok=False, text='no', low=0, high=5)"
+    with pytest.raises(TypeError):
+        ours(True)
+    assert issubclass(ours, tuple)
+
+
+def test_named_tuple_imports_no_typing() -> None:
+    """The check's start-up path defines NamedTuples without `typing` (3 ms of a small check)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from proctor.typed_records import NamedTuple\n"
+        "class P(NamedTuple):\n"
+        "    x: int\n"
+        "    y: int = 2\n"
+        "print(P(1), 'typing' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.stdout.splitlines() == ["P(x=1, y=2) False"], res.stderr

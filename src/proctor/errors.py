@@ -26,7 +26,9 @@ straight to it. The modules that raise an error import it from here; the tree is
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ProctorError(Exception):

@@ -7,9 +7,12 @@ rules text says, so the CLI can print it and `--json` can serialize it without p
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
 from proctor.typed_records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Severity(StrEnum):

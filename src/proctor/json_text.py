@@ -16,7 +16,10 @@ import json
 import json.decoder
 import math
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ORJSON_AFTER = 2 << 20  # bytes decoded by json before orjson's import pays for itself
 _LONG_NUMBER = b"9" * 19  # digits in a row, after _DIGITS: a whole number orjson may not hold

@@ -11,8 +11,18 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any, AnyStr, Generic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any, AnyStr, Generic
+else:  # typing's import was 3 ms of a small tree's check; at run time the parameter is only a name
+
+    class Generic:
+        def __class_getitem__(cls, _parameter):
+            return object
+
+    AnyStr = str
 
 
 class LazyPattern(Generic[AnyStr]):

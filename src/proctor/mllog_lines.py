@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from proctor import json_text
 from proctor.text_files import universal_lines
 from proctor.typed_records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MARKER = b":::MLLOG"
 ENDPOINTS_MARKER = b":::ENDPTS"

@@ -5,8 +5,8 @@ writes one without it, for the commands that print plain columns to a pipe or a 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rich.table import Table
 

@@ -27,7 +27,6 @@ The decisions (docs/deviations.md, "Issue 30: untrusted trees"):
 
 from __future__ import annotations
 
-import bisect
 import errno
 import os
 import stat
@@ -36,12 +35,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path, PurePath
-from typing import IO, Any, TypeVar
 
 from proctor.errors import TreeError
 from proctor.lazy_patterns import LazyPattern
 from proctor.typed_records import field, record
 from proctor.untrusted_text import printable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, TypeVar
+
+    _T = TypeVar("_T")
 
 MAX_ENTRIES = 200_000  # files and folders one walk or copy visits (the largest published submitter: ~13,000)
 MAX_DEPTH = 40  # folder levels below a walk's root (the official inference layout: 10)
@@ -77,7 +81,6 @@ def safe_name(name: str, what: str) -> str:
 
 # --- one reader's look at a tree ------------------------------------------------------------------
 MAX_PARSED = 32  # files whose parse one reading keeps (a result's logs are read again within it)
-_T = TypeVar("_T")
 
 
 @record(slots=True)
@@ -649,6 +652,10 @@ def scan(
 def _no_cycles(out: Scan, kept: list[tuple[Path, str]], links: list[str]) -> None:
     """Keep a link to a folder only when no link lies below that folder: following kept links then
     never meets another link, so no chain of them loops (a link to a folder above itself included)."""
+    if not kept:
+        return
+    import bisect  # only a tree with links comes here
+
     for path, target in kept:
         inside = "" if target == "." else target + "/"
         i = bisect.bisect_left(links, inside)

@@ -19,17 +19,43 @@ without importing `dataclasses`.
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Mapping
 from operator import attrgetter
 from reprlib import recursive_repr
 from types import MemberDescriptorType
-from typing import Any, TypeVar, dataclass_transform, overload
 
-_T = TypeVar("_T", bound=type)
-_V = TypeVar("_V")
-_R = TypeVar("_R")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, TypeVar, dataclass_transform, overload
+    from typing import NamedTuple as NamedTuple
+
+    _T = TypeVar("_T", bound=type)
+    _V = TypeVar("_V")
+    _R = TypeVar("_R")
+else:  # importing typing was 3 ms of a small tree's check: what it gives at run time, done here
+
+    def dataclass_transform(**_options):
+        return lambda function: function
+
+    class _TupleMaker(type):
+        """`typing.NamedTuple`'s class syntax: a `collections.namedtuple` of the body's annotated
+        names (its values the defaults), with the body's methods and docstring."""
+
+        def __new__(mcls, name, bases, namespace):
+            from collections import namedtuple
+
+            annotations = namespace.get("__annotations__", {})
+            defaults = [namespace[n] for n in annotations if n in namespace]
+            made = namedtuple(name, list(annotations), defaults=defaults, module=namespace["__module__"])
+            made.__annotations__ = made.__new__.__annotations__ = dict(annotations)
+            for key, value in namespace.items():
+                if key not in ("__module__", "__qualname__", "__annotations__") and key not in annotations:
+                    setattr(made, key, value)
+            return made
+
+    NamedTuple = type.__new__(_TupleMaker, "NamedTuple", (), {"__module__": __name__})
+
 _setattr = object.__setattr__
 
 
@@ -64,15 +90,17 @@ class Spec:
         return f"Spec(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
 
 
-@overload
-def field(*, default: _V, init: bool = ..., repr: bool = ..., hash: bool | None = ..., compare: bool = ...,  # noqa: A002
-          metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _V: ...  # fmt: skip
-@overload
-def field(*, default_factory: Callable[[], _V], init: bool = ..., repr: bool = ..., hash: bool | None = ...,  # noqa: A002
-          compare: bool = ..., metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _V: ...  # fmt: skip
-@overload
-def field(*, init: bool = ..., repr: bool = ..., hash: bool | None = ..., compare: bool = ...,  # noqa: A002
-          metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...  # fmt: skip
+if TYPE_CHECKING:  # the overloads mypy reads
+
+    @overload
+    def field(*, default: _V, init: bool = ..., repr: bool = ..., hash: bool | None = ..., compare: bool = ...,  # noqa: A002
+              metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _V: ...  # fmt: skip
+    @overload
+    def field(*, default_factory: Callable[[], _V], init: bool = ..., repr: bool = ..., hash: bool | None = ...,  # noqa: A002
+              compare: bool = ..., metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> _V: ...  # fmt: skip
+    @overload
+    def field(*, init: bool = ..., repr: bool = ..., hash: bool | None = ..., compare: bool = ...,  # noqa: A002
+              metadata: Mapping[Any, Any] | None = ..., kw_only: bool = ...) -> Any: ...  # fmt: skip
 
 
 def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,  # noqa: A002
@@ -208,7 +236,7 @@ def _annotations(cls: type) -> dict[str, Any]:
     if own is not None:
         return dict(own)
     try:
-        annotationlib = importlib.import_module("annotationlib")
+        import annotationlib  # type: ignore[import-not-found,unused-ignore]  # Python 3.14+
     except ImportError:
         return {}
     return dict(annotationlib.get_annotations(cls, format=annotationlib.Format.STRING))
@@ -447,12 +475,14 @@ def _build(cls: type, frozen: bool, slots: bool, kw_only: bool, eq: bool, repr_:
     return new
 
 
-@overload
-def record(cls: _T, /) -> _T: ...
-@overload
-def record(
-    *, frozen: bool = ..., slots: bool = ..., kw_only: bool = ..., eq: bool = ..., repr: bool = ...
-) -> Callable[[_T], _T]: ...
+if TYPE_CHECKING:
+
+    @overload
+    def record(cls: _T, /) -> _T: ...
+    @overload
+    def record(
+        *, frozen: bool = ..., slots: bool = ..., kw_only: bool = ..., eq: bool = ..., repr: bool = ...
+    ) -> Callable[[_T], _T]: ...
 
 
 @dataclass_transform(field_specifiers=(field, Spec))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proctor.checks.accuracy import (
     check_accuracy,
@@ -36,6 +39,36 @@ def test_the_rules_rounding_example() -> None:
 def test_round_half_to_even_at_five_significant_figures(value: float, text: str) -> None:
     assert format_significant(value) == text
     assert round_significant(value) == float(text)
+
+
+def _decimal_rounding(value: float, figures: int) -> tuple[float, str]:
+    """The rules' rounding as the decimal module does it: the reference for the digit arithmetic."""
+    d = Decimal(repr(value))
+    exponent = d.adjusted() - figures + 1
+    q = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN)
+    rounded = float(q)
+    if q.adjusted() != d.adjusted():
+        q = q.quantize(Decimal(1).scaleb(exponent + 1), rounding=ROUND_HALF_EVEN)
+    return rounded, f"{q:f}"
+
+
+_TIES = st.builds(
+    lambda sign, digits, tail, exponent: float(f"{sign}{digits}{tail}e{exponent}"),
+    st.sampled_from(["", "-"]),
+    st.integers(1, 99999),
+    st.sampled_from(["", "5", "50", "4999", "5001"]),
+    st.integers(-40, 40),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), _TIES), st.sampled_from([1, 3, 5, 8]))
+def test_rounding_is_decimals_half_even_on_the_shortest_repr(value: float, figures: int) -> None:
+    if value == 0:
+        return
+    rounded, text = _decimal_rounding(value, figures)
+    assert round_significant(value, figures) == rounded
+    assert format_significant(value, figures) == text
 
 
 def test_rounding_decides_at_the_boundary() -> None:

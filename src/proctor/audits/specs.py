@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from proctor.typed_records import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from proctor.audits.configs import AuditConfig
     from proctor.audits.verify import Verdict

@@ -11,7 +11,6 @@ each case. Malformed input raises `LogFormatError` naming the file (and entry or
 
 from __future__ import annotations
 
-import array
 import binascii
 import json
 import math
@@ -19,7 +18,6 @@ import sys
 from codecs import BOM_UTF8
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
 
 from proctor import json_text
 from proctor.audits.configs import TEST06_DTYPES
@@ -28,6 +26,10 @@ from proctor.lazy_patterns import LazyPattern
 from proctor.loadgen.logs.reader import iter_lines, open_regular, read_detail
 from proctor.trees import read_at_most
 from proctor.typed_records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 MAX_ACCURACY_JSON_BYTES = 8 << 30  # larger than any accuracy log LoadGen's own cap lets through
 MAX_SUMMARY_LINE = 64 << 10
@@ -534,9 +536,10 @@ def detail_score(path: str | Path) -> float | None:
 
 
 def _array_code(kind: str, size: int) -> str:
-    """The `array` type code holding `size`-byte items of `kind` ("i": signed integer, "f": float)."""
+    """The `array` (and memoryview) type code holding `size`-byte items of `kind` ("i": signed
+    integer, "f": float)."""
     codes = ("q", "l", "i", "h") if kind == "i" else ("d", "f")
-    return next(c for c in codes if array.array(c).itemsize == size)
+    return next(c for c in codes if memoryview(bytes(8)).cast(c).itemsize == size)  # type: ignore[call-overload]
 
 
 # TEST06's little-endian token types ("<i4", ...) as `array` type codes and item sizes
@@ -552,6 +555,8 @@ def _tokens(raw: bytes | None, dtype: str) -> Sequence[Any] | None:
         return None
     if sys.byteorder == "little":
         return memoryview(raw).cast(code)  # type: ignore[call-overload]  # code: one of _TOKEN_ARRAYS
+    import array  # a big-endian machine only
+
     out = array.array(code, raw)
     out.byteswap()
     return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from decimal import ROUND_HALF_EVEN, Decimal
 
 from proctor.findings import Finding, Severity
 from proctor.rules.inference import (
@@ -52,13 +51,34 @@ _ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
 MAX_LINE_CHARS = 64 << 10  # longer lines are cut: an accuracy script prints short ones
 
 
+def _rounded_digits(value: float, figures: int) -> tuple[bool, int, int]:
+    """`value`'s shortest repr rounded half to even at `figures` significant figures, as (negative,
+    digits, exponent): the value is digits x 10**exponent. Whole-number arithmetic on the repr's
+    digits, what `Decimal(repr(value)).quantize(..., ROUND_HALF_EVEN)` computes without loading
+    decimal (2 ms of a small tree's check). `value` is finite and not zero."""
+    text = repr(float(value))
+    negative = text.startswith("-")
+    mantissa, _, exp_text = text.lstrip("-").partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = int(whole + fraction)
+    exponent = int(exp_text or 0) - len(fraction)
+    quantum = exponent + len(str(digits)) - figures  # the exponent of the last kept figure
+    if quantum > exponent:
+        scale = 10 ** (quantum - exponent)
+        digits, rest = divmod(digits, scale)
+        if 2 * rest > scale or (2 * rest == scale and digits % 2):
+            digits += 1
+    else:  # fewer figures than asked: padded with zeros, as quantize pads
+        digits *= 10 ** (exponent - quantum)
+    return negative, digits, quantum
+
+
 def round_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES) -> float:
     """Round half to even at `figures` significant figures: 98.9995 -> 99.0 (printed 99.000)."""
     if value == 0 or not math.isfinite(value):
         return value
-    d = Decimal(repr(float(value)))
-    exponent = d.adjusted() - figures + 1
-    return float(d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN))
+    negative, digits, exponent = _rounded_digits(value, figures)
+    return float(f"{'-' if negative else ''}{digits}e{exponent}")
 
 
 def format_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES) -> str:
@@ -67,12 +87,16 @@ def format_significant(value: float, figures: int = ACCURACY_SIGNIFICANT_FIGURES
         return "0." + "0" * (figures - 1)
     if not math.isfinite(value):
         return str(value)
-    d = Decimal(repr(float(value)))
-    exponent = d.adjusted() - figures + 1
-    q = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN)
-    if q.adjusted() != d.adjusted():  # rounding carried into a new digit: drop one decimal
-        q = q.quantize(Decimal(1).scaleb(exponent + 1), rounding=ROUND_HALF_EVEN)
-    return f"{q:f}"
+    negative, digits, exponent = _rounded_digits(value, figures)
+    if len(str(digits)) > figures:  # rounding carried into a new digit (99.9996 -> 100.00): one fewer decimal
+        digits, exponent = digits // 10, exponent + 1
+    text = str(digits)
+    if exponent >= 0:
+        text += "0" * exponent
+    else:
+        text = text.rjust(1 - exponent, "0")
+        text = f"{text[:exponent]}.{text[exponent:]}"
+    return f"-{text}" if negative else text
 
 
 def parse_accuracy_text(text: str) -> dict[str, float]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any
 
 from proctor.audits.specs import PROCTOR_AUDITS, spec_of
 from proctor.checks.accuracy import parse_accuracy_text, reported_metric
@@ -54,6 +53,10 @@ from proctor.submission_files import (
 from proctor.text_files import MAX_TEXT, TEXT_SOURCE, read_text, split_lines
 from proctor.trees import is_dir, is_file, parsed, read_at_most
 from proctor.typed_records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CHECKER = "official submission checker (round v6.1)"
 PASS_LINE = "TEST PASS"

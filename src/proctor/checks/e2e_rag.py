@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from proctor.findings import Finding
 from proctor.lazy_patterns import LazyPattern
@@ -27,7 +26,10 @@ from proctor.rules.e2e_rag import (
 )
 from proctor.trees import is_file, read_at_most
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from proctor.checks.compliance import ResultContext
 
 MAX_DETAIL_BYTES = 512 << 20  # 824 questions x a dozen logged LLM calls with their documents

@@ -8,13 +8,14 @@ An inferred edge result carries the value of the rules' formula instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from proctor.checks.inferred import infer
 from proctor.rules.inference import Benchmark, Category
 from proctor.typed_records import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from proctor.rules.inference_rounds import ResultField
 
 NS_PER_MS = 1_000_000

@@ -10,7 +10,6 @@ query size (per suite) and MultiStream's 8 samples per query.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from proctor.checks.detail_log import DetailLogData, short
 from proctor.findings import Finding, Severity
@@ -25,6 +24,10 @@ from proctor.rules.inference import (
 )
 from proctor.rules.rounds import SEED_KEYS
 from proctor.typed_records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCENARIOS_SRC = f"{RULES} §Scenarios table"
 EARLY_STOPPING_SRC = f"{RULES} [[appendix-early_stopping]]"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from proctor.errors import LogFormatError
 from proctor.findings import Finding
@@ -38,6 +37,7 @@ from proctor.text_files import TEXT_SOURCE, universal_lines
 from proctor.trees import kind, read_at_most
 from proctor.typed_records import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from proctor.audits.specs import SPECS
 from proctor.checks.compliance import audit_dir, measurement_files
@@ -38,7 +37,10 @@ from proctor.rules.speculative import (
 from proctor.text_files import read_text
 from proctor.trees import is_file, read_at_most
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from proctor.checks.compliance import ResultContext
 
 MAX_JSON = 1 << 20

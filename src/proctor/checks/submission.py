@@ -12,7 +12,6 @@ This module walks the tree and decides what applies; the rules live in `performa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
 from proctor.checks.accuracy_artifacts import check_accuracy_artifacts
@@ -64,6 +63,10 @@ from proctor.trees import (
     scan,
 )
 from proctor.typed_records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SYSTEM_FIELDS", "ResultRow", "SubmissionReport", "check_submission"]
 

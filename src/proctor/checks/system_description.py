@@ -13,7 +13,6 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
 
 from proctor.findings import Finding, Severity
 from proctor.lazy_patterns import LazyPattern
@@ -28,6 +27,10 @@ from proctor.rules.inference import (
     empty_response,
 )
 from proctor.trees import FILE, LINK, MISSING, kind, not_a_file, read_at_most
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STATUSES = ("available", "preview", "rdi")
 SYSTEM_TYPES: dict[str, tuple[Suite, ...]] = {

@@ -17,6 +17,7 @@ file of its own unwritten or a thread running.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from proctor.typed_records import record
@@ -118,8 +119,7 @@ def _parse(command: FastCommand, rest: list[str]) -> dict[str, object] | None:
 
 def call(fast: FastCall) -> int:
     """Run the matched command's body; its exit status."""
-    import importlib
-
     module, _, function = fast.command.body.partition(":")
-    status = getattr(importlib.import_module(module), function)(**fast.params)
+    __import__(module)  # not importlib.import_module: importlib's own module is not loaded here
+    status = getattr(sys.modules[module], function)(**fast.params)
     return int(status)

@@ -14,11 +14,14 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
 
 from proctor.cli import fast_path, output
 from proctor.errors import ProctorError, RunError
 from proctor.version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 def _register() -> None:

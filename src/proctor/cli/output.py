@@ -20,12 +20,14 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NoReturn
 
 from proctor.rules.rounds import ROUNDS, unknown_round
 from proctor.tables import table as table  # re-exported: the CLI builds its tables from here
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from rich.console import Console
     from rich.table import Table
 

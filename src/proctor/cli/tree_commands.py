@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from proctor.cli.output import (
     EXIT_INVALID,
@@ -27,6 +26,7 @@ from proctor.cli.output import (
 from proctor.rules.rounds import CURRENT_ROUND
 from proctor.tables import plain_table
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from proctor.checks.submission import ResultRow
 

@@ -6,8 +6,7 @@ checker, does not pull in the engine and every stage behind it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import sys
 
 _EXPORTS = {
     "run_test": "proctor.loadgen.engine",
@@ -41,7 +40,10 @@ __all__ = [
     "run_test",
 ]
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from proctor.loadgen.completion import complete_arrays, first_token_complete, query_samples_complete
     from proctor.loadgen.engine import RunOutcome, run_test
     from proctor.loadgen.options import EngineOptions
@@ -53,6 +55,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'proctor.loadgen' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)  # importlib's own module is not loaded on a check's path
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
 
+from proctor.typed_records import NamedTuple
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import numpy as np
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import ClassVar, SupportsFloat, SupportsIndex
 
 from proctor.errors import SettingRangeError
 from proctor.loadgen.scenarios import Scenario, TestMode
 from proctor.typed_records import field, fields_of, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 # field -> the name the official Python binding (python_api.cc) and conf files use for it
 SHORT_NAMES: dict[str, str] = {"server_ttft_latency": "ttft_latency", "server_tpot_latency": "tpot_latency"}
@@ -207,17 +210,17 @@ def value_problem(
         return f"must be a number, got {_short(repr(value))}"
     number: float
     if rng.whole:
-        if isinstance(value, SupportsIndex):  # int, numpy integers
+        if hasattr(value, "__index__"):  # int, numpy integers (what `typing.SupportsIndex` checks)
             number = operator.index(value)
         elif isinstance(value, float) and value.is_integer():  # min_duration_ms=2000.0 is taken
             number = int(value)
         else:
             return f"must be a whole number, got {text}"
     else:
-        if not isinstance(value, SupportsFloat | SupportsIndex):
+        if not (hasattr(value, "__float__") or hasattr(value, "__index__")):
             return f"must be a number, got {text}"
         try:
-            number = float(value)
+            number = float(value)  # type: ignore[arg-type]  # it has __float__ or __index__ (above)
         except (TypeError, ValueError, OverflowError):
             return f"must be a number, got {text}"
         if not math.isfinite(number):

@@ -11,12 +11,13 @@ the results they format (numpy, scipy), which made `proctor check submission` st
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from proctor.loadgen.logs.accuracy import AccuracyLog
     from proctor.loadgen.logs.detail import (
         DetailLogWriter,
@@ -55,7 +56,9 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    where = f"{__name__}.{module}"
+    __import__(where)  # importlib's own module is not loaded on a check's path
+    value = getattr(sys.modules[where], name)
     globals()[name] = value
     return value
 

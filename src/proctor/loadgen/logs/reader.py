@@ -18,13 +18,16 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, NamedTuple
 
 from proctor.errors import LogFormatError
 from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, decode_record, nested_deeper
 from proctor.text_files import universal_lines
 from proctor.trees import parsed
-from proctor.typed_records import field, record
+from proctor.typed_records import NamedTuple, field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 MAX_LINE_BYTES = 4 << 20  # a detail-log line is a few hundred bytes; anything this long is not one
 MAX_DEPTH = 32  # LoadGen values are scalars or flat lists; deeper nesting is not a LoadGen value

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
 
 from proctor.errors import LogFormatError
 from proctor.lazy_patterns import LazyPattern
@@ -29,8 +28,10 @@ from proctor.loadgen.logs.numbers import Span, percentile_label, printed
 from proctor.loadgen.logs.reader import DetailLogData
 from proctor.typed_records import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
+    from typing import Any
 
 RECOMPUTED, LOGGED = "recomputed", "logged"
 _DISCARD = LazyPattern(r"Would discard (\d+) highest")

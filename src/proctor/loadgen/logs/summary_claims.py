@@ -13,11 +13,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any
 
 from proctor.loadgen.logs.numbers import Span, percentile_label, printed, printed_fixed
 from proctor.loadgen.logs.reader import DetailLogData
 from proctor.loadgen.logs.recompute import PERCENTILES, Mismatch, Recomputed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # how a summary line prints its number
 INT, SIG6, FIXED2, TEXT, YESNO, BOOL01 = "int", "sig6", "fixed2", "text", "yesno", "bool01"
