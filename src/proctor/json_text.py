@@ -26,8 +26,9 @@ _LONG_NUMBER = b"9" * 19  # digits in a row, after _DIGITS: a whole number orjso
 _DIGITS = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 
 _SPACE = " \t\n\r"  # JSON's whitespace
-# what json.loads scans with (the C scanner where built); typeshed does not declare the attribute
-_scan = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# what json.loads scans with (the C scanner where built): scan(text, i) -> (the value at text[i], where
+# it ends), StopIteration where no value starts there; typeshed does not declare the attribute
+scan = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 _decoded = 0
 _orjson: Any = None
@@ -51,7 +52,7 @@ def loads(data: bytes) -> Any:
     start = len(text) - len(text.lstrip(_SPACE)) if text[:1] in _SPACE else 0
     if text[:1] != "\ufeff":  # json.loads's own steps (its scanner, then only whitespace after the
         try:  # value), without its layers of Python calls: a third of a short line's decoding
-            value, end = _scan(text, start)
+            value, end = scan(text, start)
             if end == len(text) or not text[end:].strip(_SPACE):
                 return value
         except StopIteration:

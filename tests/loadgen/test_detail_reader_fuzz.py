@@ -21,6 +21,8 @@ from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, nested_deeper
 pytestmark = pytest.mark.fuzz
 
 LINE_DEPTH = 64  # mllog_lines.MAX_DEPTH, as the line decoder had it
+# the reader's own bound (a test sets a short one through the fixture, which lasts all its examples)
+FULL_LINE_BYTES = reader.MAX_LINE_BYTES
 
 
 def _old_parse_line(text: bytes, lineno: int) -> tuple[str, dict] | BadLine | None:
@@ -166,7 +168,7 @@ def _outcome(read: Callable[[], DetailLogData]) -> tuple[object, ...]:
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def test_one_pass_reader_equals_line_by_line(tmp_path: Path, data: bytes, strict: bool, keep: bool, short: bool,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    max_bytes = 64 if short else reader.MAX_LINE_BYTES  # short: the overlong-line path too
+    max_bytes = 64 if short else FULL_LINE_BYTES  # short: the overlong-line path too
     monkeypatch.setattr(reader, "MAX_LINE_BYTES", max_bytes)
     monkeypatch.setattr(reader.iter_lines, "__defaults__", (max_bytes,))
     path = tmp_path / "mlperf_log_detail.txt"
@@ -174,3 +176,55 @@ def test_one_pass_reader_equals_line_by_line(tmp_path: Path, data: bytes, strict
     got = _outcome(lambda: read_detail(path, strict=strict, keep_entries=keep))
     want = _outcome(lambda: _old_read(path, strict, keep, max_bytes))
     assert got == want
+
+
+ESCAPED = st.sampled_from(['"\\ud800"', '"\\udc00x"', '"\\u00e9"', '"a\\"b"', '"\\\\u"', '"\\n"', '"tab\\tx"'])
+LOADGEN_SHAPED = st.one_of(  # mostly the shape read in place; each other case sends the line to _decode_line
+    st.builds(
+        lambda prefix, gap, key, value, meta, tail: prefix + MARKER + gap
+        + f'{{"key": {key}, "value": {value}, "metadata": {meta}}}'.encode() + tail,
+        st.sampled_from([b"", b"", b"", b"[1,0]<stdout>:", b":::MLLOG", b"x :::ENDPTS "]),
+        st.sampled_from([b" ", b" ", b" ", b"", b"x", b"\t", b"  "]),
+        st.one_of(KEYS, ESCAPED),
+        st.one_of(VALUES, ESCAPED, ESCAPED.map(lambda s: f"[{s}]")),
+        METAS,
+        st.sampled_from([b"", b"", b"", b"", b" ", b"\t", b"}", b"x", b" :::MLLOG {}"]),
+    ),
+    st.sampled_from([b"", b"plain program output, longer than the short bound of sixty-four bytes", b"x"]),
+)
+
+
+@given(
+    shaped=st.lists(LOADGEN_SHAPED, min_size=1, max_size=12),
+    other=st.one_of(st.just([]), st.lists(lines(), max_size=2)),  # a CR or a non-ASCII byte: streamed
+    keep=st.booleans(),
+    strict=st.booleans(),
+    short=st.booleans(),
+    end=st.sampled_from([b"", b"\n"]),
+)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_a_log_read_whole_reads_as_the_streamed_one(tmp_path: Path, shaped: list[bytes], other: list[bytes], keep: bool,
+                                                      strict: bool, short: bool, end: bytes,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small ASCII log is read whole, its LoadGen-shaped lines decoded in place (reader._read_whole);
+    it gives what streaming the same file line by line gives, bad lines and refusals included."""
+    max_bytes = 64 if short else FULL_LINE_BYTES
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", max_bytes)
+    monkeypatch.setattr(reader.iter_lines, "__defaults__", (max_bytes,))
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_bytes(b"\n".join(shaped + other) + end)
+    whole = _outcome(lambda: reader._read_detail(str(path), strict, keep))
+    with monkeypatch.context() as streamed:  # (the fixture lasts all examples: this, only this read)
+        streamed.setattr(reader, "WHOLE_BYTES", -1)
+        assert _outcome(lambda: reader._read_detail(str(path), strict, keep)) == whole
+
+
+def test_loadgens_own_log_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    line = b':::MLLOG {"key": "k%d", "value": %d, "metadata": {"is_error": false, "is_warning": false}}'
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_bytes(b"\n".join(line % (i, i) for i in range(50)) + b"\n")
+    decoded: list[bytes | None] = []
+    keep_line = reader._keep_line
+    monkeypatch.setattr(reader, "_keep_line", lambda d, n, text, *a: decoded.append(text) or keep_line(d, n, text, *a))
+    data = reader._read_detail(str(path), False, False)
+    assert decoded == [] and data.values == {f"k{i}": i for i in range(50)} and data.lines["k49"] == 50

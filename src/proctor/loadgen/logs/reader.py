@@ -1,9 +1,10 @@
 """The one reader of detail logs (official and proctor's own share the format) and of summaries.
 
-`read_detail` streams `:::MLLOG` / `:::ENDPTS` lines, each decoded by `proctor.mllog_lines`
-(CRLF and launcher prefixes are fine); the file is never read whole and only a bounded number of
-error, warning and bad lines is kept (all are counted), so a huge or hostile log costs constant
-memory beyond its distinct keys. A line that is not JSON, longer than `MAX_LINE_BYTES` or holds a
+`read_detail` reads `:::MLLOG` / `:::ENDPTS` lines, each decoded as `proctor.mllog_lines` decodes
+a record (CRLF and launcher prefixes are fine): a log of at most WHOLE_BYTES of plain ASCII (what
+LoadGen writes) is read in one piece, any other is streamed; only a bounded number of error, warning
+and bad lines is kept (all are counted), so a huge or hostile log costs bounded memory beyond its
+distinct keys. A line that is not JSON, longer than `MAX_LINE_BYTES` or holds a
 value nested deeper than `MAX_DEPTH` is kept as a `BadLine` with its number instead of stopping
 the read. Only regular files are opened (a FIFO named like a log would block forever). Inside
 `proctor.trees.reading()` a log read again (unchanged) is parsed once.
@@ -19,6 +20,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from proctor import json_text
 from proctor.errors import LogFormatError
 from proctor.mllog_lines import ENDPOINTS_MARKER, MARKER, BadLine, decode_record, nested_deeper
 from proctor.text_files import universal_lines
@@ -125,10 +127,6 @@ def iter_lines(fh: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple
             yield lineno, line
 
 
-def _bad(lineno: int, text: bytes, reason: str) -> BadLine:
-    return BadLine(lineno, text[:200].decode("utf-8", "replace"), reason)
-
-
 def _skimmed(payload: bytes) -> bytes | None:
     """The record `payload` holds with its `loaded_qsl_set` list of whole numbers replaced by `[]`, so
     the rest decodes in microseconds: an array for an array, so what follows reads as it did (a number
@@ -166,82 +164,163 @@ def read_detail(path: str | Path, *, strict: bool = False, keep_entries: bool = 
     return parsed(p, f"detail log, strict={strict}", lambda: _read_detail(p, strict, keep_entries))
 
 
+WHOLE_BYTES = 16 << 20  # a detail log up to this size (most are under 1 MB) is read in one piece
+
+
 def _read_detail(p: str, strict: bool, keep_entries: bool) -> DetailLogData:
-    """One pass over the lines: each marked line decoded by `mllog_lines.decode_record` (the one
-    decoding of a record), its key, value and flags kept here without a per-line object (a log of
-    large lines is mostly JSON; this loop is the rest of the cost)."""
+    """One pass over the lines. A log of at most WHOLE_BYTES of ASCII with plain line ends (what
+    LoadGen writes) is read whole and each line in LoadGen's own shape, `:::MLLOG {...}`, is decoded
+    in place by json's scanner; any other line, and every line of any other log (streamed), goes
+    through `_decode_line`, so both give the same values and the same bad lines."""
     data = DetailLogData(path=p)
-    values, lines_of, entries = data.values, data.lines, data.entries
-    marker, marker_end = MARKER, len(MARKER)
-    endpoints, endpoints_end = ENDPOINTS_MARKER, len(ENDPOINTS_MARKER)
     with open_regular(p) as fh:
         try:
-            for lineno, text in iter_lines(fh):
-                bad: BadLine | None = None
-                if text is None:
-                    bad = BadLine(lineno, "", f"line longer than {MAX_LINE_BYTES} bytes")
-                else:
-                    pos = text.find(marker)
-                    start = pos + marker_end
-                    if pos < 0:
-                        pos = text.find(endpoints)
-                        if pos < 0:
-                            continue  # plain program output
-                        start = pos + endpoints_end
-                    payload = text[start:]
-                    if not (payload.endswith(b"}") and (payload[:1] == b"{" or payload[:2] == b" {")):
-                        payload = payload.strip()  # else only the space after the marker, which JSON allows
-                    skim = None
-                    if not keep_entries:  # LoadGen writes one space after the marker
-                        lead = payload.find(_SKIMMED_HEAD, 0, len(_SKIMMED_HEAD) + 1)
-                        if lead == 0 or (lead == 1 and payload[0] == 0x20):
-                            skim = _skimmed(payload[lead:])
-                    brackets = text.count(b"[") + text.count(b"{")  # the line's: at least the payload's
-                    try:
-                        rec = decode_record(payload, brackets) if skim is None else decode_record(skim)
-                        if isinstance(rec, str) and skim is not None:  # why, as the line itself says it
-                            rec = decode_record(payload, brackets)
-                        if isinstance(rec, str):
-                            bad = BadLine(lineno, text[:200].decode("utf-8", "replace").rstrip("\r\n"), rec)
-                        else:
-                            key = str(rec["key"])
-                            value = rec.get("value")
-                            meta = rec.get("metadata")
-                    except (RecursionError, ValueError, TypeError) as exc:
-                        bad = _bad(lineno, text, f"unreadable record: {type(exc).__name__}")
-                    # depth never exceeds the line's bracket count: most lines skip the walk
-                    if bad is None and brackets > MAX_DEPTH and nested_deeper(value, MAX_DEPTH):
-                        bad = _bad(lineno, text, f"value nested deeper than {MAX_DEPTH} levels")
-                if bad is not None:
-                    if strict:
-                        raise LogFormatError(bad.reason, file=p, line=bad.line)
-                    data.n_bad_lines += 1
-                    if len(data.bad_lines) < MAX_KEPT:
-                        data.bad_lines.append(bad)
-                    continue
-                if keep_entries or key != SKIMMED_KEY:
-                    values[key] = value
-                lines_of[key] = lineno
-                flags = meta if isinstance(meta, dict) else None
-                error = key.startswith("error_") or (flags is not None and flags.get("is_error") is True)
-                warning = key.startswith("warning_") or (flags is not None and flags.get("is_warning") is True)
-                if keep_entries or error or warning:
-                    entry = Entry(lineno, key, value)
-                    if keep_entries:
-                        entries.append(entry)
-                    if error:
-                        data.n_errors += 1
-                        if len(data.errors) < MAX_KEPT:
-                            data.errors.append(entry)
-                    if warning:
-                        data.n_warnings += 1
-                        if len(data.warnings) < MAX_KEPT:
-                            data.warnings.append(entry)
+            whole = _whole(fh)
+            if whole is None:
+                for lineno, text in iter_lines(fh):
+                    _keep_line(data, lineno, text, strict, keep_entries)
+            else:
+                _read_whole(data, whole, strict, keep_entries)
         except OSError as exc:
             raise LogFormatError(f"cannot read it: {exc.strerror or exc}", file=p) from None
     if not data.values and not data.n_bad_lines:
         raise LogFormatError("no :::MLLOG lines: not a detail log", file=p)
     return data
+
+
+def _whole(fh: IO[bytes]) -> bytes | None:
+    """The file's bytes when it is at most WHOLE_BYTES of ASCII without a carriage return, else None
+    with the file at its start (to be streamed)."""
+    if os.fstat(fh.fileno()).st_size > WHOLE_BYTES:
+        return None
+    whole = fh.read(WHOLE_BYTES + 1)
+    if len(whole) <= WHOLE_BYTES and whole.isascii() and b"\r" not in whole:
+        return whole
+    fh.seek(0)
+    return None
+
+
+def _read_whole(data: DetailLogData, whole: bytes, strict: bool, keep_entries: bool) -> None:
+    """`_keep_line` for each line of `whole`; a line of LoadGen's shape (the marker, one space, an
+    object that ends the line, no escape, no deep nesting) decoded without being copied out first:
+    a small tree's check spent most of its reading on each line's own slicing and decoding."""
+    text = whole.decode("ascii")
+    scan, n, lineno, pos = json_text.scan, len(text), 0, 0
+    marker, endpoints, skim_head = MARKER.decode(), ENDPOINTS_MARKER.decode(), _SKIMMED_HEAD.decode()
+    after_marker = len(marker) + 1  # the marker and one space
+    values, lines_of = data.values, data.lines
+    while pos < n:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            nl = n
+        lineno += 1
+        at = text.find(marker, pos, nl)
+        begin = at + after_marker
+        if at < 0 and nl - pos < MAX_LINE_BYTES and text.find(endpoints, pos, nl) < 0:
+            pos = nl + 1
+            continue  # plain program output
+        if (
+            at < 0
+            or nl - pos >= MAX_LINE_BYTES
+            or not text.startswith(" {", begin - 1)
+            or text.find("\\u", begin, nl) >= 0
+            or text.count("[", pos, nl) + text.count("{", pos, nl) > MAX_DEPTH
+            or (not keep_entries and text.startswith(skim_head, begin))
+        ):
+            _keep_line(data, lineno, whole[pos:nl], strict, keep_entries)
+        else:
+            try:
+                rec, end = scan(text, begin)
+            except (StopIteration, ValueError, RecursionError):
+                end = -1
+            if end != nl or not isinstance(rec, dict) or "key" not in rec:
+                _keep_line(data, lineno, whole[pos:nl], strict, keep_entries)
+            else:
+                key, value, meta = str(rec["key"]), rec.get("value"), rec.get("metadata")
+                if keep_entries or key != SKIMMED_KEY:
+                    values[key] = value
+                lines_of[key] = lineno
+                if keep_entries or key.startswith(("error_", "warning_")) or _flagged(meta):
+                    _keep_flags(data, lineno, key, value, meta, keep_entries)
+        pos = nl + 1
+
+
+def _decode_line(text: bytes, keep_entries: bool) -> tuple[str, Any, Any] | str | None:
+    """A line's (key, value, metadata); why it is not a record; or None when it has no marker
+    (plain program output)."""
+    pos = text.find(MARKER)
+    start = pos + len(MARKER)
+    if pos < 0:
+        pos = text.find(ENDPOINTS_MARKER)
+        if pos < 0:
+            return None
+        start = pos + len(ENDPOINTS_MARKER)
+    payload = text[start:]
+    if not (payload.endswith(b"}") and (payload[:1] == b"{" or payload[:2] == b" {")):
+        payload = payload.strip()  # else only the space after the marker, which JSON allows
+    skim = None
+    if not keep_entries:  # LoadGen writes one space after the marker
+        lead = payload.find(_SKIMMED_HEAD, 0, len(_SKIMMED_HEAD) + 1)
+        if lead == 0 or (lead == 1 and payload[0] == 0x20):
+            skim = _skimmed(payload[lead:])
+    brackets = text.count(b"[") + text.count(b"{")  # the line's: at least the payload's
+    try:
+        rec = decode_record(payload, brackets) if skim is None else decode_record(skim)
+        if skim is not None and (isinstance(rec, str) or _flagged(rec.get("metadata"))):
+            rec = decode_record(payload, brackets)  # why, as the line itself says it; or an error's value
+        if isinstance(rec, str):
+            return rec
+        value = rec.get("value")
+    except (RecursionError, ValueError, TypeError) as exc:
+        return f"unreadable record: {type(exc).__name__}"
+    # depth never exceeds the line's bracket count: most lines skip the walk
+    if brackets > MAX_DEPTH and nested_deeper(value, MAX_DEPTH):
+        return f"value nested deeper than {MAX_DEPTH} levels"
+    return str(rec["key"]), value, rec.get("metadata")
+
+
+def _flagged(meta: object) -> bool:
+    """Whether a record's metadata marks it an error or a warning (kept with its value)."""
+    return isinstance(meta, dict) and (meta.get("is_error") is True or meta.get("is_warning") is True)
+
+
+def _keep_line(data: DetailLogData, lineno: int, text: bytes | None, strict: bool, keep_entries: bool) -> None:
+    """Decode one line (None: longer than MAX_LINE_BYTES) and keep what it says in `data`."""
+    too_long = text is None or len(text) >= MAX_LINE_BYTES  # (the length: as iter_lines finds it in a stream)
+    got = f"line longer than {MAX_LINE_BYTES} bytes" if too_long else _decode_line(text or b"", keep_entries)
+    if got is None:
+        return
+    if isinstance(got, str):
+        if strict:
+            raise LogFormatError(got, file=data.path, line=lineno)
+        data.n_bad_lines += 1
+        if len(data.bad_lines) < MAX_KEPT:  # the line as text (it holds no line end), none when too long
+            data.bad_lines.append(BadLine(lineno, "" if too_long else (text or b"")[:200].decode("utf-8", "replace"), got))
+        return
+    key, value, meta = got
+    if keep_entries or key != SKIMMED_KEY:
+        data.values[key] = value
+    data.lines[key] = lineno
+    _keep_flags(data, lineno, key, value, meta, keep_entries)
+
+
+def _keep_flags(data: DetailLogData, lineno: int, key: str, value: Any, meta: Any, keep_entries: bool) -> None:
+    """The line as an entry (keep_entries), and as an error or a warning where it is one."""
+    flags = meta if isinstance(meta, dict) else None
+    error = key.startswith("error_") or (flags is not None and flags.get("is_error") is True)
+    warning = key.startswith("warning_") or (flags is not None and flags.get("is_warning") is True)
+    if keep_entries or error or warning:
+        entry = Entry(lineno, key, value)
+        if keep_entries:
+            data.entries.append(entry)
+        if error:
+            data.n_errors += 1
+            if len(data.errors) < MAX_KEPT:
+                data.errors.append(entry)
+        if warning:
+            data.n_warnings += 1
+            if len(data.warnings) < MAX_KEPT:
+                data.warnings.append(entry)
 
 
 _NUMBER = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
