@@ -228,3 +228,16 @@ def test_loadgens_own_log_is_read_whole(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(reader, "_keep_line", lambda d, n, text, *a: decoded.append(text) or keep_line(d, n, text, *a))
     data = reader._read_detail(str(path), False, False)
     assert decoded == [] and data.values == {f"k{i}": i for i in range(50)} and data.lines["k49"] == 50
+
+
+@pytest.mark.parametrize("value", [_nest(MAX_DEPTH + 1), '"\\ud800"', '"x"} :::MLLOG {"key": "y"'])
+def test_a_line_of_loadgens_shape_that_needs_more_reads_as_streamed(tmp_path: Path, value: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too deep, an escape, a second record: such a line in LoadGen's shape is decoded as a streamed
+    log decodes it (a bad line; the surrogate replaced; the first record's text refused whole)."""
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_bytes(f':::MLLOG {{"key": "k", "value": {value}, "metadata": {{}}}}\n'.encode())
+    whole = _outcome(lambda: reader._read_detail(str(path), False, False))
+    monkeypatch.setattr(reader, "WHOLE_BYTES", -1)
+    assert _outcome(lambda: reader._read_detail(str(path), False, False)) == whole
+    assert whole[0] == "read" and (whole[1][0] == "{}") is (value != '"\\ud800"')

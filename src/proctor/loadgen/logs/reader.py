@@ -191,10 +191,11 @@ def _read_detail(p: str, strict: bool, keep_entries: bool) -> DetailLogData:
 def _whole(fh: IO[bytes]) -> bytes | None:
     """The file's bytes when it is at most WHOLE_BYTES of ASCII without a carriage return, else None
     with the file at its start (to be streamed)."""
-    if os.fstat(fh.fileno()).st_size > WHOLE_BYTES:
+    size = os.fstat(fh.fileno()).st_size
+    if size > WHOLE_BYTES:
         return None
-    whole = fh.read(WHOLE_BYTES + 1)
-    if len(whole) <= WHOLE_BYTES and whole.isascii() and b"\r" not in whole:
+    whole = fh.read(size + 1)  # one byte more than its size: a file that grew since is streamed
+    if len(whole) <= size and whole.isascii() and b"\r" not in whole:
         return whole
     fh.seek(0)
     return None
@@ -223,9 +224,9 @@ def _read_whole(data: DetailLogData, whole: bytes, strict: bool, keep_entries: b
             at < 0
             or nl - pos >= MAX_LINE_BYTES
             or not text.startswith(" {", begin - 1)
+            or (not keep_entries and text.startswith(skim_head, begin))
             or text.find("\\u", begin, nl) >= 0
             or text.count("[", pos, nl) + text.count("{", pos, nl) > MAX_DEPTH
-            or (not keep_entries and text.startswith(skim_head, begin))
         ):
             _keep_line(data, lineno, whole[pos:nl], strict, keep_entries)
         else:
@@ -263,11 +264,13 @@ def _decode_line(text: bytes, keep_entries: bool) -> tuple[str, Any, Any] | str 
         lead = payload.find(_SKIMMED_HEAD, 0, len(_SKIMMED_HEAD) + 1)
         if lead == 0 or (lead == 1 and payload[0] == 0x20):
             skim = _skimmed(payload[lead:])
-    brackets = text.count(b"[") + text.count(b"{")  # the line's: at least the payload's
+    brackets = 0  # a skimmed record's value is [], nested in nothing: its long line is not counted
     try:
-        rec = decode_record(payload, brackets) if skim is None else decode_record(skim)
-        if skim is not None and (isinstance(rec, str) or _flagged(rec.get("metadata"))):
-            rec = decode_record(payload, brackets)  # why, as the line itself says it; or an error's value
+        rec = decode_record(skim) if skim is not None else None
+        if rec is None or isinstance(rec, str) or _flagged(rec.get("metadata")):
+            # the line whole: why it is not a record, as the line itself says it; or an error's value
+            brackets = text.count(b"[") + text.count(b"{")  # the line's: at least the payload's
+            rec = decode_record(payload, brackets)
         if isinstance(rec, str):
             return rec
         value = rec.get("value")
