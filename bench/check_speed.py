@@ -4,6 +4,7 @@ every command's `--help` (issue 33 §3).
     python bench/check_speed.py v4.1:closed/RedHat v4.1:closed/Cisco v5.1:closed/NVIDIA [-n 5]
     python bench/check_speed.py --help-times [-n 5]
     python bench/check_speed.py v4.1:closed/RedHat --startup [-n 5]
+    python bench/check_speed.py v4.1:closed/RedHat v5.1:closed/CoreWeave --instructions
 
 A tree is ROUND:DIVISION/SUBMITTER inside the round's results checkout, named by `--results
 ROUND=PATH` or PROCTOR_RESULTS_V41 / _V50 / _V51 (as tests/checks/test_published_rounds.py reads
@@ -20,6 +21,10 @@ The table gives the medians, and the ratio official / proctor (above 1: proctor 
 load average before and after. proctor's package and the official's modules are byte-compiled first
 (an install's state; see _compile). `--json-out DIR` also keeps proctor's JSON report per tree, to diff the
 findings of two versions. No timed assertion anywhere: a shared machine's figures vary.
+
+`--instructions` counts, instead of timing, the machine instructions each tool's run executes, start-up
+included (valgrind's callgrind: the same count on every run, whatever the machine's load or a shared
+host's neighbours; about 50 times slower, so for small trees).
 
 `--help-times` times `proctor ... --help` for every command and subcommand (goal: <= 0.3 s each).
 Each time is given as wall seconds and as the child's CPU seconds (user + system), which a loaded
@@ -132,7 +137,6 @@ def phase(fn):
             **{f"{k}_n": spent[k][0] - before[k][0] for k in spent},
             **{f"{k}_s": spent[k][1] - before[k][1] for k in spent}}
 def imports():
-    import orjson  # noqa: F401 - what check_submission_command imports first
     import proctor.cli.main  # noqa: F401
     import proctor.cli.tree_commands  # noqa: F401
     import proctor.checks.loadgen_origin  # noqa: F401
@@ -271,6 +275,33 @@ def print_trees(rows: list[dict[str, Any]], n: int) -> None:
                   f"{_secs(o_in):>8s} {_ratio(o_in, p_in):>6s} | {r.get('proctor_rc', '?')}/{r.get('official_rc', '-')}")
 
 
+# --- instructions executed ----------------------------------------------------------------------------
+def _instructions(cmd: list[str], cwd: Path | None = None) -> int:
+    """The instructions `cmd` executes, counted by valgrind's callgrind (its summary line)."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+    for line in proc.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise SystemExit(f"valgrind printed no count for {' '.join(cmd)}: {proc.stderr[-300:]}")
+
+
+def print_instructions(trees: list[str], results: dict[str, Path], officials: dict[str, Path]) -> None:
+    """`--instructions`: each tool's run of each tree once under callgrind; ratio = official / proctor."""
+    print("instructions executed (valgrind callgrind; start-up included); ratio = official / proctor")
+    print(f"{'tree':34s} {'proctor':>14s} {'official':>14s} {'ratio':>6s}")
+    for spec in trees:
+        rnd, _, rel = spec.partition(":")
+        with tempfile.TemporaryDirectory() as tmp:
+            ours = _instructions([*_proctor_cmd(), "check", "submission", str(results[rnd] / rel), "--round", rnd,
+                                  "--json"])
+            theirs = None
+            if rnd in officials:
+                args = _official_args(results[rnd], rnd, Path(rel).name, Path(tmp) / "summary.csv")
+                theirs = _instructions([sys.executable, "submission_checker.py", *args], _checker_dir(officials[rnd]))
+        print(f"{rnd + ' ' + rel:34s} {ours:14,d} {theirs or 0:14,d} {_ratio(theirs, ours):>6s}")
+
+
 # --- --help of every command -----------------------------------------------------------------------
 def command_paths() -> list[list[str]]:
     """Every command and subcommand, as the words before `--help`."""
@@ -326,6 +357,8 @@ def main() -> None:
     ap.add_argument("--startup", action="store_true",
                     help="instead of the table: where proctor's start-up goes on each tree (imports, first call, "
                          "dataclasses made, regular expressions compiled)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instead of timing: the instructions each tool executes (valgrind; small trees)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -352,6 +385,9 @@ def main() -> None:
     if args.startup:
         print_startup([(spec, results[spec.partition(":")[0]] / spec.partition(":")[2], spec.partition(":")[0])
                        for spec in args.trees], args.n)
+        return
+    if args.instructions:
+        print_instructions(args.trees, results, officials)
         return
     print(_load())
     rows = [bench_tree(spec, results, officials, args.n, args.json_out) for spec in args.trees]
