@@ -1,7 +1,7 @@
 """Streaming reader of `:::MLLOG {json}` lines, shared by the loadgen detail log and training logs.
 
 Both official tools write one JSON object per line behind a `:::MLLOG` marker; launchers often add
-a prefix (rank tags such as `[1,0]<stdout>:`). The reader never loads a whole file: it yields one
+a prefix (rank tags such as `[1,0]<stdout>:`). `iter_log` never loads a whole file: it yields one
 record per marked line and turns a line it cannot read into a `BadLine` with its number, so a
 checker can report it as a finding instead of crashing.
 
