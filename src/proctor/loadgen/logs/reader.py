@@ -217,13 +217,14 @@ def _read_whole(data: DetailLogData, whole: bytes, strict: bool, keep_entries: b
         lineno += 1
         at = text.find(marker, pos, nl)
         begin = at + after_marker
-        if at < 0 and nl - pos < MAX_LINE_BYTES and text.find(endpoints, pos, nl) < 0:
-            pos = nl + 1
-            continue  # plain program output
-        if (
-            at < 0
-            or nl - pos >= MAX_LINE_BYTES
-            or not text.startswith(" {", begin - 1)
+        if nl - pos >= MAX_LINE_BYTES:  # as iter_lines finds it when the file is streamed
+            _keep_line(data, lineno, None, strict, keep_entries)
+        elif at < 0:
+            if text.find(endpoints, pos, nl) >= 0:
+                _keep_line(data, lineno, whole[pos:nl], strict, keep_entries)
+            # else plain program output
+        elif (
+            not text.startswith(" {", begin - 1)
             or (not keep_entries and text.startswith(skim_head, begin))
             or text.find("\\u", begin, nl) >= 0
             or text.count("[", pos, nl) + text.count("{", pos, nl) > MAX_DEPTH
@@ -289,8 +290,7 @@ def _flagged(meta: object) -> bool:
 
 def _keep_line(data: DetailLogData, lineno: int, text: bytes | None, strict: bool, keep_entries: bool) -> None:
     """Decode one line (None: longer than MAX_LINE_BYTES) and keep what it says in `data`."""
-    too_long = text is None or len(text) >= MAX_LINE_BYTES  # (the length: as iter_lines finds it in a stream)
-    got = f"line longer than {MAX_LINE_BYTES} bytes" if too_long else _decode_line(text or b"", keep_entries)
+    got = f"line longer than {MAX_LINE_BYTES} bytes" if text is None else _decode_line(text, keep_entries)
     if got is None:
         return
     if isinstance(got, str):
@@ -298,7 +298,7 @@ def _keep_line(data: DetailLogData, lineno: int, text: bytes | None, strict: boo
             raise LogFormatError(got, file=data.path, line=lineno)
         data.n_bad_lines += 1
         if len(data.bad_lines) < MAX_KEPT:  # the line as text (it holds no line end), none when too long
-            data.bad_lines.append(BadLine(lineno, "" if too_long else (text or b"")[:200].decode("utf-8", "replace"), got))
+            data.bad_lines.append(BadLine(lineno, "" if text is None else text[:200].decode("utf-8", "replace"), got))
         return
     key, value, meta = got
     if keep_entries or key != SKIMMED_KEY:
