@@ -45,7 +45,9 @@ else:  # importing typing was 3 ms of a small tree's check: what it gives at run
         def __new__(mcls, name, bases, namespace):
             from collections import namedtuple
 
-            annotations = namespace.get("__annotations__", {})
+            annotations = namespace.get("__annotations__")
+            if annotations is None:  # Python 3.14 keeps them out of the body (annotationlib reads them)
+                annotations = _annotations(type(name, (), dict(namespace)))
             defaults = [namespace[n] for n in annotations if n in namespace]
             made = namedtuple(name, list(annotations), defaults=defaults, module=namespace["__module__"])
             made.__annotations__ = made.__new__.__annotations__ = dict(annotations)
