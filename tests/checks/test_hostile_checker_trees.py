@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import io
+import json
 import os
 import shutil
 import stat
@@ -255,3 +256,42 @@ def test_an_oversized_conf_or_model_mapping_is_refused_unread(pristine: Path, tm
     findings: list = []
     assert _model_mapping(mapping, findings) == {}
     assert [f.message for f in findings] == [f"larger than {MAX_MODEL_MAPPING} bytes: not a model mapping"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.one_of(
+    st.binary(max_size=64),
+    st.sampled_from([b'{"a": NaN}', b'{"a": "\\ud800"}', b"[" * 100_000 + b"]" * 100_000, b"\xef\xbb\xbf{}",
+                     b'{"a": "b", "a": "c"}', b'{"x": 1}', b'{"m": "resnet50"}', b"\xff\xfe{\x00}\x00"]),
+    st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=4).map(lambda d: json.dumps(d).encode()),
+))
+def test_a_model_mapping_reads_as_the_official_json_load_reads_it(tmp_path: Path, raw: bytes) -> None:
+    """Any bytes: a finding or the mapping, never an exception; a mapping exactly when json.load of the
+    file opened as UTF-8 text gives an object of strings (what the official checker reads it with)."""
+    from proctor.checks.submission import _model_mapping
+
+    mapping = tmp_path / "model_mapping.json"
+    mapping.write_bytes(raw)
+    findings: list = []
+    got = _model_mapping(mapping, findings)
+    try:
+        want = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        want = None
+    if isinstance(want, dict) and all(isinstance(v, str) for v in want.values()):
+        assert got == want and findings == []
+    else:
+        assert got == {} and len(findings) == 1 and findings[0].rule == "model_mapping"
+
+
+def test_a_model_mapping_is_read_without_orjson(tmp_path: Path) -> None:
+    """Its import cost more than checking a small open-division tree (v4.1 open/CTuning)."""
+    import subprocess
+    import sys
+
+    mapping = tmp_path / "model_mapping.json"
+    mapping.write_text('{"my-resnet": "resnet50"}')
+    code = ("import sys; from pathlib import Path; from proctor.checks.submission import _model_mapping\n"
+            f"print(_model_mapping(Path({str(mapping)!r}), []), 'orjson' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.stdout.strip() == "{'my-resnet': 'resnet50'} False", res.stderr

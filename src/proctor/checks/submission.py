@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from proctor import json_text
 from proctor.checks.accuracy import check_accuracy, parse_accuracy_text
 from proctor.checks.accuracy_artifacts import check_accuracy_artifacts
 from proctor.checks.compliance import (
@@ -346,9 +347,8 @@ def _check_submitter_tree(sub: _Submitter, report: SubmissionReport) -> None:
 
 
 def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
-    """Open division: `model_mapping.json` maps a submitter's model names to benchmark names."""
-    import orjson  # here: only trees that hold this file pay for its import
-
+    """Open division: `model_mapping.json` maps a submitter's model names to benchmark names (read as
+    the official checker's json.load reads it; orjson's import alone cost more than a small tree's check)."""
     if _kind(path) == "missing":
         return {}
     problem = _file_problem(path, "model_mapping", "")
@@ -365,8 +365,8 @@ def _model_mapping(path: Path, findings: list[Finding]) -> dict[str, str]:
         findings.append(_err("model_mapping", path, f"larger than {MAX_MODEL_MAPPING} bytes: not a model mapping"))
         return {}
     try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        data = json_text.loads(raw)
+    except (ValueError, RecursionError) as exc:  # a UnicodeDecodeError is a ValueError
         findings.append(_err("model_mapping", path, f"not valid JSON: {exc}"))
         return {}
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
