@@ -15,6 +15,9 @@ Supported: `frozen`, `slots`, `kw_only`, `eq`, `repr`, this module's `field(...)
 (default, default_factory, init, repr, compare, hash, kw_only, metadata), `KW_ONLY`, `ClassVar`,
 `__post_init__`, inheritance from records and dataclasses. `fields_of` and `replace` work on a record
 without importing `dataclasses`.
+
+`NamedTuple` is `typing.NamedTuple`'s class syntax without importing `typing` (3 ms of that start-up):
+the modules on the path name typing's types only under `if TYPE_CHECKING:`.
 """
 
 from __future__ import annotations

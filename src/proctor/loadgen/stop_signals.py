@@ -16,12 +16,11 @@ import contextlib
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
-else:  # `signal`'s C core, which mypy knows as `signal`: `signal` builds three enums (0.7 ms of a check)
-    import _signal
-if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
     from typing import Any
+else:  # `signal`'s C core, which mypy knows as `signal`: `signal` builds three enums (0.7 ms of a check)
+    import _signal
 
 # the signals a run treats as "stop now, keep the logs"; SIGQUIT keeps its core dump
 STOP_SIGNALS: tuple[int, ...] = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
